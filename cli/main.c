@@ -1,0 +1,239 @@
+/* main.c - the plc command line: options, the pipeline, exit status.
+ *
+ * Exit status: 0 success, 1 the plan has errors (or a failed assertion),
+ * 2 usage or I/O problems. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "load.h"
+#include "parse.h"
+#include "sema.h"
+#include "xalloc.h"
+
+typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST } plc_action;
+
+typedef struct plc_cli {
+  plc_action action;
+  int exact, digits;
+  const char **defines;
+  size_t ndefines;
+  const char **evals;
+  size_t nevals;
+} plc_cli;
+
+static void plc_cli_usage(FILE *out)
+{
+  fputs("Usage: plc [OPTION]... FILE.plan...\n"
+        "Compile and check plan files describing hardware, models and parallel layouts.\n"
+        "\n"
+        "  --check              parse, resolve and type-check only\n"
+        "  --emit=tokens|ast    print the tokens or the syntax tree of each FILE\n"
+        "  -e, --eval=EXPR      print the value of EXPR, evaluated after FILEs are checked\n"
+        "  -D NAME=EXPR         override a top-level let or a field (DECL.FIELD=EXPR)\n"
+        "  -I DIR               add DIR to the import search path\n"
+        "  --exact              print exact rationals instead of rounded decimals\n"
+        "  --digits=N           significant digits of printed values (default 4)\n"
+        "  -w                   suppress warnings\n"
+        "  -Werror              treat warnings as errors\n"
+        "  --help               show this help and exit\n"
+        "  --version            show the version and exit\n"
+        "\n"
+        "Evaluating training steps (the report, plc's default action) is not implemented\n"
+        "in this version; plc then says so and exits with status 2.\n"
+        "\n"
+        "Imports are searched in the importing file's directory, the -I directories,\n"
+        "$PLC_PATH (colon-separated) and the standard library.\n"
+        "Exit status: 0 success, 1 errors in a plan, 2 usage or I/O errors.\n"
+        "See plc(1) and plc(5).\n", out);
+}
+
+static void plc_cli_push(const char ***list, size_t *n, const char *s)
+{
+  *list = plc_xrealloc(*list, (*n + 1) * sizeof **list);
+  (*list)[(*n)++] = s;
+}
+
+enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION };
+
+static const struct option plc_cli_options[] = {
+  {"check", no_argument, NULL, OPT_CHECK},
+  {"emit", required_argument, NULL, OPT_EMIT},
+  {"eval", required_argument, NULL, 'e'},
+  {"exact", no_argument, NULL, OPT_EXACT},
+  {"digits", required_argument, NULL, OPT_DIGITS},
+  {"help", no_argument, NULL, OPT_HELP},
+  {"version", no_argument, NULL, OPT_VERSION},
+  {NULL, 0, NULL, 0},
+};
+
+/* Parse the command line; returns -1 to go on, else an exit status. */
+static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog, plc_diag *d)
+{
+  int c;
+  while ((c = getopt_long(argc, argv, "D:I:W:e:w", plc_cli_options, NULL)) != -1) {
+    switch (c) {
+    case OPT_CHECK: cli->action = PLC_ACT_CHECK; break;
+    case OPT_EMIT:
+      if (!strcmp(optarg, "tokens"))
+        cli->action = PLC_ACT_TOKENS;
+      else if (!strcmp(optarg, "ast"))
+        cli->action = PLC_ACT_AST;
+      else {
+        fprintf(stderr, "plc: error: --emit takes tokens or ast, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
+    case 'e': plc_cli_push(&cli->evals, &cli->nevals, optarg); break;
+    case 'D': plc_cli_push(&cli->defines, &cli->ndefines, optarg); break;
+    case 'I': plc_program_add_dir(prog, optarg); break;
+    case 'w': d->no_warnings = 1; break;
+    case 'W':
+      if (!strcmp(optarg, "error"))
+        d->werror = 1;
+      else if (strcmp(optarg, "all") != 0) {
+        fprintf(stderr, "plc: error: unknown warning option '-W%s'\n", optarg);
+        return 2;
+      }
+      break;
+    case OPT_EXACT: cli->exact = 1; break;
+    case OPT_DIGITS: {
+      char *end;
+      long n = strtol(optarg, &end, 10);
+      if (*end || n < 1 || n > 60) {
+        fprintf(stderr, "plc: error: --digits takes a number from 1 to 60\n");
+        return 2;
+      }
+      cli->digits = (int)n;
+      break;
+    }
+    case OPT_HELP: plc_cli_usage(stdout); return 0;
+    case OPT_VERSION: printf("plc %s\n", PACKAGE_VERSION); return 0;
+    default: fputs("Try 'plc --help' for more information.\n", stderr); return 2;
+    }
+  }
+  if (optind >= argc) {
+    fputs("plc: error: no input files\nTry 'plc --help' for more information.\n", stderr);
+    return 2;
+  }
+  return -1;
+}
+
+/* --emit=tokens needs no imports and no checking: one file at a time. */
+static int plc_cli_tokens(char **files, int n, plc_program *prog)
+{
+  for (int i = 0; i < n; i++) {
+    size_t before = prog->nsources;
+    if (plc_load_main(prog, files[i]) != 0)
+      return 2;
+    if (prog->nsources > before)
+      plc_parse_dump_tokens(stdout, prog->arena, prog->diag, prog->sources[before]);
+  }
+  return 0;
+}
+
+static void plc_cli_print_value(const plc_value *v, const plc_cli *cli)
+{
+  if (v->tag == PLC_V_NUM && v->known) {
+    plc_quantity q;
+    plc_q_init(&q);
+    mpq_set(q.v, v->q);
+    q.dim = v->dim;
+    char *s = plc_q_format(&q, cli->digits, cli->exact);
+    puts(s);
+    free(s);
+    plc_q_clear(&q);
+  } else if (v->tag == PLC_V_BOOL && v->known) {
+    puts(v->b ? "true" : "false");
+  } else if (v->tag == PLC_V_STR) {
+    puts(v->s);
+  } else if (v->tag == PLC_V_OBJ && v->obj->name) {
+    printf("%s %s\n", v->obj->kind >= 0 && v->obj->kind < PLC_DECL_KIND_COUNT
+           ? plc_decl_kind_name(v->obj->kind) : "section", v->obj->name);
+  } else {
+    char *d = plc_value_describe(v);
+    printf("<%s>\n", d);
+    free(d);
+  }
+}
+
+/* -e EXPR: evaluate in the program's top-level scope after checking. */
+static void plc_cli_evals(const plc_cli *cli, plc_sema *s, plc_program *prog)
+{
+  s->ev.abstract = 0;
+  for (size_t i = 0; i < cli->nevals; i++) {
+    size_t n = strlen(cli->evals[i]) + 16;
+    char *text = plc_xmalloc(n);
+    snprintf(text, n, "let value = %s\n", cli->evals[i]);
+    plc_source *src = plc_source_new("<-e>", NULL, text, strlen(text));
+    free(text);
+    prog->sources = plc_xrealloc(prog->sources, (prog->nsources + 1) * sizeof *prog->sources);
+    prog->sources[prog->nsources++] = src;
+    int before = prog->diag->errors;
+    plc_ast *file = plc_parse_source(prog->arena, prog->diag, src);
+    if (prog->diag->errors > before || !file->list.head || file->list.head->kind != PLC_AST_LET)
+      continue;
+    plc_value *v = plc_eval_expr(&s->ev, file->list.head->a, s->ev.global);
+    if (v->tag != PLC_V_ERR)
+      plc_cli_print_value(v, cli);
+  }
+}
+
+static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
+{
+  if (cli->action == PLC_ACT_TOKENS)
+    return plc_cli_tokens(files, n, prog);
+  for (int i = 0; i < n; i++)
+    if (plc_load_main(prog, files[i]) != 0)
+      return 2;
+  if (cli->action == PLC_ACT_AST) {
+    for (size_t i = 0; i < prog->nfiles; i++)
+      plc_ast_dump(stdout, prog->files[i], 0);
+    return prog->diag->errors ? 1 : 0;
+  }
+  if (prog->diag->errors) /* syntax errors: checking the rest only cascades */
+    return 1;
+  plc_sema s;
+  plc_sema_check(&s, prog, cli->defines, cli->ndefines);
+  if (!prog->diag->errors)
+    plc_cli_evals(cli, &s, prog);
+  if (prog->diag->errors)
+    return 1;
+  if (cli->action == PLC_ACT_REPORT && cli->nevals == 0) {
+    fputs("plc: error: evaluating training steps (the report) is not implemented in this "
+          "version; use --check or --eval\n", stderr);
+    return 2;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  plc_diag diag;
+  plc_diag_init(&diag, stderr);
+  plc_arena *arena = plc_arena_new();
+  plc_program prog;
+  plc_program_init(&prog, arena, &diag);
+  plc_cli cli = {.action = PLC_ACT_REPORT, .digits = 4};
+  int rc = plc_cli_parse(argc, argv, &cli, &prog, &diag);
+  if (rc < 0) {
+    plc_program_add_default_dirs(&prog);
+    prog.stdin_name = "<stdin>";
+    rc = plc_cli_run(&cli, argv + optind, argc - optind, &prog);
+  }
+  if (fflush(stdout) != 0 && rc == 0) {
+    perror("plc: error: writing output");
+    rc = 2;
+  }
+  plc_program_free(&prog);
+  plc_arena_free(arena);
+  free(cli.defines);
+  free(cli.evals);
+  return rc;
+}

@@ -1,0 +1,896 @@
+/* eval.c - the exact expression evaluator (concrete and abstract modes). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "eval.h"
+#include "schema.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { PLC_BI_MIN = 1, PLC_BI_MAX, PLC_BI_ABS, PLC_BI_FLOOR, PLC_BI_CEIL, PLC_BI_SUM,
+       PLC_BI_LEN };
+static const char *const plc_builtins[] = {"min", "max", "abs", "floor", "ceil", "sum", "len"};
+#define PLC_NBUILTINS (sizeof plc_builtins / sizeof plc_builtins[0])
+
+/* ---- values ------------------------------------------------------------ */
+
+plc_value *plc_value_new(plc_eval *ev, plc_vtag tag)
+{
+  plc_value *v = plc_arena_alloc(ev->arena, sizeof *v);
+  v->tag = tag;
+  v->known = 1;
+  v->dim_known = 1;
+  return v;
+}
+
+plc_value *plc_value_err(plc_eval *ev) { return plc_value_new(ev, PLC_V_ERR); }
+
+plc_value *plc_value_any(plc_eval *ev)
+{
+  plc_value *v = plc_value_new(ev, PLC_V_ANY);
+  v->known = v->dim_known = 0;
+  return v;
+}
+
+plc_value *plc_value_num(plc_eval *ev, const plc_quantity *q)
+{
+  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  v->q = plc_arena_mpq(ev->arena);
+  mpq_set(v->q, q->v);
+  v->dim = q->dim;
+  return v;
+}
+
+plc_value *plc_value_unknown_num(plc_eval *ev, const int e[PLC_NDIM])
+{
+  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  v->known = 0;
+  for (int i = 0; i < PLC_NDIM; i++)
+    v->dim.e[i] = e[i];
+  return v;
+}
+
+static plc_value *plc_value_bool(plc_eval *ev, int known, int b)
+{
+  plc_value *v = plc_value_new(ev, PLC_V_BOOL);
+  v->known = known;
+  v->b = b;
+  return v;
+}
+
+char *plc_value_describe(const plc_value *v)
+{
+  static const char *const names[] = {"an erroneous value", "a value", "a number", "a boolean",
+                                      "a string", "a list", "a declaration", "a function",
+                                      "an op", "a name"};
+  if (v->tag == PLC_V_NUM && v->dim_known) {
+    char *d = plc_dim_str(v->dim);
+    size_t n = strlen(d) + 32;
+    char *s = plc_xmalloc(n);
+    if (plc_dim_is_none(v->dim))
+      snprintf(s, n, "a dimensionless number");
+    else
+      snprintf(s, n, "a number in %s", d);
+    free(d);
+    return s;
+  }
+  if (v->tag == PLC_V_OBJ && v->obj && v->obj->kind >= 0 && v->obj->kind < PLC_DECL_KIND_COUNT) {
+    char *s = plc_xmalloc(32);
+    snprintf(s, 32, "a %s", plc_decl_kind_name(v->obj->kind));
+    return s;
+  }
+  return plc_xstrdup(names[v->tag]);
+}
+
+/* ---- environments ------------------------------------------------------ */
+
+void plc_eval_init(plc_eval *ev, plc_arena *ar, plc_diag *d)
+{
+  memset(ev, 0, sizeof *ev);
+  ev->arena = ar;
+  ev->diag = d;
+  ev->global = plc_env_new(ev, NULL);
+}
+
+plc_env *plc_env_new(plc_eval *ev, plc_env *parent)
+{
+  plc_env *e = plc_arena_alloc(ev->arena, sizeof *e);
+  e->parent = parent;
+  return e;
+}
+
+static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name)
+{
+  if (env->n == env->cap) {
+    size_t cap = env->cap ? env->cap * 2 : 8;
+    plc_binding *b = plc_arena_alloc(ev->arena, cap * sizeof *b);
+    if (env->n)
+      memcpy(b, env->b, env->n * sizeof *b);
+    env->b = b;
+    env->cap = cap;
+  }
+  plc_binding *b = &env->b[env->n++];
+  memset(b, 0, sizeof *b);
+  b->name = name;
+  return b;
+}
+
+plc_binding *plc_env_define(plc_eval *ev, plc_env *env, const char *name, const plc_ast *def,
+                            plc_env *def_env)
+{
+  plc_binding *b = plc_env_add(ev, env, name);
+  b->def = def;
+  b->def_env = def_env;
+  return b;
+}
+
+plc_binding *plc_env_bind(plc_eval *ev, plc_env *env, const char *name, plc_value *val)
+{
+  plc_binding *b = plc_env_add(ev, env, name);
+  b->val = val;
+  return b;
+}
+
+plc_binding *plc_env_find_local(plc_env *env, const char *name)
+{
+  for (size_t i = env->n; i-- > 0;)
+    if (!strcmp(env->b[i].name, name))
+      return &env->b[i];
+  return NULL;
+}
+
+plc_binding *plc_env_lookup(plc_env *env, const char *name)
+{
+  for (; env; env = env->parent) {
+    plc_binding *b = plc_env_find_local(env, name);
+    if (b)
+      return b;
+  }
+  return NULL;
+}
+
+/* Every name visible from env, for "did you mean" hints. */
+static const char *plc_env_suggest(plc_env *env, const char *name)
+{
+  size_t n = 0, cap = 0;
+  const char **cands = NULL;
+  for (; env; env = env->parent)
+    for (size_t i = 0; i < env->n; i++) {
+      if (n == cap)
+        cands = plc_xrealloc(cands, (cap = cap ? cap * 2 : 64) * sizeof *cands);
+      cands[n++] = env->b[i].name;
+    }
+  const char *best = plc_schema_suggest(name, cands, n);
+  free(cands);
+  return best;
+}
+
+/* ---- declarations and instances ---------------------------------------- */
+
+static void plc_eval_define_items(plc_eval *ev, plc_env *env, const plc_ast_list *items);
+
+static plc_obj *plc_obj_new(plc_eval *ev, int kind, const plc_ast *node, plc_env *parent)
+{
+  plc_obj *o = plc_arena_alloc(ev->arena, sizeof *o);
+  o->kind = kind;
+  o->node = node;
+  o->name = node ? node->name : NULL;
+  o->env = plc_env_new(ev, parent);
+  o->env->self = o;
+  return o;
+}
+
+static plc_value *plc_value_obj(plc_eval *ev, plc_obj *o)
+{
+  plc_value *v = plc_value_new(ev, PLC_V_OBJ);
+  v->obj = o;
+  return v;
+}
+
+/* Items of a block that define names: fields, lets, options, sections,
+ * nested declarations and ops.  Control items (if, for) are the lowering's. */
+static void plc_eval_define_items(plc_eval *ev, plc_env *env, const plc_ast_list *items)
+{
+  for (const plc_ast *it = items->head; it; it = it->next) {
+    switch (it->kind) {
+    case PLC_AST_LET: case PLC_AST_SET: case PLC_AST_OPTION: case PLC_AST_SECTION:
+    case PLC_AST_DECL: case PLC_AST_OP:
+      plc_env_define(ev, env, it->name, it, env);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+/* Bind parameters to arguments: positional first, then by name, then the
+ * parameters' defaults. */
+static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const plc_ast_list *args,
+                              plc_env *args_env, plc_env *into, const char *what,
+                              const plc_loc *use)
+{
+  int ok = 1, pos = 0, i = 0;
+  const plc_ast *p, *a;
+  size_t np = (size_t)params->count;
+  const plc_ast **given = plc_xcalloc(np ? np : 1, sizeof *given);
+  const plc_ast **plist = plc_xcalloc(np ? np : 1, sizeof *plist);
+  for (p = params->head; p; p = p->next)
+    plist[i++] = p;
+  pos = 0;
+  for (a = args ? args->head : NULL; a; a = a->next) {
+    int slot = -1;
+    if (a->name) {
+      for (int k = 0; k < i; k++)
+        if (!strcmp(plist[k]->name, a->name))
+          slot = k;
+      if (slot < 0) {
+        plc_error(ev->diag, &a->loc, "%s has no parameter '%s'", what, a->name);
+        ok = 0;
+        continue;
+      }
+    } else {
+      slot = pos++;
+      if (slot >= i) {
+        plc_error(ev->diag, &a->loc, "too many arguments to %s (it takes %d)", what, i);
+        ok = 0;
+        break;
+      }
+    }
+    if (given[slot]) {
+      plc_error(ev->diag, &a->loc, "parameter '%s' of %s given twice", plist[slot]->name, what);
+      ok = 0;
+    }
+    given[slot] = a;
+  }
+  for (int k = 0; k < i && ok; k++) {
+    if (given[k])
+      plc_env_bind(ev, into, plist[k]->name, plc_eval_expr(ev, given[k]->a, args_env));
+    else if (plist[k]->a)
+      plc_env_define(ev, into, plist[k]->name, plist[k], into);
+    else {
+      plc_error(ev->diag, use, "missing argument '%s' to %s", plist[k]->name, what);
+      ok = 0;
+    }
+  }
+  free(given);
+  free(plist);
+  return ok;
+}
+
+plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env,
+                             const plc_ast_list *args, plc_env *args_env, const plc_loc *use)
+{
+  plc_obj *o = plc_obj_new(ev, decl->op, decl, def_env);
+  char what[160];
+  snprintf(what, sizeof what, "%s '%s'", plc_decl_kind_name(decl->op), decl->name);
+  if (args && !plc_eval_bind_args(ev, &decl->params, args, args_env, o->env, what, use))
+    return plc_value_err(ev);
+  if (decl->a) {
+    plc_value *base = plc_eval_expr(ev, decl->a, o->env);
+    if (base->tag == PLC_V_ERR)
+      return base;
+    if (base->tag != PLC_V_OBJ || !base->obj || base->obj->kind != decl->op) {
+      char *d = plc_value_describe(base);
+      plc_error(ev->diag, &decl->a->loc, "%s is derived from %s, not a %s", what, d,
+                plc_decl_kind_name(decl->op));
+      free(d);
+      return plc_value_err(ev);
+    }
+    o->base = base->obj;
+    o->abstract = base->obj->abstract;
+  }
+  plc_eval_define_items(ev, o->env, &decl->list);
+  return plc_value_obj(ev, o);
+}
+
+plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_loc *use)
+{
+  for (plc_obj *cur = o; cur; cur = cur->base) {
+    plc_binding *b = plc_env_find_local(cur->env, name);
+    if (b)
+      return plc_eval_binding(ev, b, use);
+  }
+  if (o->abstract || ev->abstract) {
+    const plc_field *f = plc_schema_field(o->kind, name);
+    if (!f && o->kind == PLC_DECL_TRAIN)
+      f = plc_schema_field(PLC_SCHEMA_RESULT, name);
+    if (f && f->type == PLC_FT_NUM)
+      return plc_value_unknown_num(ev, f->e);
+    if (f && f->type == PLC_FT_REF) {
+      plc_obj *r = plc_obj_new(ev, f->ref, NULL, NULL);
+      r->abstract = 1;
+      return plc_value_obj(ev, r);
+    }
+    if (f || o->abstract)
+      return plc_value_any(ev);
+  }
+  return NULL;
+}
+
+/* ---- bindings ---------------------------------------------------------- */
+
+static plc_value *plc_eval_definition(plc_eval *ev, plc_binding *b)
+{
+  const plc_ast *d = b->def;
+  switch (d->kind) {
+  case PLC_AST_LET:
+    if (d->params.count > 0 || d->params.head) {
+      plc_value *f = plc_value_new(ev, PLC_V_FUNC);
+      f->def = d;
+      f->env = b->def_env;
+      return f;
+    }
+    return plc_eval_expr(ev, d->a, b->def_env);
+  case PLC_AST_SET: case PLC_AST_OPTION: case PLC_AST_PARAM:
+    return plc_eval_expr(ev, d->a, b->def_env);
+  case PLC_AST_SECTION: {
+    plc_obj *o = plc_obj_new(ev, -1, d, b->def_env);
+    plc_eval_define_items(ev, o->env, &d->list);
+    return plc_value_obj(ev, o);
+  }
+  case PLC_AST_DECL:
+    for (const plc_ast *p = d->params.head; p; p = p->next)
+      if (!p->a) { /* needs arguments: a constructor */
+        plc_value *f = plc_value_new(ev, PLC_V_FUNC);
+        f->def = d;
+        f->env = b->def_env;
+        return f;
+      }
+    {
+      static const plc_ast_list no_args = {0};
+      return plc_eval_instance(ev, d, b->def_env, &no_args, b->def_env, &d->loc);
+    }
+  case PLC_AST_OP: {
+    plc_value *v = plc_value_new(ev, PLC_V_OP);
+    v->def = d;
+    v->s = d->name;
+    return v;
+  }
+  default:
+    return plc_value_err(ev);
+  }
+}
+
+plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
+{
+  if (b->val)
+    return b->val;
+  if (b->busy) {
+    plc_error(ev->diag, use, "'%s' is defined in terms of itself", b->name);
+    return b->val = plc_value_err(ev);
+  }
+  b->busy = 1;
+  plc_value *v = plc_eval_definition(ev, b);
+  b->busy = 0;
+  if (!b->val)
+    b->val = v;
+  return b->val;
+}
+
+/* ---- arithmetic -------------------------------------------------------- */
+
+static plc_value *plc_eval_q_error(plc_eval *ev, plc_q_status st, const plc_ast *e,
+                                   const plc_value *l, const plc_value *r)
+{
+  if (st == PLC_Q_DIM_MISMATCH) {
+    char *a = plc_dim_str(l->dim), *b = plc_dim_str(r->dim);
+    static const char *const verbs[] = {"add", "subtract"};
+    if (e->op == PLC_OP_ADD || e->op == PLC_OP_SUB)
+      plc_error(ev->diag, &e->loc, "cannot %s %s and %s: dimensions differ", verbs[e->op], a, b);
+    else
+      plc_error(ev->diag, &e->loc, "cannot compare %s with %s: dimensions differ", a, b);
+    free(a);
+    free(b);
+  } else if (st == PLC_Q_DIV_ZERO) {
+    plc_error(ev->diag, &e->loc, "division by zero");
+  } else if (st == PLC_Q_TOO_LARGE) {
+    plc_error(ev->diag, &e->loc, "value too large (more than %d bits, or a dimension exponent "
+              "beyond %d)", PLC_Q_MAX_BITS, PLC_DIM_MAX_EXP);
+  } else {
+    plc_error(ev->diag, &e->loc, "%s", plc_q_status_str(st));
+  }
+  return plc_value_err(ev);
+}
+
+static void plc_eval_to_q(plc_quantity *q, const plc_value *v)
+{
+  mpq_set(q->v, v->q);
+  q->dim = v->dim;
+}
+
+/* The dimension-only result of an arithmetic op on partly unknown values. */
+static plc_value *plc_eval_arith_unknown(plc_eval *ev, const plc_ast *e, const plc_value *l,
+                                         const plc_value *r)
+{
+  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  v->known = 0;
+  v->dim_known = l->dim_known && r->dim_known;
+  if (!v->dim_known)
+    return v;
+  plc_q_status st = PLC_Q_OK;
+  switch (e->op) {
+  case PLC_OP_ADD: case PLC_OP_SUB:
+    st = plc_dim_eq(l->dim, r->dim) ? PLC_Q_OK : PLC_Q_DIM_MISMATCH;
+    v->dim = l->dim;
+    break;
+  case PLC_OP_MUL: st = plc_dim_mul(&v->dim, l->dim, r->dim); break;
+  case PLC_OP_DIV: st = plc_dim_div(&v->dim, l->dim, r->dim); break;
+  default: break;
+  }
+  return st == PLC_Q_OK ? v : plc_eval_q_error(ev, st, e, l, r);
+}
+
+static plc_value *plc_eval_pow(plc_eval *ev, const plc_ast *e, const plc_value *l,
+                               const plc_value *r)
+{
+  if (r->dim_known && !plc_dim_is_none(r->dim)) {
+    plc_error(ev->diag, &e->b->loc, "exponent must be dimensionless");
+    return plc_value_err(ev);
+  }
+  long n = 0;
+  plc_quantity rq;
+  plc_q_init(&rq);
+  int have_n = 0;
+  if (r->known) {
+    plc_eval_to_q(&rq, r);
+    have_n = plc_q_get_long(&rq, -PLC_Q_MAX_POW, PLC_Q_MAX_POW, &n);
+    if (!have_n) {
+      plc_error(ev->diag, &e->b->loc, plc_q_is_integer(&rq)
+                ? "exponent out of range (|n| <= %d)" : "exponent must be an integer (|n| <= %d)",
+                PLC_Q_MAX_POW);
+      plc_q_clear(&rq);
+      return plc_value_err(ev);
+    }
+  }
+  plc_q_clear(&rq);
+  if (!have_n) {
+    if (l->dim_known && !plc_dim_is_none(l->dim) && !ev->abstract) {
+      plc_error(ev->diag, &e->loc, "the exponent of a quantity with a dimension must be known");
+      return plc_value_err(ev);
+    }
+    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    v->known = 0;
+    v->dim_known = l->dim_known && plc_dim_is_none(l->dim);
+    return v;
+  }
+  if (!l->known) {
+    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    v->known = 0;
+    v->dim_known = l->dim_known;
+    plc_q_status st = l->dim_known ? plc_dim_pow(&v->dim, l->dim, n) : PLC_Q_OK;
+    return st == PLC_Q_OK ? v : plc_eval_q_error(ev, st, e, l, r);
+  }
+  plc_quantity a, res;
+  plc_q_init(&a);
+  plc_q_init(&res);
+  plc_eval_to_q(&a, l);
+  plc_q_status st = plc_q_pow(&res, &a, n);
+  plc_value *v = st == PLC_Q_OK ? plc_value_num(ev, &res) : plc_eval_q_error(ev, st, e, l, r);
+  plc_q_clear(&a);
+  plc_q_clear(&res);
+  return v;
+}
+
+static plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, const plc_value *l,
+                                 const plc_value *r)
+{
+  if (e->op == PLC_OP_POW)
+    return plc_eval_pow(ev, e, l, r);
+  if (!l->known || !r->known)
+    return plc_eval_arith_unknown(ev, e, l, r);
+  plc_quantity a, b, res;
+  plc_q_init(&a);
+  plc_q_init(&b);
+  plc_q_init(&res);
+  plc_eval_to_q(&a, l);
+  plc_eval_to_q(&b, r);
+  plc_q_status st;
+  switch (e->op) {
+  case PLC_OP_ADD: st = plc_q_add(&res, &a, &b); break;
+  case PLC_OP_SUB: st = plc_q_sub(&res, &a, &b); break;
+  case PLC_OP_MUL: st = plc_q_mul(&res, &a, &b); break;
+  default: st = plc_q_div(&res, &a, &b); break;
+  }
+  plc_value *v = st == PLC_Q_OK ? plc_value_num(ev, &res) : plc_eval_q_error(ev, st, e, l, r);
+  plc_q_clear(&a);
+  plc_q_clear(&b);
+  plc_q_clear(&res);
+  return v;
+}
+
+static plc_value *plc_eval_compare(plc_eval *ev, const plc_ast *e, const plc_value *l,
+                                   const plc_value *r)
+{
+  if (l->tag != r->tag && l->tag != PLC_V_ANY && r->tag != PLC_V_ANY) {
+    char *a = plc_value_describe(l), *b = plc_value_describe(r);
+    plc_error(ev->diag, &e->loc, "cannot compare %s with %s", a, b);
+    free(a);
+    free(b);
+    return plc_value_err(ev);
+  }
+  if (l->tag == PLC_V_NUM && r->tag == PLC_V_NUM && l->dim_known && r->dim_known &&
+      !plc_dim_eq(l->dim, r->dim))
+    return plc_eval_q_error(ev, PLC_Q_DIM_MISMATCH, e, l, r);
+  if (!l->known || !r->known || l->tag == PLC_V_ANY || r->tag == PLC_V_ANY)
+    return plc_value_bool(ev, 0, 0);
+  int c;
+  if (l->tag == PLC_V_NUM)
+    c = mpq_cmp(l->q, r->q);
+  else if (l->tag == PLC_V_BOOL)
+    c = l->b - r->b;
+  else if (l->tag == PLC_V_STR || l->tag == PLC_V_WORD)
+    c = strcmp(l->s ? l->s : "", r->s ? r->s : "");
+  else if (e->op == PLC_OP_EQ || e->op == PLC_OP_NE)
+    c = l == r ? 0 : (l->obj == r->obj && l->obj ? 0 : 1);
+  else {
+    plc_error(ev->diag, &e->loc, "these values have no order");
+    return plc_value_err(ev);
+  }
+  int res;
+  switch (e->op) {
+  case PLC_OP_EQ: res = c == 0; break;
+  case PLC_OP_NE: res = c != 0; break;
+  case PLC_OP_LT: res = c < 0; break;
+  case PLC_OP_LE: res = c <= 0; break;
+  case PLC_OP_GT: res = c > 0; break;
+  default: res = c >= 0; break;
+  }
+  return plc_value_bool(ev, 1, res);
+}
+
+static int plc_eval_want(plc_eval *ev, const plc_value *v, plc_vtag tag, const plc_ast *at,
+                         const char *what)
+{
+  if (v->tag == tag || v->tag == PLC_V_ANY || v->tag == PLC_V_ERR)
+    return v->tag != PLC_V_ERR;
+  char *d = plc_value_describe(v);
+  plc_error(ev->diag, &at->loc, "%s, not %s", what, d);
+  free(d);
+  return 0;
+}
+
+static plc_value *plc_eval_logic(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  plc_value *l = plc_eval_expr(ev, e->a, env);
+  if (!plc_eval_want(ev, l, PLC_V_BOOL, e->a, "operands of '&&' and '||' must be booleans"))
+    return plc_value_err(ev);
+  int is_and = e->op == PLC_OP_AND;
+  if (l->tag == PLC_V_BOOL && l->known && l->b != is_and)
+    return plc_value_bool(ev, 1, !is_and); /* short circuit */
+  plc_value *r = plc_eval_expr(ev, e->b, env);
+  if (!plc_eval_want(ev, r, PLC_V_BOOL, e->b, "operands of '&&' and '||' must be booleans"))
+    return plc_value_err(ev);
+  int known = l->tag == PLC_V_BOOL && l->known && r->tag == PLC_V_BOOL && r->known;
+  return plc_value_bool(ev, known, known ? r->b : 0);
+}
+
+static plc_value *plc_eval_binary(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  if (e->op == PLC_OP_AND || e->op == PLC_OP_OR)
+    return plc_eval_logic(ev, e, env);
+  plc_value *l = plc_eval_expr(ev, e->a, env);
+  plc_value *r = plc_eval_expr(ev, e->b, env);
+  if (l->tag == PLC_V_ERR || r->tag == PLC_V_ERR)
+    return plc_value_err(ev);
+  if (e->op >= PLC_OP_EQ && e->op <= PLC_OP_GE)
+    return plc_eval_compare(ev, e, l, r);
+  if (l->tag == PLC_V_ANY || r->tag == PLC_V_ANY) {
+    plc_value *other = l->tag == PLC_V_ANY ? r : l;
+    if (other->tag != PLC_V_ANY && !plc_eval_want(ev, other, PLC_V_NUM, e,
+                                                  "arithmetic needs numbers"))
+      return plc_value_err(ev);
+    return plc_value_any(ev);
+  }
+  char msg[64];
+  snprintf(msg, sizeof msg, "operands of '%s' must be numbers", plc_ast_op_name(e->op));
+  if (!plc_eval_want(ev, l, PLC_V_NUM, e->a, msg) || !plc_eval_want(ev, r, PLC_V_NUM, e->b, msg))
+    return plc_value_err(ev);
+  return plc_eval_arith(ev, e, l, r);
+}
+
+static plc_value *plc_eval_unary(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  plc_value *a = plc_eval_expr(ev, e->a, env);
+  if (a->tag == PLC_V_ERR || a->tag == PLC_V_ANY)
+    return a;
+  if (e->op == PLC_OP_NOT) {
+    if (!plc_eval_want(ev, a, PLC_V_BOOL, e->a, "operand of '!' must be a boolean"))
+      return plc_value_err(ev);
+    return plc_value_bool(ev, a->known, !a->b);
+  }
+  if (!plc_eval_want(ev, a, PLC_V_NUM, e->a, "operand of unary '-' must be a number"))
+    return plc_value_err(ev);
+  if (!a->known)
+    return a;
+  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  v->q = plc_arena_mpq(ev->arena);
+  mpq_neg(v->q, a->q);
+  v->dim = a->dim;
+  return v;
+}
+
+static plc_value *plc_eval_cond(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  plc_value *c = plc_eval_expr(ev, e->a, env);
+  if (!plc_eval_want(ev, c, PLC_V_BOOL, e->a, "the condition of '?:' must be a boolean"))
+    return plc_value_err(ev);
+  if (c->tag == PLC_V_BOOL && c->known)
+    return plc_eval_expr(ev, c->b ? e->b : e->c, env);
+  plc_value *t = plc_eval_expr(ev, e->b, env), *f = plc_eval_expr(ev, e->c, env);
+  if (t->tag == PLC_V_NUM && f->tag == PLC_V_NUM && t->dim_known && f->dim_known &&
+      !plc_dim_eq(t->dim, f->dim)) {
+    char *a = plc_dim_str(t->dim), *b = plc_dim_str(f->dim);
+    plc_error(ev->diag, &e->loc, "the branches of '?:' differ in dimension (%s and %s)", a, b);
+    free(a);
+    free(b);
+    return plc_value_err(ev);
+  }
+  if (t->tag == PLC_V_NUM && f->tag == PLC_V_NUM) {
+    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    v->known = 0;
+    v->dim_known = t->dim_known && f->dim_known;
+    v->dim = t->dim;
+    return v;
+  }
+  return plc_value_any(ev);
+}
+
+/* ---- names, fields, calls ---------------------------------------------- */
+
+static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  plc_binding *b = plc_env_lookup(env, e->name);
+  if (b)
+    return plc_eval_binding(ev, b, &e->loc);
+  for (size_t i = 0; i < PLC_NBUILTINS; i++)
+    if (!strcmp(plc_builtins[i], e->name)) {
+      plc_value *f = plc_value_new(ev, PLC_V_FUNC);
+      f->builtin = (int)i + 1;
+      f->s = plc_builtins[i];
+      return f;
+    }
+  const char *hint = plc_env_suggest(env, e->name);
+  if (hint)
+    plc_error(ev->diag, &e->loc, "unknown name '%s'; did you mean '%s'?", e->name, hint);
+  else
+    plc_error(ev->diag, &e->loc, "unknown name '%s'", e->name);
+  return plc_value_err(ev);
+}
+
+static void plc_eval_no_field(plc_eval *ev, const plc_ast *e, const plc_obj *o)
+{
+  const char *what = o->kind >= 0 && o->kind < PLC_DECL_KIND_COUNT
+                     ? plc_decl_kind_name(o->kind) : "section";
+  const char *cands[128];
+  size_t n = 0;
+  for (const plc_obj *cur = o; cur; cur = cur->base)
+    for (size_t i = 0; i < cur->env->n && n < 128; i++)
+      cands[n++] = cur->env->b[i].name;
+  for (size_t i = 0; n < 128 && plc_schema_at(o->kind, i); i++)
+    cands[n++] = plc_schema_at(o->kind, i)->name;
+  const char *hint = plc_schema_suggest(e->name, cands, n);
+  if (hint)
+    plc_error(ev->diag, &e->loc, "%s '%s' has no field '%s'; did you mean '%s'?", what,
+              o->name ? o->name : "?", e->name, hint);
+  else
+    plc_error(ev->diag, &e->loc, "%s '%s' has no field '%s'", what, o->name ? o->name : "?",
+              e->name);
+}
+
+static plc_value *plc_eval_member(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  plc_value *o = plc_eval_expr(ev, e->a, env);
+  if (o->tag == PLC_V_ERR || o->tag == PLC_V_ANY)
+    return o;
+  if (o->tag == PLC_V_OP && o->prev) { /* prev.name: an op of the previous layer */
+    plc_value *v = plc_value_new(ev, PLC_V_OP);
+    v->s = e->name;
+    v->prev = 1;
+    return v;
+  }
+  if (o->tag != PLC_V_OBJ) {
+    char *d = plc_value_describe(o);
+    plc_error(ev->diag, &e->loc, "'.%s' needs a declaration, not %s", e->name, d);
+    free(d);
+    return plc_value_err(ev);
+  }
+  plc_value *v = plc_eval_field(ev, o->obj, e->name, &e->loc);
+  if (!v) {
+    plc_eval_no_field(ev, e, o->obj);
+    return plc_value_err(ev);
+  }
+  return v;
+}
+
+static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_ast *e,
+                                   plc_env *env);
+
+static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  plc_value *f = plc_eval_expr(ev, e->a, env);
+  if (f->tag == PLC_V_ERR || f->tag == PLC_V_ANY)
+    return f;
+  if (f->tag != PLC_V_FUNC) {
+    char *d = plc_value_describe(f);
+    plc_error(ev->diag, &e->loc, "%s cannot be called", d);
+    free(d);
+    return plc_value_err(ev);
+  }
+  if (f->builtin)
+    return plc_eval_builtin(ev, f, e, env);
+  if (f->def->kind == PLC_AST_DECL)
+    return plc_eval_instance(ev, f->def, f->env, &e->list, env, &e->loc);
+  plc_env *call = plc_env_new(ev, f->env);
+  char what[128];
+  snprintf(what, sizeof what, "function '%s'", f->def->name);
+  if (!plc_eval_bind_args(ev, &f->def->params, &e->list, env, call, what, &e->loc))
+    return plc_value_err(ev);
+  for (size_t i = 0; i < call->n; i++) {
+    plc_value *a = plc_eval_binding(ev, &call->b[i], &e->loc);
+    if (a->tag == PLC_V_ERR)
+      return a;
+    if (ev->abstract && (a->tag == PLC_V_ANY || !a->known))
+      return plc_value_any(ev); /* the body is checked once on its own */
+  }
+  if (++ev->depth > PLC_EVAL_MAX_DEPTH) {
+    ev->depth--;
+    plc_error(ev->diag, &e->loc, "calls nested too deeply (more than %d)", PLC_EVAL_MAX_DEPTH);
+    return plc_value_err(ev);
+  }
+  plc_value *v = plc_eval_expr(ev, f->def->a, call);
+  ev->depth--;
+  return v;
+}
+
+static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_ast *e,
+                                   plc_env *env)
+{
+  size_t n = 0, cap = 8;
+  plc_value **args = plc_arena_alloc(ev->arena, cap * sizeof *args);
+  for (const plc_ast *a = e->list.head; a; a = a->next) {
+    plc_value *v = plc_eval_expr(ev, a->a, env);
+    if (v->tag == PLC_V_ERR)
+      return v;
+    size_t k = v->tag == PLC_V_LIST && v->known ? v->n : 1;
+    if (n + k > cap) {
+      plc_value **bigger = plc_arena_alloc(ev->arena, (cap = (n + k) * 2) * sizeof *args);
+      memcpy(bigger, args, n * sizeof *args);
+      args = bigger;
+    }
+    for (size_t i = 0; i < k; i++)
+      args[n++] = v->tag == PLC_V_LIST && v->known ? v->items[i] : v;
+  }
+  if (f->builtin == PLC_BI_LEN) {
+    plc_quantity q;
+    plc_q_init(&q);
+    plc_q_set_si(&q, (long)n, plc_dim_none());
+    plc_value *v = plc_value_num(ev, &q);
+    plc_q_clear(&q);
+    return v;
+  }
+  if (n == 0) {
+    plc_error(ev->diag, &e->loc, "%s() needs at least one argument", f->s);
+    return plc_value_err(ev);
+  }
+  if ((f->builtin == PLC_BI_ABS || f->builtin == PLC_BI_FLOOR || f->builtin == PLC_BI_CEIL) &&
+      n != 1) {
+    plc_error(ev->diag, &e->loc, "%s() takes one number", f->s);
+    return plc_value_err(ev);
+  }
+  int known = 1;
+  for (size_t i = 0; i < n; i++) {
+    if (!plc_eval_want(ev, args[i], PLC_V_NUM, e, "builtin functions take numbers"))
+      return plc_value_err(ev);
+    if (args[i]->tag == PLC_V_ANY)
+      return plc_value_any(ev);
+    if (args[i]->dim_known && args[0]->dim_known && !plc_dim_eq(args[i]->dim, args[0]->dim)) {
+      char *a = plc_dim_str(args[0]->dim), *b = plc_dim_str(args[i]->dim);
+      plc_error(ev->diag, &e->loc, "arguments of %s() differ in dimension (%s and %s)", f->s, a, b);
+      free(a);
+      free(b);
+      return plc_value_err(ev);
+    }
+    known = known && args[i]->known;
+  }
+  if (!known) {
+    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    v->known = 0;
+    v->dim_known = args[0]->dim_known;
+    v->dim = args[0]->dim;
+    return v;
+  }
+  plc_quantity acc, x;
+  plc_q_init(&acc);
+  plc_q_init(&x);
+  plc_eval_to_q(&acc, args[0]);
+  plc_q_status st = PLC_Q_OK;
+  for (size_t i = 1; i < n && st == PLC_Q_OK; i++) {
+    plc_eval_to_q(&x, args[i]);
+    int c = mpq_cmp(x.v, acc.v);
+    if (f->builtin == PLC_BI_SUM)
+      st = plc_q_add(&acc, &acc, &x);
+    else if ((f->builtin == PLC_BI_MIN && c < 0) || (f->builtin == PLC_BI_MAX && c > 0))
+      plc_q_set(&acc, &x);
+  }
+  if (f->builtin == PLC_BI_ABS && mpq_sgn(acc.v) < 0)
+    plc_q_neg(&acc, &acc);
+  else if (f->builtin == PLC_BI_FLOOR)
+    plc_q_floor(&acc, &acc);
+  else if (f->builtin == PLC_BI_CEIL)
+    plc_q_ceil(&acc, &acc);
+  plc_value *v = st == PLC_Q_OK ? plc_value_num(ev, &acc) : plc_eval_q_error(ev, st, e, args[0], args[0]);
+  plc_q_clear(&acc);
+  plc_q_clear(&x);
+  return v;
+}
+
+static plc_value *plc_eval_list(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  plc_value *v = plc_value_new(ev, PLC_V_LIST);
+  v->n = (size_t)e->list.count;
+  v->items = plc_arena_alloc(ev->arena, (v->n ? v->n : 1) * sizeof *v->items);
+  size_t i = 0;
+  for (const plc_ast *x = e->list.head; x; x = x->next) {
+    v->items[i] = plc_eval_expr(ev, x, env);
+    if (v->items[i++]->tag == PLC_V_ERR)
+      return plc_value_err(ev);
+  }
+  return v;
+}
+
+static plc_value *plc_eval_index(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  plc_value *o = plc_eval_expr(ev, e->a, env), *i = plc_eval_expr(ev, e->b, env);
+  if (o->tag == PLC_V_ERR || i->tag == PLC_V_ERR)
+    return plc_value_err(ev);
+  if (o->tag == PLC_V_OP) /* rs[i]: one op of a family made by a for loop */
+    return o;
+  if (!plc_eval_want(ev, o, PLC_V_LIST, e->a, "only lists can be indexed") ||
+      !plc_eval_want(ev, i, PLC_V_NUM, e->b, "an index must be a number"))
+    return plc_value_err(ev);
+  if (o->tag == PLC_V_ANY || !o->known || i->tag == PLC_V_ANY || !i->known)
+    return plc_value_any(ev);
+  plc_quantity q;
+  plc_q_init(&q);
+  plc_eval_to_q(&q, i);
+  long k;
+  int ok = plc_dim_is_none(q.dim) && plc_q_get_long(&q, 0, (long)o->n - 1, &k);
+  plc_q_clear(&q);
+  if (!ok) {
+    plc_error(ev->diag, &e->b->loc, "index out of range (the list has %zu elements)", o->n);
+    return plc_value_err(ev);
+  }
+  return o->items[k];
+}
+
+plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  switch (e->kind) {
+  case PLC_AST_NUM: {
+    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    v->q = e->value;
+    v->dim = e->dim;
+    return v;
+  }
+  case PLC_AST_STR: {
+    plc_value *v = plc_value_new(ev, PLC_V_STR);
+    v->s = e->name;
+    return v;
+  }
+  case PLC_AST_BOOL: return plc_value_bool(ev, 1, e->op);
+  case PLC_AST_NAME: return plc_eval_name(ev, e, env);
+  case PLC_AST_FIELD: return plc_eval_member(ev, e, env);
+  case PLC_AST_INDEX: return plc_eval_index(ev, e, env);
+  case PLC_AST_CALL: return plc_eval_call(ev, e, env);
+  case PLC_AST_LIST: return plc_eval_list(ev, e, env);
+  case PLC_AST_UNARY: return plc_eval_unary(ev, e, env);
+  case PLC_AST_BINARY: return plc_eval_binary(ev, e, env);
+  case PLC_AST_COND: return plc_eval_cond(ev, e, env);
+  default:
+    plc_error(ev->diag, &e->loc, "not an expression");
+    return plc_value_err(ev);
+  }
+}

@@ -1,0 +1,111 @@
+/* eval.h - evaluating plan expressions exactly.
+ *
+ * The evaluator serves two masters.  In concrete mode it computes values
+ * (lowering binds `run`, `model`, `layer` to real things).  In abstract mode
+ * (the semantic pass) some values are unknown: a template parameter, a field
+ * of `model`; an unknown number may still have a known dimension, so the
+ * same code that computes 3 ms + 2 ms also rejects 3 ms + 2 B before any
+ * plan is lowered.  Values live in the compilation's arena. */
+#ifndef PLC_EVAL_H
+#define PLC_EVAL_H
+
+#include "arena.h"
+#include "ast.h"
+#include "diag.h"
+
+typedef enum plc_vtag {
+  PLC_V_ERR,   /* an error was reported; propagate silently */
+  PLC_V_ANY,   /* unknown, of unknown type (abstract mode only) */
+  PLC_V_NUM, PLC_V_BOOL, PLC_V_STR, PLC_V_LIST,
+  PLC_V_OBJ,   /* an instance of a declaration or section */
+  PLC_V_FUNC,  /* a `let f(x) = ...`, a builtin, or a declaration with parameters */
+  PLC_V_OP,    /* a reference to an op of the current template */
+  PLC_V_WORD   /* a bare name used as a word (enum value, dimension, stream) */
+} plc_vtag;
+
+typedef struct plc_env plc_env;
+typedef struct plc_obj plc_obj;
+typedef struct plc_value plc_value;
+
+struct plc_value {
+  plc_vtag tag;
+  int known;          /* NUM/BOOL: the value is known */
+  int dim_known;      /* NUM: the dimension is known */
+  plc_dim dim;
+  mpq_ptr q;          /* NUM, when known */
+  int b;              /* BOOL */
+  const char *s;      /* STR, WORD, OP (op name) */
+  plc_value **items;  /* LIST */
+  size_t n;
+  plc_obj *obj;       /* OBJ; FUNC of a declaration */
+  const plc_ast *def; /* FUNC: the LET or DECL; OP: the OP node */
+  plc_env *env;       /* FUNC: where it was defined */
+  int builtin;        /* FUNC: builtin number + 1, 0 for user functions */
+  int prev;           /* OP: refers to the previous layer instance */
+};
+
+/* A declaration instance: its own items, evaluated lazily in env. */
+struct plc_obj {
+  int kind;              /* plc_decl_kind, or -1 for a section */
+  const plc_ast *node;   /* DECL or SECTION */
+  const char *name;
+  plc_env *env;          /* parameters, fields and lets of this instance */
+  plc_obj *base;         /* derived declarations: the instance they copy */
+  int abstract;          /* fields not given are unknown rather than errors */
+};
+
+typedef struct plc_binding {
+  const char *name;
+  const plc_ast *def;  /* LET, SET, DECL, OPTION, OP... (NULL when val is given) */
+  plc_env *def_env;    /* environment the definition is evaluated in */
+  plc_value *val;      /* memoised value */
+  int busy;            /* being evaluated: a second visit is a cycle */
+} plc_binding;
+
+struct plc_env {
+  plc_env *parent;
+  plc_binding *b;
+  size_t n, cap;
+  plc_obj *self;       /* instance whose items these bindings are, if any */
+};
+
+typedef struct plc_eval {
+  plc_arena *arena;
+  plc_diag *diag;
+  plc_env *global;
+  int abstract;
+  int depth;
+} plc_eval;
+
+#define PLC_EVAL_MAX_DEPTH 1000
+
+void plc_eval_init(plc_eval *ev, plc_arena *ar, plc_diag *d);
+plc_env *plc_env_new(plc_eval *ev, plc_env *parent);
+/* Bind a name to a definition evaluated lazily in def_env, or to a value. */
+plc_binding *plc_env_define(plc_eval *ev, plc_env *env, const char *name, const plc_ast *def,
+                            plc_env *def_env);
+plc_binding *plc_env_bind(plc_eval *ev, plc_env *env, const char *name, plc_value *val);
+plc_binding *plc_env_find_local(plc_env *env, const char *name);
+plc_binding *plc_env_lookup(plc_env *env, const char *name);
+
+/* Evaluate an expression; errors are reported and give PLC_V_ERR. */
+plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env);
+/* The value of a binding (evaluates and memoises). */
+plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use);
+/* Field of an object, or NULL when it has none (no error reported). */
+plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_loc *use);
+/* Instantiate a declaration with arguments; args NULL means the parameters
+ * are already bound in def_env (the semantic pass binds them to unknowns). */
+plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env,
+                             const plc_ast_list *args, plc_env *args_env, const plc_loc *use);
+
+plc_value *plc_value_new(plc_eval *ev, plc_vtag tag);
+plc_value *plc_value_err(plc_eval *ev);
+plc_value *plc_value_any(plc_eval *ev);
+plc_value *plc_value_num(plc_eval *ev, const plc_quantity *q);
+/* An unknown number of the given dimension (abstract mode). */
+plc_value *plc_value_unknown_num(plc_eval *ev, const int e[PLC_NDIM]);
+/* Short description of a value's type for messages: "a number in B/s". */
+char *plc_value_describe(const plc_value *v); /* malloc'd */
+
+#endif

@@ -1,0 +1,288 @@
+/* load.c - source files, the import search path and import cycles. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "load.h"
+#include "parse.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void plc_program_init(plc_program *p, plc_arena *ar, plc_diag *d)
+{
+  memset(p, 0, sizeof *p);
+  p->arena = ar;
+  p->diag = d;
+  p->stack = plc_xcalloc(PLC_LOAD_MAX_DEPTH + 1, sizeof *p->stack);
+}
+
+void plc_program_free(plc_program *p)
+{
+  for (size_t i = 0; i < p->nsources; i++)
+    plc_source_free(p->sources[i]);
+  free(p->sources);
+  free(p->files);
+  free(p->dirs);
+  free(p->stack);
+}
+
+void plc_program_add_dir(plc_program *p, const char *dir)
+{
+  p->dirs = plc_xrealloc(p->dirs, (p->ndirs + 1) * sizeof *p->dirs);
+  p->dirs[p->ndirs++] = plc_arena_strdup(p->arena, dir);
+}
+
+void plc_program_add_default_dirs(plc_program *p)
+{
+  const char *env = getenv("PLC_PATH");
+  while (env && *env) {
+    const char *colon = strchr(env, ':');
+    size_t n = colon ? (size_t)(colon - env) : strlen(env);
+    if (n > 0)
+      plc_program_add_dir(p, plc_arena_strndup(p->arena, env, n));
+    env += n + (colon ? 1 : 0);
+  }
+  plc_program_add_dir(p, PLC_STDLIB_DIR);
+  plc_program_add_dir(p, PLC_SOURCE_STDLIB_DIR);
+}
+
+/* Read a whole regular file.  Returns NULL and sets errno on failure. */
+static char *plc_load_read(const char *path, size_t *len)
+{
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return NULL;
+  if (S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return NULL;
+  }
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 4096, n = 0;
+  char *buf = plc_xmalloc(cap);
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n > PLC_LOAD_MAX_FILE) {
+      free(buf);
+      fclose(f);
+      errno = EFBIG;
+      return NULL;
+    }
+    if (n == cap)
+      buf = plc_xrealloc(buf, cap *= 2);
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    errno = EIO;
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+static void plc_load_add_source(plc_program *p, plc_source *s)
+{
+  p->sources = plc_xrealloc(p->sources, (p->nsources + 1) * sizeof *p->sources);
+  p->sources[p->nsources++] = s;
+}
+
+static void plc_load_add_file(plc_program *p, plc_ast *f)
+{
+  p->files = plc_xrealloc(p->files, (p->nfiles + 1) * sizeof *p->files);
+  p->files[p->nfiles++] = f;
+}
+
+static const plc_source *plc_load_find_loaded(const plc_program *p, const char *real)
+{
+  for (size_t i = 0; i < p->nsources; i++)
+    if (p->sources[i]->realpath && !strcmp(p->sources[i]->realpath, real))
+      return p->sources[i];
+  return NULL;
+}
+
+static void plc_load_imports(plc_program *p, plc_ast *file);
+
+/* Parse a source that has been read, then its imports.  The file is on the
+ * loading stack while its imports load, which is how cycles are seen. */
+static plc_ast *plc_load_parse(plc_program *p, plc_source *s)
+{
+  plc_load_add_source(p, s);
+  plc_ast *file = plc_parse_source(p->arena, p->diag, s);
+  p->stack[p->depth++] = s->realpath ? s->realpath : s->path;
+  plc_load_imports(p, file);
+  p->depth--;
+  plc_load_add_file(p, file);
+  return file;
+}
+
+int plc_load_main(plc_program *p, const char *path)
+{
+  size_t len = 0;
+  char *text;
+  char real[PATH_MAX];
+  if (!strcmp(path, "-") && p->stdin_name) {
+    return plc_load_text(p, p->stdin_name, NULL, 0) ? 0 : 2;
+  }
+  text = plc_load_read(path, &len);
+  if (!text) {
+    plc_error(p->diag, NULL, "cannot read '%s': %s", path, strerror(errno));
+    return 2;
+  }
+  plc_source *s = plc_source_new(path, realpath(path, real) ? real : NULL, text, len);
+  free(text);
+  if (s->realpath && plc_load_find_loaded(p, s->realpath)) {
+    plc_source_free(s); /* named twice on the command line: once is enough */
+    return 0;
+  }
+  plc_load_parse(p, s);
+  return 0;
+}
+
+/* Read all of stdin (text == NULL) or take the given text. */
+plc_ast *plc_load_text(plc_program *p, const char *name, const char *text, size_t len)
+{
+  char *buf = NULL;
+  if (!text) {
+    size_t cap = 4096, n = 0, got;
+    buf = plc_xmalloc(cap);
+    while ((got = fread(buf + n, 1, cap - n, stdin)) > 0) {
+      n += got;
+      if (n == cap)
+        buf = plc_xrealloc(buf, cap *= 2);
+      if (n > PLC_LOAD_MAX_FILE) {
+        plc_error(p->diag, NULL, "standard input is larger than %d bytes", PLC_LOAD_MAX_FILE);
+        free(buf);
+        return NULL;
+      }
+    }
+    text = buf;
+    len = n;
+  }
+  plc_source *s = plc_source_new(name, NULL, text, len);
+  free(buf);
+  return plc_load_parse(p, s);
+}
+
+/* "hw/nvidia" -> "hw/nvidia.plan"; names that already end in .plan stay. */
+static char *plc_load_with_ext(plc_arena *ar, const char *name)
+{
+  size_t n = strlen(name);
+  if (n >= 5 && !strcmp(name + n - 5, ".plan"))
+    return plc_arena_strdup(ar, name);
+  char *s = plc_arena_alloc(ar, n + 6);
+  memcpy(s, name, n);
+  memcpy(s + n, ".plan", 6);
+  return s;
+}
+
+static char *plc_load_join(plc_arena *ar, const char *dir, const char *name)
+{
+  size_t a = strlen(dir), b = strlen(name);
+  char *s = plc_arena_alloc(ar, a + b + 2);
+  memcpy(s, dir, a);
+  s[a] = '/';
+  memcpy(s + a + 1, name, b + 1);
+  return s;
+}
+
+/* Directory of a source file's path ("." when it has none). */
+static char *plc_load_dirname(plc_arena *ar, const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    return plc_arena_strdup(ar, ".");
+  if (slash == path)
+    return plc_arena_strdup(ar, "/");
+  return plc_arena_strndup(ar, path, (size_t)(slash - path));
+}
+
+/* Candidate paths for an import, in search order; returns the first that
+ * exists as a regular file, or NULL. */
+static char *plc_load_search(plc_program *p, const plc_ast *imp)
+{
+  char *name = plc_load_with_ext(p->arena, imp->name);
+  struct stat st;
+  if (name[0] == '/')
+    return stat(name, &st) == 0 && S_ISREG(st.st_mode) ? name : NULL;
+  const plc_source *from = imp->loc.src;
+  if (from->realpath) {
+    char *cand = plc_load_join(p->arena, plc_load_dirname(p->arena, from->path), name);
+    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode))
+      return cand;
+  }
+  for (size_t i = 0; i < p->ndirs; i++) {
+    char *cand = plc_load_join(p->arena, p->dirs[i], name);
+    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode))
+      return cand;
+  }
+  return NULL;
+}
+
+static void plc_load_cycle_error(plc_program *p, const plc_ast *imp, const char *real)
+{
+  size_t from = 0;
+  while (from < p->depth && strcmp(p->stack[from], real))
+    from++;
+  char msg[2048];
+  size_t n = 0;
+  for (size_t i = from; i < p->depth && n < sizeof msg; i++) {
+    const char *base = strrchr(p->stack[i], '/');
+    n += (size_t)snprintf(msg + n, sizeof msg - n, "%.200s -> ", base ? base + 1 : p->stack[i]);
+  }
+  const char *base = strrchr(real, '/');
+  if (n < sizeof msg)
+    snprintf(msg + n, sizeof msg - n, "%.200s", base ? base + 1 : real);
+  plc_error(p->diag, &imp->loc, "import cycle: %s", msg);
+}
+
+static void plc_load_import(plc_program *p, const plc_ast *imp)
+{
+  char *path = plc_load_search(p, imp);
+  if (!path) {
+    plc_error(p->diag, &imp->loc, "cannot find import '%s' (searched the importing file's "
+              "directory, -I directories, $PLC_PATH and the stdlib)", imp->name);
+    return;
+  }
+  char real[PATH_MAX];
+  if (!realpath(path, real)) {
+    plc_error(p->diag, &imp->loc, "cannot resolve '%s': %s", path, strerror(errno));
+    return;
+  }
+  for (size_t i = 0; i < p->depth; i++)
+    if (!strcmp(p->stack[i], real)) {
+      plc_load_cycle_error(p, imp, real);
+      return;
+    }
+  if (plc_load_find_loaded(p, real))
+    return;
+  if (p->depth >= PLC_LOAD_MAX_DEPTH) {
+    plc_error(p->diag, &imp->loc, "imports nested too deeply (more than %d levels)",
+              PLC_LOAD_MAX_DEPTH);
+    return;
+  }
+  size_t len = 0;
+  char *text = plc_load_read(path, &len);
+  if (!text) {
+    plc_error(p->diag, &imp->loc, "cannot read '%s': %s", path, strerror(errno));
+    return;
+  }
+  plc_source *s = plc_source_new(path, real, text, len);
+  free(text);
+  plc_load_parse(p, s);
+}
+
+static void plc_load_imports(plc_program *p, plc_ast *file)
+{
+  for (plc_ast *it = file->list.head; it; it = it->next)
+    if (it->kind == PLC_AST_IMPORT)
+      plc_load_import(p, it);
+}

@@ -1,0 +1,38 @@
+/* parse.h - turning one source file into a syntax tree.
+ *
+ * Each file gets its own scanner and parser (imports are parsed separately
+ * by the loader), so this interface is all the rest of plc needs to know of
+ * flex and bison. */
+#ifndef PLC_PARSE_H
+#define PLC_PARSE_H
+
+#include <stdio.h>
+
+#include "arena.h"
+#include "ast.h"
+#include "diag.h"
+
+/* Deepest nesting of (), [] and {} accepted by the scanner. */
+#define PLC_PARSE_MAX_NEST 256
+
+/* State shared by the scanner and the parser of one file. */
+typedef struct plc_parse_ctx {
+  plc_arena *arena;
+  plc_diag *diag;
+  const plc_source *src;
+  plc_ast *file;   /* result */
+  int fatal;       /* stop: the scanner hit a limit; suppress follow-up errors */
+  int line, col;   /* scanner position (1-based) */
+  int last_tok;    /* previous token, for automatic ';' at line ends */
+  int pdepth;      /* () and [] depth: no automatic ';' inside them */
+  int nest;        /* (), [] and {} depth, against PLC_PARSE_MAX_NEST */
+} plc_parse_ctx;
+
+/* Parse src into a FILE node (NULL only when nothing could be parsed). */
+plc_ast *plc_parse_source(plc_arena *ar, plc_diag *d, const plc_source *src);
+
+/* Print the token stream of src for --emit=tokens, one token per line:
+ * "line:col KIND text". */
+void plc_parse_dump_tokens(FILE *out, plc_arena *ar, plc_diag *d, const plc_source *src);
+
+#endif

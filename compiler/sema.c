@@ -1,0 +1,705 @@
+/* sema.c - checking a program before lowering (see sema.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "sema.h"
+#include "parse.h"
+#include "schema.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Where an item appears decides what it may be. */
+typedef enum plc_ctx {
+  PLC_CTX_TOP, PLC_CTX_DECL, PLC_CTX_MODEL, PLC_CTX_FRAMEWORK, PLC_CTX_TEMPLATE,
+  PLC_CTX_SECTION, PLC_CTX_OP
+} plc_ctx;
+
+static void plc_sema_items(plc_sema *s, const plc_ast_list *items, plc_env *env, int kind,
+                           plc_ctx ctx);
+
+#define DIAG (s->prog->diag)
+
+static const char *plc_sema_item_desc(const plc_ast *it)
+{
+  switch (it->kind) {
+  case PLC_AST_IMPORT: return "'import'";
+  case PLC_AST_LET: return "'let'";
+  case PLC_AST_OPTION: return "'option'";
+  case PLC_AST_SET: return "a field assignment";
+  case PLC_AST_SECTION: return "a section";
+  case PLC_AST_DECL: return plc_decl_kind_name(it->op);
+  case PLC_AST_OP: return "'op'";
+  case PLC_AST_IF: return "'if'";
+  case PLC_AST_FOR: return "'for'";
+  case PLC_AST_ASSERT: return "'assert'";
+  case PLC_AST_REPORT: return "'report'";
+  default: return "this item";
+  }
+}
+
+/* Report a second definition of a name in one block. */
+static int plc_sema_unique(plc_sema *s, plc_env *env, const plc_ast *it)
+{
+  plc_binding *old = plc_env_find_local(env, it->name);
+  if (!old)
+    return 1;
+  plc_error(DIAG, &it->loc, "redefinition of '%s'", it->name);
+  if (old->def)
+    plc_note(DIAG, &old->def->loc, "previous definition of '%s' was here", it->name);
+  return 0;
+}
+
+/* ---- field types ------------------------------------------------------- */
+
+static int plc_sema_word_ok(const plc_ast *e, const char *const *allowed, const char **word)
+{
+  if (e->kind != PLC_AST_NAME && e->kind != PLC_AST_STR)
+    return 0;
+  *word = e->name;
+  if (!allowed)
+    return 1;
+  for (size_t i = 0; allowed[i]; i++)
+    if (!strcmp(allowed[i], e->name))
+      return 1;
+  return 0;
+}
+
+static void plc_sema_enum_error(plc_sema *s, const plc_ast *e, const plc_field *f)
+{
+  char list[256] = "";
+  for (size_t i = 0; f->enums[i]; i++) {
+    strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+    strncat(list, f->enums[i], sizeof list - strlen(list) - 1);
+  }
+  plc_error(DIAG, &e->loc, "'%s' must be one of: %s", f->name, list);
+}
+
+static void plc_sema_check_dims(plc_sema *s, const plc_ast *e, const plc_field *f)
+{
+  if (e->kind != PLC_AST_LIST) {
+    plc_error(DIAG, &e->loc, "'%s' must be a list of parallel dimensions", f->name);
+    return;
+  }
+  for (const plc_ast *x = e->list.head; x; x = x->next)
+    if (x->kind != PLC_AST_NAME || !plc_schema_is_dim(x->name))
+      plc_error(DIAG, &x->loc, "not a parallel dimension (expected one of %s)",
+                plc_schema_dims_list());
+}
+
+/* Does value v fit field f?  Unknown values fit anything of their type. */
+static int plc_sema_fits(const plc_value *v, const plc_field *f)
+{
+  if (v->tag == PLC_V_ANY || v->tag == PLC_V_ERR)
+    return 1;
+  switch (f->type) {
+  case PLC_FT_NUM: {
+    if (v->tag != PLC_V_NUM)
+      return 0;
+    plc_dim d;
+    memcpy(d.e, f->e, sizeof d.e);
+    return !v->dim_known || plc_dim_eq(v->dim, d);
+  }
+  case PLC_FT_BOOL: return v->tag == PLC_V_BOOL;
+  case PLC_FT_STR: return v->tag == PLC_V_STR;
+  case PLC_FT_REF: return v->tag == PLC_V_OBJ && v->obj->kind == f->ref;
+  case PLC_FT_NUMS:
+    if (v->tag != PLC_V_LIST)
+      return 0;
+    for (size_t i = 0; i < v->n; i++)
+      if (v->items[i]->tag != PLC_V_NUM && v->items[i]->tag != PLC_V_ANY)
+        return 0;
+    return 1;
+  case PLC_FT_OPS:
+    if (v->tag == PLC_V_OP)
+      return 1;
+    if (v->tag != PLC_V_LIST)
+      return 0;
+    for (size_t i = 0; i < v->n; i++)
+      if (v->items[i]->tag != PLC_V_OP && v->items[i]->tag != PLC_V_ANY)
+        return 0;
+    return 1;
+  default:
+    return 1;
+  }
+}
+
+static char *plc_sema_field_want(const plc_field *f)
+{
+  char *s = plc_xmalloc(96);
+  if (f->type == PLC_FT_NUM) {
+    plc_dim d;
+    memcpy(d.e, f->e, sizeof d.e);
+    char *ds = plc_dim_str(d);
+    if (plc_dim_is_none(d))
+      snprintf(s, 96, "a dimensionless number");
+    else
+      snprintf(s, 96, "a number in %s", ds);
+    free(ds);
+  } else if (f->type == PLC_FT_REF) {
+    snprintf(s, 96, "a %s", plc_decl_kind_name(f->ref));
+  } else {
+    static const char *const names[] = {"a number", "a boolean", "a string", "a name", "",
+                                        "a list of dimensions", "a list of numbers",
+                                        "an op or a list of ops", "a name"};
+    snprintf(s, 96, "%s", names[f->type]);
+  }
+  return s;
+}
+
+/* Check a field assignment against its schema entry. */
+static void plc_sema_field_value(plc_sema *s, const plc_ast *set, const plc_field *f,
+                                 plc_env *env)
+{
+  const char *word;
+  if (f->type == PLC_FT_ENUM) {
+    if (!plc_sema_word_ok(set->a, f->enums, &word))
+      plc_sema_enum_error(s, set->a, f);
+    return;
+  }
+  if (f->type == PLC_FT_WORD) {
+    if (!plc_sema_word_ok(set->a, NULL, &word))
+      plc_error(DIAG, &set->a->loc, "'%s' must be a name", f->name);
+    return;
+  }
+  if (f->type == PLC_FT_DIMS) {
+    plc_sema_check_dims(s, set->a, f);
+    return;
+  }
+  plc_binding *b = plc_env_find_local(env, set->name);
+  plc_value *v = b && b->def == set ? plc_eval_binding(&s->ev, b, &set->loc)
+                                    : plc_eval_expr(&s->ev, set->a, env);
+  if (plc_sema_fits(v, f))
+    return;
+  char *want = plc_sema_field_want(f), *got = plc_value_describe(v);
+  plc_error(DIAG, &set->a->loc, "field '%s' must be %s, not %s", f->name, want, got);
+  free(want);
+  free(got);
+}
+
+/* ---- declarations ------------------------------------------------------- */
+
+/* A framework option named like a train field: check the value's type
+ * against the option's default. */
+static int plc_sema_train_option(plc_sema *s, const plc_ast *set, plc_env *env)
+{
+  plc_binding *fw = plc_env_find_local(env, "framework");
+  if (!fw)
+    return 0;
+  plc_value *f = plc_eval_binding(&s->ev, fw, &set->loc);
+  if (f->tag != PLC_V_OBJ || f->obj->kind != PLC_DECL_FRAMEWORK)
+    return f->tag == PLC_V_ERR || f->tag == PLC_V_ANY;
+  plc_value *def = plc_eval_field(&s->ev, f->obj, set->name, &set->loc);
+  if (!def)
+    return 0;
+  plc_value *v = plc_eval_binding(&s->ev, plc_env_find_local(env, set->name), &set->loc);
+  int same = def->tag == v->tag || def->tag == PLC_V_ANY || v->tag == PLC_V_ANY ||
+             v->tag == PLC_V_ERR || def->tag == PLC_V_ERR;
+  if (same && def->tag == PLC_V_NUM && v->tag == PLC_V_NUM && def->dim_known && v->dim_known)
+    same = plc_dim_eq(def->dim, v->dim);
+  if (!same) {
+    char *want = plc_value_describe(def), *got = plc_value_describe(v);
+    plc_error(DIAG, &set->a->loc, "option '%s' of framework '%s' takes %s, not %s", set->name,
+              f->obj->name, want, got);
+    free(want);
+    free(got);
+  }
+  return 1;
+}
+
+static void plc_sema_unknown_field(plc_sema *s, const plc_ast *set, int kind)
+{
+  const char *cands[64];
+  size_t n = 0;
+  for (size_t i = 0; n < 64 && plc_schema_at(kind, i); i++)
+    cands[n++] = plc_schema_at(kind, i)->name;
+  const char *hint = plc_schema_suggest(set->name, cands, n);
+  if (hint)
+    plc_error(DIAG, &set->loc, "%s has no field '%s'; did you mean '%s'?",
+              kind == PLC_SCHEMA_OP ? "an op" : plc_decl_kind_name(kind), set->name, hint);
+  else
+    plc_error(DIAG, &set->loc, "%s has no field '%s'",
+              kind == PLC_SCHEMA_OP ? "an op" : plc_decl_kind_name(kind), set->name);
+}
+
+static void plc_sema_set(plc_sema *s, const plc_ast *set, plc_env *env, int kind)
+{
+  const plc_field *f = plc_schema_closed(kind) ? plc_schema_field(kind, set->name) : NULL;
+  if (f) {
+    plc_sema_field_value(s, set, f, env);
+    return;
+  }
+  if (plc_schema_closed(kind)) {
+    if (kind == PLC_DECL_TRAIN && plc_sema_train_option(s, set, env))
+      return;
+    plc_sema_unknown_field(s, set, kind);
+    return;
+  }
+  plc_binding *b = plc_env_find_local(env, set->name);
+  if (b)
+    plc_eval_binding(&s->ev, b, &set->loc);
+  else
+    plc_eval_expr(&s->ev, set->a, env);
+}
+
+/* Required fields must be given here or by the declaration it derives from. */
+static void plc_sema_required(plc_sema *s, const plc_ast *decl, plc_obj *o)
+{
+  for (size_t i = 0; plc_schema_at(decl->op, i); i++) {
+    const plc_field *f = plc_schema_at(decl->op, i);
+    int found = 0;
+    for (plc_obj *cur = o; cur && !found; cur = cur->base)
+      found = plc_env_find_local(cur->env, f->name) != NULL;
+    if (f->required && !found && !o->abstract)
+      plc_error(DIAG, &decl->loc, "%s '%s' needs a field '%s' (%s)",
+                plc_decl_kind_name(decl->op), decl->name, f->name, f->doc);
+  }
+}
+
+/* An instance to check a declaration with: parameters without defaults
+ * are unknown, so the body is checked once for every possible argument. */
+static plc_obj *plc_sema_instance(plc_sema *s, const plc_ast *decl, plc_env *env)
+{
+  plc_env *params = plc_env_new(&s->ev, env);
+  for (const plc_ast *p = decl->params.head; p; p = p->next) {
+    if (plc_env_find_local(params, p->name))
+      plc_error(DIAG, &p->loc, "parameter '%s' given twice", p->name);
+    if (p->a)
+      plc_env_define(&s->ev, params, p->name, p, params);
+    else
+      plc_env_bind(&s->ev, params, p->name, plc_value_any(&s->ev));
+  }
+  plc_value *v = plc_eval_instance(&s->ev, decl, params, NULL, params, &decl->loc);
+  if (v->tag != PLC_V_OBJ)
+    return NULL;
+  v->obj->abstract = v->obj->abstract || decl->params.count > 0;
+  return v->obj;
+}
+
+static plc_ctx plc_sema_body_ctx(int kind)
+{
+  switch (kind) {
+  case PLC_DECL_MODEL: return PLC_CTX_MODEL;
+  case PLC_DECL_FRAMEWORK: return PLC_CTX_FRAMEWORK;
+  case PLC_DECL_TEMPLATE: return PLC_CTX_TEMPLATE;
+  default: return PLC_CTX_DECL;
+  }
+}
+
+static void plc_sema_template_context(plc_sema *s, plc_env *env);
+
+static void plc_sema_decl(plc_sema *s, const plc_ast *decl, plc_env *env)
+{
+  if (decl->op == PLC_DECL_TEMPLATE) {
+    plc_env *tenv = plc_env_new(&s->ev, env);
+    plc_sema_template_context(s, tenv);
+    env = tenv;
+  }
+  plc_obj *o = plc_sema_instance(s, decl, env);
+  if (!o)
+    return;
+  plc_sema_items(s, &decl->list, o->env, decl->op, plc_sema_body_ctx(decl->op));
+  if (plc_schema_closed(decl->op))
+    plc_sema_required(s, decl, o);
+  if (decl->op == PLC_DECL_CLUSTER) {
+    int tiers = 0;
+    for (const plc_ast *it = decl->list.head; it; it = it->next)
+      tiers += it->kind == PLC_AST_DECL && it->op == PLC_DECL_TIER;
+    if (!tiers && !decl->a)
+      plc_error(DIAG, &decl->loc, "cluster '%s' has no tiers", decl->name);
+  }
+}
+
+/* ---- templates and ops --------------------------------------------------- */
+
+static plc_value *plc_sema_abstract_obj(plc_sema *s, int kind)
+{
+  plc_value *v = plc_value_new(&s->ev, PLC_V_OBJ);
+  v->obj = plc_arena_alloc(s->ev.arena, sizeof *v->obj);
+  v->obj->kind = kind;
+  v->obj->abstract = 1;
+  v->obj->env = plc_env_new(&s->ev, NULL);
+  v->obj->name = kind == PLC_DECL_TRAIN ? "run" : kind == PLC_DECL_MODEL ? "model"
+                 : kind == PLC_DECL_DEVICE ? "device" : "layer";
+  return v;
+}
+
+/* Names a template body sees besides its own: model, run, layer, prev, device. */
+static void plc_sema_template_context(plc_sema *s, plc_env *env)
+{
+  plc_env_bind(&s->ev, env, "model", plc_sema_abstract_obj(s, PLC_DECL_MODEL));
+  plc_value *run = plc_sema_abstract_obj(s, PLC_DECL_TRAIN);
+  for (size_t i = 0; i < s->noptions; i++)
+    plc_env_bind(&s->ev, run->obj->env, s->options[i], plc_value_any(&s->ev));
+  run->obj->abstract = 0; /* unknown fields of run are errors... */
+  plc_env_bind(&s->ev, env, "run", run);
+  plc_env_bind(&s->ev, env, "layer", plc_sema_abstract_obj(s, PLC_SCHEMA_LAYER));
+  plc_env_bind(&s->ev, env, "device", plc_sema_abstract_obj(s, PLC_DECL_DEVICE));
+  plc_value *prev = plc_value_new(&s->ev, PLC_V_OP);
+  prev->prev = 1;
+  prev->s = "prev";
+  plc_env_bind(&s->ev, env, "prev", prev);
+}
+
+static void plc_sema_op(plc_sema *s, const plc_ast *op, plc_env *env)
+{
+  if (!plc_schema_is_opkind(op->opkind)) {
+    plc_error(DIAG, &op->loc, "unknown op kind '%s' (expected one of %s)", op->opkind,
+              plc_schema_opkinds_list());
+    return;
+  }
+  int compute = !strcmp(op->opkind, "compute");
+  if (compute && op->b)
+    plc_error(DIAG, &op->b->loc, "a compute op runs on no parallel group");
+  else if (!compute && !op->b)
+    plc_error(DIAG, &op->loc, "collective '%s' needs a parallel group, as in %s(tp)", op->name,
+              op->opkind);
+  else if (op->b && (op->b->kind != PLC_AST_NAME || !plc_schema_is_dim(op->b->name)))
+    plc_error(DIAG, &op->b->loc, "not a parallel dimension (expected one of %s)",
+              plc_schema_dims_list());
+  if (op->a) {
+    plc_value *i = plc_eval_expr(&s->ev, op->a, env);
+    if (i->tag != PLC_V_NUM && i->tag != PLC_V_ANY && i->tag != PLC_V_ERR)
+      plc_error(DIAG, &op->a->loc, "an op index must be a number");
+  }
+  plc_env *oenv = plc_env_new(&s->ev, env);
+  plc_sema_items(s, &op->list, oenv, PLC_SCHEMA_OP, PLC_CTX_OP);
+}
+
+/* Collect the ops of a template (in every phase and branch) so `after`
+ * can name any of them, wherever they are written. */
+static void plc_sema_collect_ops(plc_sema *s, const plc_ast_list *items, plc_env *env)
+{
+  for (const plc_ast *it = items->head; it; it = it->next) {
+    if (it->kind == PLC_AST_OP && !plc_env_find_local(env, it->name))
+      plc_env_define(&s->ev, env, it->name, it, env);
+    else if (it->kind == PLC_AST_SECTION || it->kind == PLC_AST_FOR ||
+             it->kind == PLC_AST_IF)
+      plc_sema_collect_ops(s, &it->list, env);
+    if (it->kind == PLC_AST_IF)
+      for (const plc_ast *e = it->b; e; e = e->kind == PLC_AST_IF ? e->b : NULL)
+        plc_sema_collect_ops(s, &e->list, env);
+  }
+}
+
+static void plc_sema_cond(plc_sema *s, const plc_ast *it, plc_env *env, int kind, plc_ctx ctx)
+{
+  plc_value *c = plc_eval_expr(&s->ev, it->a, env);
+  if (c->tag != PLC_V_BOOL && c->tag != PLC_V_ANY && c->tag != PLC_V_ERR) {
+    char *d = plc_value_describe(c);
+    plc_error(DIAG, &it->a->loc, "the condition of 'if' must be a boolean, not %s", d);
+    free(d);
+  }
+  plc_sema_items(s, &it->list, plc_env_new(&s->ev, env), kind, ctx);
+  if (it->b && it->b->kind == PLC_AST_IF)
+    plc_sema_cond(s, it->b, env, kind, ctx);
+  else if (it->b)
+    plc_sema_items(s, &it->b->list, plc_env_new(&s->ev, env), kind, ctx);
+}
+
+static void plc_sema_for(plc_sema *s, const plc_ast *it, plc_env *env, int kind, plc_ctx ctx)
+{
+  const plc_ast *bounds[2] = {it->a, it->b};
+  for (int i = 0; i < 2; i++) {
+    plc_value *v = plc_eval_expr(&s->ev, bounds[i], env);
+    if (v->tag == PLC_V_ANY || v->tag == PLC_V_ERR)
+      continue;
+    if (v->tag != PLC_V_NUM || (v->dim_known && !plc_dim_is_none(v->dim)))
+      plc_error(DIAG, &bounds[i]->loc, "the bounds of 'for' must be dimensionless numbers");
+  }
+  plc_env *body = plc_env_new(&s->ev, env);
+  int none[PLC_NDIM] = {0};
+  plc_env_bind(&s->ev, body, it->name, plc_value_unknown_num(&s->ev, none));
+  plc_sema_items(s, &it->list, body, kind, ctx);
+}
+
+static void plc_sema_section(plc_sema *s, const plc_ast *it, plc_env *env, int kind,
+                             plc_ctx ctx)
+{
+  static const char *const phases[] = {"forward", "backward", "recompute", NULL};
+  const char *word;
+  if (ctx == PLC_CTX_TEMPLATE) {
+    if (!plc_sema_word_ok(&(plc_ast){.kind = PLC_AST_NAME, .name = it->name}, phases, &word))
+      plc_error(DIAG, &it->loc, "unknown section '%s' in a template (expected forward, "
+                "backward or recompute)", it->name);
+    plc_sema_items(s, &it->list, env, kind, PLC_CTX_TEMPLATE);
+    return;
+  }
+  int model_layers = ctx == PLC_CTX_MODEL && !strcmp(it->name, "layers");
+  int train_links = kind == PLC_DECL_TRAIN && !strcmp(it->name, "links");
+  if (!model_layers && !train_links) {
+    plc_error(DIAG, &it->loc, "unknown section '%s' here (sections are 'layers' in a model, "
+              "'links' in a train, and phases in a template)", it->name);
+    return;
+  }
+  plc_binding *b = plc_env_find_local(env, it->name);
+  plc_value *sv = b ? plc_eval_binding(&s->ev, b, &it->loc) : NULL;
+  plc_env *senv = sv && sv->tag == PLC_V_OBJ ? sv->obj->env : plc_env_new(&s->ev, env);
+  plc_field f = {it->name, PLC_FT_NUM, {0, 0, 0}, 0, NULL, 0, ""};
+  if (train_links) {
+    f.type = PLC_FT_REF;
+    f.ref = PLC_DECL_LINK;
+  }
+  for (const plc_ast *x = it->list.head; x; x = x->next) {
+    if (x->kind != PLC_AST_SET) {
+      plc_error(DIAG, &x->loc, "only 'NAME = value' entries belong in section '%s'", it->name);
+      continue;
+    }
+    if (train_links && !plc_schema_is_dim(x->name))
+      plc_error(DIAG, &x->loc, "'%s' is not a parallel dimension (expected one of %s)",
+                x->name, plc_schema_dims_list());
+    f.name = x->name;
+    plc_sema_field_value(s, x, &f, senv);
+  }
+}
+
+/* May an item of this kind appear in this context? */
+static int plc_sema_allowed(const plc_ast *it, plc_ctx ctx, int kind)
+{
+  switch (it->kind) {
+  case PLC_AST_IMPORT: case PLC_AST_ASSERT: case PLC_AST_REPORT:
+    return ctx == PLC_CTX_TOP;
+  case PLC_AST_LET: return ctx != PLC_CTX_OP && ctx != PLC_CTX_SECTION;
+  case PLC_AST_SET: return ctx != PLC_CTX_TOP && ctx != PLC_CTX_TEMPLATE &&
+                           ctx != PLC_CTX_FRAMEWORK;
+  case PLC_AST_OPTION: return ctx == PLC_CTX_FRAMEWORK;
+  case PLC_AST_SECTION: return ctx == PLC_CTX_MODEL || ctx == PLC_CTX_TEMPLATE ||
+                               (ctx == PLC_CTX_DECL && kind == PLC_DECL_TRAIN);
+  case PLC_AST_OP: case PLC_AST_IF: case PLC_AST_FOR: return ctx == PLC_CTX_TEMPLATE;
+  case PLC_AST_DECL:
+    if (it->op == PLC_DECL_TIER)
+      return ctx == PLC_CTX_DECL && kind == PLC_DECL_CLUSTER;
+    if (it->op == PLC_DECL_TEMPLATE)
+      return ctx == PLC_CTX_TOP || ctx == PLC_CTX_FRAMEWORK;
+    return ctx == PLC_CTX_TOP;
+  default: return 0;
+  }
+}
+
+static void plc_sema_item(plc_sema *s, const plc_ast *it, plc_env *env, int kind, plc_ctx ctx)
+{
+  switch (it->kind) {
+  case PLC_AST_LET:
+    if (!it->params.head) {
+      plc_binding *b = plc_env_find_local(env, it->name);
+      if (b && b->def == it)
+        plc_eval_binding(&s->ev, b, &it->loc);
+    } else { /* a function: check its body once with unknown arguments */
+      plc_env *fenv = plc_env_new(&s->ev, env);
+      for (const plc_ast *p = it->params.head; p; p = p->next)
+        plc_env_bind(&s->ev, fenv, p->name, plc_value_any(&s->ev));
+      plc_eval_expr(&s->ev, it->a, fenv);
+    }
+    break;
+  case PLC_AST_OPTION: case PLC_AST_SET:
+    plc_sema_set(s, it, env, it->kind == PLC_AST_OPTION ? -1 : kind);
+    break;
+  case PLC_AST_SECTION: plc_sema_section(s, it, env, kind, ctx); break;
+  case PLC_AST_DECL: plc_sema_decl(s, it, env); break;
+  case PLC_AST_OP: plc_sema_op(s, it, env); break;
+  case PLC_AST_IF: plc_sema_cond(s, it, env, kind, ctx); break;
+  case PLC_AST_FOR: plc_sema_for(s, it, env, kind, ctx); break;
+  default: break;
+  }
+}
+
+static void plc_sema_items(plc_sema *s, const plc_ast_list *items, plc_env *env, int kind,
+                           plc_ctx ctx)
+{
+  if (ctx == PLC_CTX_TEMPLATE && kind == PLC_DECL_TEMPLATE)
+    plc_sema_collect_ops(s, items, env);
+  plc_env *seen = plc_env_new(&s->ev, NULL); /* names defined in this block */
+  for (const plc_ast *it = items->head; it; it = it->next) {
+    if (!plc_sema_allowed(it, ctx, kind)) {
+      plc_error(DIAG, &it->loc, "%s is not allowed %s", plc_sema_item_desc(it),
+                ctx == PLC_CTX_TOP ? "at top level" : "here");
+      continue;
+    }
+    if (it->name && it->kind != PLC_AST_IMPORT && ctx != PLC_CTX_TOP) {
+      if (!plc_sema_unique(s, seen, it))
+        continue;
+      plc_env_define(&s->ev, seen, it->name, it, NULL);
+    }
+    if (ctx != PLC_CTX_TOP && (it->kind == PLC_AST_LET || it->kind == PLC_AST_DECL) &&
+        !plc_env_find_local(env, it->name))
+      plc_env_define(&s->ev, env, it->name, it, env);
+    plc_sema_item(s, it, env, kind, ctx);
+  }
+}
+
+/* ---- top level ------------------------------------------------------------ */
+
+static void plc_sema_globals(plc_sema *s)
+{
+  plc_env *g = s->ev.global;
+  for (size_t f = 0; f < s->prog->nfiles; f++)
+    for (const plc_ast *it = s->prog->files[f]->list.head; it; it = it->next) {
+      if (it->kind != PLC_AST_LET && it->kind != PLC_AST_DECL)
+        continue;
+      if (!plc_sema_unique(s, g, it))
+        continue;
+      plc_env_define(&s->ev, g, it->name, it, g);
+    }
+}
+
+/* Every framework option name, so templates may read run.NAME. */
+static void plc_sema_options(plc_sema *s)
+{
+  for (size_t f = 0; f < s->prog->nfiles; f++)
+    for (const plc_ast *it = s->prog->files[f]->list.head; it; it = it->next) {
+      if (it->kind != PLC_AST_DECL || it->op != PLC_DECL_FRAMEWORK)
+        continue;
+      for (const plc_ast *o = it->list.head; o; o = o->next)
+        if (o->kind == PLC_AST_OPTION) {
+          s->options = plc_xrealloc(s->options, (s->noptions + 1) * sizeof *s->options);
+          s->options[s->noptions++] = o->name;
+        }
+    }
+}
+
+static void plc_sema_assert(plc_sema *s, const plc_ast *it)
+{
+  plc_value *v = plc_eval_expr(&s->ev, it->a, s->ev.global);
+  if (v->tag == PLC_V_ERR || v->tag == PLC_V_ANY)
+    return;
+  if (v->tag != PLC_V_BOOL) {
+    char *d = plc_value_describe(v);
+    plc_error(DIAG, &it->a->loc, "an assertion must be a boolean, not %s", d);
+    free(d);
+  } else if (v->known && !v->b) { /* constant: decidable now */
+    plc_error(DIAG, &it->loc, "assertion failed%s%s", it->b ? ": " : "",
+              it->b ? it->b->name : "");
+  }
+}
+
+static void plc_sema_report(plc_sema *s, const plc_ast *it)
+{
+  for (const plc_ast *n = it->list.head; n; n = n->next) {
+    plc_value *v = plc_eval_expr(&s->ev, n, s->ev.global);
+    if (v->tag != PLC_V_ERR && (v->tag != PLC_V_OBJ || v->obj->kind != PLC_DECL_TRAIN))
+      plc_error(DIAG, &n->loc, "'%s' is not a train", n->name);
+  }
+}
+
+static void plc_sema_top(plc_sema *s, const plc_ast *file)
+{
+  plc_sema_items(s, &file->list, s->ev.global, -1, PLC_CTX_TOP);
+  for (const plc_ast *it = file->list.head; it; it = it->next) {
+    if (it->kind == PLC_AST_ASSERT)
+      plc_sema_assert(s, it);
+    else if (it->kind == PLC_AST_REPORT)
+      plc_sema_report(s, it);
+  }
+}
+
+/* ---- -D overrides -------------------------------------------------------- */
+
+/* Parse the expression of a -D argument as its own little source file. */
+static plc_ast *plc_sema_define_expr(plc_sema *s, const char *name, const char *expr)
+{
+  size_t n = strlen(expr) + 32;
+  char *text = plc_xmalloc(n), path[300];
+  snprintf(text, n, "let value = %s\n", expr);
+  snprintf(path, sizeof path, "<-D %.280s>", name);
+  plc_source *src = plc_source_new(path, NULL, text, strlen(text));
+  free(text);
+  s->prog->sources = plc_xrealloc(s->prog->sources,
+                                  (s->prog->nsources + 1) * sizeof *s->prog->sources);
+  s->prog->sources[s->prog->nsources++] = src;
+  int before = DIAG->errors;
+  plc_ast *file = plc_parse_source(s->prog->arena, DIAG, src);
+  plc_ast *let = file->list.head;
+  if (DIAG->errors > before || !let || let->kind != PLC_AST_LET || let->next)
+    return NULL;
+  return let->a;
+}
+
+/* -D NAME=EXPR on a top-level let: the new value must have the old type. */
+static void plc_sema_override_let(plc_sema *s, plc_binding *b, const plc_ast *expr,
+                                  const char *name)
+{
+  plc_ast *let = (plc_ast *)b->def;
+  plc_value *old = plc_eval_expr(&s->ev, let->a, s->ev.global);
+  plc_value *nv = plc_eval_expr(&s->ev, expr, s->ev.global);
+  int same = old->tag == nv->tag || old->tag == PLC_V_ERR || nv->tag == PLC_V_ERR;
+  if (same && old->tag == PLC_V_NUM && old->dim_known && nv->dim_known)
+    same = plc_dim_eq(old->dim, nv->dim);
+  if (!same) {
+    char *a = plc_value_describe(old), *d = plc_value_describe(nv);
+    plc_error(DIAG, &expr->loc, "-D %s: '%s' is %s, not %s", name, name, a, d);
+    free(a);
+    free(d);
+    return;
+  }
+  let->a = (plc_ast *)expr;
+}
+
+/* -D DECL.FIELD=EXPR: replace or add the field; the declaration's normal
+ * check then validates it against the schema. */
+static void plc_sema_override_field(plc_sema *s, plc_binding *b, const char *field,
+                                    const plc_ast *expr, const char *name)
+{
+  plc_ast *decl = (plc_ast *)b->def;
+  if (decl->kind != PLC_AST_DECL) {
+    plc_error(DIAG, NULL, "-D %s: '%s' is not a declaration", name, b->name);
+    return;
+  }
+  for (plc_ast *it = decl->list.head; it; it = it->next)
+    if (it->kind == PLC_AST_SET && !strcmp(it->name, field)) {
+      it->a = (plc_ast *)expr;
+      return;
+    }
+  plc_ast *set = plc_ast_new(s->prog->arena, PLC_AST_SET, &expr->loc);
+  set->name = plc_arena_strdup(s->prog->arena, field);
+  set->a = (plc_ast *)expr;
+  plc_ast_list_push(&decl->list, set);
+}
+
+static void plc_sema_override(plc_sema *s, const char *def)
+{
+  const char *eq = strchr(def, '=');
+  if (!eq || eq == def) {
+    plc_error(DIAG, NULL, "-D %s: expected NAME=EXPR", def);
+    return;
+  }
+  char *name = plc_arena_strndup(s->prog->arena, def, (size_t)(eq - def));
+  char *dot = strchr(name, '.');
+  if (dot)
+    *dot = '\0';
+  plc_binding *b = plc_env_find_local(s->ev.global, name);
+  if (dot)
+    *dot = '.';
+  if (!b) {
+    plc_error(DIAG, NULL, "-D %s: no top-level definition named '%.*s'", name,
+              dot ? (int)(dot - name) : (int)strlen(name), name);
+    return;
+  }
+  const plc_ast *expr = plc_sema_define_expr(s, name, eq + 1);
+  if (!expr)
+    return;
+  if (dot)
+    plc_sema_override_field(s, b, dot + 1, expr, name);
+  else if (b->def->kind == PLC_AST_LET && !b->def->params.head)
+    plc_sema_override_let(s, b, expr, name);
+  else
+    plc_error(DIAG, NULL, "-D %s: '%s' is not a constant; name a field, as in %s.FIELD=...",
+              name, name, name);
+}
+
+void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, size_t ndefines)
+{
+  memset(s, 0, sizeof *s);
+  s->prog = prog;
+  plc_eval_init(&s->ev, prog->arena, prog->diag);
+  s->ev.abstract = 1;
+  plc_sema_globals(s);
+  plc_sema_options(s);
+  for (size_t i = 0; i < ndefines; i++)
+    plc_sema_override(s, defines[i]);
+  for (size_t f = 0; f < prog->nfiles; f++)
+    plc_sema_top(s, prog->files[f]);
+  free(s->options);
+  s->options = NULL;
+}

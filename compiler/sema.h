@@ -1,0 +1,26 @@
+/* sema.h - name resolution and dimension checking of a loaded program.
+ *
+ * Everything that can be checked before lowering is checked here: unknown
+ * names, duplicate definitions, items in the wrong place, unknown fields,
+ * fields of the wrong type or dimension, arithmetic that mixes dimensions,
+ * and constant expressions that fail (division by zero, huge values).
+ * Template bodies are checked abstractly: `run`, `model`, `layer` are
+ * unknown values whose fields have the types the schema gives them. */
+#ifndef PLC_SEMA_H
+#define PLC_SEMA_H
+
+#include "eval.h"
+#include "load.h"
+
+typedef struct plc_sema {
+  plc_program *prog;
+  plc_eval ev;
+  const char **options; /* every framework option name, for run.NAME */
+  size_t noptions;
+} plc_sema;
+
+/* Check the whole program after applying the -D NAME=EXPR overrides (NAME
+ * is a top-level let or DECL.FIELD); diagnostics go to prog->diag. */
+void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, size_t ndefines);
+
+#endif

@@ -1,0 +1,94 @@
+/* arena.c - bump allocator in chunks, plus a list of rationals to clear. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "arena.h"
+#include "xalloc.h"
+
+#include <stdalign.h>
+#include <stdint.h>
+#include <string.h>
+
+#define PLC_ARENA_CHUNK 65536
+
+typedef struct plc_chunk {
+  struct plc_chunk *next;
+  size_t used, size;
+  alignas(max_align_t) unsigned char data[];
+} plc_chunk;
+
+typedef struct plc_mpq_node {
+  struct plc_mpq_node *next;
+  mpq_t q;
+} plc_mpq_node;
+
+struct plc_arena {
+  plc_chunk *chunks;
+  plc_mpq_node *rationals;
+  size_t bytes;
+};
+
+plc_arena *plc_arena_new(void) { return plc_xcalloc(1, sizeof(plc_arena)); }
+
+void plc_arena_free(plc_arena *a)
+{
+  if (!a)
+    return;
+  for (plc_mpq_node *m = a->rationals; m; m = m->next)
+    mpq_clear(m->q);
+  for (plc_chunk *c = a->chunks, *next; c; c = next) {
+    next = c->next;
+    free(c);
+  }
+  free(a);
+}
+
+static plc_chunk *plc_arena_grow(plc_arena *a, size_t n)
+{
+  size_t size = n > PLC_ARENA_CHUNK ? n : PLC_ARENA_CHUNK;
+  plc_chunk *c = plc_xmalloc(sizeof(plc_chunk) + size);
+  c->used = 0;
+  c->size = size;
+  c->next = a->chunks;
+  a->chunks = c;
+  return c;
+}
+
+void *plc_arena_alloc(plc_arena *a, size_t n)
+{
+  const size_t align = alignof(max_align_t);
+  n = (n + align - 1) / align * align;
+  plc_chunk *c = a->chunks;
+  if (!c || c->size - c->used < n)
+    c = plc_arena_grow(a, n);
+  void *p = c->data + c->used;
+  c->used += n;
+  a->bytes += n;
+  memset(p, 0, n);
+  return p;
+}
+
+char *plc_arena_strndup(plc_arena *a, const char *s, size_t n)
+{
+  char *d = plc_arena_alloc(a, n + 1);
+  memcpy(d, s, n);
+  d[n] = '\0';
+  return d;
+}
+
+char *plc_arena_strdup(plc_arena *a, const char *s)
+{
+  return plc_arena_strndup(a, s, strlen(s));
+}
+
+mpq_ptr plc_arena_mpq(plc_arena *a)
+{
+  plc_mpq_node *m = plc_arena_alloc(a, sizeof *m);
+  mpq_init(m->q);
+  m->next = a->rationals;
+  a->rationals = m;
+  return m->q;
+}
+
+size_t plc_arena_bytes(const plc_arena *a) { return a->bytes; }

@@ -1,0 +1,170 @@
+/* diag.c - printing diagnostics with the offending source line and a caret. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "diag.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Lines longer than this are shown as a window around the caret. */
+#define PLC_DIAG_WIDTH 120
+
+void plc_diag_init(plc_diag *d, FILE *out)
+{
+  memset(d, 0, sizeof *d);
+  d->out = out;
+  d->max_errors = 50;
+}
+
+int plc_loc_advance(int col, unsigned char c)
+{
+  if (c == '\t')
+    return ((col - 1) / 8 + 1) * 8 + 1;
+  if ((c & 0xC0) == 0x80) /* UTF-8 continuation byte: same code point */
+    return col;
+  return col + 1;
+}
+
+/* Find the start of 1-based line `line` in s, or NULL. */
+static const char *plc_diag_line_start(const plc_source *s, int line)
+{
+  const char *p = s->text, *end = s->text + s->len;
+  for (int l = 1; l < line; l++) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl)
+      return NULL;
+    p = nl + 1;
+  }
+  return p;
+}
+
+/* Expand one source line to display cells: tabs become spaces, control and
+ * invalid bytes become '?', so the caret line lines up with the columns. */
+static char *plc_diag_expand(const char *p, const char *end, int *ncols)
+{
+  size_t cap = 64, n = 0;
+  char *buf = plc_xmalloc(cap);
+  int col = 1;
+  for (; p < end && *p != '\n'; p++) {
+    unsigned char c = (unsigned char)*p;
+    int next = plc_loc_advance(col, c);
+    if (n + 16 >= cap)
+      buf = plc_xrealloc(buf, cap *= 2);
+    if (c == '\t')
+      for (; col < next; col++)
+        buf[n++] = ' ';
+    else if (c < 0x20 || c == 0x7f || c >= 0xf8 || (c >= 0x80 && c < 0xc0 && next != col))
+      buf[n++] = '?';
+    else
+      buf[n++] = (char)c;
+    col = next;
+  }
+  buf[n] = '\0';
+  *ncols = col - 1;
+  return buf;
+}
+
+/* Byte offset in an expanded line of display column col (1-based). */
+static size_t plc_diag_offset(const char *line, int col)
+{
+  size_t i = 0;
+  for (int c = 1; line[i] && c < col; i++)
+    if (((unsigned char)line[i] & 0xC0) != 0x80)
+      c++;
+  while (line[i] && ((unsigned char)line[i] & 0xC0) == 0x80)
+    i++;
+  return i;
+}
+
+static void plc_diag_echo(plc_diag *d, const plc_loc *loc)
+{
+  const plc_source *s = loc->src;
+  const char *p = plc_diag_line_start(s, loc->first_line);
+  if (!p)
+    return;
+  int ncols;
+  char *line = plc_diag_expand(p, s->text + s->len, &ncols);
+  int first = loc->first_column, last = loc->last_column;
+  if (loc->last_line != loc->first_line || last > ncols + 1)
+    last = ncols + 1;
+  if (last <= first)
+    last = first + 1;
+  int from = 1; /* first display column shown */
+  if (ncols > PLC_DIAG_WIDTH && first > PLC_DIAG_WIDTH / 2)
+    from = first - PLC_DIAG_WIDTH / 2;
+  int to = from + PLC_DIAG_WIDTH; /* exclusive */
+  size_t a = plc_diag_offset(line, from), b = plc_diag_offset(line, to);
+  fprintf(d->out, " %s%.*s%s\n", from > 1 ? "..." : "", (int)(b - a), line + a,
+          line[b] ? "..." : "");
+  if (last > to)
+    last = to;
+  fprintf(d->out, " %*s^", (first - from) + (from > 1 ? 3 : 0), "");
+  for (int c = first + 1; c < last; c++)
+    fputc('~', d->out);
+  fputc('\n', d->out);
+  free(line);
+}
+
+static const char *const plc_diag_names[] = {"error", "warning", "note"};
+
+void plc_diag_vreport(plc_diag *d, plc_diag_level level, const plc_loc *loc,
+                      const char *fmt, va_list ap)
+{
+  if (level == PLC_DIAG_WARNING && d->no_warnings)
+    return;
+  if (level == PLC_DIAG_WARNING && d->werror)
+    level = PLC_DIAG_ERROR;
+  if (level == PLC_DIAG_ERROR && d->max_errors && d->errors >= d->max_errors) {
+    if (!d->truncated)
+      fprintf(d->out, "plc: error: too many errors, stopping after %d\n", d->max_errors);
+    d->truncated = 1;
+    d->errors++;
+    return;
+  }
+  if (level == PLC_DIAG_ERROR)
+    d->errors++;
+  else if (level == PLC_DIAG_WARNING)
+    d->warnings++;
+  if (loc && loc->src)
+    fprintf(d->out, "%s:%d:%d: %s: ", loc->src->path, loc->first_line, loc->first_column,
+            plc_diag_names[level]);
+  else
+    fprintf(d->out, "plc: %s: ", plc_diag_names[level]);
+  vfprintf(d->out, fmt, ap);
+  fputc('\n', d->out);
+  if (loc && loc->src && loc->first_line > 0)
+    plc_diag_echo(d, loc);
+}
+
+void plc_diag_report(plc_diag *d, plc_diag_level level, const plc_loc *loc, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  plc_diag_vreport(d, level, loc, fmt, ap);
+  va_end(ap);
+}
+
+plc_source *plc_source_new(const char *path, const char *realpath, const char *text, size_t len)
+{
+  plc_source *s = plc_xcalloc(1, sizeof *s);
+  s->path = plc_xstrdup(path);
+  s->realpath = realpath ? plc_xstrdup(realpath) : NULL;
+  s->text = plc_xmalloc(len + 1);
+  memcpy(s->text, text, len);
+  s->text[len] = '\0';
+  s->len = len;
+  return s;
+}
+
+void plc_source_free(plc_source *s)
+{
+  if (!s)
+    return;
+  free(s->path);
+  free(s->realpath);
+  free(s->text);
+  free(s);
+}

@@ -1,0 +1,161 @@
+/* quantity.h - exact physical quantities: a GMP rational and a dimension.
+ *
+ * A dimension is a vector of small integer exponents over the base units
+ * bytes (B), seconds (s) and floating-point operations (FLOP).  Everything on
+ * the path from a literal in a plan to a printed figure is a plc_quantity;
+ * no floating point is ever involved.  Rounding happens once, in the
+ * formatters, by exact integer arithmetic.
+ *
+ * Ownership: a plc_quantity owns its mpq_t; callers plc_q_init before use and
+ * plc_q_clear after; functions write into a caller-owned result and never
+ * consume or alias-free their inputs (results may alias inputs).
+ */
+#ifndef PLC_QUANTITY_H
+#define PLC_QUANTITY_H
+
+#include <stddef.h>
+#include <gmp.h>
+
+enum { PLC_DIM_BYTE, PLC_DIM_SEC, PLC_DIM_FLOP, PLC_NDIM };
+
+/* Largest absolute value of one dimension exponent (B^64 is already absurd). */
+#define PLC_DIM_MAX_EXP 64
+
+typedef struct plc_dim {
+  int e[PLC_NDIM];
+} plc_dim;
+
+typedef struct plc_quantity {
+  mpq_t v;
+  plc_dim dim;
+} plc_quantity;
+
+/* Status codes of the operations that can fail. */
+typedef enum plc_q_status {
+  PLC_Q_OK = 0,
+  PLC_Q_DIM_MISMATCH, /* add/sub/compare of different dimensions */
+  PLC_Q_DIV_ZERO,     /* division by an exact zero */
+  PLC_Q_TOO_LARGE,    /* result would exceed PLC_Q_MAX_BITS or an exponent bound */
+  PLC_Q_BAD_POWER,    /* exponent not a dimensionless integer, or 0^negative */
+  PLC_Q_SYNTAX        /* literal text not a number */
+} plc_q_status;
+
+/* Bounds that keep GMP from allocating without limit on hostile input. */
+#define PLC_Q_MAX_BITS 65536     /* numerator or denominator size */
+#define PLC_Q_MAX_DIGITS 4096    /* digits in a literal */
+#define PLC_Q_MAX_EXP10 1000     /* |e| in a literal like 1e1000 */
+#define PLC_Q_MAX_POW 4096       /* |n| in x^n */
+
+const char *plc_q_status_str(plc_q_status s);
+
+/* Dimensions. */
+plc_dim plc_dim_none(void);
+plc_dim plc_dim_base(int which); /* PLC_DIM_BYTE etc. with exponent 1 */
+int plc_dim_eq(plc_dim a, plc_dim b);
+int plc_dim_is_none(plc_dim a);
+/* a*b and a/b: return PLC_Q_TOO_LARGE when an exponent leaves the bound. */
+plc_q_status plc_dim_mul(plc_dim *r, plc_dim a, plc_dim b);
+plc_q_status plc_dim_div(plc_dim *r, plc_dim a, plc_dim b);
+plc_q_status plc_dim_pow(plc_dim *r, plc_dim a, long n);
+/* Human name of a dimension in base units: "B", "B/s", "FLOP/s", "B^2", "1". */
+char *plc_dim_str(plc_dim d); /* malloc'd */
+
+/* Life cycle. */
+void plc_q_init(plc_quantity *q);
+void plc_q_clear(plc_quantity *q);
+void plc_q_set(plc_quantity *r, const plc_quantity *a);
+void plc_q_set_si(plc_quantity *r, long n, plc_dim d);
+/* num/den, canonicalized; den == 0 is a programming error and aborts. */
+void plc_q_set_frac(plc_quantity *r, long num, long den, plc_dim d);
+
+/* Arithmetic.  Results are canonical (2/4 is stored as 1/2) and
+ * size-checked against PLC_Q_MAX_BITS.  On any status other than PLC_Q_OK
+ * the result *r is left unchanged.  add, sub and cmp need equal dimensions
+ * (PLC_Q_DIM_MISMATCH otherwise); mul and div combine them. */
+plc_q_status plc_q_add(plc_quantity *r, const plc_quantity *a, const plc_quantity *b);
+plc_q_status plc_q_sub(plc_quantity *r, const plc_quantity *a, const plc_quantity *b);
+plc_q_status plc_q_mul(plc_quantity *r, const plc_quantity *a, const plc_quantity *b);
+plc_q_status plc_q_div(plc_quantity *r, const plc_quantity *a, const plc_quantity *b);
+void plc_q_neg(plc_quantity *r, const plc_quantity *a);
+/* a^n, n a C long: |n| <= PLC_Q_MAX_POW, 0^negative is PLC_Q_DIV_ZERO,
+ * 0^0 = 1.  The result size is predicted before computing (bits(a) * |n|)
+ * and PLC_Q_TOO_LARGE returned when it could exceed PLC_Q_MAX_BITS. */
+plc_q_status plc_q_pow(plc_quantity *r, const plc_quantity *a, long n);
+/* Compare a and b; *cmp gets <0, 0, >0.  Dimensions must agree. */
+plc_q_status plc_q_cmp(int *cmp, const plc_quantity *a, const plc_quantity *b);
+int plc_q_sgn(const plc_quantity *a);
+int plc_q_is_integer(const plc_quantity *a);
+/* Fits in [lo, hi] as an integer?  Returns 1 and stores it, else 0. */
+int plc_q_get_long(const plc_quantity *a, long lo, long hi, long *out);
+void plc_q_floor(plc_quantity *r, const plc_quantity *a);
+void plc_q_ceil(plc_quantity *r, const plc_quantity *a);
+void plc_q_abs(plc_quantity *r, const plc_quantity *a);
+/* PLC_Q_TOO_LARGE when numerator or denominator exceeds PLC_Q_MAX_BITS:
+ * for values built outside the checked operations (e.g. with a unit). */
+plc_q_status plc_q_check_size(const plc_quantity *a);
+
+/* Literal text -> dimensionless exact value.  Accepts decimal integers,
+ * decimals and scientific notation ("3.35", "2.6e10", "1_000_000", ".5",
+ * "5.", "1e-3", "1E+3"), with an optional leading sign.  A '_' separator must
+ * stand between two digits.  Syntax is checked first (PLC_Q_SYNTAX, e.g. "1e",
+ * "1__0", "."), then the limits: more than PLC_Q_MAX_DIGITS mantissa digits
+ * or a written exponent beyond PLC_Q_MAX_EXP10 is PLC_Q_TOO_LARGE, decided
+ * before GMP sees the text.  text need not be NUL-terminated. */
+plc_q_status plc_q_parse_number(plc_quantity *r, const char *text, size_t len);
+
+/* Units: a name ("TB/s", "Gbps", "%", "ms", "KiB", "TFLOPS") maps to an exact
+ * scale and a dimension.  Returns 0 when the name is not a unit. */
+typedef struct plc_unit {
+  const char *name;
+  const char *scale; /* exact rational text, e.g. "1000000000000", "1/8" */
+  int e[PLC_NDIM];
+} plc_unit;
+const plc_unit *plc_unit_lookup(const char *name, size_t len);
+/* Multiply r (dimensionless) by the unit: r = r * scale, dim = unit dim. */
+void plc_q_apply_unit(plc_quantity *r, const plc_unit *u);
+/* Iterate over the unit table (for --help, docs and tests); NULL at the end. */
+const plc_unit *plc_unit_at(size_t i);
+
+/* Formatting (all results malloc'd; free with free()).
+ *
+ * Rounding: round half away from zero (0.0025 -> "0.003", -0.0025 ->
+ * "-0.003"), by exact integer arithmetic on the rational; never via double.
+ * A result that rounds to zero prints without a minus sign ("0.00").
+ *
+ * sig and decimals are clamped to at most PLC_FMT_MAX_DIGITS.
+ *
+ * plc_fmt_fixed: exactly `decimals` digits after the point (none and no point
+ *   when decimals <= 0): 2/3 at 4 -> "0.6667".
+ * plc_fmt_sig: `sig` significant digits (sig < 1 counts as 1), plain decimal
+ *   notation, never an exponent.  Trailing zeros after the point are trimmed,
+ *   and the point with them: 360 at 4 -> "360", 9.995 at 3 -> "10",
+ *   0.00083886 at 4 -> "0.0008389".  Digits left of the point beyond `sig`
+ *   are rounded to zeros: 123456 at 4 -> "123500".  Zero prints "0".
+ * plc_fmt_exact: the canonical rational, "n/d" or "n" ("-1/3000", "42"). */
+#define PLC_FMT_MAX_DIGITS 1000
+char *plc_fmt_fixed(const mpq_t v, int decimals);
+char *plc_fmt_sig(const mpq_t v, int sig);
+char *plc_fmt_exact(const mpq_t v);
+
+/* A quantity with an automatically chosen unit, as "<number> <unit>" with
+ * the number from plc_fmt_sig(v, sig):
+ *   B       largest of B KB MB GB TB PB with |value| >= 1    "352.3 MB"
+ *   s       |t| < 1 us: ns; 1 us <= |t| < 1000 s: ms; else s  "0.8389 ms"
+ *   B/s     largest of B/s KB/s MB/s GB/s TB/s                 "360 GB/s"
+ *   FLOP    largest of FLOP KFLOP MFLOP ... EFLOP              "25.77 GFLOP"
+ *   FLOP/s  largest of FLOPS KFLOPS MFLOPS ... EFLOPS          "989 TFLOPS"
+ *   none    the plain number (a fraction 3/4 prints "0.75", never "75%")
+ *   other   the value in base units and plc_dim_str           "12 B^2/s"
+ * The unit is chosen on |value|; when rounding carries the number up to the
+ * next unit's threshold the next unit is used ("1 GB", not "1000 MB").  Zero
+ * prints in the base unit ("0 s", "0 B", "0 FLOPS").
+ * exact != 0 prints plc_fmt_exact of the value in base units, a space and
+ * plc_dim_str ("1/1200 s", "42 B", "989000000000000 FLOP/s"); a
+ * dimensionless value prints just the rational ("3/4"). */
+char *plc_q_format(const plc_quantity *q, int sig, int exact);
+/* The value expressed in unit u with sig significant digits, a space and the
+ * unit's name ("0.0347 ms" for u = ms; "%" takes no space: "75%").  NULL when
+ * the dimensions differ. */
+char *plc_q_format_in(const plc_quantity *q, const plc_unit *u, int sig);
+
+#endif

@@ -1,0 +1,14 @@
+#!/bin/sh
+# check-files.sh - every example and stdlib file passes `plc --check`, and the
+# generated file lists name every data file (see scripts/filelists.sh).
+. "$top_srcdir/tests/lib.sh"
+cd "$top_srcdir" || exit 99
+for f in examples/*.plan $(find stdlib -name '*.plan' | LC_ALL=C sort); do
+  if "$PLC" --check "$f" > "$outdir/check.out" 2>&1; then pass
+  else fail "plc --check $f"; cat "$outdir/check.out"; fi
+done
+for f in $(find examples stdlib tests/golden tests/errors -type f -name '*.plan' | LC_ALL=C sort); do
+  if grep -q "^  $f\( \\\\\)\{0,1\}\$" tests/data.am stdlib/files.am; then pass
+  else fail "$f is not listed: run scripts/filelists.sh"; fi
+done
+finish

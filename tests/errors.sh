@@ -1,0 +1,23 @@
+#!/bin/sh
+# errors.sh - bad plans in, pinned diagnostics and exit status out.
+# tests/errors/NAME.plan runs as `plc ARGS NAME.plan` (ARGS from NAME.args,
+# default --check) in tests/errors; stderr must equal NAME.err and the exit
+# status must equal NAME.status (default 1).  PLC_REGEN=1 rewrites .err.
+. "$top_srcdir/tests/lib.sh"
+cd "$top_srcdir/tests/errors" || exit 99
+for plan in *.plan; do
+  name=${plan%.plan}
+  args=--check
+  [ -f "$name.args" ] && args=$(cat "$name.args")
+  want=1
+  [ -f "$name.status" ] && want=$(cat "$name.status")
+  # shellcheck disable=SC2086
+  "$PLC" $args "$plan" > "$outdir/$name.stdout" 2> "$outdir/$name.err"
+  status=$?
+  if [ -n "${PLC_REGEN:-}" ]; then cp "$outdir/$name.err" "$name.err"; fi
+  if [ "$status" -ne "$want" ]; then
+    fail "$name: exit status $status, expected $want"; cat "$outdir/$name.err"
+  elif same "$name.err" "$outdir/$name.err"; then pass
+  else fail "$name: diagnostics differ"; fi
+done
+finish

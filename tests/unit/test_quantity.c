@@ -1,0 +1,538 @@
+/* test_quantity.c - CUnit tests of runtime/quantity.c: dimension algebra,
+ * checked exact arithmetic, size limits and literal parsing.
+ *
+ * Values are compared through mpq_get_str of the raw numerator and
+ * denominator, so every check of a value also checks canonical form
+ * ("1/2", never "2/4"). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_main.h"
+#include "quantity.h"
+
+/* The raw text of v, without canonicalizing; malloc'd. */
+static char *qtext(const mpq_t v)
+{
+  size_t cap = mpz_sizeinbase(mpq_numref(v), 10)
+             + mpz_sizeinbase(mpq_denref(v), 10) + 3;
+  char *s = malloc(cap);
+  if (s)
+    mpq_get_str(s, 10, v);
+  return s;
+}
+
+static void check_q_at(unsigned line, const plc_quantity *q, const char *want)
+{
+  char *s = qtext(q->v);
+  plc_cu_str_eq(s, want, line, __FILE__);
+  free(s);
+}
+
+#define CHECK_Q(q, want) check_q_at(__LINE__, (q), (want))
+
+static plc_dim dim3(int b, int s, int f)
+{
+  plc_dim d = { { b, s, f } };
+  return d;
+}
+
+/* Parse a literal that must be valid (used to build test inputs). */
+static void num(plc_quantity *q, const char *text, plc_dim d)
+{
+  CU_ASSERT_EQUAL_FATAL(plc_q_parse_number(q, text, strlen(text)), PLC_Q_OK);
+  q->dim = d;
+}
+
+/* ---- dimensions ---------------------------------------------------- */
+
+static void test_dim_algebra(void)
+{
+  plc_dim r;
+  CU_ASSERT(plc_dim_is_none(plc_dim_none()));
+  CU_ASSERT(plc_dim_eq(plc_dim_base(PLC_DIM_SEC), dim3(0, 1, 0)));
+  CU_ASSERT(!plc_dim_eq(plc_dim_base(PLC_DIM_SEC), dim3(1, 0, 0)));
+  /* B/s * s = B */
+  CU_ASSERT_EQUAL(plc_dim_mul(&r, dim3(1, -1, 0), dim3(0, 1, 0)), PLC_Q_OK);
+  CU_ASSERT(plc_dim_eq(r, dim3(1, 0, 0)));
+  /* B / (B/s) = s */
+  CU_ASSERT_EQUAL(plc_dim_div(&r, dim3(1, 0, 0), dim3(1, -1, 0)), PLC_Q_OK);
+  CU_ASSERT(plc_dim_eq(r, dim3(0, 1, 0)));
+  /* FLOP / (FLOP/s) = s */
+  CU_ASSERT_EQUAL(plc_dim_div(&r, dim3(0, 0, 1), dim3(0, -1, 1)), PLC_Q_OK);
+  CU_ASSERT(plc_dim_eq(r, dim3(0, 1, 0)));
+  /* (B/s)^-2 = s^2/B^2 */
+  CU_ASSERT_EQUAL(plc_dim_pow(&r, dim3(1, -1, 0), -2), PLC_Q_OK);
+  CU_ASSERT(plc_dim_eq(r, dim3(-2, 2, 0)));
+  /* a dimensionless base takes any exponent */
+  CU_ASSERT_EQUAL(plc_dim_pow(&r, plc_dim_none(), LONG_MAX), PLC_Q_OK);
+  CU_ASSERT(plc_dim_is_none(r));
+}
+
+static void test_dim_limits(void)
+{
+  plc_dim r = dim3(7, 7, 7);
+  /* B^64 * B leaves the bound; r must stay as it was */
+  CU_ASSERT_EQUAL(plc_dim_mul(&r, dim3(64, 0, 0), dim3(1, 0, 0)), PLC_Q_TOO_LARGE);
+  CU_ASSERT(plc_dim_eq(r, dim3(7, 7, 7)));
+  CU_ASSERT_EQUAL(plc_dim_div(&r, dim3(0, -64, 0), dim3(0, 1, 0)), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(plc_dim_mul(&r, dim3(64, 0, 0), dim3(0, 0, 0)), PLC_Q_OK);
+  CU_ASSERT_EQUAL(plc_dim_pow(&r, dim3(0, 1, 0), 64), PLC_Q_OK);
+  CU_ASSERT_EQUAL(plc_dim_pow(&r, dim3(0, 1, 0), 65), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(plc_dim_pow(&r, dim3(2, 0, 0), 33), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(plc_dim_pow(&r, dim3(0, 1, 0), LONG_MIN), PLC_Q_TOO_LARGE);
+}
+
+static void check_dim_str_at(unsigned line, plc_dim d, const char *want)
+{
+  char *s = plc_dim_str(d);
+  plc_cu_str_eq(s, want, line, __FILE__);
+  free(s);
+}
+
+#define check_dim_str(d, want) check_dim_str_at(__LINE__, (d), (want))
+
+static void test_dim_str(void)
+{
+  check_dim_str(dim3(1, 0, 0), "B");
+  check_dim_str(dim3(0, 1, 0), "s");
+  check_dim_str(dim3(0, 0, 1), "FLOP");
+  check_dim_str(dim3(1, -1, 0), "B/s");
+  check_dim_str(dim3(0, -1, 1), "FLOP/s");
+  check_dim_str(dim3(1, 0, 1), "B*FLOP");
+  check_dim_str(dim3(2, 0, 0), "B^2");
+  check_dim_str(dim3(0, -1, 0), "1/s");
+  check_dim_str(dim3(0, 0, 0), "1");
+  check_dim_str(dim3(2, -1, 0), "B^2/s");
+  check_dim_str(dim3(-1, -1, 0), "1/(B*s)");
+  check_dim_str(dim3(-1, 2, -3), "s^2/(B*FLOP^3)");
+  check_dim_str(dim3(INT_MIN, 0, 0), "1/B^2147483648");
+}
+
+/* ---- construction and canonical form ------------------------------- */
+
+static void test_set_canonical(void)
+{
+  plc_quantity q;
+  plc_q_init(&q);
+  CHECK_Q(&q, "0");
+  CU_ASSERT(plc_dim_is_none(q.dim));
+  plc_q_set_frac(&q, 2, 4, plc_dim_base(PLC_DIM_BYTE));
+  CHECK_Q(&q, "1/2");
+  CU_ASSERT(plc_dim_eq(q.dim, dim3(1, 0, 0)));
+  plc_q_set_frac(&q, 3, -6, plc_dim_none());
+  CHECK_Q(&q, "-1/2");
+  plc_q_set_frac(&q, -10, -4, plc_dim_none());
+  CHECK_Q(&q, "5/2");
+  plc_q_set_frac(&q, 0, -7, plc_dim_none());
+  CHECK_Q(&q, "0");
+#if LONG_MAX == 9223372036854775807L
+  /* LONG_MIN / -1 = 2^63: must not overflow in C */
+  plc_q_set_frac(&q, LONG_MIN, -1, plc_dim_none());
+  CHECK_Q(&q, "9223372036854775808");
+#endif
+  plc_q_set_si(&q, -42, plc_dim_base(PLC_DIM_SEC));
+  CHECK_Q(&q, "-42");
+  CU_ASSERT(plc_dim_eq(q.dim, dim3(0, 1, 0)));
+  plc_q_clear(&q);
+}
+
+/* ---- arithmetic ---------------------------------------------------- */
+
+static void test_add_sub(void)
+{
+  plc_quantity a, b, r;
+  plc_q_init(&a), plc_q_init(&b), plc_q_init(&r);
+  plc_q_set_frac(&a, 1, 3, plc_dim_base(PLC_DIM_BYTE));
+  plc_q_set_frac(&b, 1, 6, plc_dim_base(PLC_DIM_BYTE));
+  CU_ASSERT_EQUAL(plc_q_add(&r, &a, &b), PLC_Q_OK);
+  CHECK_Q(&r, "1/2"); /* 2/6 + 1/6 = 3/6 */
+  CU_ASSERT(plc_dim_eq(r.dim, dim3(1, 0, 0)));
+  CU_ASSERT_EQUAL(plc_q_sub(&r, &b, &a), PLC_Q_OK);
+  CHECK_Q(&r, "-1/6");
+  /* r may alias an input: a = a + a */
+  CU_ASSERT_EQUAL(plc_q_add(&a, &a, &a), PLC_Q_OK);
+  CHECK_Q(&a, "2/3");
+  /* 1/3 B - 1/3 B = exactly 0 */
+  plc_q_set_frac(&a, 1, 3, plc_dim_base(PLC_DIM_BYTE));
+  CU_ASSERT_EQUAL(plc_q_sub(&r, &a, &a), PLC_Q_OK);
+  CHECK_Q(&r, "0");
+  /* bytes + seconds: error, r unchanged */
+  plc_q_set_si(&r, 7, plc_dim_none());
+  plc_q_set_si(&b, 1, plc_dim_base(PLC_DIM_SEC));
+  CU_ASSERT_EQUAL(plc_q_add(&r, &a, &b), PLC_Q_DIM_MISMATCH);
+  CU_ASSERT_EQUAL(plc_q_sub(&r, &a, &b), PLC_Q_DIM_MISMATCH);
+  CHECK_Q(&r, "7");
+  CU_ASSERT(plc_dim_is_none(r.dim));
+  plc_q_clear(&a), plc_q_clear(&b), plc_q_clear(&r);
+}
+
+static void test_mul_div(void)
+{
+  plc_quantity a, b, r;
+  plc_q_init(&a), plc_q_init(&b), plc_q_init(&r);
+  /* 360 GB/s * 1 ms = 360e9 / 1000 B = 360000000 B */
+  num(&a, "360e9", dim3(1, -1, 0));
+  plc_q_set_frac(&b, 1, 1000, dim3(0, 1, 0));
+  CU_ASSERT_EQUAL(plc_q_mul(&r, &a, &b), PLC_Q_OK);
+  CHECK_Q(&r, "360000000");
+  CU_ASSERT(plc_dim_eq(r.dim, dim3(1, 0, 0)));
+  /* 301989888 B / 360e9 B/s: 301989888 = 2^25 * 9, 360e9 = 2^12 * 9 * 5^10,
+   * gcd 2^12 * 9 = 36864, so 8192/9765625 s (= 0.00083886080 s) */
+  num(&b, "301989888", dim3(1, 0, 0));
+  CU_ASSERT_EQUAL(plc_q_div(&r, &b, &a), PLC_Q_OK);
+  CHECK_Q(&r, "8192/9765625");
+  CU_ASSERT(plc_dim_eq(r.dim, dim3(0, 1, 0)));
+  /* B / B is dimensionless */
+  CU_ASSERT_EQUAL(plc_q_div(&r, &b, &b), PLC_Q_OK);
+  CHECK_Q(&r, "1");
+  CU_ASSERT(plc_dim_is_none(r.dim));
+  /* -3/4 * 2/3 = -1/2 */
+  plc_q_set_frac(&a, -3, 4, plc_dim_none());
+  plc_q_set_frac(&b, 2, 3, plc_dim_none());
+  CU_ASSERT_EQUAL(plc_q_mul(&a, &a, &b), PLC_Q_OK);
+  CHECK_Q(&a, "-1/2");
+  /* division by an exact zero: error, r unchanged */
+  plc_q_set_si(&b, 0, dim3(0, 1, 0));
+  CU_ASSERT_EQUAL(plc_q_div(&r, &a, &b), PLC_Q_DIV_ZERO);
+  CHECK_Q(&r, "1");
+  /* dimension exponents out of bound */
+  plc_q_set_si(&a, 2, dim3(64, 0, 0));
+  plc_q_set_si(&b, 2, dim3(1, 0, 0));
+  CU_ASSERT_EQUAL(plc_q_mul(&r, &a, &b), PLC_Q_TOO_LARGE);
+  plc_q_set_si(&b, 2, dim3(-1, 0, 0));
+  CU_ASSERT_EQUAL(plc_q_div(&r, &a, &b), PLC_Q_TOO_LARGE);
+  CHECK_Q(&r, "1");
+  plc_q_clear(&a), plc_q_clear(&b), plc_q_clear(&r);
+}
+
+static void test_neg_abs(void)
+{
+  plc_quantity a, r;
+  plc_q_init(&a), plc_q_init(&r);
+  plc_q_set_frac(&a, 5, 3, dim3(0, 1, 0));
+  plc_q_neg(&r, &a);
+  CHECK_Q(&r, "-5/3");
+  CU_ASSERT(plc_dim_eq(r.dim, dim3(0, 1, 0)));
+  plc_q_abs(&r, &r);
+  CHECK_Q(&r, "5/3");
+  CU_ASSERT(plc_dim_eq(r.dim, dim3(0, 1, 0)));
+  plc_q_clear(&a), plc_q_clear(&r);
+}
+
+static void test_pow(void)
+{
+  plc_quantity a, r;
+  plc_q_init(&a), plc_q_init(&r);
+  plc_q_set_frac(&a, 2, 3, plc_dim_none());
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, 3), PLC_Q_OK);
+  CHECK_Q(&r, "8/27");
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, -2), PLC_Q_OK);
+  CHECK_Q(&r, "9/4");
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, 0), PLC_Q_OK);
+  CHECK_Q(&r, "1");
+  /* (-1/2)^-3 = 1 / (-1/8) = -8: the sign must move to the numerator */
+  plc_q_set_frac(&a, -1, 2, plc_dim_none());
+  CU_ASSERT_EQUAL(plc_q_pow(&a, &a, -3), PLC_Q_OK);
+  CHECK_Q(&a, "-8");
+  /* (3 B/s)^2 = 9 B^2/s^2; (2 s)^-1 = 1/2 1/s */
+  plc_q_set_si(&a, 3, dim3(1, -1, 0));
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, 2), PLC_Q_OK);
+  CHECK_Q(&r, "9");
+  CU_ASSERT(plc_dim_eq(r.dim, dim3(2, -2, 0)));
+  plc_q_set_si(&a, 2, dim3(0, 1, 0));
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, -1), PLC_Q_OK);
+  CHECK_Q(&r, "1/2");
+  CU_ASSERT(plc_dim_eq(r.dim, dim3(0, -1, 0)));
+  /* zero: 0^0 = 1, 0^5 = 0, 0^-1 an error with r unchanged */
+  plc_q_set_si(&a, 0, plc_dim_none());
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, 0), PLC_Q_OK);
+  CHECK_Q(&r, "1");
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, 5), PLC_Q_OK);
+  CHECK_Q(&r, "0");
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, -1), PLC_Q_DIV_ZERO);
+  CHECK_Q(&r, "0");
+  plc_q_clear(&a), plc_q_clear(&r);
+}
+
+static void test_pow_limits(void)
+{
+  plc_quantity a, r;
+  plc_q_init(&a), plc_q_init(&r);
+  plc_q_set_si(&r, 7, plc_dim_none());
+  plc_q_set_si(&a, 2, plc_dim_none());
+  /* bits(2) = 2, 2 * 4096 = 8192 <= 65536: allowed; 2^4096 has 4097 bits */
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, PLC_Q_MAX_POW), PLC_Q_OK);
+  CU_ASSERT_EQUAL(mpz_sizeinbase(mpq_numref(r.v), 2), 4097);
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, -PLC_Q_MAX_POW), PLC_Q_OK);
+  CU_ASSERT_EQUAL(mpz_sizeinbase(mpq_denref(r.v), 2), 4097);
+  plc_q_set_si(&r, 7, plc_dim_none());
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, PLC_Q_MAX_POW + 1), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, LONG_MAX), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, LONG_MIN), PLC_Q_TOO_LARGE);
+  CHECK_Q(&r, "7");
+  /* predicted size: 65535 has 16 bits, 16 * 4096 = 65536 is within the
+   * limit; 65537 has 17 bits, 17 * 4096 = 69632 is not */
+  plc_q_set_si(&a, 65535, plc_dim_none());
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, 4096), PLC_Q_OK);
+  plc_q_set_frac(&a, 1, 65537, plc_dim_none());
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, 4096), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, -4096), PLC_Q_TOO_LARGE);
+  /* The check is a prediction made before computing: 65537^3856 would
+   * really have only 61697 bits (log2 65537 = 16.00002), but 17 * 3856 =
+   * 65552 > 65536 rejects it without GMP ever allocating it. */
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, -3856), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, 3855), PLC_Q_OK); /* 17 * 3855 = 65535 */
+  CU_ASSERT_EQUAL(mpz_sizeinbase(mpq_denref(r.v), 2), 61681);
+  /* a dimension exponent would leave the bound: s^65 */
+  plc_q_set_si(&a, 1, dim3(0, 1, 0));
+  CU_ASSERT_EQUAL(plc_q_pow(&r, &a, 65), PLC_Q_TOO_LARGE);
+  plc_q_clear(&a), plc_q_clear(&r);
+}
+
+/* Size limits at their exact boundary: 2^k has k + 1 bits, so 2^65535 is
+ * the largest power of two allowed (65536 bits) and 2^65536 is too large. */
+static void test_size_limits(void)
+{
+  plc_quantity a, b, r;
+  plc_q_init(&a), plc_q_init(&b), plc_q_init(&r);
+  plc_q_set_si(&a, 2, plc_dim_none());
+  CU_ASSERT_EQUAL_FATAL(plc_q_pow(&b, &a, 4096), PLC_Q_OK);     /* 2^4096 */
+  CU_ASSERT_EQUAL_FATAL(plc_q_pow(&a, &b, 8), PLC_Q_OK);        /* 2^32768 */
+  /* 2^32768 * 2^32768 = 2^65536: too large, r unchanged */
+  plc_q_set_si(&r, 7, plc_dim_none());
+  CU_ASSERT_EQUAL(plc_q_mul(&r, &a, &a), PLC_Q_TOO_LARGE);
+  CHECK_Q(&r, "7");
+  /* 2^32768 * 2^32767 = 2^65535: allowed */
+  plc_q_set_frac(&b, 1, 2, plc_dim_none());
+  CU_ASSERT_EQUAL_FATAL(plc_q_mul(&b, &a, &b), PLC_Q_OK);       /* 2^32767 */
+  CU_ASSERT_EQUAL_FATAL(plc_q_mul(&r, &a, &b), PLC_Q_OK);       /* 2^65535 */
+  CU_ASSERT_EQUAL(mpz_sizeinbase(mpq_numref(r.v), 2), 65536);
+  CU_ASSERT_EQUAL(plc_q_check_size(&r), PLC_Q_OK);
+  /* 2^65535 + 2^65535 = 2^65536 */
+  CU_ASSERT_EQUAL(plc_q_add(&a, &r, &r), PLC_Q_TOO_LARGE);
+  /* 1 / 2^65535 / 2: the denominator is limited too */
+  plc_q_set_si(&b, 1, plc_dim_none());
+  CU_ASSERT_EQUAL_FATAL(plc_q_div(&a, &b, &r), PLC_Q_OK);
+  plc_q_set_si(&b, 2, plc_dim_none());
+  CU_ASSERT_EQUAL(plc_q_div(&a, &a, &b), PLC_Q_TOO_LARGE);
+  /* a value grown outside the checked operations is caught by check_size */
+  mpq_mul(r.v, r.v, r.v);
+  CU_ASSERT_EQUAL(plc_q_check_size(&r), PLC_Q_TOO_LARGE);
+  plc_q_clear(&a), plc_q_clear(&b), plc_q_clear(&r);
+}
+
+static void test_cmp_sgn(void)
+{
+  plc_quantity a, b;
+  int c = 99;
+  plc_q_init(&a), plc_q_init(&b);
+  plc_q_set_frac(&a, 1, 3, dim3(0, 1, 0));
+  num(&b, "0.34", dim3(0, 1, 0));
+  CU_ASSERT_EQUAL(plc_q_cmp(&c, &a, &b), PLC_Q_OK);
+  CU_ASSERT_EQUAL(c, -1); /* 1/3 = 0.333... < 0.34 */
+  CU_ASSERT_EQUAL(plc_q_cmp(&c, &b, &a), PLC_Q_OK);
+  CU_ASSERT_EQUAL(c, 1);
+  CU_ASSERT_EQUAL(plc_q_cmp(&c, &a, &a), PLC_Q_OK);
+  CU_ASSERT_EQUAL(c, 0);
+  /* seconds against bytes: error, c untouched */
+  c = 99;
+  b.dim = dim3(1, 0, 0);
+  CU_ASSERT_EQUAL(plc_q_cmp(&c, &a, &b), PLC_Q_DIM_MISMATCH);
+  CU_ASSERT_EQUAL(c, 99);
+  CU_ASSERT_EQUAL(plc_q_sgn(&a), 1);
+  plc_q_neg(&a, &a);
+  CU_ASSERT_EQUAL(plc_q_sgn(&a), -1);
+  plc_q_set_si(&a, 0, plc_dim_none());
+  CU_ASSERT_EQUAL(plc_q_sgn(&a), 0);
+  plc_q_clear(&a), plc_q_clear(&b);
+}
+
+static void test_integer_parts(void)
+{
+  plc_quantity a, r;
+  long n = 12345;
+  plc_q_init(&a), plc_q_init(&r);
+  plc_q_set_frac(&a, -7, 2, dim3(1, 0, 0));
+  CU_ASSERT(!plc_q_is_integer(&a));
+  CU_ASSERT(!plc_q_get_long(&a, LONG_MIN, LONG_MAX, &n));
+  CU_ASSERT_EQUAL(n, 12345);
+  plc_q_floor(&r, &a);
+  CHECK_Q(&r, "-4"); /* floor(-3.5) */
+  CU_ASSERT(plc_dim_eq(r.dim, dim3(1, 0, 0)));
+  plc_q_ceil(&r, &a);
+  CHECK_Q(&r, "-3");
+  plc_q_neg(&a, &a);
+  plc_q_floor(&r, &a);
+  CHECK_Q(&r, "3");
+  plc_q_ceil(&a, &a); /* aliasing */
+  CHECK_Q(&a, "4");
+  CU_ASSERT(plc_q_is_integer(&a));
+  CU_ASSERT(plc_q_get_long(&a, 1, 8, &n));
+  CU_ASSERT_EQUAL(n, 4);
+  n = 12345;
+  CU_ASSERT(!plc_q_get_long(&a, 5, 8, &n));  /* below range */
+  CU_ASSERT(!plc_q_get_long(&a, 1, 3, &n));  /* above range */
+  CU_ASSERT_EQUAL(n, 12345);
+  num(&a, "1e30", plc_dim_none());         /* does not fit a long */
+  CU_ASSERT(!plc_q_get_long(&a, LONG_MIN, LONG_MAX, &n));
+  num(&a, "-1e30", plc_dim_none());
+  CU_ASSERT(!plc_q_get_long(&a, LONG_MIN, LONG_MAX, &n));
+  CU_ASSERT_EQUAL(n, 12345);
+  plc_q_clear(&a), plc_q_clear(&r);
+}
+
+/* ---- literals ------------------------------------------------------ */
+
+/* Parse text; on success the value must be `want` (NULL: success is a
+ * failure) and dimensionless; on error q must be untouched. */
+static plc_q_status parse_is_at(unsigned line, const char *text,
+                                const char *want)
+{
+  plc_quantity q;
+  plc_q_init(&q);
+  plc_q_set_si(&q, 7, dim3(1, 0, 0));
+  plc_q_status st = plc_q_parse_number(&q, text, strlen(text));
+  if (st == PLC_Q_OK && !want) {
+    plc_cu_str_eq(text, "(a literal that is rejected)", line, __FILE__);
+  } else if (st == PLC_Q_OK) {
+    check_q_at(line, &q, want);
+    CU_ASSERT(plc_dim_is_none(q.dim));
+  } else {
+    check_q_at(line, &q, "7"); /* untouched on error */
+  }
+  plc_q_clear(&q);
+  return st;
+}
+
+#define parse_is(text, want) parse_is_at(__LINE__, (text), (want))
+
+static void test_parse_valid(void)
+{
+  CU_ASSERT_EQUAL(parse_is("3.35", "67/20"), PLC_Q_OK);   /* 335/100 */
+  CU_ASSERT_EQUAL(parse_is("2.6e10", "26000000000"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is(".5", "1/2"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("5.", "5"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("1_000", "1000"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("1_000.000_1", "10000001/10000"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("1e-3", "1/1000"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("1E+3", "1000"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("2.5e-1", "1/4"), PLC_Q_OK);   /* 25/100 */
+  CU_ASSERT_EQUAL(parse_is("1.5e1_0", "15000000000"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("0.000", "0"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("007", "7"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("-0.75", "-3/4"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("+8", "8"), PLC_Q_OK);
+  CU_ASSERT_EQUAL(parse_is("400e-3", "2/5"), PLC_Q_OK);
+  /* 0.1 is exactly 1/10, not the binary double near it */
+  CU_ASSERT_EQUAL(parse_is("0.1", "1/10"), PLC_Q_OK);
+}
+
+static void test_parse_length(void)
+{
+  plc_quantity q;
+  plc_q_init(&q);
+  /* only len bytes are read: "3.35" out of "3.35 TB/s" */
+  CU_ASSERT_EQUAL(plc_q_parse_number(&q, "3.35 TB/s", 4), PLC_Q_OK);
+  CHECK_Q(&q, "67/20");
+  CU_ASSERT_EQUAL(plc_q_parse_number(&q, "12345", 2), PLC_Q_OK);
+  CHECK_Q(&q, "12");
+  CU_ASSERT_EQUAL(plc_q_parse_number(&q, "1e", 1), PLC_Q_OK);
+  CHECK_Q(&q, "1");
+  CU_ASSERT_EQUAL(plc_q_parse_number(&q, "5", 0), PLC_Q_SYNTAX);
+  /* an embedded NUL is not a digit */
+  CU_ASSERT_EQUAL(plc_q_parse_number(&q, "1\0002", 3), PLC_Q_SYNTAX);
+  plc_q_clear(&q);
+}
+
+static void test_parse_syntax(void)
+{
+  static const char *const bad[] = {
+    "", "1e", "1e+", "1E-", "e5", ".", "-", "+", "--1", "1__0", "_1", "1_",
+    "1._5", "1_.5", "1.2.3", "1e5x", "0x10", "1 ", " 1", "1e1.5", "1e_5",
+    "1e5_", "1,5", "1.5.", "\xC2\xB5",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    PLC_CU_ASSERT_MSG(parse_is(bad[i], NULL) == PLC_Q_SYNTAX, bad[i]);
+}
+
+/* "1" followed by n zeros; malloc'd. */
+static char *ones_zeros(size_t n)
+{
+  char *s = malloc(n + 2);
+  s[0] = '1';
+  memset(s + 1, '0', n);
+  s[n + 1] = '\0';
+  return s;
+}
+
+static void test_parse_limits(void)
+{
+  CU_ASSERT_EQUAL(parse_is("1e999999999", NULL), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(parse_is("1e99999999999999999999999", NULL), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(parse_is("1e-99999999999999999999999", NULL), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(parse_is("1e1001", NULL), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(parse_is("1e-1001", NULL), PLC_Q_TOO_LARGE);
+  /* syntax is judged before size */
+  CU_ASSERT_EQUAL(parse_is("1e999999999x", NULL), PLC_Q_SYNTAX);
+  /* 10^1000 (3322 bits) and 10^-1000 are within the limits */
+  char *s = ones_zeros(1000);
+  CU_ASSERT_EQUAL(parse_is("1e1000", s), PLC_Q_OK);
+  char *inv = malloc(strlen(s) + 3);
+  strcpy(inv, "1/");
+  strcat(inv, s);
+  CU_ASSERT_EQUAL(parse_is("1e-1000", inv), PLC_Q_OK);
+  free(inv);
+  free(s);
+  /* 4096 digits is the most a literal may have */
+  s = ones_zeros(PLC_Q_MAX_DIGITS - 1);
+  CU_ASSERT_EQUAL(parse_is(s, s), PLC_Q_OK);
+  free(s);
+  s = ones_zeros(PLC_Q_MAX_DIGITS);
+  CU_ASSERT_EQUAL(parse_is(s, NULL), PLC_Q_TOO_LARGE);
+  free(s);
+  s = ones_zeros(4999); /* 5000 digits */
+  CU_ASSERT_EQUAL(parse_is(s, NULL), PLC_Q_TOO_LARGE);
+  s[2500] = '.'; /* digits on both sides of the point all count */
+  CU_ASSERT_EQUAL(parse_is(s, NULL), PLC_Q_TOO_LARGE);
+  free(s);
+}
+
+static void test_status_str(void)
+{
+  CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_OK), "ok");
+  CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_DIM_MISMATCH), "dimension mismatch");
+  CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_DIV_ZERO), "division by zero");
+  CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_TOO_LARGE), "number too large");
+  CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_BAD_POWER), "invalid exponent");
+  CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_SYNTAX), "malformed number");
+}
+
+int main(void)
+{
+  static const plc_cu_test tests[] = {
+    {"dimension algebra", test_dim_algebra},
+    {"dimension limits", test_dim_limits},
+    {"dimension names", test_dim_str},
+    {"construction is canonical", test_set_canonical},
+    {"add and sub", test_add_sub},
+    {"mul and div", test_mul_div},
+    {"neg and abs", test_neg_abs},
+    {"pow", test_pow},
+    {"pow limits", test_pow_limits},
+    {"size limits", test_size_limits},
+    {"cmp and sgn", test_cmp_sgn},
+    {"integer parts", test_integer_parts},
+    {"literals: valid", test_parse_valid},
+    {"literals: length", test_parse_length},
+    {"literals: syntax errors", test_parse_syntax},
+    {"literals: limits", test_parse_limits},
+    {"status strings", test_status_str},
+    {NULL, NULL},
+  };
+  return plc_cu_run("quantity", tests);
+}
