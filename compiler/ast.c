@@ -130,6 +130,15 @@ void plc_ast_dump(FILE *out, const plc_ast *n, int indent)
   plc_ast_dump_head(out, n);
   fprintf(out, " @%d:%d\n", n->loc.first_line, n->loc.first_column);
   plc_ast_dump_list(out, &n->params, indent + 2, "params");
+  if (n->kind == PLC_AST_IF) { /* condition, then the branches, labelled */
+    plc_ast_dump(out, n->a, indent + 2);
+    plc_ast_dump_list(out, &n->list, indent + 2, "then");
+    if (n->b) {
+      fprintf(out, "%*selse:\n", indent + 2, "");
+      plc_ast_dump(out, n->b, indent + 4);
+    }
+    return;
+  }
   const plc_ast *kids[3] = {n->a, n->b, n->c};
   for (int i = 0; i < 3; i++)
     if (kids[i])

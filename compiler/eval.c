@@ -286,6 +286,22 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
   return plc_value_obj(ev, o);
 }
 
+/* The value of an absent field that has a default: a number, or the value
+ * of another field (a link's all_reduce defaults to its bw). */
+static plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const plc_field *f,
+                                   const plc_loc *use)
+{
+  if (plc_schema_field(o->kind, f->dflt))
+    return plc_eval_field(ev, o, f->dflt, use);
+  plc_quantity q;
+  plc_q_init(&q);
+  plc_q_parse_number(&q, f->dflt, strlen(f->dflt));
+  memcpy(q.dim.e, f->e, sizeof q.dim.e);
+  plc_value *v = plc_value_num(ev, &q);
+  plc_q_clear(&q);
+  return v;
+}
+
 plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_loc *use)
 {
   for (plc_obj *cur = o; cur; cur = cur->base) {
@@ -293,18 +309,21 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
     if (b)
       return plc_eval_binding(ev, b, use);
   }
-  if (o->abstract || ev->abstract) {
-    const plc_field *f = plc_schema_field(o->kind, name);
+  const plc_field *f = plc_schema_field(o->kind, name);
+  if (f && f->dflt)
+    return plc_eval_default(ev, o, f, use);
+  if (o->abstract) {
     if (!f && o->kind == PLC_DECL_TRAIN)
       f = plc_schema_field(PLC_SCHEMA_RESULT, name);
     if (f && f->type == PLC_FT_NUM)
       return plc_value_unknown_num(ev, f->e);
     if (f && f->type == PLC_FT_REF) {
       plc_obj *r = plc_obj_new(ev, f->ref, NULL, NULL);
-      r->abstract = 1;
+      r->abstract = plc_schema_closed(f->ref) ? PLC_ABSTRACT_TYPED : PLC_ABSTRACT_ANY;
+      r->name = f->name;
       return plc_value_obj(ev, r);
     }
-    if (f || o->abstract)
+    if (f || o->abstract == PLC_ABSTRACT_ANY)
       return plc_value_any(ev);
   }
   return NULL;

@@ -51,8 +51,13 @@ struct plc_obj {
   const char *name;
   plc_env *env;          /* parameters, fields and lets of this instance */
   plc_obj *base;         /* derived declarations: the instance they copy */
-  int abstract;          /* fields not given are unknown rather than errors */
+  int abstract;          /* plc_abstract: what a field not given means */
 };
+
+/* Objects of the semantic pass stand for any instance: a field they do not
+ * have is an unknown value (ANY: any name at all, as for `model`; TYPED:
+ * only the names of the kind's schema, as for `run`), not an error. */
+enum plc_abstract { PLC_CONCRETE = 0, PLC_ABSTRACT_ANY = 1, PLC_ABSTRACT_TYPED = 2 };
 
 typedef struct plc_binding {
   const char *name;

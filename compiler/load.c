@@ -172,12 +172,15 @@ plc_ast *plc_load_text(plc_program *p, const char *name, const char *text, size_
   return plc_load_parse(p, s);
 }
 
-/* "hw/nvidia" -> "hw/nvidia.plan"; names that already end in .plan stay. */
+/* "hw/nvidia" -> "hw/nvidia.plan"; a name whose last component already has
+ * an extension ("x.plan", "common.inc") is used as written. */
 static char *plc_load_with_ext(plc_arena *ar, const char *name)
 {
-  size_t n = strlen(name);
-  if (n >= 5 && !strcmp(name + n - 5, ".plan"))
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  if (strchr(base, '.'))
     return plc_arena_strdup(ar, name);
+  size_t n = strlen(name);
   char *s = plc_arena_alloc(ar, n + 6);
   memcpy(s, name, n);
   memcpy(s + n, ".plan", 6);
@@ -215,7 +218,8 @@ static char *plc_load_search(plc_program *p, const plc_ast *imp)
     return stat(name, &st) == 0 && S_ISREG(st.st_mode) ? name : NULL;
   const plc_source *from = imp->loc.src;
   if (from->realpath) {
-    char *cand = plc_load_join(p->arena, plc_load_dirname(p->arena, from->path), name);
+    char *dir = plc_load_dirname(p->arena, from->path);
+    char *cand = strcmp(dir, ".") ? plc_load_join(p->arena, dir, name) : name;
     if (stat(cand, &st) == 0 && S_ISREG(st.st_mode))
       return cand;
   }

@@ -20,63 +20,66 @@ static const char *const plc_recompute_vals[] = {"none", "selective", "full", NU
 static const char *const plc_schedule_vals[] = {"gpipe", "1f1b", "interleaved", "zb_h1",
                                                 "dualpipe", NULL};
 
-#define NUM(n, d, req, doc) {n, PLC_FT_NUM, d, 0, NULL, req, doc}
-#define STR(n, doc) {n, PLC_FT_STR, DIMLESS, 0, NULL, 0, doc}
-#define REF(n, k, req, doc) {n, PLC_FT_REF, DIMLESS, k, NULL, req, doc}
+#define PLC_FIELD_END {NULL, 0, DIMLESS, 0, NULL, 0, NULL, NULL}
+#define NUM(n, d, req, doc) {n, PLC_FT_NUM, d, 0, NULL, req, doc, NULL}
+/* An optional number with a default: a literal or another field's name. */
+#define NUMD(n, d, dflt, doc) {n, PLC_FT_NUM, d, 0, NULL, 0, doc, dflt}
+#define STR(n, doc) {n, PLC_FT_STR, DIMLESS, 0, NULL, 0, doc, NULL}
+#define REF(n, k, req, doc) {n, PLC_FT_REF, DIMLESS, k, NULL, req, doc, NULL}
 
 static const plc_field plc_device_fields[] = {
   NUM("peak", FLOP_PER_S, 1, "peak dense FLOP rate"),
-  NUM("efficiency", DIMLESS, 0, "fraction of peak reached by compute ops (default 1)"),
+  NUMD("efficiency", DIMLESS, "1", "fraction of peak reached by compute ops (default 1)"),
   NUM("memory", BYTES, 0, "device memory"),
   NUM("mem_bw", BYTES_PER_S, 0, "memory bandwidth (roofline)"),
-  STR("source", "where the numbers come from"), STR("note", "free text"), {0},
+  STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 
 static const plc_field plc_link_fields[] = {
   NUM("bw", BYTES_PER_S, 0, "effective bandwidth of every primitive not given below"),
-  NUM("all_reduce", BYTES_PER_S, 0, "effective all-reduce bus bandwidth"),
-  NUM("all_gather", BYTES_PER_S, 0, "effective all-gather bus bandwidth"),
-  NUM("reduce_scatter", BYTES_PER_S, 0, "effective reduce-scatter bus bandwidth"),
-  NUM("all_to_all", BYTES_PER_S, 0, "effective all-to-all bandwidth"),
-  NUM("p2p", BYTES_PER_S, 0, "point-to-point bandwidth"),
-  NUM("broadcast", BYTES_PER_S, 0, "effective broadcast bandwidth"),
-  NUM("latency", SECS, 0, "per-step latency alpha"),
-  STR("source", "where the numbers come from"), STR("note", "free text"), {0},
+  NUMD("all_reduce", BYTES_PER_S, "bw", "effective all-reduce bus bandwidth (default bw)"),
+  NUMD("all_gather", BYTES_PER_S, "bw", "effective all-gather bus bandwidth (default bw)"),
+  NUMD("reduce_scatter", BYTES_PER_S, "bw", "effective reduce-scatter bus bandwidth (default bw)"),
+  NUMD("all_to_all", BYTES_PER_S, "bw", "effective all-to-all bandwidth (default bw)"),
+  NUMD("p2p", BYTES_PER_S, "bw", "point-to-point bandwidth (default bw)"),
+  NUMD("broadcast", BYTES_PER_S, "bw", "effective broadcast bandwidth (default bw)"),
+  NUMD("latency", SECS, "0", "per-step latency alpha (default 0)"),
+  STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 
 static const plc_field plc_cluster_fields[] = {
   REF("device", PLC_DECL_DEVICE, 1, "the accelerator"),
-  STR("source", "where the numbers come from"), STR("note", "free text"), {0},
+  STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 
 static const plc_field plc_tier_fields[] = {
   NUM("size", DIMLESS, 1, "devices in one unit of this tier"),
   REF("link", PLC_DECL_LINK, 1, "the link inside one unit of this tier"),
-  STR("note", "free text"), {0},
+  STR("note", "free text"), PLC_FIELD_END,
 };
 
 static const plc_field plc_train_fields[] = {
   REF("model", PLC_DECL_MODEL, 1, "the model"),
   REF("cluster", PLC_DECL_CLUSTER, 1, "the cluster"),
   REF("framework", PLC_DECL_FRAMEWORK, 1, "the framework templates"),
-  NUM("tp", DIMLESS, 0, "tensor parallel size"), NUM("pp", DIMLESS, 0, "pipeline stages"),
-  NUM("vpp", DIMLESS, 0, "virtual stages per pipeline stage"),
-  NUM("dp", DIMLESS, 0, "data parallel size"), NUM("cp", DIMLESS, 0, "context parallel size"),
-  NUM("ep", DIMLESS, 0, "expert parallel size"),
+  NUMD("tp", DIMLESS, "1", "tensor parallel size"), NUMD("pp", DIMLESS, "1", "pipeline stages"),
+  NUMD("vpp", DIMLESS, "1", "virtual stages per pipeline stage"),
+  NUMD("dp", DIMLESS, "1", "data parallel size"), NUMD("cp", DIMLESS, "1", "context parallel size"),
+  NUMD("ep", DIMLESS, "1", "expert parallel size"),
   NUM("edp", DIMLESS, 0, "expert data parallel size (default dp*cp/ep)"),
-  NUM("shard", DIMLESS, 0, "FSDP/HSDP shard group size"),
-  NUM("replicate", DIMLESS, 0, "HSDP replicate group size"),
+  NUMD("shard", DIMLESS, "1", "FSDP/HSDP shard group size"),
+  NUMD("replicate", DIMLESS, "1", "HSDP replicate group size"),
   NUM("micro_batch", DIMLESS, 1, "sequences per microbatch"),
   NUM("global_batch", DIMLESS, 1, "sequences per step"),
   NUM("seq", DIMLESS, 1, "tokens per sequence"),
-  {"recompute", PLC_FT_ENUM, DIMLESS, 0, plc_recompute_vals, 0, "activation recomputation"},
-  {"schedule", PLC_FT_ENUM, DIMLESS, 0, plc_schedule_vals, 0, "pipeline schedule"},
-  {"order", PLC_FT_DIMS, DIMLESS, 0, NULL, 0, "rank order, innermost first"},
-  {"stages", PLC_FT_NUMS, DIMLESS, 0, NULL, 0, "layers per pipeline stage"},
+  {"recompute", PLC_FT_ENUM, DIMLESS, 0, plc_recompute_vals, 0, "activation recomputation", NULL},
+  {"schedule", PLC_FT_ENUM, DIMLESS, 0, plc_schedule_vals, 0, "pipeline schedule", NULL},
+  {"order", PLC_FT_DIMS, DIMLESS, 0, NULL, 0, "rank order, innermost first", NULL},
+  {"stages", PLC_FT_NUMS, DIMLESS, 0, NULL, 0, "layers per pipeline stage", NULL},
   NUM("dp_hidden", DIMLESS, 0, "declared hidden fraction of the DP gradient sync"),
   NUM("dp_tail", SECS, 0, "pinned exposed DP gradient tail"),
   NUM("optimizer_time", SECS, 0, "optimizer step time"),
-  STR("source", "where the numbers come from"), STR("note", "free text"), {0},
+  STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 
 static const plc_field plc_result_fields[] = {
@@ -91,7 +94,7 @@ static const plc_field plc_result_fields[] = {
   NUM("t_b", SECS, 0, "backward time (with recompute) of one microbatch"),
   NUM("dp_tail_time", SECS, 0, "exposed DP gradient tail"),
   NUM("world", DIMLESS, 0, "devices used"),
-  NUM("tokens", DIMLESS, 0, "tokens per microbatch"), {0},
+  NUM("tokens", DIMLESS, 0, "tokens per microbatch"), PLC_FIELD_END,
 };
 
 static const plc_field plc_op_fields[] = {
@@ -100,10 +103,10 @@ static const plc_field plc_op_fields[] = {
   NUM("size", BYTES, 0, "buffer size of a collective"),
   NUM("time", SECS, 0, "pinned duration"),
   NUM("efficiency", DIMLESS, 0, "fraction of peak for this op"),
-  {"stream", PLC_FT_WORD, DIMLESS, 0, NULL, 0, "stream the op runs on"},
-  {"after", PLC_FT_OPS, DIMLESS, 0, NULL, 0, "ops this op waits for"},
-  {"useful", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "counts as useful compute for eta"},
-  STR("note", "free text"), {0},
+  {"stream", PLC_FT_WORD, DIMLESS, 0, NULL, 0, "stream the op runs on", NULL},
+  {"after", PLC_FT_OPS, DIMLESS, 0, NULL, 0, "ops this op waits for", NULL},
+  {"useful", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "counts as useful compute for eta", NULL},
+  STR("note", "free text"), PLC_FIELD_END,
 };
 
 static const plc_field plc_layer_fields[] = {
@@ -111,7 +114,7 @@ static const plc_field plc_layer_fields[] = {
   NUM("stage", DIMLESS, 0, "pipeline stage of the layer"),
   NUM("first", DIMLESS, 0, "1 for the first layer of its stage, else 0"),
   NUM("last", DIMLESS, 0, "1 for the last layer of its stage, else 0"),
-  {"kind", PLC_FT_STR, DIMLESS, 0, NULL, 0, "layer kind name"}, {0},
+  {"kind", PLC_FT_STR, DIMLESS, 0, NULL, 0, "layer kind name", NULL}, PLC_FIELD_END,
 };
 
 static const plc_field *plc_schema_table(int schema)

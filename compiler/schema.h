@@ -29,6 +29,7 @@ typedef struct plc_field {
   const char *const *enums; /* NULL-terminated, for PLC_FT_ENUM */
   int required;
   const char *doc;
+  const char *dflt;         /* when absent: another field's name, or a number */
 } plc_field;
 
 /* Schemas: declaration kinds use plc_decl_kind; these extra ones follow. */

@@ -274,7 +274,8 @@ static plc_obj *plc_sema_instance(plc_sema *s, const plc_ast *decl, plc_env *env
   plc_value *v = plc_eval_instance(&s->ev, decl, params, NULL, params, &decl->loc);
   if (v->tag != PLC_V_OBJ)
     return NULL;
-  v->obj->abstract = v->obj->abstract || decl->params.count > 0;
+  if (decl->params.count > 0 && !v->obj->abstract)
+    v->obj->abstract = PLC_ABSTRACT_TYPED;
   return v->obj;
 }
 
@@ -319,7 +320,7 @@ static plc_value *plc_sema_abstract_obj(plc_sema *s, int kind)
   plc_value *v = plc_value_new(&s->ev, PLC_V_OBJ);
   v->obj = plc_arena_alloc(s->ev.arena, sizeof *v->obj);
   v->obj->kind = kind;
-  v->obj->abstract = 1;
+  v->obj->abstract = kind == PLC_DECL_MODEL ? PLC_ABSTRACT_ANY : PLC_ABSTRACT_TYPED;
   v->obj->env = plc_env_new(&s->ev, NULL);
   v->obj->name = kind == PLC_DECL_TRAIN ? "run" : kind == PLC_DECL_MODEL ? "model"
                  : kind == PLC_DECL_DEVICE ? "device" : "layer";
@@ -333,7 +334,6 @@ static void plc_sema_template_context(plc_sema *s, plc_env *env)
   plc_value *run = plc_sema_abstract_obj(s, PLC_DECL_TRAIN);
   for (size_t i = 0; i < s->noptions; i++)
     plc_env_bind(&s->ev, run->obj->env, s->options[i], plc_value_any(&s->ev));
-  run->obj->abstract = 0; /* unknown fields of run are errors... */
   plc_env_bind(&s->ev, env, "run", run);
   plc_env_bind(&s->ev, env, "layer", plc_sema_abstract_obj(s, PLC_SCHEMA_LAYER));
   plc_env_bind(&s->ev, env, "device", plc_sema_abstract_obj(s, PLC_DECL_DEVICE));
@@ -437,7 +437,7 @@ static void plc_sema_section(plc_sema *s, const plc_ast *it, plc_env *env, int k
   plc_binding *b = plc_env_find_local(env, it->name);
   plc_value *sv = b ? plc_eval_binding(&s->ev, b, &it->loc) : NULL;
   plc_env *senv = sv && sv->tag == PLC_V_OBJ ? sv->obj->env : plc_env_new(&s->ev, env);
-  plc_field f = {it->name, PLC_FT_NUM, {0, 0, 0}, 0, NULL, 0, ""};
+  plc_field f = {it->name, PLC_FT_NUM, {0, 0, 0}, 0, NULL, 0, "", NULL};
   if (train_links) {
     f.type = PLC_FT_REF;
     f.ref = PLC_DECL_LINK;

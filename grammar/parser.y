@@ -114,7 +114,7 @@ item:
   %empty                    { $$ = NULL; }
 | IMPORT STRING             { $$ = NODE(PLC_AST_IMPORT, @$); $$->name = $2; }
 | LET IDENT '=' expr        { $$ = NODE(PLC_AST_LET, @2); $$->name = $2; $$->a = $4; }
-| LET IDENT '(' opt_params ')' '=' expr
+| LET IDENT '(' params ')' '=' expr
                             { $$ = NODE(PLC_AST_LET, @2); $$->name = $2; $$->params = $4; $$->a = $7; }
 | OPTION IDENT '=' expr     { $$ = NODE(PLC_AST_OPTION, @2); $$->name = $2; $$->a = $4; }
 | name '=' expr             { $$ = NODE(PLC_AST_SET, @1); $$->name = $1; $$->a = $3; }

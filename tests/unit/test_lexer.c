@@ -1,0 +1,181 @@
+/* test_lexer.c - CUnit tests of the scanner: tokens, locations, units
+ * folded into literals, automatic statement ends and lexical errors.
+ *
+ * Each case scans a string with plc_parse_dump_tokens and compares the dump
+ * ("line:col KIND text" per token) with the expected text worked out by
+ * hand; diagnostics are captured the same way. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_main.h"
+#include "diag.h"
+#include "parse.h"
+
+/* Scan text; return the token dump, and the diagnostics in *errs. */
+static char *scan(const char *text, size_t len, char **errs, int *nerr)
+{
+  char *out = NULL, *err = NULL;
+  size_t outn = 0, errn = 0;
+  FILE *o = open_memstream(&out, &outn), *e = open_memstream(&err, &errn);
+  plc_diag d;
+  plc_diag_init(&d, e);
+  plc_arena *ar = plc_arena_new();
+  plc_source *src = plc_source_new("t.plan", NULL, text, len);
+  plc_parse_dump_tokens(o, ar, &d, src);
+  fclose(o);
+  fclose(e);
+  plc_source_free(src);
+  plc_arena_free(ar);
+  if (nerr)
+    *nerr = d.errors;
+  if (errs)
+    *errs = err;
+  else
+    free(err);
+  return out;
+}
+
+static void check_scan(const char *text, const char *want, unsigned line)
+{
+  char *errs;
+  int nerr;
+  char *got = scan(text, strlen(text), &errs, &nerr);
+  plc_cu_str_eq(got, want, line, __FILE__);
+  plc_cu_str_eq(errs, "", line, __FILE__);
+  free(got);
+  free(errs);
+}
+#define CHECK_SCAN(text, want) check_scan((text), (want), __LINE__)
+
+static void test_keywords_and_names(void)
+{
+  CHECK_SCAN("let x = y",
+             "1:1 'let'\n1:5 identifier x\n1:7 '='\n1:9 identifier y\n");
+  CHECK_SCAN("device H100 {}",
+             "1:1 declaration keyword device\n1:8 identifier H100\n1:13 '{'\n1:14 '}'\n");
+  CHECK_SCAN("a.b[c](d)",
+             "1:1 identifier a\n1:2 '.'\n1:3 identifier b\n1:4 '['\n1:5 identifier c\n"
+             "1:6 ']'\n1:7 '('\n1:8 identifier d\n1:9 ')'\n");
+  CHECK_SCAN("a==b!=c<=d>=e&&f||g..h",
+             "1:1 identifier a\n1:2 '=='\n1:4 identifier b\n1:5 '!='\n1:7 identifier c\n"
+             "1:8 '<='\n1:10 identifier d\n1:11 '>='\n1:13 identifier e\n1:14 '&&'\n"
+             "1:16 identifier f\n1:17 '||'\n1:19 identifier g\n1:20 '..'\n1:22 identifier h\n");
+}
+
+static void test_numbers_exact(void)
+{
+  /* 3.35 TB/s = 3.35e12 B/s exactly */
+  CHECK_SCAN("3.35 TB/s", "1:1 number 3350000000000 B/s\n");
+  /* 400 Gbps = 400e9 bit/s = 50e9 B/s */
+  CHECK_SCAN("400 Gbps", "1:1 number 50000000000 B/s\n");
+  CHECK_SCAN("75%", "1:1 number 3/4 1\n");
+  CHECK_SCAN("2.6e10", "1:1 number 26000000000 1\n");
+  CHECK_SCAN("1_000_000", "1:1 number 1000000 1\n");
+  /* 5 us = 5e-6 s = 1/200000 s */
+  CHECK_SCAN("5us", "1:1 number 1/200000 s\n");
+  CHECK_SCAN("989 TFLOPS", "1:1 number 989000000000000 FLOP/s\n");
+  CHECK_SCAN("1 KiB", "1:1 number 1024 B\n");
+  CHECK_SCAN(".5", "1:1 number 1/2 1\n");
+}
+
+static void test_unit_boundaries(void)
+{
+  /* "B/tp" is no unit: the literal keeps B and gives back "/tp". */
+  CHECK_SCAN("2 B/tp", "1:1 number 2 B\n1:4 '/'\n1:5 identifier tp\n");
+  /* A word that is not a unit is given back whole. */
+  CHECK_SCAN("8 nodes", "1:1 number 8 1\n1:3 identifier nodes\n");
+  CHECK_SCAN("8 link", "1:1 number 8 1\n1:3 declaration keyword link\n");
+  /* A range is not a decimal point. */
+  CHECK_SCAN("0..3", "1:1 number 0 1\n1:2 '..'\n1:4 number 3 1\n");
+  /* 2e is the number 2 followed by the name e */
+  CHECK_SCAN("2e", "1:1 number 2 1\n1:2 identifier e\n");
+  /* "5 ms" with a unit on the next line: units stay on the literal's line */
+  CHECK_SCAN("x = 5\nms", "1:1 identifier x\n1:3 '='\n1:5 number 5 1\n1:6 ';'\n"
+             "2:1 identifier ms\n");
+}
+
+static void test_auto_semicolon(void)
+{
+  CHECK_SCAN("a\nb", "1:1 identifier a\n1:2 ';'\n2:1 identifier b\n");
+  /* after an operator the statement goes on */
+  CHECK_SCAN("a +\nb", "1:1 identifier a\n1:3 '+'\n2:1 identifier b\n");
+  /* inside parentheses and brackets line ends are blanks */
+  CHECK_SCAN("(a\nb)\n", "1:1 '('\n1:2 identifier a\n2:1 identifier b\n2:2 ')'\n2:3 ';'\n");
+  CHECK_SCAN("[1,\n2]", "1:1 '['\n1:2 number 1 1\n1:3 ','\n2:1 number 2 1\n2:2 ']'\n");
+  /* inside braces they end statements; after '{' they do not */
+  CHECK_SCAN("{\nx = 1\n}", "1:1 '{'\n2:1 identifier x\n2:3 '='\n2:5 number 1 1\n"
+             "2:6 ';'\n3:1 '}'\n");
+  CHECK_SCAN("# comment\n\n", "");
+}
+
+static void test_columns(void)
+{
+  /* a tab moves to the next multiple of 8, plus 1 */
+  CHECK_SCAN("\tx", "1:9 identifier x\n");
+  CHECK_SCAN("ab\tx", "1:1 identifier ab\n1:9 identifier x\n");
+  /* a UTF-8 letter in a string counts one column */
+  CHECK_SCAN("\"\xc3\xa9\" x", "1:1 string \"\xc3\xa9\"\n1:5 identifier x\n");
+  CHECK_SCAN("# \xe2\x86\x92 arrow\nx", "2:1 identifier x\n");
+  CHECK_SCAN("\"a\\\"b\\n\"", "1:1 string \"a\"b\n\"\n");
+}
+
+static void check_error(const char *text, size_t len, const char *want, unsigned line)
+{
+  char *errs;
+  int nerr;
+  char *got = scan(text, len, &errs, &nerr);
+  plc_cu_str_eq(errs, want, line, __FILE__);
+  PLC_CU_ASSERT_MSG(nerr >= 1, "an error was counted");
+  free(got);
+  free(errs);
+}
+#define CHECK_ERROR(text, len, want) check_error((text), (len), (want), __LINE__)
+
+static void test_errors(void)
+{
+  CHECK_ERROR("x @ y", 5, "t.plan:1:3: error: stray '@' in program\n x @ y\n   ^\n");
+  CHECK_ERROR("x\xff", 2, "t.plan:1:2: error: invalid UTF-8 byte 0xff in source file\n"
+                          " x?\n  ^\n");
+  CHECK_ERROR("a\0b", 3, "t.plan:1:2: error: NUL byte in source file\n a?b\n  ^\n");
+  CHECK_ERROR("\"abc", 4, "t.plan:1:1: error: missing terminating '\"' character\n"
+                          " \"abc\n ^~~~\n");
+  CHECK_ERROR("1e999999999", 11,
+              "t.plan:1:1: error: number '1e999999999' is too large (at most 4096 digits and "
+              "exponents within \xc2\xb1" "1000)\n 1e999999999\n ^~~~~~~~~~~\n");
+  CHECK_ERROR("\xce\xbb", 2, "t.plan:1:1: error: unexpected character '\xce\xbb'\n \xce\xbb\n ^\n");
+}
+
+static void test_nesting_limit(void)
+{
+  /* 300 '(' exceed the 256 nesting levels: one error, then the scanner stops */
+  char text[301];
+  memset(text, '(', 300);
+  text[300] = '\0';
+  char *errs;
+  int nerr;
+  char *got = scan(text, 300, &errs, &nerr);
+  CU_ASSERT_EQUAL(nerr, 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(errs, "t.plan:1:257: error: nesting too deep"));
+  free(got);
+  free(errs);
+}
+
+int main(void)
+{
+  static const plc_cu_test tests[] = {
+    {"keywords and names", test_keywords_and_names},
+    {"exact numbers with units", test_numbers_exact},
+    {"unit boundaries", test_unit_boundaries},
+    {"automatic statement ends", test_auto_semicolon},
+    {"columns: tabs and UTF-8", test_columns},
+    {"lexical errors", test_errors},
+    {"nesting limit", test_nesting_limit},
+    {NULL, NULL},
+  };
+  return plc_cu_run("lexer", tests);
+}
