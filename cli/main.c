@@ -91,7 +91,13 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
       }
       break;
     case 'e': plc_cli_push(&cli->evals, &cli->nevals, optarg); break;
-    case 'D': plc_cli_push(&cli->defines, &cli->ndefines, optarg); break;
+    case 'D':
+      if (!strchr(optarg, '=') || optarg[0] == '=') {
+        fprintf(stderr, "plc: error: -D takes NAME=EXPR, not '%s'\n", optarg);
+        return 2;
+      }
+      plc_cli_push(&cli->defines, &cli->ndefines, optarg);
+      break;
     case 'I': plc_program_add_dir(prog, optarg); break;
     case 'w': d->no_warnings = 1; break;
     case 'W':
@@ -156,6 +162,8 @@ static void plc_cli_print_value(const plc_value *v, const plc_cli *cli)
   } else if (v->tag == PLC_V_OBJ && v->obj->name) {
     printf("%s %s\n", v->obj->kind >= 0 && v->obj->kind < PLC_DECL_KIND_COUNT
            ? plc_decl_kind_name(v->obj->kind) : "section", v->obj->name);
+  } else if (v->tag == PLC_V_LIST) {
+    printf("<a list of %zu>\n", v->n);
   } else {
     char *d = plc_value_describe(v);
     printf("<%s>\n", d);
@@ -179,8 +187,12 @@ static void plc_cli_evals(const plc_cli *cli, plc_sema *s, plc_program *prog)
     plc_ast *file = plc_parse_source(prog->arena, prog->diag, src);
     if (prog->diag->errors > before || !file->list.head || file->list.head->kind != PLC_AST_LET)
       continue;
-    plc_value *v = plc_eval_expr(&s->ev, file->list.head->a, s->ev.global);
-    if (v->tag != PLC_V_ERR)
+    const plc_ast *e = file->list.head->a;
+    plc_value *v = plc_eval_expr(&s->ev, e, s->ev.global);
+    if ((v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL) && !v->known)
+      plc_error(prog->diag, &e->loc, "this value is computed by evaluating a training run, "
+                "which this version of plc does not do yet");
+    else if (v->tag != PLC_V_ERR)
       plc_cli_print_value(v, cli);
   }
 }

@@ -312,16 +312,19 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
   const plc_field *f = plc_schema_field(o->kind, name);
   if (f && f->dflt)
     return plc_eval_default(ev, o, f, use);
+  const plc_field *r = o->kind == PLC_DECL_TRAIN ? plc_schema_field(PLC_SCHEMA_RESULT, name) : NULL;
+  if (r && ev->abstract) /* a result: known only once the run is evaluated */
+    return plc_value_unknown_num(ev, r->e);
   if (o->abstract) {
     if (!f && o->kind == PLC_DECL_TRAIN)
       f = plc_schema_field(PLC_SCHEMA_RESULT, name);
     if (f && f->type == PLC_FT_NUM)
       return plc_value_unknown_num(ev, f->e);
     if (f && f->type == PLC_FT_REF) {
-      plc_obj *r = plc_obj_new(ev, f->ref, NULL, NULL);
-      r->abstract = plc_schema_closed(f->ref) ? PLC_ABSTRACT_TYPED : PLC_ABSTRACT_ANY;
-      r->name = f->name;
-      return plc_value_obj(ev, r);
+      plc_obj *sub = plc_obj_new(ev, f->ref, NULL, NULL);
+      sub->abstract = plc_schema_closed(f->ref) ? PLC_ABSTRACT_TYPED : PLC_ABSTRACT_ANY;
+      sub->name = f->name;
+      return plc_value_obj(ev, sub);
     }
     if (f || o->abstract == PLC_ABSTRACT_ANY)
       return plc_value_any(ev);

@@ -20,30 +20,30 @@ static const char *const plc_recompute_vals[] = {"none", "selective", "full", NU
 static const char *const plc_schedule_vals[] = {"gpipe", "1f1b", "interleaved", "zb_h1",
                                                 "dualpipe", NULL};
 
-#define PLC_FIELD_END {NULL, 0, DIMLESS, 0, NULL, 0, NULL, NULL}
-#define NUM(n, d, req, doc) {n, PLC_FT_NUM, d, 0, NULL, req, doc, NULL}
+#define PLC_FIELD_END {NULL, 0, DIMLESS, 0, NULL, 0, NULL, NULL, 0}
+#define NUM(n, d, req, chk, doc) {n, PLC_FT_NUM, d, 0, NULL, req, doc, NULL, PLC_CHK_##chk}
 /* An optional number with a default: a literal or another field's name. */
-#define NUMD(n, d, dflt, doc) {n, PLC_FT_NUM, d, 0, NULL, 0, doc, dflt}
-#define STR(n, doc) {n, PLC_FT_STR, DIMLESS, 0, NULL, 0, doc, NULL}
-#define REF(n, k, req, doc) {n, PLC_FT_REF, DIMLESS, k, NULL, req, doc, NULL}
+#define NUMD(n, d, dflt, chk, doc) {n, PLC_FT_NUM, d, 0, NULL, 0, doc, dflt, PLC_CHK_##chk}
+#define STR(n, doc) {n, PLC_FT_STR, DIMLESS, 0, NULL, 0, doc, NULL, 0}
+#define REF(n, k, req, doc) {n, PLC_FT_REF, DIMLESS, k, NULL, req, doc, NULL, 0}
 
 static const plc_field plc_device_fields[] = {
-  NUM("peak", FLOP_PER_S, 1, "peak dense FLOP rate"),
-  NUMD("efficiency", DIMLESS, "1", "fraction of peak reached by compute ops (default 1)"),
-  NUM("memory", BYTES, 0, "device memory"),
-  NUM("mem_bw", BYTES_PER_S, 0, "memory bandwidth (roofline)"),
+  NUM("peak", FLOP_PER_S, 1, POS, "peak dense FLOP rate"),
+  NUMD("efficiency", DIMLESS, "1", FRAC, "fraction of peak reached by compute ops (default 1)"),
+  NUM("memory", BYTES, 0, POS, "device memory"),
+  NUM("mem_bw", BYTES_PER_S, 0, POS, "memory bandwidth (roofline)"),
   STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 
 static const plc_field plc_link_fields[] = {
-  NUM("bw", BYTES_PER_S, 0, "effective bandwidth of every primitive not given below"),
-  NUMD("all_reduce", BYTES_PER_S, "bw", "effective all-reduce bus bandwidth (default bw)"),
-  NUMD("all_gather", BYTES_PER_S, "bw", "effective all-gather bus bandwidth (default bw)"),
-  NUMD("reduce_scatter", BYTES_PER_S, "bw", "effective reduce-scatter bus bandwidth (default bw)"),
-  NUMD("all_to_all", BYTES_PER_S, "bw", "effective all-to-all bandwidth (default bw)"),
-  NUMD("p2p", BYTES_PER_S, "bw", "point-to-point bandwidth (default bw)"),
-  NUMD("broadcast", BYTES_PER_S, "bw", "effective broadcast bandwidth (default bw)"),
-  NUMD("latency", SECS, "0", "per-step latency alpha (default 0)"),
+  NUM("bw", BYTES_PER_S, 0, POS, "effective bandwidth of every primitive not given below"),
+  NUMD("all_reduce", BYTES_PER_S, "bw", POS, "effective all-reduce bus bandwidth (default bw)"),
+  NUMD("all_gather", BYTES_PER_S, "bw", POS, "effective all-gather bus bandwidth (default bw)"),
+  NUMD("reduce_scatter", BYTES_PER_S, "bw", POS, "effective reduce-scatter bus bandwidth (default bw)"),
+  NUMD("all_to_all", BYTES_PER_S, "bw", POS, "effective all-to-all bandwidth (default bw)"),
+  NUMD("p2p", BYTES_PER_S, "bw", POS, "point-to-point bandwidth (default bw)"),
+  NUMD("broadcast", BYTES_PER_S, "bw", POS, "effective broadcast bandwidth (default bw)"),
+  NUMD("latency", SECS, "0", NONNEG, "per-step latency alpha (default 0)"),
   STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 
@@ -53,7 +53,7 @@ static const plc_field plc_cluster_fields[] = {
 };
 
 static const plc_field plc_tier_fields[] = {
-  NUM("size", DIMLESS, 1, "devices in one unit of this tier"),
+  NUM("size", DIMLESS, 1, COUNT, "devices in one unit of this tier"),
   REF("link", PLC_DECL_LINK, 1, "the link inside one unit of this tier"),
   STR("note", "free text"), PLC_FIELD_END,
 };
@@ -62,59 +62,59 @@ static const plc_field plc_train_fields[] = {
   REF("model", PLC_DECL_MODEL, 1, "the model"),
   REF("cluster", PLC_DECL_CLUSTER, 1, "the cluster"),
   REF("framework", PLC_DECL_FRAMEWORK, 1, "the framework templates"),
-  NUMD("tp", DIMLESS, "1", "tensor parallel size"), NUMD("pp", DIMLESS, "1", "pipeline stages"),
-  NUMD("vpp", DIMLESS, "1", "virtual stages per pipeline stage"),
-  NUMD("dp", DIMLESS, "1", "data parallel size"), NUMD("cp", DIMLESS, "1", "context parallel size"),
-  NUMD("ep", DIMLESS, "1", "expert parallel size"),
-  NUM("edp", DIMLESS, 0, "expert data parallel size (default dp*cp/ep)"),
-  NUMD("shard", DIMLESS, "1", "FSDP/HSDP shard group size"),
-  NUMD("replicate", DIMLESS, "1", "HSDP replicate group size"),
-  NUM("micro_batch", DIMLESS, 1, "sequences per microbatch"),
-  NUM("global_batch", DIMLESS, 1, "sequences per step"),
-  NUM("seq", DIMLESS, 1, "tokens per sequence"),
-  {"recompute", PLC_FT_ENUM, DIMLESS, 0, plc_recompute_vals, 0, "activation recomputation", NULL},
-  {"schedule", PLC_FT_ENUM, DIMLESS, 0, plc_schedule_vals, 0, "pipeline schedule", NULL},
-  {"order", PLC_FT_DIMS, DIMLESS, 0, NULL, 0, "rank order, innermost first", NULL},
-  {"stages", PLC_FT_NUMS, DIMLESS, 0, NULL, 0, "layers per pipeline stage", NULL},
-  NUM("dp_hidden", DIMLESS, 0, "declared hidden fraction of the DP gradient sync"),
-  NUM("dp_tail", SECS, 0, "pinned exposed DP gradient tail"),
-  NUM("optimizer_time", SECS, 0, "optimizer step time"),
+  NUMD("tp", DIMLESS, "1", COUNT, "tensor parallel size"), NUMD("pp", DIMLESS, "1", COUNT, "pipeline stages"),
+  NUMD("vpp", DIMLESS, "1", COUNT, "virtual stages per pipeline stage"),
+  NUMD("dp", DIMLESS, "1", COUNT, "data parallel size"), NUMD("cp", DIMLESS, "1", COUNT, "context parallel size"),
+  NUMD("ep", DIMLESS, "1", COUNT, "expert parallel size"),
+  NUM("edp", DIMLESS, 0, COUNT, "expert data parallel size (default dp*cp/ep)"),
+  NUMD("shard", DIMLESS, "1", COUNT, "FSDP/HSDP shard group size"),
+  NUMD("replicate", DIMLESS, "1", COUNT, "HSDP replicate group size"),
+  NUM("micro_batch", DIMLESS, 1, COUNT, "sequences per microbatch"),
+  NUM("global_batch", DIMLESS, 1, COUNT, "sequences per step"),
+  NUM("seq", DIMLESS, 1, COUNT, "tokens per sequence"),
+  {"recompute", PLC_FT_ENUM, DIMLESS, 0, plc_recompute_vals, 0, "activation recomputation", NULL, 0},
+  {"schedule", PLC_FT_ENUM, DIMLESS, 0, plc_schedule_vals, 0, "pipeline schedule", NULL, 0},
+  {"order", PLC_FT_DIMS, DIMLESS, 0, NULL, 0, "rank order, innermost first", NULL, 0},
+  {"stages", PLC_FT_NUMS, DIMLESS, 0, NULL, 0, "layers per pipeline stage", NULL, 0},
+  NUM("dp_hidden", DIMLESS, 0, UNIT, "declared hidden fraction of the DP gradient sync"),
+  NUM("dp_tail", SECS, 0, NONNEG, "pinned exposed DP gradient tail"),
+  NUM("optimizer_time", SECS, 0, NONNEG, "optimizer step time"),
   STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 
 static const plc_field plc_result_fields[] = {
-  NUM("step_time", SECS, 0, "time of one training step"),
-  NUM("bubble", SECS, 0, "pipeline bubble per step"),
-  NUM("eta", DIMLESS, 0, "useful compute / step time"),
-  NUM("busy", DIMLESS, 0, "all compute including recompute / step time"),
-  NUM("mfu", DIMLESS, 0, "model FLOPs utilisation"),
-  NUM("tokens_per_s", PER_S, 0, "throughput"),
-  NUM("mu", DIMLESS, 0, "microbatches per step"),
-  NUM("t_f", SECS, 0, "forward time of one microbatch on the critical stage"),
-  NUM("t_b", SECS, 0, "backward time (with recompute) of one microbatch"),
-  NUM("dp_tail_time", SECS, 0, "exposed DP gradient tail"),
-  NUM("world", DIMLESS, 0, "devices used"),
-  NUM("tokens", DIMLESS, 0, "tokens per microbatch"), PLC_FIELD_END,
+  NUM("step_time", SECS, 0, ANY, "time of one training step"),
+  NUM("bubble", SECS, 0, ANY, "pipeline bubble per step"),
+  NUM("eta", DIMLESS, 0, ANY, "useful compute / step time"),
+  NUM("busy", DIMLESS, 0, ANY, "all compute including recompute / step time"),
+  NUM("mfu", DIMLESS, 0, ANY, "model FLOPs utilisation"),
+  NUM("tokens_per_s", PER_S, 0, ANY, "throughput"),
+  NUM("mu", DIMLESS, 0, ANY, "microbatches per step"),
+  NUM("t_f", SECS, 0, ANY, "forward time of one microbatch on the critical stage"),
+  NUM("t_b", SECS, 0, ANY, "backward time (with recompute) of one microbatch"),
+  NUM("dp_tail_time", SECS, 0, ANY, "exposed DP gradient tail"),
+  NUM("world", DIMLESS, 0, ANY, "devices used"),
+  NUM("tokens", DIMLESS, 0, ANY, "tokens per microbatch"), PLC_FIELD_END,
 };
 
 static const plc_field plc_op_fields[] = {
-  NUM("flops", FLOPS, 0, "floating-point work of a compute op"),
-  NUM("bytes", BYTES, 0, "memory traffic of a compute op (roofline)"),
-  NUM("size", BYTES, 0, "buffer size of a collective"),
-  NUM("time", SECS, 0, "pinned duration"),
-  NUM("efficiency", DIMLESS, 0, "fraction of peak for this op"),
-  {"stream", PLC_FT_WORD, DIMLESS, 0, NULL, 0, "stream the op runs on", NULL},
-  {"after", PLC_FT_OPS, DIMLESS, 0, NULL, 0, "ops this op waits for", NULL},
-  {"useful", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "counts as useful compute for eta", NULL},
+  NUM("flops", FLOPS, 0, NONNEG, "floating-point work of a compute op"),
+  NUM("bytes", BYTES, 0, NONNEG, "memory traffic of a compute op (roofline)"),
+  NUM("size", BYTES, 0, NONNEG, "buffer size of a collective"),
+  NUM("time", SECS, 0, NONNEG, "pinned duration"),
+  NUM("efficiency", DIMLESS, 0, FRAC, "fraction of peak for this op"),
+  {"stream", PLC_FT_WORD, DIMLESS, 0, NULL, 0, "stream the op runs on", NULL, 0},
+  {"after", PLC_FT_OPS, DIMLESS, 0, NULL, 0, "ops this op waits for", NULL, 0},
+  {"useful", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "counts as useful compute for eta", NULL, 0},
   STR("note", "free text"), PLC_FIELD_END,
 };
 
 static const plc_field plc_layer_fields[] = {
-  NUM("index", DIMLESS, 0, "layer index in the model, from 0"),
-  NUM("stage", DIMLESS, 0, "pipeline stage of the layer"),
-  NUM("first", DIMLESS, 0, "1 for the first layer of its stage, else 0"),
-  NUM("last", DIMLESS, 0, "1 for the last layer of its stage, else 0"),
-  {"kind", PLC_FT_STR, DIMLESS, 0, NULL, 0, "layer kind name", NULL}, PLC_FIELD_END,
+  NUM("index", DIMLESS, 0, ANY, "layer index in the model, from 0"),
+  NUM("stage", DIMLESS, 0, ANY, "pipeline stage of the layer"),
+  NUM("first", DIMLESS, 0, ANY, "1 for the first layer of its stage, else 0"),
+  NUM("last", DIMLESS, 0, ANY, "1 for the last layer of its stage, else 0"),
+  {"kind", PLC_FT_STR, DIMLESS, 0, NULL, 0, "layer kind name", NULL, 0}, PLC_FIELD_END,
 };
 
 static const plc_field *plc_schema_table(int schema)

@@ -30,7 +30,18 @@ typedef struct plc_field {
   int required;
   const char *doc;
   const char *dflt;         /* when absent: another field's name, or a number */
+  int check;                /* plc_check: the range of a known value */
 } plc_field;
+
+/* Ranges of numeric fields, checked when the value is known. */
+typedef enum plc_check {
+  PLC_CHK_ANY,     /* no constraint */
+  PLC_CHK_POS,     /* > 0 (a bandwidth, a FLOP rate) */
+  PLC_CHK_NONNEG,  /* >= 0 (a latency, a pinned time, a size) */
+  PLC_CHK_COUNT,   /* an integer >= 1 (a group size, a batch) */
+  PLC_CHK_FRAC,    /* 0 < x <= 1, and above 1 only a warning (efficiency) */
+  PLC_CHK_UNIT     /* 0 <= x <= 1 (a hidden fraction) */
+} plc_check;
 
 /* Schemas: declaration kinds use plc_decl_kind; these extra ones follow. */
 enum {

@@ -149,6 +149,44 @@ static char *plc_sema_field_want(const plc_field *f)
   return s;
 }
 
+/* A known number outside its field's range: zero bandwidths, fractional
+ * group sizes, efficiencies above 100%. */
+static void plc_sema_range(plc_sema *s, const plc_ast *set, const plc_field *f,
+                           const plc_value *v)
+{
+  if (v->tag != PLC_V_NUM || !v->known || f->check == PLC_CHK_ANY)
+    return;
+  int sgn = mpq_sgn(v->q);
+  int above_one = mpq_cmp_ui(v->q, 1, 1) > 0;
+  int integer = mpz_cmp_ui(mpq_denref(v->q), 1) == 0;
+  switch (f->check) {
+  case PLC_CHK_POS:
+    if (sgn <= 0)
+      plc_error(DIAG, &set->a->loc, "'%s' must be greater than zero", f->name);
+    break;
+  case PLC_CHK_NONNEG:
+    if (sgn < 0)
+      plc_error(DIAG, &set->a->loc, "'%s' must not be negative", f->name);
+    break;
+  case PLC_CHK_COUNT:
+    if (sgn <= 0 || !integer)
+      plc_error(DIAG, &set->a->loc, "'%s' must be a whole number of at least 1", f->name);
+    break;
+  case PLC_CHK_FRAC:
+    if (sgn <= 0)
+      plc_error(DIAG, &set->a->loc, "'%s' must be greater than zero", f->name);
+    else if (above_one)
+      plc_warning(DIAG, &set->a->loc, "'%s' is above 100%%", f->name);
+    break;
+  case PLC_CHK_UNIT:
+    if (sgn < 0 || above_one)
+      plc_error(DIAG, &set->a->loc, "'%s' must be between 0 and 100%%", f->name);
+    break;
+  default:
+    break;
+  }
+}
+
 /* Check a field assignment against its schema entry. */
 static void plc_sema_field_value(plc_sema *s, const plc_ast *set, const plc_field *f,
                                  plc_env *env)
@@ -171,8 +209,10 @@ static void plc_sema_field_value(plc_sema *s, const plc_ast *set, const plc_fiel
   plc_binding *b = plc_env_find_local(env, set->name);
   plc_value *v = b && b->def == set ? plc_eval_binding(&s->ev, b, &set->loc)
                                     : plc_eval_expr(&s->ev, set->a, env);
-  if (plc_sema_fits(v, f))
+  if (plc_sema_fits(v, f)) {
+    plc_sema_range(s, set, f, v);
     return;
+  }
   char *want = plc_sema_field_want(f), *got = plc_value_describe(v);
   plc_error(DIAG, &set->a->loc, "field '%s' must be %s, not %s", f->name, want, got);
   free(want);
@@ -437,7 +477,7 @@ static void plc_sema_section(plc_sema *s, const plc_ast *it, plc_env *env, int k
   plc_binding *b = plc_env_find_local(env, it->name);
   plc_value *sv = b ? plc_eval_binding(&s->ev, b, &it->loc) : NULL;
   plc_env *senv = sv && sv->tag == PLC_V_OBJ ? sv->obj->env : plc_env_new(&s->ev, env);
-  plc_field f = {it->name, PLC_FT_NUM, {0, 0, 0}, 0, NULL, 0, "", NULL};
+  plc_field f = {it->name, PLC_FT_NUM, {0, 0, 0}, 0, NULL, 0, "", NULL, PLC_CHK_NONNEG};
   if (train_links) {
     f.type = PLC_FT_REF;
     f.ref = PLC_DECL_LINK;

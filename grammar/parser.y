@@ -205,8 +205,8 @@ names:
 
 expr:
   postfix
-| '-' expr %prec UMINUS     { $$ = plc_parse_check_depth(ctx, plc_ast_unary(ctx->arena, &@1, PLC_OP_NEG, $2)); }
-| '!' expr                  { $$ = plc_parse_check_depth(ctx, plc_ast_unary(ctx->arena, &@1, PLC_OP_NOT, $2)); }
+| '-' expr %prec UMINUS     { $$ = plc_parse_check_depth(ctx, plc_ast_unary(ctx->arena, &@$, PLC_OP_NEG, $2)); }
+| '!' expr                  { $$ = plc_parse_check_depth(ctx, plc_ast_unary(ctx->arena, &@$, PLC_OP_NOT, $2)); }
 | expr '+' expr             { $$ = BIN(PLC_OP_ADD, $1, $3, @2); }
 | expr '-' expr             { $$ = BIN(PLC_OP_SUB, $1, $3, @2); }
 | expr '*' expr             { $$ = BIN(PLC_OP_MUL, $1, $3, @2); }
