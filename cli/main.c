@@ -77,7 +77,8 @@ static const struct option plc_cli_options[] = {
 static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog, plc_diag *d)
 {
   int c;
-  while ((c = getopt_long(argc, argv, "D:I:W:e:w", plc_cli_options, NULL)) != -1) {
+  opterr = 0; /* plc words its own usage errors */
+  while ((c = getopt_long(argc, argv, ":D:I:W:e:w", plc_cli_options, NULL)) != -1) {
     switch (c) {
     case OPT_CHECK: cli->action = PLC_ACT_CHECK; break;
     case OPT_EMIT:
@@ -121,7 +122,17 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
     }
     case OPT_HELP: plc_cli_usage(stdout); return 0;
     case OPT_VERSION: printf("plc %s\n", PACKAGE_VERSION); return 0;
-    default: fputs("Try 'plc --help' for more information.\n", stderr); return 2;
+    case ':':
+      fprintf(stderr, "plc: error: option '%s' needs an argument\n", argv[optind - 1]);
+      fputs("Try 'plc --help' for more information.\n", stderr);
+      return 2;
+    default:
+      if (optopt)
+        fprintf(stderr, "plc: error: unrecognized option '-%c'\n", optopt);
+      else
+        fprintf(stderr, "plc: error: unrecognized option '%s'\n", argv[optind - 1]);
+      fputs("Try 'plc --help' for more information.\n", stderr);
+      return 2;
     }
   }
   if (optind >= argc) {
@@ -176,18 +187,13 @@ static void plc_cli_evals(const plc_cli *cli, plc_sema *s, plc_program *prog)
 {
   s->ev.abstract = 0;
   for (size_t i = 0; i < cli->nevals; i++) {
-    size_t n = strlen(cli->evals[i]) + 16;
-    char *text = plc_xmalloc(n);
-    snprintf(text, n, "let value = %s\n", cli->evals[i]);
-    plc_source *src = plc_source_new("<-e>", NULL, text, strlen(text));
-    free(text);
+    plc_source *src = plc_source_new("<command line>", NULL, cli->evals[i],
+                                     strlen(cli->evals[i]));
     prog->sources = plc_xrealloc(prog->sources, (prog->nsources + 1) * sizeof *prog->sources);
     prog->sources[prog->nsources++] = src;
-    int before = prog->diag->errors;
-    plc_ast *file = plc_parse_source(prog->arena, prog->diag, src);
-    if (prog->diag->errors > before || !file->list.head || file->list.head->kind != PLC_AST_LET)
+    const plc_ast *e = plc_parse_expr(prog->arena, prog->diag, src, 0);
+    if (!e)
       continue;
-    const plc_ast *e = file->list.head->a;
     plc_value *v = plc_eval_expr(&s->ev, e, s->ev.global);
     if ((v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL) && !v->known)
       plc_error(prog->diag, &e->loc, "this value is computed by evaluating a training run, "

@@ -78,6 +78,7 @@ typedef struct plc_ast_list {
 struct plc_ast {
   plc_ast_kind kind;
   plc_loc loc;
+  plc_loc loc2;       /* OP: where its kind is written */
   const char *name;
   const char *opkind; /* OP: compute, all_reduce, ... */
   int op;             /* plc_ast_op, plc_decl_kind, or the BOOL value */

@@ -385,7 +385,10 @@ plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
     return b->val = plc_value_err(ev);
   }
   b->busy = 1;
+  int dry = ev->dry; /* a definition has its real value wherever it is used */
+  ev->dry = 0;
   plc_value *v = plc_eval_definition(ev, b);
+  ev->dry = dry;
   b->busy = 0;
   if (!b->val)
     b->val = v;
@@ -580,11 +583,14 @@ static plc_value *plc_eval_logic(plc_eval *ev, const plc_ast *e, plc_env *env)
   if (!plc_eval_want(ev, l, PLC_V_BOOL, e->a, "operands of '&&' and '||' must be booleans"))
     return plc_value_err(ev);
   int is_and = e->op == PLC_OP_AND;
-  if (l->tag == PLC_V_BOOL && l->known && l->b != is_and)
-    return plc_value_bool(ev, 1, !is_and); /* short circuit */
+  int decided = l->tag == PLC_V_BOOL && l->known && l->b != is_and;
+  ev->dry += decided; /* short circuit: the right side is only checked */
   plc_value *r = plc_eval_expr(ev, e->b, env);
+  ev->dry -= decided;
   if (!plc_eval_want(ev, r, PLC_V_BOOL, e->b, "operands of '&&' and '||' must be booleans"))
     return plc_value_err(ev);
+  if (decided)
+    return plc_value_bool(ev, 1, !is_and);
   int known = l->tag == PLC_V_BOOL && l->known && r->tag == PLC_V_BOOL && r->known;
   return plc_value_bool(ev, known, known ? r->b : 0);
 }
@@ -639,9 +645,17 @@ static plc_value *plc_eval_cond(plc_eval *ev, const plc_ast *e, plc_env *env)
   plc_value *c = plc_eval_expr(ev, e->a, env);
   if (!plc_eval_want(ev, c, PLC_V_BOOL, e->a, "the condition of '?:' must be a boolean"))
     return plc_value_err(ev);
-  if (c->tag == PLC_V_BOOL && c->known)
-    return plc_eval_expr(ev, c->b ? e->b : e->c, env);
-  plc_value *t = plc_eval_expr(ev, e->b, env), *f = plc_eval_expr(ev, e->c, env);
+  int pick = c->tag == PLC_V_BOOL && c->known ? (c->b ? 1 : 2) : 0;
+  if (pick == 2)
+    ev->dry++;
+  plc_value *t = plc_eval_expr(ev, e->b, env);
+  if (pick == 2)
+    ev->dry--;
+  if (pick == 1)
+    ev->dry++;
+  plc_value *f = plc_eval_expr(ev, e->c, env);
+  if (pick == 1)
+    ev->dry--;
   if (t->tag == PLC_V_NUM && f->tag == PLC_V_NUM && t->dim_known && f->dim_known &&
       !plc_dim_eq(t->dim, f->dim)) {
     char *a = plc_dim_str(t->dim), *b = plc_dim_str(f->dim);
@@ -650,6 +664,8 @@ static plc_value *plc_eval_cond(plc_eval *ev, const plc_ast *e, plc_env *env)
     free(b);
     return plc_value_err(ev);
   }
+  if (pick)
+    return pick == 1 ? t : f;
   if (t->tag == PLC_V_NUM && f->tag == PLC_V_NUM) {
     plc_value *v = plc_value_new(ev, PLC_V_NUM);
     v->known = 0;
@@ -745,6 +761,8 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
     return plc_eval_builtin(ev, f, e, env);
   if (f->def->kind == PLC_AST_DECL)
     return plc_eval_instance(ev, f->def, f->env, &e->list, env, &e->loc);
+  if (ev->dry) /* an untaken branch: the function's body is checked on its own */
+    return plc_value_any(ev);
   plc_env *call = plc_env_new(ev, f->env);
   char what[128];
   snprintf(what, sizeof what, "function '%s'", f->def->name);
@@ -888,7 +906,21 @@ static plc_value *plc_eval_index(plc_eval *ev, const plc_ast *e, plc_env *env)
   return o->items[k];
 }
 
+static plc_value *plc_eval_node(plc_eval *ev, const plc_ast *e, plc_env *env);
+
 plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env)
+{
+  plc_value *v = plc_eval_node(ev, e, env);
+  if (!ev->dry || !v->known || (v->tag != PLC_V_NUM && v->tag != PLC_V_BOOL))
+    return v;
+  plc_value *u = plc_value_new(ev, v->tag); /* keep the type, forget the value */
+  u->known = 0;
+  u->dim = v->dim;
+  u->dim_known = v->dim_known;
+  return u;
+}
+
+static plc_value *plc_eval_node(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   switch (e->kind) {
   case PLC_AST_NUM: {

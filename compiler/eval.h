@@ -80,6 +80,8 @@ typedef struct plc_eval {
   plc_env *global;
   int abstract;
   int depth;
+  int dry;  /* > 0: checking a branch that is not taken: types and dimensions
+               only, no values, so `n == 0 ? 0 : 1 / n` is fine at n = 0 */
 } plc_eval;
 
 #define PLC_EVAL_MAX_DEPTH 1000

@@ -26,10 +26,19 @@ typedef struct plc_parse_ctx {
   int last_tok;    /* previous token, for automatic ';' at line ends */
   int pdepth;      /* () and [] depth: no automatic ';' inside them */
   int nest;        /* (), [] and {} depth, against PLC_PARSE_MAX_NEST */
+  plc_loc open[PLC_PARSE_MAX_NEST + 1]; /* where each open bracket is */
+  char open_ch[PLC_PARSE_MAX_NEST + 1];
+  plc_loc last;    /* the previous token, for the location of end of file */
+  int expr_mode;   /* parse one expression (-D, -e), not a file */
 } plc_parse_ctx;
 
 /* Parse src into a FILE node (NULL only when nothing could be parsed). */
 plc_ast *plc_parse_source(plc_arena *ar, plc_diag *d, const plc_source *src);
+
+/* Parse text[offset..] of src as one expression (the value of -D NAME=EXPR
+ * or -e EXPR), with columns counted from the start of the text so that
+ * diagnostics point into what the user typed.  NULL after an error. */
+plc_ast *plc_parse_expr(plc_arena *ar, plc_diag *d, const plc_source *src, size_t offset);
 
 /* Print the token stream of src for --emit=tokens, one token per line:
  * "line:col KIND text". */

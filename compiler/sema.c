@@ -30,7 +30,12 @@ static const char *plc_sema_item_desc(const plc_ast *it)
   case PLC_AST_OPTION: return "'option'";
   case PLC_AST_SET: return "a field assignment";
   case PLC_AST_SECTION: return "a section";
-  case PLC_AST_DECL: return plc_decl_kind_name(it->op);
+  case PLC_AST_DECL: {
+    static const char *const quoted[PLC_DECL_KIND_COUNT] = {
+      "'device'", "'link'", "'cluster'", "'tier'", "'model'", "'train'", "'framework'",
+      "'template'"};
+    return quoted[it->op];
+  }
   case PLC_AST_OP: return "'op'";
   case PLC_AST_IF: return "'if'";
   case PLC_AST_FOR: return "'for'";
@@ -249,19 +254,24 @@ static int plc_sema_train_option(plc_sema *s, const plc_ast *set, plc_env *env)
   return 1;
 }
 
-static void plc_sema_unknown_field(plc_sema *s, const plc_ast *set, int kind)
+static void plc_sema_unknown_field(plc_sema *s, const plc_ast *set, int kind, plc_env *env)
 {
   const char *cands[64];
   size_t n = 0;
   for (size_t i = 0; n < 64 && plc_schema_at(kind, i); i++)
     cands[n++] = plc_schema_at(kind, i)->name;
   const char *hint = plc_schema_suggest(set->name, cands, n);
-  if (hint)
-    plc_error(DIAG, &set->loc, "%s has no field '%s'; did you mean '%s'?",
-              kind == PLC_SCHEMA_OP ? "an op" : plc_decl_kind_name(kind), set->name, hint);
+  char what[160];
+  if (kind == PLC_SCHEMA_OP)
+    snprintf(what, sizeof what, "an op");
+  else if (env->self && env->self->name)
+    snprintf(what, sizeof what, "%s '%s'", plc_decl_kind_name(kind), env->self->name);
   else
-    plc_error(DIAG, &set->loc, "%s has no field '%s'",
-              kind == PLC_SCHEMA_OP ? "an op" : plc_decl_kind_name(kind), set->name);
+    snprintf(what, sizeof what, "a %s", plc_decl_kind_name(kind));
+  if (hint)
+    plc_error(DIAG, &set->loc, "%s has no field '%s'; did you mean '%s'?", what, set->name, hint);
+  else
+    plc_error(DIAG, &set->loc, "%s has no field '%s'", what, set->name);
 }
 
 static void plc_sema_set(plc_sema *s, const plc_ast *set, plc_env *env, int kind)
@@ -274,7 +284,7 @@ static void plc_sema_set(plc_sema *s, const plc_ast *set, plc_env *env, int kind
   if (plc_schema_closed(kind)) {
     if (kind == PLC_DECL_TRAIN && plc_sema_train_option(s, set, env))
       return;
-    plc_sema_unknown_field(s, set, kind);
+    plc_sema_unknown_field(s, set, kind, env);
     return;
   }
   plc_binding *b = plc_env_find_local(env, set->name);
@@ -386,7 +396,7 @@ static void plc_sema_template_context(plc_sema *s, plc_env *env)
 static void plc_sema_op(plc_sema *s, const plc_ast *op, plc_env *env)
 {
   if (!plc_schema_is_opkind(op->opkind)) {
-    plc_error(DIAG, &op->loc, "unknown op kind '%s' (expected one of %s)", op->opkind,
+    plc_error(DIAG, &op->loc2, "unknown op kind '%s' (expected one of %s)", op->opkind,
               plc_schema_opkinds_list());
     return;
   }
@@ -528,8 +538,11 @@ static void plc_sema_item(plc_sema *s, const plc_ast *it, plc_env *env, int kind
         plc_eval_binding(&s->ev, b, &it->loc);
     } else { /* a function: check its body once with unknown arguments */
       plc_env *fenv = plc_env_new(&s->ev, env);
-      for (const plc_ast *p = it->params.head; p; p = p->next)
+      for (const plc_ast *p = it->params.head; p; p = p->next) {
+        if (plc_env_find_local(fenv, p->name))
+          plc_error(DIAG, &p->loc, "parameter '%s' given twice", p->name);
         plc_env_bind(&s->ev, fenv, p->name, plc_value_any(&s->ev));
+      }
       plc_eval_expr(&s->ev, it->a, fenv);
     }
     break;
@@ -636,24 +649,15 @@ static void plc_sema_top(plc_sema *s, const plc_ast *file)
 
 /* ---- -D overrides -------------------------------------------------------- */
 
-/* Parse the expression of a -D argument as its own little source file. */
-static plc_ast *plc_sema_define_expr(plc_sema *s, const char *name, const char *expr)
+/* Parse the expression of a -D argument; the argument itself is the source
+ * line diagnostics show. */
+static plc_ast *plc_sema_define_expr(plc_sema *s, const char *arg, size_t offset)
 {
-  size_t n = strlen(expr) + 32;
-  char *text = plc_xmalloc(n), path[300];
-  snprintf(text, n, "let value = %s\n", expr);
-  snprintf(path, sizeof path, "<-D %.280s>", name);
-  plc_source *src = plc_source_new(path, NULL, text, strlen(text));
-  free(text);
+  plc_source *src = plc_source_new("<command line>", NULL, arg, strlen(arg));
   s->prog->sources = plc_xrealloc(s->prog->sources,
                                   (s->prog->nsources + 1) * sizeof *s->prog->sources);
   s->prog->sources[s->prog->nsources++] = src;
-  int before = DIAG->errors;
-  plc_ast *file = plc_parse_source(s->prog->arena, DIAG, src);
-  plc_ast *let = file->list.head;
-  if (DIAG->errors > before || !let || let->kind != PLC_AST_LET || let->next)
-    return NULL;
-  return let->a;
+  return plc_parse_expr(s->prog->arena, DIAG, src, offset);
 }
 
 /* -D NAME=EXPR on a top-level let: the new value must have the old type. */
@@ -716,7 +720,7 @@ static void plc_sema_override(plc_sema *s, const char *def)
               dot ? (int)(dot - name) : (int)strlen(name), name);
     return;
   }
-  const plc_ast *expr = plc_sema_define_expr(s, name, eq + 1);
+  const plc_ast *expr = plc_sema_define_expr(s, def, (size_t)(eq + 1 - def));
   if (!expr)
     return;
   if (dot)

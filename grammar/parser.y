@@ -40,7 +40,7 @@ typedef void *yyscan_t;
 
 %code provides {
 int plc_yylex(PLC_YYSTYPE *val, PLC_YYLTYPE *loc, yyscan_t scanner, plc_parse_ctx *ctx);
-void plc_lex_begin(plc_parse_ctx *ctx, yyscan_t *scanner);
+void plc_lex_begin(plc_parse_ctx *ctx, yyscan_t *scanner, size_t offset);
 void plc_lex_end(yyscan_t scanner);
 const char *plc_parse_token_name(int tok);
 }
@@ -49,10 +49,18 @@ const char *plc_parse_token_name(int tok);
 #include <stdlib.h>
 #include <string.h>
 
+/* A line break after '}' ends the 'if', so 'else' on the next line starts
+ * a statement of its own: say so, and parse its block as if all were well. */
+static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc)
+{
+  plc_error(ctx->diag, loc, "'else' must be on the same line as the '}' that closes the 'if'");
+}
+
 static void plc_yyerror(const PLC_YYLTYPE *loc, yyscan_t scanner, plc_parse_ctx *ctx,
                         const char *msg);
 static plc_ast *plc_parse_node(plc_parse_ctx *ctx, plc_ast_kind kind, const plc_loc *loc);
 static plc_ast *plc_parse_check_depth(plc_parse_ctx *ctx, plc_ast *n);
+static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc);
 #define NODE(kind, loc) plc_parse_node(ctx, (kind), &(loc))
 #define BIN(op, x, y, loc) plc_parse_check_depth(ctx, plc_ast_binary(ctx->arena, &(loc), (op), (x), (y)))
 }
@@ -78,6 +86,7 @@ static plc_ast *plc_parse_check_depth(plc_parse_ctx *ctx, plc_ast *n);
 %token <kind> DECLKW "declaration keyword"
 %token IMPORT "'import'" LET "'let'" OPTION "'option'" OP "'op'" IF "'if'" ELSE "'else'"
 %token FOR "'for'" IN "'in'" ASSERT "'assert'" REPORT "'report'" TRUE "'true'" FALSE "'false'"
+%token START_EXPR "start of expression"
 %token EQ "'=='" NE "'!='" LE "'<='" GE "'>='" ANDAND "'&&'" OROR "'||'" DOTDOT "'..'"
 
 %type <str> name
@@ -99,6 +108,7 @@ file:
   items                     { ctx->file = NODE(PLC_AST_FILE, @$);
                               ctx->file->name = ctx->src->path;
                               ctx->file->list = $1; }
+| START_EXPR expr           { ctx->file = $2; }
 ;
 
 items:
@@ -125,6 +135,8 @@ item:
 | FOR IDENT IN expr DOTDOT expr block
                             { $$ = NODE(PLC_AST_FOR, @1); $$->name = $2; $$->a = $4; $$->b = $6;
                               $$->list = $7; }
+| ELSE block               { $$ = NULL; plc_parse_stray_else(ctx, &@1); }
+| ELSE if_item              { $$ = NULL; plc_parse_stray_else(ctx, &@1); }
 | ASSERT expr opt_msg       { $$ = NODE(PLC_AST_ASSERT, @1); $$->a = $2; $$->b = $3; }
 | REPORT names              { $$ = NODE(PLC_AST_REPORT, @1); $$->list = $2; }
 | error                     { $$ = NULL; }
@@ -168,16 +180,16 @@ param:
 op_item:
   OP IDENT ':' IDENT block
                             { $$ = NODE(PLC_AST_OP, @2); $$->name = $2; $$->opkind = $4;
-                              $$->list = $5; }
+                              $$->loc2 = @4; $$->list = $5; }
 | OP IDENT ':' IDENT '(' expr ')' block
                             { $$ = NODE(PLC_AST_OP, @2); $$->name = $2; $$->opkind = $4;
-                              $$->b = $6; $$->list = $8; }
+                              $$->loc2 = @4; $$->b = $6; $$->list = $8; }
 | OP IDENT '[' expr ']' ':' IDENT block
                             { $$ = NODE(PLC_AST_OP, @2); $$->name = $2; $$->a = $4;
-                              $$->opkind = $7; $$->list = $8; }
+                              $$->opkind = $7; $$->loc2 = @7; $$->list = $8; }
 | OP IDENT '[' expr ']' ':' IDENT '(' expr ')' block
                             { $$ = NODE(PLC_AST_OP, @2); $$->name = $2; $$->a = $4;
-                              $$->opkind = $7; $$->b = $9; $$->list = $11; }
+                              $$->opkind = $7; $$->loc2 = @7; $$->b = $9; $$->list = $11; }
 ;
 
 if_item:
@@ -321,6 +333,14 @@ static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner, pl
   char buf[512];
   size_t len = 0;
   const char *what = got == YYSYMBOL_YYEOF ? "end of file" : yysymbol_name(got);
+  if (got == YYSYMBOL_YYEOF && ctx->nest > 0) {
+    char open = ctx->open_ch[ctx->nest - 1];
+    char close = open == '{' ? '}' : open == '(' ? ')' : ']';
+    plc_error(ctx->diag, yypcontext_location(yyctx), "unexpected end of file: missing '%c'",
+              close);
+    plc_note(ctx->diag, &ctx->open[ctx->nest - 1], "to match this '%c'", open);
+    return 0;
+  }
   if (got == YYSYMBOL_YYEOF)
     len += (size_t)snprintf(buf, sizeof buf, "unexpected end of file");
   else
@@ -334,11 +354,22 @@ static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner, pl
   return 0;
 }
 
+plc_ast *plc_parse_expr(plc_arena *ar, plc_diag *d, const plc_source *src, size_t offset)
+{
+  plc_parse_ctx ctx = {.arena = ar, .diag = d, .src = src, .expr_mode = 1};
+  yyscan_t scanner;
+  int before = d->errors;
+  plc_lex_begin(&ctx, &scanner, offset);
+  plc_yyparse(scanner, &ctx);
+  plc_lex_end(scanner);
+  return d->errors > before || !ctx.file || ctx.file->kind == PLC_AST_FILE ? NULL : ctx.file;
+}
+
 plc_ast *plc_parse_source(plc_arena *ar, plc_diag *d, const plc_source *src)
 {
   plc_parse_ctx ctx = {.arena = ar, .diag = d, .src = src};
   yyscan_t scanner;
-  plc_lex_begin(&ctx, &scanner);
+  plc_lex_begin(&ctx, &scanner, 0);
   int rc = plc_yyparse(scanner, &ctx);
   plc_lex_end(scanner);
   if (rc == 2)
@@ -355,10 +386,10 @@ void plc_parse_dump_tokens(FILE *out, plc_arena *ar, plc_diag *d, const plc_sour
 {
   plc_parse_ctx ctx = {.arena = ar, .diag = d, .src = src};
   yyscan_t scanner;
-  plc_lex_begin(&ctx, &scanner);
   PLC_YYSTYPE val;
   PLC_YYLTYPE loc;
   int tok;
+  plc_lex_begin(&ctx, &scanner, 0);
   while ((tok = plc_yylex(&val, &loc, scanner, &ctx)) != 0) {
     fprintf(out, "%d:%d %s", loc.first_line, loc.first_column, plc_parse_token_name(tok));
     if (tok == TOK_IDENT)

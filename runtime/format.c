@@ -274,7 +274,8 @@ static int plc_fmt_cmp_text(const mpq_t a, const char *t)
 
 /* Would |v|, shown in rung i rounded to sig digits, reach rung i+1's
  * threshold?  Then rung i+1 shows it better: "1 GB", not "1000 MB". */
-static int plc_fmt_carries(const plc_ladder *l, size_t i, const mpq_t a, int sig)
+static int plc_fmt_carries(const plc_ladder *l, size_t i, const mpq_t a,
+                           int sig)
 {
   if (!l->unit[i + 1])
     return 0;

@@ -3,15 +3,15 @@
  *
  * Every operation that can make numbers grow computes into a temporary,
  * checks its size against PLC_Q_MAX_BITS and only then moves it into the
- * result, so a failed operation leaves the result untouched and hostile
- * input can never make GMP allocate without bound. */
+ * result, so a failed operation leaves the result untouched.  With inputs
+ * inside the limit a temporary is at most about twice the limit; pow and
+ * literals, which could ask for far more, are checked before computing. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
 
 #include "quantity.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,16 +168,14 @@ void plc_q_set_si(plc_quantity *r, long n, plc_dim d)
 void plc_q_set_frac(plc_quantity *r, long num, long den, plc_dim d)
 {
   if (den == 0) {
-    fputs("plc: internal error: plc_q_set_frac with zero denominator\n", stderr);
+    fputs("plc: internal error: plc_q_set_frac with zero denominator\n",
+          stderr);
     abort();
   }
-  /* Through mpz, so that den < 0 and LONG_MIN need no C negation. */
+  /* Through mpz, so that LONG_MIN / -1 needs no C negation;
+   * mpq_canonicalize also moves a negative denominator's sign up. */
   mpz_set_si(mpq_numref(r->v), num);
   mpz_set_si(mpq_denref(r->v), den);
-  if (den < 0) {
-    mpz_neg(mpq_numref(r->v), mpq_numref(r->v));
-    mpz_neg(mpq_denref(r->v), mpq_denref(r->v));
-  }
   mpq_canonicalize(r->v);
   r->dim = d;
 }
@@ -223,17 +221,20 @@ static plc_q_status plc_q_addsub(plc_quantity *r, const plc_quantity *a,
   return plc_q_commit(r, t, a->dim);
 }
 
-plc_q_status plc_q_add(plc_quantity *r, const plc_quantity *a, const plc_quantity *b)
+plc_q_status plc_q_add(plc_quantity *r, const plc_quantity *a,
+                       const plc_quantity *b)
 {
   return plc_q_addsub(r, a, b, 0);
 }
 
-plc_q_status plc_q_sub(plc_quantity *r, const plc_quantity *a, const plc_quantity *b)
+plc_q_status plc_q_sub(plc_quantity *r, const plc_quantity *a,
+                       const plc_quantity *b)
 {
   return plc_q_addsub(r, a, b, 1);
 }
 
-plc_q_status plc_q_mul(plc_quantity *r, const plc_quantity *a, const plc_quantity *b)
+plc_q_status plc_q_mul(plc_quantity *r, const plc_quantity *a,
+                       const plc_quantity *b)
 {
   plc_dim d;
   if (plc_dim_mul(&d, a->dim, b->dim) != PLC_Q_OK)
@@ -244,7 +245,8 @@ plc_q_status plc_q_mul(plc_quantity *r, const plc_quantity *a, const plc_quantit
   return plc_q_commit(r, t, d);
 }
 
-plc_q_status plc_q_div(plc_quantity *r, const plc_quantity *a, const plc_quantity *b)
+plc_q_status plc_q_div(plc_quantity *r, const plc_quantity *a,
+                       const plc_quantity *b)
 {
   if (mpq_sgn(b->v) == 0)
     return PLC_Q_DIV_ZERO;
@@ -403,7 +405,8 @@ static void plc_lit_exp_digit(void *ctx, char c)
 }
 
 /* The optional exponent part "e[+-]digits" starting at *i. */
-static plc_q_status plc_scan_exp(const char *s, size_t len, size_t *i, plc_lit *l)
+static plc_q_status plc_scan_exp(const char *s, size_t len, size_t *i,
+                                 plc_lit *l)
 {
   if (*i >= len || (s[*i] != 'e' && s[*i] != 'E'))
     return PLC_Q_OK;

@@ -36,7 +36,8 @@ typedef enum plc_q_status {
   PLC_Q_DIM_MISMATCH, /* add/sub/compare of different dimensions */
   PLC_Q_DIV_ZERO,     /* division by an exact zero */
   PLC_Q_TOO_LARGE,    /* result would exceed PLC_Q_MAX_BITS or an exponent bound */
-  PLC_Q_BAD_POWER,    /* exponent not a dimensionless integer, or 0^negative */
+  PLC_Q_BAD_POWER,    /* exponent not a dimensionless integer (for callers
+                         that check x^y before plc_q_pow) */
   PLC_Q_SYNTAX        /* literal text not a number */
 } plc_q_status;
 
@@ -57,7 +58,10 @@ int plc_dim_is_none(plc_dim a);
 plc_q_status plc_dim_mul(plc_dim *r, plc_dim a, plc_dim b);
 plc_q_status plc_dim_div(plc_dim *r, plc_dim a, plc_dim b);
 plc_q_status plc_dim_pow(plc_dim *r, plc_dim a, long n);
-/* Human name of a dimension in base units: "B", "B/s", "FLOP/s", "B^2", "1". */
+/* Human name of a dimension in base units: "B", "B/s", "FLOP/s", "B^2", "1".
+ * Factors in the order B, s, FLOP joined by '*', exponents above 1 as "^k";
+ * negative exponents form the denominator, parenthesised when it has more
+ * than one factor: "B^2/s", "1/s", "1/(B*s)", "s^2/(B*FLOP^3)". */
 char *plc_dim_str(plc_dim d); /* malloc'd */
 
 /* Life cycle. */
@@ -104,14 +108,16 @@ plc_q_status plc_q_check_size(const plc_quantity *a);
 plc_q_status plc_q_parse_number(plc_quantity *r, const char *text, size_t len);
 
 /* Units: a name ("TB/s", "Gbps", "%", "ms", "KiB", "TFLOPS") maps to an exact
- * scale and a dimension.  Returns 0 when the name is not a unit. */
+ * scale and a dimension.  plc_unit_lookup returns NULL when the name is not
+ * a unit; names are case-sensitive and matched exactly. */
 typedef struct plc_unit {
   const char *name;
   const char *scale; /* exact rational text, e.g. "1000000000000", "1/8" */
   int e[PLC_NDIM];
 } plc_unit;
 const plc_unit *plc_unit_lookup(const char *name, size_t len);
-/* Multiply r (dimensionless) by the unit: r = r * scale, dim = unit dim. */
+/* Multiply r (dimensionless) by the unit: r = r * scale, dim = unit dim.
+ * Not size-checked (scales are below 2^61); see plc_q_check_size. */
 void plc_q_apply_unit(plc_quantity *r, const plc_unit *u);
 /* Iterate over the unit table (for --help, docs and tests); NULL at the end. */
 const plc_unit *plc_unit_at(size_t i);
@@ -119,7 +125,7 @@ const plc_unit *plc_unit_at(size_t i);
 /* Formatting (all results malloc'd; free with free()).
  *
  * Rounding: round half away from zero (0.0025 -> "0.003", -0.0025 ->
- * "-0.003"), by exact integer arithmetic on the rational; never via double.
+ * "-0.003"), by exact integer arithmetic on the rational, never floating point.
  * A result that rounds to zero prints without a minus sign ("0.00").
  *
  * sig and decimals are clamped to at most PLC_FMT_MAX_DIGITS.

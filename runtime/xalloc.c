@@ -27,4 +27,8 @@ void *plc_xcalloc(size_t count, size_t size)
 
 void *plc_xrealloc(void *p, size_t n) { return plc_x_check(realloc(p, n ? n : 1)); }
 
-char *plc_xstrdup(const char *s) { return plc_x_check(strdup(s)); }
+char *plc_xstrdup(const char *s)
+{
+  size_t n = strlen(s) + 1; /* not strdup: plain C11 does not declare it */
+  return memcpy(plc_xmalloc(n), s, n);
+}

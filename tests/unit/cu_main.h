@@ -28,7 +28,8 @@ static inline void plc_cu_str_eq(const char *got, const char *want,
                           CU_FALSE);
 }
 
-#define PLC_CU_STR_EQ(got, want) plc_cu_str_eq((got), (want), __LINE__, __FILE__)
+#define PLC_CU_STR_EQ(got, want) \
+  plc_cu_str_eq((got), (want), __LINE__, __FILE__)
 
 /* CU_ASSERT with a message of our own (e.g. the case in a table-driven
  * loop) instead of the condition's text. */

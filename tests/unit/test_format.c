@@ -130,6 +130,13 @@ static void test_sig_exponent_edges(void)
   sig_is("10000000000/9999999999", 3, "1");     /* 1.0000000001 */
   sig_is("9999999999/10000000000", 3, "1");     /* 0.9999999999 */
   sig_is("9999999999/10000000000", 10, "0.9999999999");
+  /* mpz_sizeinbase(64, 10) is 3, one more than the real 2 digits, so the
+   * estimate for 7/64 = 0.109375 is 1 - 3 = -2 while the exponent is -1:
+   * without correcting upwards this would print 4 digits, "0.1094". */
+  sig_is("7/64", 3, "0.109");
+  sig_is("-7/64", 2, "-0.11");
+  /* sizeinbase(9, 10) = 2: 9/8 = 1.125 estimates 2 - 2 = 0, correct. */
+  sig_is("9/8", 2, "1.1");
 }
 
 static void test_big(void)

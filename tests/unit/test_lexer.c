@@ -145,7 +145,7 @@ static void test_errors(void)
   CHECK_ERROR("\"abc", 4, "t.plan:1:1: error: missing terminating '\"' character\n"
                           " \"abc\n ^~~~\n");
   CHECK_ERROR("1e999999999", 11,
-              "t.plan:1:1: error: number '1e999999999' is too large (at most 4096 digits and "
+              "t.plan:1:1: error: number '1e999999999' is out of range (at most 4096 digits and "
               "exponents within \xc2\xb1" "1000)\n 1e999999999\n ^~~~~~~~~~~\n");
   CHECK_ERROR("\xce\xbb", 2, "t.plan:1:1: error: unexpected character '\xce\xbb'\n \xce\xbb\n ^\n");
 }

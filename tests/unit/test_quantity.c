@@ -77,9 +77,11 @@ static void test_dim_limits(void)
 {
   plc_dim r = dim3(7, 7, 7);
   /* B^64 * B leaves the bound; r must stay as it was */
-  CU_ASSERT_EQUAL(plc_dim_mul(&r, dim3(64, 0, 0), dim3(1, 0, 0)), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(plc_dim_mul(&r, dim3(64, 0, 0), dim3(1, 0, 0)),
+                  PLC_Q_TOO_LARGE);
   CU_ASSERT(plc_dim_eq(r, dim3(7, 7, 7)));
-  CU_ASSERT_EQUAL(plc_dim_div(&r, dim3(0, -64, 0), dim3(0, 1, 0)), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(plc_dim_div(&r, dim3(0, -64, 0), dim3(0, 1, 0)),
+                  PLC_Q_TOO_LARGE);
   CU_ASSERT_EQUAL(plc_dim_mul(&r, dim3(64, 0, 0), dim3(0, 0, 0)), PLC_Q_OK);
   CU_ASSERT_EQUAL(plc_dim_pow(&r, dim3(0, 1, 0), 64), PLC_Q_OK);
   CU_ASSERT_EQUAL(plc_dim_pow(&r, dim3(0, 1, 0), 65), PLC_Q_TOO_LARGE);
@@ -428,7 +430,7 @@ static void test_parse_valid(void)
   CU_ASSERT_EQUAL(parse_is("-0.75", "-3/4"), PLC_Q_OK);
   CU_ASSERT_EQUAL(parse_is("+8", "8"), PLC_Q_OK);
   CU_ASSERT_EQUAL(parse_is("400e-3", "2/5"), PLC_Q_OK);
-  /* 0.1 is exactly 1/10, not the binary double near it */
+  /* 0.1 is exactly 1/10, not a binary fraction near it */
   CU_ASSERT_EQUAL(parse_is("0.1", "1/10"), PLC_Q_OK);
 }
 
@@ -474,7 +476,8 @@ static void test_parse_limits(void)
 {
   CU_ASSERT_EQUAL(parse_is("1e999999999", NULL), PLC_Q_TOO_LARGE);
   CU_ASSERT_EQUAL(parse_is("1e99999999999999999999999", NULL), PLC_Q_TOO_LARGE);
-  CU_ASSERT_EQUAL(parse_is("1e-99999999999999999999999", NULL), PLC_Q_TOO_LARGE);
+  CU_ASSERT_EQUAL(parse_is("1e-99999999999999999999999", NULL),
+                  PLC_Q_TOO_LARGE);
   CU_ASSERT_EQUAL(parse_is("1e1001", NULL), PLC_Q_TOO_LARGE);
   CU_ASSERT_EQUAL(parse_is("1e-1001", NULL), PLC_Q_TOO_LARGE);
   /* syntax is judged before size */
@@ -505,7 +508,8 @@ static void test_parse_limits(void)
 static void test_status_str(void)
 {
   CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_OK), "ok");
-  CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_DIM_MISMATCH), "dimension mismatch");
+  CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_DIM_MISMATCH),
+                         "dimension mismatch");
   CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_DIV_ZERO), "division by zero");
   CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_TOO_LARGE), "number too large");
   CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_BAD_POWER), "invalid exponent");

@@ -32,7 +32,8 @@ static void lit(plc_quantity *q, const char *number, const char *unit)
 {
   const plc_unit *u = plc_unit_lookup(unit, strlen(unit));
   CU_ASSERT_PTR_NOT_NULL_FATAL(u);
-  CU_ASSERT_EQUAL_FATAL(plc_q_parse_number(q, number, strlen(number)), PLC_Q_OK);
+  CU_ASSERT_EQUAL_FATAL(plc_q_parse_number(q, number, strlen(number)),
+                        PLC_Q_OK);
   plc_q_apply_unit(q, u);
 }
 
