@@ -11,13 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drive.h"
 #include "eval.h"
 #include "load.h"
 #include "parse.h"
 #include "sema.h"
 #include "xalloc.h"
 
-typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST } plc_action;
+typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST, PLC_ACT_IR }
+  plc_action;
 
 typedef struct plc_cli {
   plc_action action;
@@ -26,6 +28,8 @@ typedef struct plc_cli {
   size_t ndefines;
   const char **evals;
   size_t nevals;
+  plc_ast **mains; /* the files named on the command line, parsed */
+  int nmains;
 } plc_cli;
 
 static void plc_cli_usage(FILE *out)
@@ -33,9 +37,11 @@ static void plc_cli_usage(FILE *out)
   fputs("Usage: plc [OPTION]... FILE.plan...\n"
         "Compile and check plan files describing hardware, models and parallel layouts.\n"
         "\n"
+        "  --report             evaluate each training run and print its report (default)\n"
         "  --check              parse, resolve and type-check only\n"
-        "  --emit=tokens|ast    print the tokens or the syntax tree of each FILE\n"
-        "  -e, --eval=EXPR      print the value of EXPR, evaluated after FILEs are checked\n"
+        "  --emit=tokens|ast|ir print the tokens, the syntax tree or the lowered ops\n"
+        "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
+        "                       the reports\n"
         "  -D NAME=EXPR         override a top-level let or a field (DECL.FIELD=EXPR)\n"
         "  -I DIR               add DIR to the import search path\n"
         "  --exact              print exact rationals instead of rounded decimals\n"
@@ -45,8 +51,10 @@ static void plc_cli_usage(FILE *out)
         "  --help               show this help and exit\n"
         "  --version            show the version and exit\n"
         "\n"
-        "Evaluating training steps (the report, plc's default action) is not implemented\n"
-        "in this version; plc then says so and exits with status 2.\n"
+        "The report of a training run gives the placement of each parallel dimension,\n"
+        "every collective's time, overlap window and exposed part, the pipeline bubble,\n"
+        "the step time and its parts, eta, MFU and the bottleneck.  A failed assert\n"
+        "makes plc exit with status 1.\n"
         "\n"
         "Imports are searched in the importing file's directory, the -I directories,\n"
         "$PLC_PATH (colon-separated) and the standard library.\n"
@@ -60,10 +68,11 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
   (*list)[(*n)++] = s;
 }
 
-enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION };
+enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
+  {"report", no_argument, NULL, OPT_REPORT},
   {"emit", required_argument, NULL, OPT_EMIT},
   {"eval", required_argument, NULL, 'e'},
   {"exact", no_argument, NULL, OPT_EXACT},
@@ -81,13 +90,16 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
   while ((c = getopt_long(argc, argv, ":D:I:W:e:w", plc_cli_options, NULL)) != -1) {
     switch (c) {
     case OPT_CHECK: cli->action = PLC_ACT_CHECK; break;
+    case OPT_REPORT: cli->action = PLC_ACT_REPORT; break;
     case OPT_EMIT:
       if (!strcmp(optarg, "tokens"))
         cli->action = PLC_ACT_TOKENS;
       else if (!strcmp(optarg, "ast"))
         cli->action = PLC_ACT_AST;
+      else if (!strcmp(optarg, "ir"))
+        cli->action = PLC_ACT_IR;
       else {
-        fprintf(stderr, "plc: error: --emit takes tokens or ast, not '%s'\n", optarg);
+        fprintf(stderr, "plc: error: --emit takes tokens, ast or ir, not '%s'\n", optarg);
         return 2;
       }
       break;
@@ -196,20 +208,53 @@ static void plc_cli_evals(const plc_cli *cli, plc_sema *s, plc_program *prog)
       continue;
     plc_value *v = plc_eval_expr(&s->ev, e, s->ev.global);
     if ((v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL) && !v->known)
-      plc_error(prog->diag, &e->loc, "this value is computed by evaluating a training run, "
-                "which this version of plc does not do yet");
+      plc_error(prog->diag, &e->loc, "this value needs a training run evaluated; "
+                "leave out --check");
     else if (v->tag != PLC_V_ERR)
       plc_cli_print_value(v, cli);
   }
+}
+
+/* Lower and analyse the trains of the files named on the command line:
+ * print their reports (or the IR), then decide every assertion. */
+static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
+{
+  plc_drive d;
+  plc_report_opts o = {cli->digits, cli->exact};
+  plc_drive_init(&d, s, prog, &o);
+  const plc_ast **trains;
+  int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);
+  for (int i = 0; i < n && !cli->nevals; i++) {
+    plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
+    if (!r)
+      continue;
+    if (i > 0)
+      fputc('\n', stdout);
+    if (cli->action == PLC_ACT_IR)
+      plc_ir_dump(stdout, r->ir);
+    else
+      plc_report_text(stdout, &r->res, &o);
+  }
+  free(trains);
+  if (!prog->diag->errors)
+    plc_cli_evals(cli, s, prog);
+  if (cli->action == PLC_ACT_REPORT && !prog->diag->errors)
+    plc_drive_asserts(&d);
+  plc_drive_free(&d);
 }
 
 static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
 {
   if (cli->action == PLC_ACT_TOKENS)
     return plc_cli_tokens(files, n, prog);
-  for (int i = 0; i < n; i++)
+  cli->mains = plc_xcalloc((size_t)n + 1, sizeof *cli->mains);
+  for (int i = 0; i < n; i++) {
+    size_t before = prog->nfiles;
     if (plc_load_main(prog, files[i]) != 0)
       return 2;
+    if (prog->nfiles > before)
+      cli->mains[cli->nmains++] = prog->files[prog->nfiles - 1];
+  }
   if (cli->action == PLC_ACT_AST) {
     for (size_t i = 0; i < prog->nfiles; i++)
       plc_ast_dump(stdout, prog->files[i], 0);
@@ -219,16 +264,11 @@ static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
     return 1;
   plc_sema s;
   plc_sema_check(&s, prog, cli->defines, cli->ndefines);
-  if (!prog->diag->errors)
+  if (!prog->diag->errors && cli->action == PLC_ACT_CHECK)
     plc_cli_evals(cli, &s, prog);
-  if (prog->diag->errors)
-    return 1;
-  if (cli->action == PLC_ACT_REPORT && cli->nevals == 0) {
-    fputs("plc: error: evaluating training steps (the report) is not implemented in this "
-          "version; use --check or --eval\n", stderr);
-    return 2;
-  }
-  return 0;
+  else if (!prog->diag->errors)
+    plc_cli_evaluate(cli, &s, prog);
+  return prog->diag->errors ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -253,5 +293,6 @@ int main(int argc, char **argv)
   plc_arena_free(arena);
   free(cli.defines);
   free(cli.evals);
+  free(cli.mains);
   return rc;
 }

@@ -134,6 +134,15 @@ plc_binding *plc_env_bind(plc_eval *ev, plc_env *env, const char *name, plc_valu
   return b;
 }
 
+void plc_env_forget_unknown(plc_env *env)
+{
+  for (size_t i = 0; i < env->n; i++) {
+    plc_value *v = env->b[i].val;
+    if (v && env->b[i].def && ((v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL) && !v->known))
+      env->b[i].val = NULL;
+  }
+}
+
 plc_binding *plc_env_find_local(plc_env *env, const char *name)
 {
   for (size_t i = env->n; i-- > 0;)
@@ -203,6 +212,19 @@ static void plc_eval_define_items(plc_eval *ev, plc_env *env, const plc_ast_list
     default:
       break;
     }
+  }
+}
+
+void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items)
+{
+  for (const plc_ast *it = items->head; it; it = it->next) {
+    if (it->kind == PLC_AST_OP && !plc_env_find_local(env, it->name))
+      plc_env_define(ev, env, it->name, it, env);
+    else if (it->kind == PLC_AST_SECTION || it->kind == PLC_AST_FOR || it->kind == PLC_AST_IF)
+      plc_eval_define_ops(ev, env, &it->list);
+    if (it->kind == PLC_AST_IF)
+      for (const plc_ast *e = it->b; e; e = e->kind == PLC_AST_IF ? e->b : NULL)
+        plc_eval_define_ops(ev, env, &e->list);
   }
 }
 
@@ -313,13 +335,20 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
   if (f && f->dflt)
     return plc_eval_default(ev, o, f, use);
   const plc_field *r = o->kind == PLC_DECL_TRAIN ? plc_schema_field(PLC_SCHEMA_RESULT, name) : NULL;
-  if (r && ev->abstract) /* a result: known only once the run is evaluated */
+  if (r && !ev->abstract && ev->result) { /* a result of the evaluated run */
+    plc_value *v = ev->result(ev, o, name);
+    if (v)
+      return v;
+  }
+  if (r) /* known only once the run is evaluated */
     return plc_value_unknown_num(ev, r->e);
   if (o->abstract) {
     if (!f && o->kind == PLC_DECL_TRAIN)
       f = plc_schema_field(PLC_SCHEMA_RESULT, name);
     if (f && f->type == PLC_FT_NUM)
       return plc_value_unknown_num(ev, f->e);
+    if (f && f->type == PLC_FT_BOOL)
+      return plc_value_bool(ev, 0, 0);
     if (f && f->type == PLC_FT_REF) {
       plc_obj *sub = plc_obj_new(ev, f->ref, NULL, NULL);
       sub->abstract = plc_schema_closed(f->ref) ? PLC_ABSTRACT_TYPED : PLC_ABSTRACT_ANY;
@@ -886,8 +915,26 @@ static plc_value *plc_eval_index(plc_eval *ev, const plc_ast *e, plc_env *env)
   plc_value *o = plc_eval_expr(ev, e->a, env), *i = plc_eval_expr(ev, e->b, env);
   if (o->tag == PLC_V_ERR || i->tag == PLC_V_ERR)
     return plc_value_err(ev);
-  if (o->tag == PLC_V_OP) /* rs[i]: one op of a family made by a for loop */
-    return o;
+  if (o->tag == PLC_V_OP) { /* rs[i]: one op of a family made by a for loop */
+    long k;
+    plc_quantity q;
+    plc_q_init(&q);
+    int ok = i->tag == PLC_V_NUM && i->known && plc_dim_is_none(i->dim);
+    if (ok) {
+      mpq_set(q.v, i->q);
+      ok = plc_q_get_long(&q, 0, 1L << 30, &k);
+    }
+    plc_q_clear(&q);
+    if (!ok)
+      return o;
+    plc_value *v = plc_value_new(ev, PLC_V_OP);
+    *v = *o;
+    size_t n = strlen(o->s) + 24;
+    char *s = plc_arena_alloc(ev->arena, n);
+    snprintf(s, n, "%s[%ld]", o->s, k);
+    v->s = s;
+    return v;
+  }
   if (!plc_eval_want(ev, o, PLC_V_LIST, e->a, "only lists can be indexed") ||
       !plc_eval_want(ev, i, PLC_V_NUM, e->b, "an index must be a number"))
     return plc_value_err(ev);

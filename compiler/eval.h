@@ -80,6 +80,10 @@ typedef struct plc_eval {
   plc_env *global;
   int abstract;
   int depth;
+  /* Results of evaluated trains (step_time, eta, ...) for asserts and -e;
+   * NULL before evaluation.  Returns NULL when the train has none. */
+  plc_value *(*result)(struct plc_eval *ev, plc_obj *train, const char *name);
+  void *result_ctx;
   int dry;  /* > 0: checking a branch that is not taken: types and dimensions
                only, no values, so `n == 0 ? 0 : 1 / n` is fine at n = 0 */
 } plc_eval;
@@ -95,6 +99,9 @@ plc_binding *plc_env_bind(plc_eval *ev, plc_env *env, const char *name, plc_valu
 plc_binding *plc_env_find_local(plc_env *env, const char *name);
 plc_binding *plc_env_lookup(plc_env *env, const char *name);
 
+/* Name every op of a template body (in every phase, branch and loop) in
+ * env, so `after = [x]` can refer to any of them. */
+void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items);
 /* Evaluate an expression; errors are reported and give PLC_V_ERR. */
 plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env);
 /* The value of a binding (evaluates and memoises). */
@@ -112,6 +119,9 @@ plc_value *plc_value_any(plc_eval *ev);
 plc_value *plc_value_num(plc_eval *ev, const plc_quantity *q);
 /* An unknown number of the given dimension (abstract mode). */
 plc_value *plc_value_unknown_num(plc_eval *ev, const int e[PLC_NDIM]);
+/* Forget memoised values that were unknown when computed (results read
+ * before evaluation), so they are computed again. */
+void plc_env_forget_unknown(plc_env *env);
 /* Short description of a value's type for messages: "a number in B/s". */
 char *plc_value_describe(const plc_value *v); /* malloc'd */
 

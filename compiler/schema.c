@@ -106,14 +106,15 @@ static const plc_field plc_op_fields[] = {
   {"stream", PLC_FT_WORD, DIMLESS, 0, NULL, 0, "stream the op runs on", NULL, 0},
   {"after", PLC_FT_OPS, DIMLESS, 0, NULL, 0, "ops this op waits for", NULL, 0},
   {"useful", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "counts as useful compute for eta", NULL, 0},
+  {"once", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "runs only in the last microbatch of a step", NULL, 0},
   STR("note", "free text"), PLC_FIELD_END,
 };
 
 static const plc_field plc_layer_fields[] = {
   NUM("index", DIMLESS, 0, ANY, "layer index in the model, from 0"),
   NUM("stage", DIMLESS, 0, ANY, "pipeline stage of the layer"),
-  NUM("first", DIMLESS, 0, ANY, "1 for the first layer of its stage, else 0"),
-  NUM("last", DIMLESS, 0, ANY, "1 for the last layer of its stage, else 0"),
+  {"first", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "the first layer of its stage", NULL, 0},
+  {"last", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "the last layer of its stage", NULL, 0},
   {"kind", PLC_FT_STR, DIMLESS, 0, NULL, 0, "layer kind name", NULL, 0}, PLC_FIELD_END,
 };
 

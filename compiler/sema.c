@@ -418,22 +418,6 @@ static void plc_sema_op(plc_sema *s, const plc_ast *op, plc_env *env)
   plc_sema_items(s, &op->list, oenv, PLC_SCHEMA_OP, PLC_CTX_OP);
 }
 
-/* Collect the ops of a template (in every phase and branch) so `after`
- * can name any of them, wherever they are written. */
-static void plc_sema_collect_ops(plc_sema *s, const plc_ast_list *items, plc_env *env)
-{
-  for (const plc_ast *it = items->head; it; it = it->next) {
-    if (it->kind == PLC_AST_OP && !plc_env_find_local(env, it->name))
-      plc_env_define(&s->ev, env, it->name, it, env);
-    else if (it->kind == PLC_AST_SECTION || it->kind == PLC_AST_FOR ||
-             it->kind == PLC_AST_IF)
-      plc_sema_collect_ops(s, &it->list, env);
-    if (it->kind == PLC_AST_IF)
-      for (const plc_ast *e = it->b; e; e = e->kind == PLC_AST_IF ? e->b : NULL)
-        plc_sema_collect_ops(s, &e->list, env);
-  }
-}
-
 static void plc_sema_cond(plc_sema *s, const plc_ast *it, plc_env *env, int kind, plc_ctx ctx)
 {
   plc_value *c = plc_eval_expr(&s->ev, it->a, env);
@@ -562,7 +546,7 @@ static void plc_sema_items(plc_sema *s, const plc_ast_list *items, plc_env *env,
                            plc_ctx ctx)
 {
   if (ctx == PLC_CTX_TEMPLATE && kind == PLC_DECL_TEMPLATE)
-    plc_sema_collect_ops(s, items, env);
+    plc_eval_define_ops(&s->ev, env, items);
   plc_env *seen = plc_env_new(&s->ev, NULL); /* names defined in this block */
   for (const plc_ast *it = items->head; it; it = it->next) {
     if (!plc_sema_allowed(it, ctx, kind)) {

@@ -1,0 +1,920 @@
+/* lower.c - instantiating layer templates into per-stage op lists.
+ *
+ * For each pipeline stage and one microbatch: the forward list holds every
+ * layer's forward ops, then the `pipeline` template's forward ops; the
+ * backward list holds, layer by layer in reverse, the recompute ops and the
+ * backward ops, then the `pipeline` template's backward ops.  A template's
+ * backward defaults to the mirror of its forward (reverse order, compute x2,
+ * all_gather <-> reduce_scatter, dependencies reversed); its recompute
+ * defaults to a copy of its forward under `recompute = full`.  The `step`
+ * template's ops run once per step, after the last backward. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "lower.h"
+#include "schema.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The ops of one template instance in one list, by name: `after` and
+ * `prev.` look names up here.  idx < 0 marks an op that vanished (a group
+ * of size 1); its dependents wait for its dependencies instead. */
+typedef struct plc_inst_op {
+  const char *name;
+  int idx;
+  int *deps, ndeps;
+} plc_inst_op;
+
+typedef struct plc_inst {
+  plc_inst_op *ops;
+  int n, cap;
+} plc_inst;
+
+typedef struct plc_lctx {
+  plc_lower *L;
+  plc_ir_list *list;
+  plc_phase phase;
+  int layer;
+  plc_inst *cur, *prev, *fwd; /* this instance, the previous one, this layer's forward */
+} plc_lctx;
+
+static const int PLC_SECS[PLC_NDIM] = {0, 1, 0}, PLC_BYTES[PLC_NDIM] = {1, 0, 0},
+                 PLC_FLOPS[PLC_NDIM] = {0, 0, 1}, PLC_NONE[PLC_NDIM] = {0, 0, 0};
+
+static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, int *deps,
+                         int ndeps)
+{
+  if (in->n == in->cap) {
+    int cap = in->cap ? in->cap * 2 : 8;
+    plc_inst_op *ops = plc_arena_alloc(L->ar, (size_t)cap * sizeof *ops);
+    if (in->n)
+      memcpy(ops, in->ops, (size_t)in->n * sizeof *ops);
+    in->ops = ops;
+    in->cap = cap;
+  }
+  in->ops[in->n++] = (plc_inst_op){name, idx, deps, ndeps};
+}
+
+/* ---- dependencies --------------------------------------------------------- */
+
+typedef struct plc_deps {
+  int *v;
+  int n, cap;
+} plc_deps;
+
+static void plc_deps_add(plc_deps *d, int idx)
+{
+  for (int i = 0; i < d->n; i++)
+    if (d->v[i] == idx)
+      return;
+  if (d->n == d->cap)
+    d->v = plc_xrealloc(d->v, (size_t)(d->cap = d->cap ? d->cap * 2 : 8) * sizeof *d->v);
+  d->v[d->n++] = idx;
+}
+
+static void plc_deps_entry(plc_deps *d, const plc_inst_op *e)
+{
+  if (e->idx >= 0)
+    plc_deps_add(d, e->idx);
+  else
+    for (int i = 0; i < e->ndeps; i++)
+      plc_deps_add(d, e->deps[i]);
+}
+
+/* Add the ops named `name` (or the family name[...]) of an instance.
+ * Returns how many matched. */
+static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
+{
+  if (!in)
+    return 0;
+  for (int i = in->n - 1; i >= 0; i--) /* the latest op of that name */
+    if (!strcmp(in->ops[i].name, name)) {
+      plc_deps_entry(d, &in->ops[i]);
+      return 1;
+    }
+  size_t n = strlen(name);
+  int found = 0;
+  for (int i = 0; i < in->n; i++)
+    if (!strncmp(in->ops[i].name, name, n) && in->ops[i].name[n] == '[') {
+      plc_deps_entry(d, &in->ops[i]);
+      found++;
+    }
+  return found;
+}
+
+static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc_ast *at)
+{
+  if (v->tag == PLC_V_ANY)
+    return 1;
+  if (v->tag != PLC_V_OP) {
+    plc_error(c->L->diag, &at->loc, "'after' lists ops");
+    return 0;
+  }
+  if (v->prev) /* the previous instance may not exist: then nothing to wait for */
+    return plc_deps_lookup(d, c->prev, v->s), 1;
+  if (plc_deps_lookup(d, c->cur, v->s))
+    return 1;
+  if (c->phase != PLC_PH_FWD && plc_deps_lookup(&(plc_deps){0}, c->fwd, v->s))
+    return 1; /* a forward op: finished before this list began */
+  plc_error(c->L->diag, &at->loc, "op '%s' has not run before this op in this layer", v->s);
+  return 0;
+}
+
+static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op)
+{
+  plc_binding *b = plc_env_find_local(env, "after");
+  plc_deps d = {0};
+  int ok = 1;
+  if (b) {
+    plc_value *v = plc_eval_binding(c->L->ev, b, &b->def->loc);
+    if (v->tag == PLC_V_LIST)
+      for (size_t i = 0; i < v->n && ok; i++)
+        ok = plc_lower_dep(c, &d, v->items[i], b->def->a);
+    else
+      ok = plc_lower_dep(c, &d, v, b->def->a);
+  }
+  op->ndeps = d.n;
+  op->deps = plc_arena_alloc(c->L->ar, (size_t)(d.n ? d.n : 1) * sizeof *op->deps);
+  if (d.n)
+    memcpy(op->deps, d.v, (size_t)d.n * sizeof *op->deps);
+  free(d.v);
+  return ok;
+}
+
+/* ---- costs ------------------------------------------------------------------ */
+
+static plc_value *plc_lower_opfield(plc_lctx *c, plc_env *env, const char *name)
+{
+  plc_binding *b = plc_env_find_local(env, name);
+  return b ? plc_eval_binding(c->L->ev, b, &b->def->loc) : NULL;
+}
+
+static const plc_ast *plc_lower_opnode(plc_env *env, const char *name, const plc_ast *op)
+{
+  plc_binding *b = plc_env_find_local(env, name);
+  return b ? b->def->a : op;
+}
+
+/* FLOPs / (peak x efficiency), or the roofline max with bytes / mem_bw. */
+static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
+{
+  plc_lower *L = c->L;
+  plc_value *f = plc_lower_opfield(c, env, "flops"), *by = plc_lower_opfield(c, env, "bytes");
+  plc_value *ef = plc_lower_opfield(c, env, "efficiency");
+  if (!ef)
+    ef = plc_lower_field(L, L->device, "efficiency");
+  mpq_ptr eff = plc_lower_num(L, ef, PLC_NONE, plc_lower_opnode(env, "efficiency", node),
+                              "efficiency");
+  if (!eff)
+    return 0;
+  if (!f && !by) {
+    plc_error(L->diag, &node->loc, "compute op '%s' needs flops, bytes or time", op->name);
+    return 0;
+  }
+  if (f) {
+    mpq_ptr fl = plc_lower_num(L, f, PLC_FLOPS, plc_lower_opnode(env, "flops", node), "flops");
+    if (!fl)
+      return 0;
+    mpq_set(op->flops, fl);
+    mpq_mul(op->time, L->run->peak, eff);
+    mpq_div(op->time, fl, op->time);
+  }
+  if (by) {
+    mpq_ptr b = plc_lower_num(L, by, PLC_BYTES, plc_lower_opnode(env, "bytes", node), "bytes");
+    plc_value *mbw = plc_lower_field(L, L->device, "mem_bw");
+    static const int bps[PLC_NDIM] = {1, -1, 0};
+    mpq_ptr bw = mbw ? plc_lower_num(L, mbw, bps, node, "the device's mem_bw") : NULL;
+    if (!b || !mbw) {
+      if (!mbw)
+        plc_error(L->diag, &node->loc, "op '%s' gives bytes, but device '%s' has no mem_bw",
+                  op->name, L->device->name);
+      return 0;
+    }
+    mpq_t t;
+    mpq_init(t);
+    mpq_div(t, b, bw);
+    if (mpq_cmp(t, op->time) > 0)
+      mpq_set(op->time, t);
+    mpq_clear(t);
+  }
+  return 1;
+}
+
+/* Bandwidth of a primitive on a dimension's link (cached in the placement). */
+static mpq_ptr plc_lower_bw(plc_lctx *c, const plc_ir_op *op, const plc_ast *node)
+{
+  plc_lower *L = c->L;
+  plc_ir_place *p = &L->run->place[op->dim];
+  if (p->bw[op->kind])
+    return p->bw[op->kind];
+  plc_obj *link = L->links[op->dim];
+  plc_value *v = plc_lower_field(L, link, plc_opk_name(op->kind));
+  static const int bps[PLC_NDIM] = {1, -1, 0};
+  if (!v) {
+    plc_error(L->diag, &node->loc, "link '%s' (used by %s) has no %s bandwidth and no bw",
+              link->name, plc_pdim_name(op->dim), plc_opk_name(op->kind));
+    return NULL;
+  }
+  p->bw[op->kind] = plc_lower_num(L, v, bps, plc_lower_field_node(link, plc_opk_name(op->kind)),
+                                  "a bandwidth");
+  if (!p->latency)
+    p->latency = plc_lower_num(L, plc_lower_field(L, link, "latency"), PLC_SECS,
+                               plc_lower_field_node(link, "latency"), "a latency");
+  return p->latency ? p->bw[op->kind] : NULL;
+}
+
+/* The alpha-beta cost of DESIGN.md section 4 (nccl-tests bus bandwidth). */
+static int plc_lower_coll_cost(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
+{
+  plc_value *sv = plc_lower_opfield(c, env, "size");
+  if (!sv) {
+    plc_error(c->L->diag, &node->loc, "collective '%s' needs a size (or a time)", op->name);
+    return 0;
+  }
+  mpq_ptr size = plc_lower_num(c->L, sv, PLC_BYTES, plc_lower_opnode(env, "size", node), "size");
+  mpq_ptr bw = size ? plc_lower_bw(c, op, node) : NULL;
+  if (!bw)
+    return 0;
+  mpq_set(op->size, size);
+  long n = op->group, steps = n - 1;
+  mpq_t f, a;
+  mpq_init(f);
+  mpq_init(a);
+  switch (op->kind) {
+  case PLC_OPK_ALL_REDUCE: mpq_set_si(f, 2 * (n - 1), (unsigned long)n); steps = 2 * (n - 1); break;
+  case PLC_OPK_P2P: mpq_set_si(f, 1, 1); steps = 1; break;
+  case PLC_OPK_BROADCAST: mpq_set_si(f, 1, 1); break;
+  default: mpq_set_si(f, n - 1, (unsigned long)n); break;
+  }
+  mpq_canonicalize(f);
+  mpq_mul(op->time, f, size);
+  mpq_div(op->time, op->time, bw);
+  mpq_set_si(a, steps, 1);
+  mpq_mul(a, a, c->L->run->place[op->dim].latency);
+  mpq_add(op->time, op->time, a);
+  mpq_clear(f);
+  mpq_clear(a);
+  return 1;
+}
+
+/* ---- ops ----------------------------------------------------------------------- */
+
+static const char *plc_lower_op_name(plc_lctx *c, const plc_ast *node, plc_env *env)
+{
+  if (!node->a)
+    return node->name;
+  long i;
+  if (!plc_lower_int(c->L, plc_eval_expr(c->L->ev, node->a, env), 0, PLC_LOWER_MAX_LOOP,
+                     node->a, "an op index", &i))
+    return NULL;
+  size_t n = strlen(node->name) + 24;
+  char *s = plc_arena_alloc(c->L->ar, n);
+  snprintf(s, n, "%s[%ld]", node->name, i);
+  return s;
+}
+
+static int plc_lower_word_field(plc_env *env, const char *name, const char **out)
+{
+  plc_binding *b = plc_env_find_local(env, name);
+  if (!b)
+    return 0;
+  *out = b->def->a->name;
+  return 1;
+}
+
+static int plc_lower_bool_field(plc_lctx *c, plc_env *env, const char *name, int dflt)
+{
+  plc_value *v = plc_lower_opfield(c, env, name);
+  return v && v->tag == PLC_V_BOOL && v->known ? v->b : dflt;
+}
+
+static void plc_lower_op_init(plc_lower *L, plc_ir_op *op)
+{
+  op->time = plc_arena_mpq(L->ar);
+  op->flops = plc_arena_mpq(L->ar);
+  op->size = plc_arena_mpq(L->ar);
+}
+
+/* Kind, group and stream of an op node. Returns 0 when the op vanishes
+ * (a collective over a group of one) or on error (*bad set). */
+static int plc_lower_op_shape(plc_lctx *c, const plc_ast *node, plc_env *env, plc_ir_op *op)
+{
+  op->kind = (plc_opk)plc_opk_lookup(node->opkind);
+  const char *stream = "compute";
+  plc_lower_word_field(env, "stream", &stream);
+  op->stream = plc_ir_stream(c->L->ar, c->L->run, stream);
+  if (op->kind == PLC_OPK_COMPUTE)
+    return 1;
+  op->dim = (plc_pdim)plc_pdim_lookup(node->b->name);
+  op->group = c->L->run->size[op->dim];
+  return op->group > 1;
+}
+
+static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
+{
+  plc_lower *L = c->L;
+  if (++L->nops > PLC_LOWER_MAX_OPS) {
+    if (L->nops == PLC_LOWER_MAX_OPS + 1)
+      plc_error(L->diag, &node->loc, "the plan lowers to more than %d ops; refusing to go on",
+                PLC_LOWER_MAX_OPS);
+    return;
+  }
+  plc_env *env = plc_env_new(L->ev, outer);
+  for (const plc_ast *it = node->list.head; it; it = it->next)
+    if (it->kind == PLC_AST_SET)
+      plc_env_define(L->ev, env, it->name, it, outer);
+  plc_ir_op op = {0};
+  plc_lower_op_init(L, &op);
+  op.name = plc_lower_op_name(c, node, env);
+  op.layer = c->layer;
+  op.phase = c->phase;
+  op.node = node;
+  if (!op.name)
+    return;
+  int live = plc_lower_op_shape(c, node, env, &op);
+  if (!plc_lower_deps(c, env, &op))
+    return;
+  if (!live) { /* group of one: no op; dependents wait for its dependencies */
+    plc_inst_add(L, c->cur, op.name, -1, op.deps, op.ndeps);
+    return;
+  }
+  plc_value *t = plc_lower_opfield(c, env, "time");
+  if (t) {
+    mpq_ptr q = plc_lower_num(L, t, PLC_SECS, plc_lower_opnode(env, "time", node), "time");
+    if (!q)
+      return;
+    mpq_set(op.time, q);
+    plc_value *f = plc_lower_opfield(c, env, "flops");
+    if (f && f->tag == PLC_V_NUM && f->known)
+      mpq_set(op.flops, f->q);
+  } else if (!(op.kind == PLC_OPK_COMPUTE ? plc_lower_compute_cost(c, env, node, &op)
+                                          : plc_lower_coll_cost(c, env, node, &op))) {
+    return;
+  }
+  op.useful = op.kind == PLC_OPK_COMPUTE &&
+              plc_lower_bool_field(c, env, "useful", c->phase != PLC_PH_RECOMP);
+  op.once = plc_lower_bool_field(c, env, "once", 0);
+  int idx = plc_ir_push(L->ar, c->list, &op);
+  plc_inst_add(L, c->cur, op.name, idx, NULL, 0);
+}
+
+/* ---- walking template bodies ------------------------------------------------ */
+
+static void plc_lower_items(plc_lctx *c, const plc_ast_list *items, plc_env *env, int top);
+
+static void plc_lower_if(plc_lctx *c, const plc_ast *it, plc_env *env)
+{
+  plc_value *v = plc_eval_expr(c->L->ev, it->a, env);
+  if (v->tag != PLC_V_BOOL || !v->known) {
+    if (v->tag != PLC_V_ERR)
+      plc_error(c->L->diag, &it->a->loc, "the condition must be a known boolean when the "
+                "template is lowered");
+    return;
+  }
+  if (v->b)
+    plc_lower_items(c, &it->list, plc_env_new(c->L->ev, env), 0);
+  else if (it->b && it->b->kind == PLC_AST_IF)
+    plc_lower_if(c, it->b, env);
+  else if (it->b)
+    plc_lower_items(c, &it->b->list, plc_env_new(c->L->ev, env), 0);
+}
+
+static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
+{
+  long from, to;
+  plc_lower *L = c->L;
+  if (!plc_lower_int(L, plc_eval_expr(L->ev, it->a, env), -PLC_LOWER_MAX_LOOP,
+                     PLC_LOWER_MAX_LOOP, it->a, "a loop bound", &from) ||
+      !plc_lower_int(L, plc_eval_expr(L->ev, it->b, env), -PLC_LOWER_MAX_LOOP,
+                     PLC_LOWER_MAX_LOOP, it->b, "a loop bound", &to))
+    return;
+  for (long i = from; i < to && !PLC_LOWER_FAILED(L); i++) {
+    plc_env *body = plc_env_new(L->ev, env);
+    plc_quantity q;
+    plc_q_init(&q);
+    plc_q_set_si(&q, i, plc_dim_none());
+    plc_env_bind(L->ev, body, it->name, plc_value_num(L->ev, &q));
+    plc_q_clear(&q);
+    plc_lower_items(c, &it->list, body, 0);
+  }
+}
+
+static const char *const plc_phase_section[] = {"forward", "recompute", "backward", "step"};
+
+/* Walk a template body for the current phase: at the top level, ops outside
+ * sections are forward ops and a section is walked only in its own phase. */
+static void plc_lower_items(plc_lctx *c, const plc_ast_list *items, plc_env *env, int top)
+{
+  for (const plc_ast *it = items->head; it && !PLC_LOWER_FAILED(c->L); it = it->next) {
+    int here = !top || c->phase == PLC_PH_FWD || c->phase == PLC_PH_STEP;
+    switch (it->kind) {
+    case PLC_AST_LET:
+      plc_env_define(c->L->ev, env, it->name, it, env);
+      break;
+    case PLC_AST_OP:
+      if (here)
+        plc_lower_op(c, it, env);
+      break;
+    case PLC_AST_IF:
+      if (here)
+        plc_lower_if(c, it, env);
+      break;
+    case PLC_AST_FOR:
+      if (here)
+        plc_lower_for(c, it, env);
+      break;
+    case PLC_AST_SECTION:
+      if (!strcmp(it->name, plc_phase_section[c->phase]))
+        plc_lower_items(c, &it->list, plc_env_new(c->L->ev, env), 0);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+/* Does a template body have a section for this phase? */
+static int plc_lower_has_section(const plc_ast_list *items, const char *name)
+{
+  for (const plc_ast *it = items->head; it; it = it->next)
+    if (it->kind == PLC_AST_SECTION && !strcmp(it->name, name))
+      return 1;
+  return 0;
+}
+
+/* ---- templates and their context ---------------------------------------------- */
+
+typedef struct plc_tmpl {
+  const plc_ast *decl;  /* the template's items are decl->list */
+  plc_env *env;         /* where it was defined */
+} plc_tmpl;
+
+/* The framework's template for a layer kind (following `template a = b`). */
+static int plc_lower_find_template(plc_lower *L, const char *kind, plc_tmpl *t)
+{
+  for (plc_obj *fw = L->framework; fw; fw = fw->base) {
+    plc_binding *b = plc_env_find_local(fw->env, kind);
+    if (!b || !b->def || b->def->kind != PLC_AST_DECL || b->def->op != PLC_DECL_TEMPLATE)
+      continue;
+    t->decl = b->def;
+    t->env = b->def_env;
+    while (t->decl->a) { /* derived: use the base template's body */
+      plc_value *base = plc_eval_expr(L->ev, t->decl->a, t->env);
+      if (base->tag != PLC_V_OBJ || base->obj->kind != PLC_DECL_TEMPLATE)
+        return 0;
+      t->decl = base->obj->node;
+      t->env = base->obj->env->parent;
+    }
+    return 1;
+  }
+  return 0;
+}
+
+static plc_value *plc_lower_bool_value(plc_lower *L, int b)
+{
+  plc_value *v = plc_value_new(L->ev, PLC_V_BOOL);
+  v->b = b;
+  return v;
+}
+
+static plc_value *plc_lower_int_value(plc_lower *L, long n)
+{
+  plc_quantity q;
+  plc_q_init(&q);
+  plc_q_set_si(&q, n, plc_dim_none());
+  plc_value *v = plc_value_num(L->ev, &q);
+  plc_q_clear(&q);
+  return v;
+}
+
+static plc_value *plc_lower_layer_value(plc_lower *L, int index, const char *kind, int stage,
+                                        int first, int last)
+{
+  plc_value *v = plc_value_new(L->ev, PLC_V_OBJ);
+  v->obj = plc_arena_alloc(L->ar, sizeof *v->obj);
+  v->obj->kind = PLC_SCHEMA_LAYER;
+  v->obj->name = "layer";
+  v->obj->env = plc_env_new(L->ev, NULL);
+  plc_value *k = plc_value_new(L->ev, PLC_V_STR);
+  k->s = kind;
+  plc_env_bind(L->ev, v->obj->env, "index", plc_lower_int_value(L, index));
+  plc_env_bind(L->ev, v->obj->env, "kind", k);
+  plc_env_bind(L->ev, v->obj->env, "stage", plc_lower_int_value(L, stage));
+  plc_env_bind(L->ev, v->obj->env, "first", plc_lower_bool_value(L, first));
+  plc_env_bind(L->ev, v->obj->env, "last", plc_lower_bool_value(L, last));
+  return v;
+}
+
+/* Framework options: the train's setting, else the option's default. */
+static void plc_lower_bind_options(plc_lower *L, plc_env *into)
+{
+  for (plc_obj *fw = L->framework; fw; fw = fw->base)
+    for (size_t i = 0; i < fw->env->n; i++) {
+      plc_binding *b = &fw->env->b[i];
+      if (!b->def || b->def->kind != PLC_AST_OPTION || plc_env_find_local(into, b->name))
+        continue;
+      plc_value *v = NULL;
+      for (plc_obj *t = L->train; t && !v; t = t->base) {
+        plc_binding *set = plc_env_find_local(t->env, b->name);
+        if (set)
+          v = plc_eval_binding(L->ev, set, &set->def->loc);
+      }
+      plc_env_bind(L->ev, into, b->name, v ? v : plc_eval_binding(L->ev, b, &b->def->loc));
+    }
+}
+
+/* What templates see as `run`: the train, with its sizes resolved, the
+ * framework's options and the derived figures. */
+static void plc_lower_run_value(plc_lower *L)
+{
+  plc_ir_run *r = L->run;
+  plc_obj *o = plc_arena_alloc(L->ar, sizeof *o);
+  o->kind = PLC_DECL_TRAIN;
+  o->name = r->name;
+  o->node = L->train->node;
+  o->base = L->train;
+  o->env = plc_env_new(L->ev, NULL);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    plc_env_bind(L->ev, o->env, plc_pdim_name(d), plc_lower_int_value(L, r->size[d]));
+  plc_env_bind(L->ev, o->env, "vpp", plc_lower_int_value(L, r->vpp));
+  plc_env_bind(L->ev, o->env, "tokens", plc_lower_int_value(L, (long)r->micro_batch * r->seq));
+  plc_env_bind(L->ev, o->env, "mu", plc_lower_int_value(L, r->mu));
+  plc_env_bind(L->ev, o->env, "world", plc_lower_int_value(L, r->world));
+  plc_value *rc = plc_value_new(L->ev, PLC_V_STR), *sc = plc_value_new(L->ev, PLC_V_STR);
+  static const char *const rcs[] = {"none", "selective", "full"};
+  rc->s = rcs[r->recompute];
+  sc->s = r->schedule;
+  plc_env_bind(L->ev, o->env, "recompute", rc);
+  plc_env_bind(L->ev, o->env, "schedule", sc);
+  plc_lower_bind_options(L, o->env);
+  L->run_val = plc_value_new(L->ev, PLC_V_OBJ);
+  L->run_val->obj = o;
+}
+
+static plc_env *plc_lower_context(plc_lower *L, const plc_tmpl *t, plc_value *layer)
+{
+  plc_env *env = plc_env_new(L->ev, t->env);
+  plc_value *m = plc_value_new(L->ev, PLC_V_OBJ), *dev = plc_value_new(L->ev, PLC_V_OBJ);
+  m->obj = L->model;
+  dev->obj = L->device;
+  plc_value *prev = plc_value_new(L->ev, PLC_V_OP);
+  prev->prev = 1;
+  prev->s = "prev";
+  plc_env_bind(L->ev, env, "model", m);
+  plc_env_bind(L->ev, env, "run", L->run_val);
+  plc_env_bind(L->ev, env, "layer", layer);
+  plc_env_bind(L->ev, env, "device", dev);
+  plc_env_bind(L->ev, env, "prev", prev);
+  plc_lower_bind_options(L, env); /* options by bare name see the run's values too */
+  plc_eval_define_ops(L->ev, env, &t->decl->list);
+  return env;
+}
+
+/* ---- mirrored backward and copied recompute ------------------------------------- */
+
+/* Ops of the forward list that wait for op x (users), built once per stage. */
+typedef struct plc_users {
+  int **v;
+  int *n;
+} plc_users;
+
+static plc_users plc_lower_users(const plc_ir_list *l)
+{
+  plc_users u = {plc_xcalloc((size_t)l->n + 1, sizeof *u.v), plc_xcalloc((size_t)l->n + 1, sizeof *u.n)};
+  for (int i = 0; i < l->n; i++)
+    for (int d = 0; d < l->ops[i].ndeps; d++) {
+      int x = l->ops[i].deps[d];
+      u.v[x] = plc_xrealloc(u.v[x], (size_t)(u.n[x] + 1) * sizeof **u.v);
+      u.v[x][u.n[x]++] = i;
+    }
+  return u;
+}
+
+static void plc_lower_users_free(plc_users *u, int n)
+{
+  for (int i = 0; i < n; i++)
+    free(u->v[i]);
+  free(u->v);
+  free(u->n);
+}
+
+static plc_ir_op plc_lower_copy(plc_lower *L, const plc_ir_op *f, plc_phase phase)
+{
+  plc_ir_op op = *f;
+  plc_lower_op_init(L, &op);
+  mpq_set(op.time, f->time);
+  mpq_set(op.flops, f->flops);
+  mpq_set(op.size, f->size);
+  op.phase = phase;
+  op.once = 0;
+  return op;
+}
+
+static void plc_lower_set_deps(plc_lower *L, plc_ir_op *op, plc_deps *d)
+{
+  op->ndeps = d->n;
+  op->deps = plc_arena_alloc(L->ar, (size_t)(d->n ? d->n : 1) * sizeof *op->deps);
+  if (d->n)
+    memcpy(op->deps, d->v, (size_t)d->n * sizeof *op->deps);
+  free(d->v);
+  *d = (plc_deps){0};
+}
+
+/* Forward ops [lo, hi) of a layer, re-run before its backward (full
+ * recompute): same order, dependencies inside the layer kept. */
+static void plc_lower_recompute_copy(plc_lctx *c, const plc_ir_list *fwd, int lo, int hi,
+                                     int *map)
+{
+  for (int i = lo; i < hi; i++) {
+    plc_ir_op op = plc_lower_copy(c->L, &fwd->ops[i], PLC_PH_RECOMP);
+    op.useful = 0;
+    plc_deps d = {0};
+    for (int k = 0; k < fwd->ops[i].ndeps; k++)
+      if (fwd->ops[i].deps[k] >= lo && map[fwd->ops[i].deps[k]] >= 0)
+        plc_deps_add(&d, map[fwd->ops[i].deps[k]]);
+    plc_lower_set_deps(c->L, &op, &d);
+    map[i] = plc_ir_push(c->L->ar, c->list, &op);
+    plc_inst_add(c->L, c->cur, op.name, map[i], NULL, 0);
+  }
+}
+
+static const plc_opk plc_mirror_kind[PLC_OPK_COUNT] = {
+  PLC_OPK_COMPUTE, PLC_OPK_ALL_REDUCE, PLC_OPK_REDUCE_SCATTER, PLC_OPK_ALL_GATHER,
+  PLC_OPK_ALL_TO_ALL, PLC_OPK_P2P, PLC_OPK_BROADCAST,
+};
+
+/* The default backward of a layer: its forward ops [lo, hi) in reverse, each
+ * waiting for the mirrors of the ops that waited for it in forward. */
+static void plc_lower_mirror(plc_lctx *c, const plc_ir_list *fwd, int lo, int hi,
+                             const plc_users *users, int *map)
+{
+  for (int i = hi - 1; i >= lo; i--) {
+    plc_ir_op op = plc_lower_copy(c->L, &fwd->ops[i], PLC_PH_BWD);
+    op.kind = plc_mirror_kind[op.kind];
+    if (op.kind == PLC_OPK_COMPUTE) { /* input and weight gradients: twice the work */
+      mpq_t two;
+      mpq_init(two);
+      mpq_set_ui(two, 2, 1);
+      mpq_mul(op.time, op.time, two);
+      mpq_mul(op.flops, op.flops, two);
+      mpq_clear(two);
+    }
+    plc_deps d = {0};
+    for (int k = 0; k < users->n[i]; k++)
+      if (map[users->v[i][k]] >= 0)
+        plc_deps_add(&d, map[users->v[i][k]]);
+    plc_lower_set_deps(c->L, &op, &d);
+    map[i] = plc_ir_push(c->L->ar, c->list, &op);
+    plc_inst_add(c->L, c->cur, op.name, map[i], NULL, 0);
+  }
+}
+
+/* ---- stages ------------------------------------------------------------------------- */
+
+typedef struct plc_layer_info {
+  const char *kind;
+  plc_tmpl tmpl;
+  int lo, hi;        /* its forward ops in the stage's forward list */
+  plc_inst fwd;      /* its forward ops by name */
+} plc_layer_info;
+
+static void plc_lower_instance(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
+{
+  plc_env *env = plc_lower_context(c->L, t, layer);
+  plc_lower_items(c, &t->decl->list, env, 1);
+}
+
+static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer_info *info)
+{
+  plc_lctx c = {L, &st->fwd, PLC_PH_FWD, 0, NULL, NULL, NULL};
+  plc_inst *prev = NULL;
+  for (int k = 0; k < st->nlayers && !PLC_LOWER_FAILED(L); k++) {
+    plc_layer_info *li = &info[k];
+    c.layer = st->layers[k];
+    c.cur = &li->fwd;
+    c.prev = prev;
+    li->lo = st->fwd.n;
+    plc_lower_instance(&c, &li->tmpl, plc_lower_layer_value(L, c.layer, li->kind, s, k == 0,
+                                                             k == st->nlayers - 1));
+    li->hi = st->fwd.n;
+    prev = &li->fwd;
+  }
+}
+
+static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int s, int k,
+                                      plc_layer_info *li, const plc_users *users, int *map)
+{
+  plc_lower *L = c->L;
+  plc_value *layer = plc_lower_layer_value(L, st->layers[k], li->kind, s, k == 0,
+                                           k == st->nlayers - 1);
+  const plc_ast_list *items = &li->tmpl.decl->list;
+  c->layer = st->layers[k];
+  c->fwd = &li->fwd;
+  if (plc_lower_has_section(items, "recompute") && L->run->recompute > 0) {
+    c->phase = PLC_PH_RECOMP;
+    plc_lower_instance(c, &li->tmpl, layer);
+  } else if (L->run->recompute == 2) {
+    c->phase = PLC_PH_RECOMP;
+    plc_lower_recompute_copy(c, &st->fwd, li->lo, li->hi, map);
+  }
+  c->phase = PLC_PH_BWD;
+  if (plc_lower_has_section(items, "backward"))
+    plc_lower_instance(c, &li->tmpl, layer);
+  else
+    plc_lower_mirror(c, &st->fwd, li->lo, li->hi, users, map);
+}
+
+static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer_info *info)
+{
+  plc_lctx c = {L, &st->bwd, PLC_PH_BWD, 0, NULL, NULL, NULL};
+  plc_users users = plc_lower_users(&st->fwd);
+  int *map = plc_xmalloc(((size_t)st->fwd.n + 1) * sizeof *map);
+  for (int i = 0; i < st->fwd.n; i++)
+    map[i] = -1;
+  plc_inst *prev = NULL;
+  plc_inst *insts = plc_xcalloc((size_t)st->nlayers + 1, sizeof *insts);
+  for (int k = st->nlayers - 1; k >= 0 && !PLC_LOWER_FAILED(L); k--) {
+    c.cur = &insts[k];
+    c.prev = prev;
+    plc_lower_stage_bwd_layer(&c, st, s, k, &info[k], &users, map);
+    prev = &insts[k];
+  }
+  free(insts);
+  free(map);
+  plc_lower_users_free(&users, st->fwd.n);
+}
+
+/* The `pipeline` template's ops (end of each list) and the `step` ones. */
+static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
+{
+  plc_tmpl t;
+  plc_value *layer = plc_lower_layer_value(L, -1, "pipeline", s, s == 0,
+                                           s == L->run->nstages - 1);
+  if (plc_lower_find_template(L, "pipeline", &t)) {
+    plc_inst fi = {0}, bi = {0};
+    plc_lctx c = {L, &st->fwd, PLC_PH_FWD, -1, &fi, NULL, NULL};
+    plc_lower_instance(&c, &t, layer);
+    c = (plc_lctx){L, &st->bwd, PLC_PH_BWD, -1, &bi, NULL, &fi};
+    if (plc_lower_has_section(&t.decl->list, "backward"))
+      plc_lower_instance(&c, &t, layer);
+  }
+  if (plc_lower_find_template(L, "step", &t)) {
+    plc_inst si = {0};
+    plc_lctx c = {L, &st->step, PLC_PH_STEP, -1, &si, NULL, NULL};
+    plc_lower_instance(&c, &t, layer);
+  }
+}
+
+/* ---- layers and stages -------------------------------------------------------------- */
+
+/* The model's layer kinds in order, from its `layers { kind = count }`. */
+static const char **plc_lower_layers(plc_lower *L, int *nlayers)
+{
+  plc_value *lv = plc_lower_field(L, L->model, "layers");
+  if (!lv || lv->tag != PLC_V_OBJ) {
+    plc_error(L->diag, &L->model->node->loc, "model '%s' needs a section "
+              "'layers { KIND = COUNT ... }'", L->model->name);
+    return NULL;
+  }
+  long total = 0;
+  const char **kinds = NULL;
+  plc_env *e = lv->obj->env;
+  for (size_t i = 0; i < e->n; i++) {
+    long n;
+    if (!plc_lower_int(L, plc_eval_binding(L->ev, &e->b[i], &e->b[i].def->loc), 0,
+                       PLC_LOWER_MAX_LAYERS, e->b[i].def->a, "a layer count", &n))
+      return NULL;
+    if (total + n > PLC_LOWER_MAX_LAYERS) {
+      plc_error(L->diag, &e->b[i].def->loc, "the model has more than %d layers",
+                PLC_LOWER_MAX_LAYERS);
+      return NULL;
+    }
+    const char **grown = plc_arena_alloc(L->ar, (size_t)(total + n + 1) * sizeof *grown);
+    if (total)
+      memcpy(grown, kinds, (size_t)total * sizeof *grown);
+    for (long k = 0; k < n; k++)
+      grown[total + k] = e->b[i].name;
+    kinds = grown;
+    total += n;
+  }
+  if (total == 0) {
+    plc_error(L->diag, &L->model->node->loc, "model '%s' has no layers", L->model->name);
+    return NULL;
+  }
+  *nlayers = (int)total;
+  return kinds;
+}
+
+/* Layers of each physical stage: chunk j (of pp*vpp, in execution order)
+ * belongs to stage j % pp; chunks are an even contiguous split, the first
+ * ones one layer longer when it does not divide; or `stages = [...]`. */
+static int plc_lower_split(plc_lower *L, int nlayers)
+{
+  plc_ir_run *r = L->run;
+  int p = r->size[PLC_PD_PP], v = r->vpp, chunks = p * v;
+  int *len = plc_xcalloc((size_t)chunks, sizeof *len);
+  const plc_ast *sn = plc_lower_field_node(L->train, "stages");
+  if (sn && sn->kind == PLC_AST_LIST && sn != L->train->node) {
+    plc_value *sv = plc_lower_field(L, L->train, "stages");
+    long sum = 0;
+    if (sv->tag != PLC_V_LIST || (int)sv->n != chunks) {
+      plc_error(L->diag, &sn->loc, "'stages' must list %d layer counts (pp x vpp)", chunks);
+      free(len);
+      return 0;
+    }
+    for (int j = 0; j < chunks; j++) {
+      long n;
+      if (!plc_lower_int(L, sv->items[j], 0, nlayers, sn, "a stage's layer count", &n)) {
+        free(len);
+        return 0;
+      }
+      len[j] = (int)n;
+      sum += n;
+    }
+    if (sum != nlayers) {
+      plc_error(L->diag, &sn->loc, "'stages' adds up to %ld layers; the model has %d", sum,
+                nlayers);
+      free(len);
+      return 0;
+    }
+  } else {
+    if (nlayers % chunks)
+      plc_warning(L->diag, &plc_lower_field_node(L->train, "pp")->loc,
+                  "%d layers do not divide into pp x vpp = %d chunks; the first %d chunks get "
+                  "one layer more", nlayers, chunks, nlayers % chunks);
+    for (int j = 0; j < chunks; j++)
+      len[j] = nlayers / chunks + (j < nlayers % chunks);
+  }
+  r->nstages = p;
+  r->stages = plc_arena_alloc(L->ar, (size_t)p * sizeof *r->stages);
+  for (int s = 0; s < p; s++)
+    r->stages[s].layers = plc_arena_alloc(L->ar, (size_t)nlayers * sizeof(int));
+  for (int j = 0, first = 0; j < chunks; first += len[j++]) {
+    plc_ir_stage *st = &r->stages[j % p];
+    for (int k = 0; k < len[j]; k++)
+      st->layers[st->nlayers++] = first + k;
+  }
+  free(len);
+  return 1;
+}
+
+static int plc_lower_stage(plc_lower *L, int s, const char **kinds)
+{
+  plc_ir_stage *st = &L->run->stages[s];
+  plc_layer_info *info = plc_xcalloc((size_t)st->nlayers + 1, sizeof *info);
+  int ok = 1;
+  for (int k = 0; k < st->nlayers && ok; k++) {
+    info[k].kind = kinds[st->layers[k]];
+    if (!plc_lower_find_template(L, info[k].kind, &info[k].tmpl)) {
+      plc_error(L->diag, &L->framework->node->loc, "framework '%s' has no template for layer "
+                "kind '%s' (model '%s')", L->framework->name, info[k].kind, L->model->name);
+      ok = 0;
+    }
+  }
+  if (ok)
+    plc_lower_stage_fwd(L, st, s, info);
+  if (ok && !PLC_LOWER_FAILED(L))
+    plc_lower_stage_bwd(L, st, s, info);
+  if (ok && !PLC_LOWER_FAILED(L))
+    plc_lower_stage_extra(L, st, s);
+  free(info);
+  return ok && !PLC_LOWER_FAILED(L);
+}
+
+static plc_obj *plc_lower_ref(plc_lower *L, const char *field, int kind)
+{
+  plc_value *v = plc_lower_field(L, L->train, field);
+  if (v && v->tag == PLC_V_OBJ && v->obj->kind == kind)
+    return v->obj;
+  if (!v || v->tag != PLC_V_ERR)
+    plc_error(L->diag, &L->train->node->loc, "train '%s' needs a %s", L->train->name,
+              plc_decl_kind_name(kind));
+  return NULL;
+}
+
+plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
+{
+  plc_lower L = {.ev = ev, .ar = ev->arena, .diag = ev->diag, .train = train};
+  L.errors = ev->diag->errors;
+  L.run = plc_arena_alloc(ev->arena, sizeof *L.run);
+  L.run->name = decl->name;
+  L.run->decl = decl;
+  plc_ir_stream(L.ar, L.run, "compute");
+  L.model = plc_lower_ref(&L, "model", PLC_DECL_MODEL);
+  L.cluster = plc_lower_ref(&L, "cluster", PLC_DECL_CLUSTER);
+  L.framework = plc_lower_ref(&L, "framework", PLC_DECL_FRAMEWORK);
+  if (!L.model || !L.cluster || !L.framework || !plc_place_run(&L))
+    return NULL;
+  plc_lower_run_value(&L);
+  int nlayers;
+  const char **kinds = plc_lower_layers(&L, &nlayers);
+  if (!kinds || !plc_lower_split(&L, nlayers))
+    return NULL;
+  for (int s = 0; s < L.run->nstages; s++)
+    if (!plc_lower_stage(&L, s, kinds))
+      return NULL;
+  return L.run;
+}

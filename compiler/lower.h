@@ -1,0 +1,48 @@
+/* lower.h - from a train declaration to per-stage op lists (ir.h).
+ *
+ * Lowering evaluates the train concretely (sizes, cluster, model, framework),
+ * places each parallel dimension on a cluster tier (place.c), then
+ * instantiates the framework's template for every layer of every pipeline
+ * stage (lower.c).  Errors are reported with the location of the template
+ * or field that caused them; the run is then NULL. */
+#ifndef PLC_LOWER_H
+#define PLC_LOWER_H
+
+#include "eval.h"
+#include "ir.h"
+
+/* Lowering refuses plans larger than this before allocating them. */
+#define PLC_LOWER_MAX_LAYERS 100000
+#define PLC_LOWER_MAX_OPS 5000000
+#define PLC_LOWER_MAX_LOOP 100000
+
+typedef struct plc_lower {
+  plc_eval *ev;
+  plc_arena *ar;
+  plc_diag *diag;
+  plc_ir_run *run;
+  plc_obj *train;        /* the train instance */
+  plc_obj *model, *cluster, *framework, *device;
+  plc_obj *links[PLC_PD_COUNT]; /* the link each dimension runs on */
+  plc_value *run_val;    /* what templates see as `run` */
+  long nops;             /* ops created so far, against PLC_LOWER_MAX_OPS */
+  int errors;            /* diagnostics count when lowering began */
+} plc_lower;
+
+/* Lower one train (decl is its DECL node; train its instance). */
+plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train);
+
+/* place.c: layout sizes, the cluster and the placement of every dimension.
+ * Returns 0 on success. */
+int plc_place_run(plc_lower *L);
+
+/* Helpers shared by place.c and lower.c. */
+plc_value *plc_lower_field(plc_lower *L, plc_obj *o, const char *name);
+const plc_ast *plc_lower_field_node(plc_obj *o, const char *name);
+int plc_lower_int(plc_lower *L, plc_value *v, long lo, long hi, const plc_ast *at,
+                  const char *what, long *out);
+mpq_ptr plc_lower_num(plc_lower *L, plc_value *v, const int e[PLC_NDIM], const plc_ast *at,
+                      const char *what);
+#define PLC_LOWER_FAILED(L) ((L)->diag->errors > (L)->errors)
+
+#endif

@@ -1,0 +1,359 @@
+/* analysis.c - stage times, bubble, DP tail, step time and efficiency. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "analysis.h"
+#include "quantity.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void plc_result_init(plc_result *r)
+{
+  memset(r, 0, sizeof *r);
+  mpq_inits(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->tail, r->tail_full, r->optimizer,
+            r->step, r->compute_mb, r->all_compute_mb, r->useful_mb, r->stall_mb, r->eta,
+            r->busy, r->mfu, r->tokens_per_s, NULL);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    mpq_init(r->exposed_mb[d]);
+}
+
+void plc_result_free(plc_result *r)
+{
+  mpq_clears(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->tail, r->tail_full, r->optimizer,
+             r->step, r->compute_mb, r->all_compute_mb, r->useful_mb, r->stall_mb, r->eta,
+             r->busy, r->mfu, r->tokens_per_s, NULL);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    mpq_clear(r->exposed_mb[d]);
+  for (int i = 0; i < r->nrows; i++)
+    mpq_clears(r->rows[i].size_each, r->rows[i].time_each, r->rows[i].bytes, r->rows[i].time,
+               r->rows[i].window, r->rows[i].exposed, NULL);
+  free(r->rows);
+  if (r->run) {
+    plc_sim_free(&r->fwd);
+    plc_sim_free(&r->bwd);
+  }
+}
+
+/* ---- the critical stage ----------------------------------------------------- */
+
+static void plc_stage_time(const plc_ir_run *run, int s, mpq_t out)
+{
+  plc_sim f, b;
+  mpq_t zero;
+  mpq_init(zero);
+  plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero);
+  plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
+  mpq_add(out, f.makespan, b.makespan);
+  plc_sim_free(&f);
+  plc_sim_free(&b);
+  mpq_clear(zero);
+}
+
+static int plc_critical_stage(const plc_ir_run *run)
+{
+  int best = 0;
+  mpq_t t, bt;
+  mpq_inits(t, bt, NULL);
+  for (int s = 0; s < run->nstages; s++) {
+    plc_stage_time(run, s, t);
+    if (s == 0 || mpq_cmp(t, bt) > 0) {
+      best = s;
+      mpq_set(bt, t);
+    }
+  }
+  mpq_clears(t, bt, NULL);
+  return best;
+}
+
+/* ---- inventory ---------------------------------------------------------------- */
+
+static plc_coll_row *plc_row_for(plc_result *r, const plc_ir_op *op)
+{
+  for (int i = 0; i < r->nrows; i++)
+    if (r->rows[i].dim == op->dim && r->rows[i].kind == op->kind && r->rows[i].phase == op->phase)
+      return &r->rows[i];
+  r->rows = plc_xrealloc(r->rows, (size_t)(r->nrows + 1) * sizeof *r->rows);
+  plc_coll_row *row = &r->rows[r->nrows++];
+  memset(row, 0, sizeof *row);
+  mpq_inits(row->size_each, row->time_each, row->bytes, row->time, row->window, row->exposed,
+            NULL);
+  row->dim = op->dim;
+  row->kind = op->kind;
+  row->phase = op->phase;
+  row->uniform = 1;
+  mpq_set(row->size_each, op->size);
+  mpq_set(row->time_each, op->time);
+  return row;
+}
+
+static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
+{
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    const plc_sim_op *so = &s->ops[i];
+    if (!so->ran || op->kind == PLC_OPK_COMPUTE)
+      continue;
+    plc_coll_row *row = plc_row_for(r, op);
+    row->count++;
+    if (!mpq_equal(row->size_each, op->size) || !mpq_equal(row->time_each, op->time))
+      row->uniform = 0;
+    mpq_add(row->bytes, row->bytes, op->size);
+    mpq_add(row->time, row->time, op->time);
+    mpq_add(row->window, row->window, so->window);
+    mpq_add(row->exposed, row->exposed, so->exposed);
+    row->why[so->why]++;
+    mpq_add(r->exposed_mb[op->dim], r->exposed_mb[op->dim], so->exposed);
+  }
+}
+
+/* Weight-gradient time: half of the backward compute (recompute excluded);
+ * plc has no separate weight-gradient ops, so ZB-H1 and DualPipe use this. */
+static void plc_weight_grad(plc_result *r, const plc_ir_list *l)
+{
+  for (int i = 0; i < l->n; i++)
+    if (l->ops[i].kind == PLC_OPK_COMPUTE && l->ops[i].phase == PLC_PH_BWD && !l->ops[i].once)
+      mpq_add(r->t_w, r->t_w, l->ops[i].time);
+  mpq_t half;
+  mpq_init(half);
+  mpq_set_ui(half, 1, 2);
+  mpq_mul(r->t_w, r->t_w, half);
+  mpq_clear(half);
+}
+
+/* ---- bubble ------------------------------------------------------------------- */
+
+static void plc_bubble(plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  long p = run->size[PLC_PD_PP];
+  mpq_t k, x;
+  mpq_inits(k, x, NULL);
+  mpq_set(x, r->t);
+  const char *s = run->schedule;
+  if (!strcmp(s, "interleaved")) {
+    mpq_set_si(k, p - 1, (unsigned long)run->vpp);
+  } else if (!strcmp(s, "zb_h1")) {
+    mpq_set_si(k, p - 1, 1);
+    mpq_sub(x, x, r->t_w);
+    mpq_sub(x, x, r->t_w);
+  } else if (!strcmp(s, "dualpipe")) {
+    mpq_set_si(k, p - 2, 2); /* p/2 - 1 */
+    mpq_add(x, r->t, r->t_b);  /* t_F&B + t_b, with t_F&B = t_f + t_b */
+    mpq_t w3;
+    mpq_init(w3);
+    mpq_set_ui(w3, 3, 1);
+    mpq_mul(w3, w3, r->t_w);
+    mpq_sub(x, x, w3);
+    mpq_clear(w3);
+  } else { /* gpipe, 1f1b */
+    mpq_set_si(k, p - 1, 1);
+  }
+  mpq_canonicalize(k);
+  mpq_mul(r->bubble, k, x);
+  if (mpq_sgn(r->bubble) < 0)
+    mpq_set_ui(r->bubble, 0, 1);
+  mpq_clears(k, x, NULL);
+}
+
+char *plc_bubble_formula(const plc_result *r, int digits, int exact)
+{
+  const plc_ir_run *run = r->run;
+  plc_quantity a, b, w;
+  plc_q_init(&a);
+  plc_q_init(&b);
+  plc_q_init(&w);
+  mpq_set(a.v, r->t_f);
+  mpq_set(b.v, r->t_b);
+  mpq_set(w.v, r->t_w);
+  a.dim = b.dim = w.dim = plc_dim_base(PLC_DIM_SEC);
+  char *tf = plc_q_format(&a, digits, exact), *tb = plc_q_format(&b, digits, exact);
+  char *tw = plc_q_format(&w, digits, exact);
+  size_t n = strlen(tf) + strlen(tb) + strlen(tw) + 160;
+  char *out = plc_xmalloc(n);
+  int p = run->size[PLC_PD_PP];
+  const char *s = run->schedule;
+  if (!strcmp(s, "interleaved"))
+    snprintf(out, n, "(p - 1)(t_f + t_b)/v = (%d - 1) x (%s + %s) / %d", p, tf, tb, run->vpp);
+  else if (!strcmp(s, "zb_h1"))
+    snprintf(out, n, "(p - 1)(t_f + t_b - 2 t_w) = (%d - 1) x (%s + %s - 2 x %s)", p, tf, tb, tw);
+  else if (!strcmp(s, "dualpipe"))
+    snprintf(out, n, "(p/2 - 1)(t_F&B + t_b - 3 t_w) = (%d/2 - 1) x ((%s + %s) + %s - 3 x %s)",
+             p, tf, tb, tb, tw);
+  else
+    snprintf(out, n, "(p - 1)(t_f + t_b) = (%d - 1) x (%s + %s)", p, tf, tb);
+  free(tf);
+  free(tb);
+  free(tw);
+  plc_q_clear(&a);
+  plc_q_clear(&b);
+  plc_q_clear(&w);
+  return out;
+}
+
+/* ---- DP tail ------------------------------------------------------------------ */
+
+static void plc_sum_sync(mpq_t out, const plc_ir_stage *st)
+{
+  mpq_set_ui(out, 0, 1);
+  for (int i = 0; i < st->bwd.n; i++)
+    if (st->bwd.ops[i].once)
+      mpq_add(out, out, st->bwd.ops[i].time);
+  for (int i = 0; i < st->step.n; i++)
+    mpq_add(out, out, st->step.ops[i].time);
+}
+
+/* What a stage's gradient sync (its `once` ops in the last backward, then
+ * its `step` ops) leaves after its normal backward ends. */
+static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, mpq_t tail)
+{
+  const plc_ir_stage *st = &run->stages[s];
+  plc_sim last, step;
+  mpq_t zero;
+  mpq_init(zero);
+  plc_sim_run(&last, &st->bwd, run->nstreams, 1, zero);
+  plc_sim_run(&step, &st->step, run->nstreams, 1, last.end);
+  mpq_sub(tail, step.end, t_b);
+  if (mpq_sgn(tail) < 0)
+    mpq_set_ui(tail, 0, 1);
+  plc_sim_free(&last);
+  plc_sim_free(&step);
+  mpq_clear(zero);
+}
+
+static void plc_tail(plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  mpq_t t, b;
+  mpq_inits(t, b, NULL);
+  for (int s = 0; s < run->nstages; s++) {
+    plc_sum_sync(t, &run->stages[s]);
+    if (mpq_cmp(t, r->tail_full) > 0)
+      mpq_set(r->tail_full, t);
+  }
+  if (run->dp_tail) {
+    r->tail_kind = PLC_TAIL_PINNED;
+    mpq_set(r->tail, run->dp_tail);
+  } else if (run->dp_hidden) {
+    r->tail_kind = PLC_TAIL_DECLARED;
+    mpq_set_ui(t, 1, 1);
+    mpq_sub(t, t, run->dp_hidden);
+    mpq_mul(r->tail, t, r->tail_full);
+  } else if (mpq_sgn(r->tail_full) > 0) {
+    r->tail_kind = PLC_TAIL_SIMULATED;
+    for (int s = 0; s < run->nstages; s++) { /* every stage syncs; the slowest counts */
+      plc_sim bw;
+      mpq_set_ui(b, 0, 1);
+      plc_sim_run(&bw, &run->stages[s].bwd, run->nstreams, 0, b);
+      plc_stage_tail(run, s, bw.makespan, t);
+      if (mpq_cmp(t, r->tail) > 0)
+        mpq_set(r->tail, t);
+      plc_sim_free(&bw);
+    }
+  }
+  mpq_clears(t, b, NULL);
+}
+
+/* ---- efficiency ---------------------------------------------------------------- */
+
+static void plc_flops_useful(const plc_ir_list *l, mpq_t out, int *all_known)
+{
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    if (!op->useful || op->once)
+      continue;
+    if (mpq_sgn(op->flops) == 0)
+      *all_known = 0;
+    mpq_add(out, out, op->flops);
+  }
+}
+
+/* MFU = model FLOPs per step / (world x peak x step).  The useful FLOPs of
+ * one microbatch over all stages are done by world/pp replicas mu times, so
+ * MFU = mu x sum_s useful_s / (pp x peak x step).  Unknown when some useful
+ * compute has only a pinned time. */
+static void plc_mfu(plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  mpq_t f, d;
+  mpq_inits(f, d, NULL);
+  r->mfu_known = 1;
+  for (int s = 0; s < run->nstages; s++) {
+    plc_flops_useful(&run->stages[s].fwd, f, &r->mfu_known);
+    plc_flops_useful(&run->stages[s].bwd, f, &r->mfu_known);
+  }
+  if (r->mfu_known && mpq_sgn(r->step) > 0 && mpq_sgn(f) > 0) {
+    mpq_set_si(d, run->mu, 1);
+    mpq_mul(f, f, d);
+    mpq_set_si(d, run->size[PLC_PD_PP], 1);
+    mpq_mul(d, d, run->peak);
+    mpq_mul(d, d, r->step);
+    mpq_div(r->mfu, f, d);
+  } else {
+    r->mfu_known = 0;
+  }
+  mpq_clears(f, d, NULL);
+}
+
+static void plc_ratios(plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  mpq_t mu;
+  mpq_init(mu);
+  mpq_set_si(mu, run->mu, 1);
+  if (mpq_sgn(r->step) > 0) {
+    mpq_mul(r->eta, mu, r->useful_mb);
+    mpq_div(r->eta, r->eta, r->step);
+    mpq_mul(r->busy, mu, r->all_compute_mb);
+    mpq_div(r->busy, r->busy, r->step);
+    mpq_set_si(r->tokens_per_s, (long)run->global_batch * run->seq, 1);
+    mpq_div(r->tokens_per_s, r->tokens_per_s, r->step);
+  }
+  plc_mfu(r);
+  mpq_clear(mu);
+}
+
+/* The critical stage's microbatch: times, compute and exposure. */
+static void plc_microbatch(plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  const plc_ir_stage *st = &run->stages[r->critical];
+  mpq_t zero;
+  mpq_init(zero);
+  plc_sim_run(&r->fwd, &st->fwd, run->nstreams, 0, zero);
+  plc_sim_run(&r->bwd, &st->bwd, run->nstreams, 0, zero);
+  mpq_clear(zero);
+  mpq_set(r->t_f, r->fwd.makespan);
+  mpq_set(r->t_b, r->bwd.makespan);
+  mpq_add(r->t, r->t_f, r->t_b);
+  mpq_add(r->compute_mb, r->fwd.compute, r->bwd.compute);
+  mpq_add(r->all_compute_mb, r->fwd.all_compute, r->bwd.all_compute);
+  mpq_add(r->useful_mb, r->fwd.useful, r->bwd.useful);
+  mpq_add(r->stall_mb, r->fwd.stall_other, r->bwd.stall_other);
+  plc_inventory(r, &st->fwd, &r->fwd);
+  plc_inventory(r, &st->bwd, &r->bwd);
+  plc_weight_grad(r, &st->bwd);
+}
+
+void plc_analyse(plc_result *r, const plc_ir_run *run)
+{
+  plc_result_init(r);
+  r->run = run;
+  r->critical = plc_critical_stage(run);
+  plc_microbatch(r);
+  plc_bubble(r);
+  plc_tail(r);
+  if (run->optimizer_time)
+    mpq_set(r->optimizer, run->optimizer_time);
+  mpq_t mu;
+  mpq_init(mu);
+  mpq_set_si(mu, run->mu, 1);
+  mpq_mul(r->step, mu, r->t);
+  mpq_add(r->step, r->step, r->bubble);
+  mpq_add(r->step, r->step, r->tail);
+  mpq_add(r->step, r->step, r->optimizer);
+  mpq_clear(mu);
+  plc_ratios(r);
+}

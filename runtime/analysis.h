@@ -1,0 +1,61 @@
+/* analysis.h - from simulated op lists to the figures of a training step.
+ *
+ * Per stage and microbatch: t_f and t_b (backward with recompute) are the
+ * compute-stream makespans of the forward and backward lists.  The stage
+ * with the largest t_f + t_b is critical; the bubble comes from it by the
+ * schedule's formula; the DP tail is what the gradient synchronisation
+ * leaves after the last backward.  Then
+ *   step = mu * (t_f + t_b) + bubble + DP tail + optimizer step,
+ * eta = useful compute / step, busy = all compute / step, MFU, tokens/s,
+ * and the share of the step each component takes. */
+#ifndef PLC_ANALYSIS_H
+#define PLC_ANALYSIS_H
+
+#include "ir.h"
+#include "sim.h"
+
+/* One line of the communication inventory: a dimension, a primitive and a
+ * phase on the critical stage, for one microbatch. */
+typedef struct plc_coll_row {
+  plc_pdim dim;
+  plc_opk kind;
+  plc_phase phase;
+  long count;
+  int uniform;             /* every op has the size and time of the first */
+  mpq_t size_each, time_each;
+  mpq_t bytes, time, window, exposed;
+  int why[PLC_WHY_COUNT];  /* how many ops for each reason */
+} plc_coll_row;
+
+typedef enum plc_tail_kind { PLC_TAIL_NONE, PLC_TAIL_PINNED, PLC_TAIL_DECLARED, PLC_TAIL_SIMULATED }
+  plc_tail_kind;
+
+typedef struct plc_result {
+  const plc_ir_run *run;
+  int critical;
+  plc_sim fwd, bwd;        /* the critical stage's microbatch */
+  mpq_t t_f, t_b, t, t_w;  /* critical stage, one microbatch */
+  mpq_t bubble;
+  mpq_t tail, tail_full;   /* exposed DP tail; the whole gradient sync it comes from */
+  plc_tail_kind tail_kind;
+  mpq_t optimizer;
+  mpq_t step;
+  mpq_t compute_mb;        /* compute ops on the compute stream, per microbatch */
+  mpq_t all_compute_mb;    /* all compute including recompute */
+  mpq_t useful_mb;         /* forward and backward compute without recompute */
+  mpq_t exposed_mb[PLC_PD_COUNT];
+  mpq_t stall_mb;          /* compute waiting for compute on other streams */
+  mpq_t eta, busy, mfu, tokens_per_s;
+  int mfu_known;           /* every useful op has FLOPs */
+  plc_coll_row *rows;
+  int nrows;
+} plc_result;
+
+void plc_analyse(plc_result *res, const plc_ir_run *run);
+void plc_result_free(plc_result *res);
+
+/* The bubble formula of a schedule with its numbers, for the report;
+ * malloc'd. */
+char *plc_bubble_formula(const plc_result *res, int digits, int exact);
+
+#endif

@@ -1,0 +1,197 @@
+/* sim.c - the list scheduler, exposure charging and overlap windows. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "sim.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+
+static void plc_sim_init(plc_sim *s, int n)
+{
+  s->n = n;
+  s->ops = plc_xcalloc((size_t)n + 1, sizeof *s->ops);
+  for (int i = 0; i < n; i++) {
+    plc_sim_op *o = &s->ops[i];
+    mpq_inits(o->ready, o->start, o->end, o->exposed, o->window, NULL);
+    o->consumer = o->queued_behind = -1;
+  }
+  mpq_inits(s->makespan, s->end, s->busy, s->compute, s->all_compute, s->useful, s->exposed,
+            s->stall_other, NULL);
+}
+
+void plc_sim_free(plc_sim *s)
+{
+  for (int i = 0; i < s->n; i++) {
+    plc_sim_op *o = &s->ops[i];
+    mpq_clears(o->ready, o->start, o->end, o->exposed, o->window, NULL);
+  }
+  free(s->ops);
+  mpq_clears(s->makespan, s->end, s->busy, s->compute, s->all_compute, s->useful, s->exposed,
+             s->stall_other, NULL);
+}
+
+/* Charge a compute-stream stall to the dependency that finished last. */
+static void plc_sim_charge(plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr gap)
+{
+  const plc_ir_op *op = &l->ops[i];
+  int last = -1;
+  for (int d = 0; d < op->ndeps; d++) {
+    int k = op->deps[d];
+    if (s->ops[k].ran && (last < 0 || mpq_cmp(s->ops[k].end, s->ops[last].end) > 0))
+      last = k;
+  }
+  if (last >= 0 && l->ops[last].kind != PLC_OPK_COMPUTE) {
+    mpq_add(s->ops[last].exposed, s->ops[last].exposed, gap);
+    mpq_add(s->exposed, s->exposed, gap);
+  } else {
+    mpq_add(s->stall_other, s->stall_other, gap);
+  }
+}
+
+static void plc_sim_account(plc_sim *s, const plc_ir_op *op, plc_sim_op *so)
+{
+  if (op->kind == PLC_OPK_COMPUTE) {
+    mpq_add(s->all_compute, s->all_compute, op->time);
+    if (op->useful)
+      mpq_add(s->useful, s->useful, op->time);
+  }
+  if (op->stream != 0)
+    return;
+  mpq_add(s->busy, s->busy, op->time);
+  if (op->kind == PLC_OPK_COMPUTE) {
+    mpq_add(s->compute, s->compute, op->time);
+  } else { /* a collective on the compute stream blocks it all along */
+    mpq_set(so->exposed, op->time);
+    mpq_add(s->exposed, s->exposed, op->time);
+  }
+}
+
+/* One op: ready when its dependencies are done, started when its stream is
+ * free too. */
+static void plc_sim_step(plc_sim *s, const plc_ir_list *l, int i, mpq_t *free_at, int *holder,
+                         mpq_srcptr t0)
+{
+  const plc_ir_op *op = &l->ops[i];
+  plc_sim_op *so = &s->ops[i];
+  mpq_set(so->ready, t0);
+  for (int d = 0; d < op->ndeps; d++)
+    if (s->ops[op->deps[d]].ran && mpq_cmp(s->ops[op->deps[d]].end, so->ready) > 0)
+      mpq_set(so->ready, s->ops[op->deps[d]].end);
+  int st = op->stream;
+  if (mpq_cmp(free_at[st], so->ready) > 0) {
+    mpq_set(so->start, free_at[st]);
+    so->queued_behind = holder[st];
+  } else {
+    mpq_set(so->start, so->ready);
+  }
+  if (st == 0 && mpq_cmp(so->start, free_at[0]) > 0) {
+    mpq_t gap;
+    mpq_init(gap);
+    mpq_sub(gap, so->start, free_at[0]);
+    plc_sim_charge(s, l, i, gap);
+    mpq_clear(gap);
+  }
+  mpq_add(so->end, so->start, op->time);
+  mpq_set(free_at[st], so->end);
+  holder[st] = i;
+  so->ran = 1;
+  plc_sim_account(s, op, so);
+  if (mpq_cmp(so->end, s->end) > 0)
+    mpq_set(s->end, so->end);
+}
+
+/* Compute-stream busy time in [a, b], from the stream's ops in order. */
+static void plc_sim_busy_between(mpq_t out, const plc_sim *s, const plc_ir_list *l,
+                                 const int *order, int n, mpq_srcptr a, mpq_srcptr b)
+{
+  mpq_t lo, hi;
+  mpq_inits(lo, hi, NULL);
+  mpq_set_ui(out, 0, 1);
+  /* binary search: first compute-stream op that ends after a */
+  int left = 0, right = n;
+  while (left < right) {
+    int mid = (left + right) / 2;
+    if (mpq_cmp(s->ops[order[mid]].end, a) <= 0)
+      left = mid + 1;
+    else
+      right = mid;
+  }
+  for (int k = left; k < n && mpq_cmp(s->ops[order[k]].start, b) < 0; k++) {
+    const plc_sim_op *o = &s->ops[order[k]];
+    mpq_set(lo, mpq_cmp(o->start, a) > 0 ? o->start : a);
+    mpq_set(hi, mpq_cmp(o->end, b) < 0 ? o->end : b);
+    if (mpq_cmp(hi, lo) > 0) {
+      mpq_sub(hi, hi, lo);
+      mpq_add(out, out, hi);
+    }
+  }
+  (void)l;
+  mpq_clears(lo, hi, NULL);
+}
+
+/* The four-step test of every collective: consumer, window, why. */
+static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
+{
+  int *order = plc_xmalloc(((size_t)l->n + 1) * sizeof *order), n = 0;
+  for (int i = 0; i < l->n; i++) {
+    if (s->ops[i].ran && l->ops[i].stream == 0)
+      order[n++] = i;
+    for (int d = 0; d < l->ops[i].ndeps; d++) {
+      plc_sim_op *dep = &s->ops[l->ops[i].deps[d]];
+      if (dep->consumer < 0 && s->ops[i].ran)
+        dep->consumer = i;
+    }
+  }
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    plc_sim_op *so = &s->ops[i];
+    if (!so->ran || op->kind == PLC_OPK_COMPUTE)
+      continue;
+    if (op->stream == 0) {
+      so->why = PLC_WHY_SAME_STREAM;
+      continue;
+    }
+    mpq_srcptr until = so->consumer >= 0 ? s->ops[so->consumer].start : s->makespan;
+    plc_sim_busy_between(so->window, s, l, order, n, so->start, until);
+    if (mpq_sgn(so->exposed) == 0)
+      so->why = so->consumer < 0 ? PLC_WHY_NO_CONSUMER : PLC_WHY_HIDDEN;
+    else if (so->queued_behind >= 0 && mpq_cmp(so->start, so->ready) > 0)
+      so->why = PLC_WHY_QUEUED;
+    else
+      so->why = mpq_sgn(so->window) == 0 ? PLC_WHY_NO_WORK : PLC_WHY_SHORT;
+  }
+  free(order);
+}
+
+void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
+{
+  plc_sim_init(s, l->n);
+  mpq_t *free_at = plc_xmalloc((size_t)nstreams * sizeof *free_at);
+  int *holder = plc_xmalloc((size_t)nstreams * sizeof *holder);
+  for (int k = 0; k < nstreams; k++) {
+    mpq_init(free_at[k]);
+    mpq_set(free_at[k], t0);
+    holder[k] = -1;
+  }
+  mpq_set(s->end, t0);
+  for (int i = 0; i < l->n; i++)
+    if (with_once || !l->ops[i].once)
+      plc_sim_step(s, l, i, free_at, holder, t0);
+  mpq_set(s->makespan, free_at[0]);
+  plc_sim_windows(s, l);
+  for (int k = 0; k < nstreams; k++)
+    mpq_clear(free_at[k]);
+  free(free_at);
+  free(holder);
+}
+
+const char *plc_why_text(plc_why w)
+{
+  static const char *const text[PLC_WHY_COUNT] = {
+    "hidden", "on the compute stream", "consumer follows at once", "window too short",
+    "queued behind another op", "no consumer",
+  };
+  return text[w];
+}

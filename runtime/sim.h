@@ -1,0 +1,55 @@
+/* sim.h - the stream interpreter: a list scheduler over exact rationals.
+ *
+ * Ops run in program order per stream; an op starts at max(its stream is
+ * free, its dependencies have finished).  Exposure is measured on stream 0,
+ * the compute stream: a collective issued on it is wholly exposed; when an
+ * op on it starts later than the stream became free, the gap is charged to
+ * the dependency that finished last.  So the compute stream's makespan is
+ * exactly the sum of its ops' durations plus the charged stalls. */
+#ifndef PLC_SIM_H
+#define PLC_SIM_H
+
+#include <gmp.h>
+
+#include "ir.h"
+
+typedef enum plc_why {
+  PLC_WHY_HIDDEN,      /* fully overlapped */
+  PLC_WHY_SAME_STREAM, /* issued on the compute stream: it blocks it */
+  PLC_WHY_NO_WORK,     /* its consumer follows with no independent work between */
+  PLC_WHY_SHORT,       /* the window of independent work is shorter than it */
+  PLC_WHY_QUEUED,      /* waited behind another op on its own stream */
+  PLC_WHY_NO_CONSUMER, /* nothing waits for it in this list */
+  PLC_WHY_COUNT
+} plc_why;
+
+typedef struct plc_sim_op {
+  mpq_t ready, start, end;
+  mpq_t exposed;        /* time charged to it on the compute stream */
+  mpq_t window;         /* compute-stream work between its start and its consumer */
+  int consumer;         /* first op that waits for it, or -1 */
+  int queued_behind;    /* the op that held its stream when it was ready, or -1 */
+  plc_why why;
+  int ran;              /* 0 for `once` ops left out of this run */
+} plc_sim_op;
+
+typedef struct plc_sim {
+  int n;
+  plc_sim_op *ops;
+  mpq_t makespan;       /* end of the compute stream */
+  mpq_t end;            /* end of every stream */
+  mpq_t busy;           /* durations of the ops on the compute stream */
+  mpq_t compute;        /* compute ops on the compute stream */
+  mpq_t all_compute;    /* compute ops on any stream */
+  mpq_t useful;         /* useful compute on any stream */
+  mpq_t exposed;        /* sum of exposure charged to collectives */
+  mpq_t stall_other;    /* compute-stream stalls caused by compute on other streams */
+} plc_sim;
+
+/* Run a list; `once` ops take part only when with_once.  Every op starts no
+ * earlier than t0.  nstreams is the run's stream count. */
+void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0);
+void plc_sim_free(plc_sim *s);
+const char *plc_why_text(plc_why w);
+
+#endif
