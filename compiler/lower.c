@@ -355,7 +355,7 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
     return;
   }
   op.useful = op.kind == PLC_OPK_COMPUTE &&
-              plc_lower_bool_field(c, env, "useful", c->phase != PLC_PH_RECOMP);
+              plc_lower_bool_field(c, env, "useful", c->phase == PLC_PH_FWD || c->phase == PLC_PH_BWD);
   op.once = plc_lower_bool_field(c, env, "once", 0);
   int idx = plc_ir_push(L->ar, c->list, &op);
   plc_inst_add(L, c->cur, op.name, idx, NULL, 0);

@@ -554,7 +554,10 @@ static void plc_sema_items(plc_sema *s, const plc_ast_list *items, plc_env *env,
                 ctx == PLC_CTX_TOP ? "at top level" : "here");
       continue;
     }
-    if (it->name && it->kind != PLC_AST_IMPORT && ctx != PLC_CTX_TOP) {
+    int named = it->kind == PLC_AST_LET || it->kind == PLC_AST_SET || it->kind == PLC_AST_OP ||
+                it->kind == PLC_AST_OPTION || it->kind == PLC_AST_DECL ||
+                it->kind == PLC_AST_SECTION;
+    if (named && ctx != PLC_CTX_TOP) {
       if (!plc_sema_unique(s, seen, it))
         continue;
       plc_env_define(&s->ev, seen, it->name, it, NULL);

@@ -32,22 +32,60 @@ void plc_sim_free(plc_sim *s)
              s->stall_other, NULL);
 }
 
-/* Charge a compute-stream stall to the dependency that finished last. */
-static void plc_sim_charge(plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr gap)
+/* The op that made x start no earlier than it did: the op holding its
+ * stream when it was queued, else its dependency that finished last. */
+static int plc_sim_blocker(const plc_sim *s, const plc_ir_list *l, int x)
 {
-  const plc_ir_op *op = &l->ops[i];
+  const plc_sim_op *so = &s->ops[x];
+  if (so->queued_behind >= 0 && mpq_cmp(so->start, so->ready) > 0)
+    return so->queued_behind;
   int last = -1;
-  for (int d = 0; d < op->ndeps; d++) {
-    int k = op->deps[d];
+  for (int d = 0; d < l->ops[x].ndeps; d++) {
+    int k = l->ops[x].deps[d];
     if (s->ops[k].ran && (last < 0 || mpq_cmp(s->ops[k].end, s->ops[last].end) > 0))
       last = k;
   }
-  if (last >= 0 && l->ops[last].kind != PLC_OPK_COMPUTE) {
-    mpq_add(s->ops[last].exposed, s->ops[last].exposed, gap);
-    mpq_add(s->exposed, s->exposed, gap);
+  return last;
+}
+
+static void plc_sim_add_charge(plc_sim *s, const plc_ir_list *l, int x, mpq_srcptr t)
+{
+  if (x >= 0 && l->ops[x].kind != PLC_OPK_COMPUTE) {
+    mpq_add(s->ops[x].exposed, s->ops[x].exposed, t);
+    mpq_add(s->exposed, s->exposed, t);
   } else {
-    mpq_add(s->stall_other, s->stall_other, gap);
+    mpq_add(s->stall_other, s->stall_other, t);
   }
+}
+
+/* Charge the compute-stream stall [a, b) before op i.  The part of it during
+ * which the op it waited for ran is that op's exposure; the part before
+ * that op started is charged, the same way, to what that op waited for.
+ * Each collective is charged only while it runs, so its exposure never
+ * exceeds its time, and the charges add up to the stall exactly. */
+static void plc_sim_charge(plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a, mpq_srcptr b)
+{
+  mpq_t lo, hi, part;
+  mpq_inits(lo, hi, part, NULL);
+  mpq_set(hi, b);
+  int x = plc_sim_blocker(s, l, i);
+  while (mpq_cmp(hi, a) > 0) {
+    if (x < 0) {
+      mpq_sub(part, hi, a);
+      plc_sim_add_charge(s, l, -1, part);
+      break;
+    }
+    mpq_set(lo, mpq_cmp(s->ops[x].start, a) > 0 ? s->ops[x].start : a);
+    if (mpq_cmp(hi, s->ops[x].end) > 0) /* cannot happen: x ends by b */
+      mpq_set(hi, s->ops[x].end);
+    if (mpq_cmp(hi, lo) > 0) {
+      mpq_sub(part, hi, lo);
+      plc_sim_add_charge(s, l, x, part);
+    }
+    mpq_set(hi, lo);
+    x = plc_sim_blocker(s, l, x);
+  }
+  mpq_clears(lo, hi, part, NULL);
 }
 
 static void plc_sim_account(plc_sim *s, const plc_ir_op *op, plc_sim_op *so)
@@ -86,13 +124,8 @@ static void plc_sim_step(plc_sim *s, const plc_ir_list *l, int i, mpq_t *free_at
   } else {
     mpq_set(so->start, so->ready);
   }
-  if (st == 0 && mpq_cmp(so->start, free_at[0]) > 0) {
-    mpq_t gap;
-    mpq_init(gap);
-    mpq_sub(gap, so->start, free_at[0]);
-    plc_sim_charge(s, l, i, gap);
-    mpq_clear(gap);
-  }
+  if (st == 0 && mpq_cmp(so->start, free_at[0]) > 0)
+    plc_sim_charge(s, l, i, free_at[0], so->start);
   mpq_add(so->end, so->start, op->time);
   mpq_set(free_at[st], so->end);
   holder[st] = i;

@@ -1,0 +1,214 @@
+/* test_sim.c - CUnit tests of the stream interpreter: hand-checked
+ * schedules, and properties over many random op lists.
+ *
+ * Properties (DESIGN.md section 4): exposure is never negative and never
+ * above the collective's time; the compute stream's makespan is exactly the
+ * sum of its ops' durations plus the charged stalls; making any op faster
+ * never makes the makespan longer; with collectives 1000 times faster the
+ * makespan approaches the compute alone. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "cu_main.h"
+#include "ir.h"
+#include "sim.h"
+
+static plc_arena *ar;
+
+/* Append an op: kind, stream, time in ms (as p/q), deps. */
+static int add(plc_ir_list *l, plc_opk kind, int stream, long num, long den, int ndeps, ...)
+{
+  plc_ir_op op = {0};
+  op.name = "op";
+  op.kind = kind;
+  op.stream = stream;
+  op.useful = kind == PLC_OPK_COMPUTE;
+  op.time = plc_arena_mpq(ar);
+  op.flops = plc_arena_mpq(ar);
+  op.size = plc_arena_mpq(ar);
+  mpq_set_si(op.time, num, (unsigned long)den);
+  mpq_canonicalize(op.time);
+  op.deps = plc_arena_alloc(ar, (size_t)(ndeps + 1) * sizeof(int));
+  va_list ap;
+  va_start(ap, ndeps);
+  for (int i = 0; i < ndeps; i++)
+    op.deps[i] = va_arg(ap, int);
+  va_end(ap);
+  op.ndeps = ndeps;
+  return plc_ir_push(ar, l, &op);
+}
+
+static int eq_si(mpq_srcptr v, long n) { return mpq_cmp_si(v, n, 1) == 0; }
+
+/* The article's four-step test on a hand schedule (times in ms):
+ * compute A (10) on the compute stream; collective C (6) on comm after A;
+ * compute B (3) independent of C; compute D (5) consumes C.
+ * C runs 10..16, B 10..13, D waits 13..16: 3 exposed, window 3 (B). */
+static void test_window_and_exposure(void)
+{
+  plc_ir_list l = {0};
+  mpq_t zero;
+  mpq_init(zero);
+  int a = add(&l, PLC_OPK_COMPUTE, 0, 10, 1, 0);
+  int c = add(&l, PLC_OPK_ALL_REDUCE, 1, 6, 1, 1, a);
+  add(&l, PLC_OPK_COMPUTE, 0, 3, 1, 0);
+  int d = add(&l, PLC_OPK_COMPUTE, 0, 5, 1, 1, c);
+  plc_sim s;
+  plc_sim_run(&s, &l, 2, 0, zero);
+  CU_ASSERT(eq_si(s.ops[c].start, 10));
+  CU_ASSERT(eq_si(s.ops[c].exposed, 3));
+  CU_ASSERT(eq_si(s.ops[c].window, 3));
+  CU_ASSERT_EQUAL(s.ops[c].consumer, d);
+  CU_ASSERT_EQUAL(s.ops[c].why, PLC_WHY_SHORT);
+  CU_ASSERT(eq_si(s.makespan, 21)); /* 10 + 3 + 3 stall + 5 */
+  plc_sim_free(&s);
+  mpq_clear(zero);
+}
+
+/* A collective on the compute stream is all exposed; a queued one says so. */
+static void test_same_stream_and_queue(void)
+{
+  plc_ir_list l = {0};
+  mpq_t zero;
+  mpq_init(zero);
+  int a = add(&l, PLC_OPK_COMPUTE, 0, 4, 1, 0);
+  int c1 = add(&l, PLC_OPK_ALL_REDUCE, 0, 2, 1, 1, a);
+  int c2 = add(&l, PLC_OPK_ALL_TO_ALL, 1, 5, 1, 0);
+  int c3 = add(&l, PLC_OPK_ALL_TO_ALL, 1, 5, 1, 0); /* waits for c2 on stream 1 */
+  add(&l, PLC_OPK_COMPUTE, 0, 1, 1, 1, c3);
+  plc_sim s;
+  plc_sim_run(&s, &l, 2, 0, zero);
+  CU_ASSERT(eq_si(s.ops[c1].exposed, 2));
+  CU_ASSERT_EQUAL(s.ops[c1].why, PLC_WHY_SAME_STREAM);
+  CU_ASSERT(eq_si(s.ops[c3].start, 5));
+  CU_ASSERT_EQUAL(s.ops[c3].queued_behind, c2);
+  CU_ASSERT_EQUAL(s.ops[c3].why, PLC_WHY_QUEUED);
+  CU_ASSERT(eq_si(s.ops[c3].exposed, 4)); /* compute free at 6, c3 ends at 10 */
+  CU_ASSERT(eq_si(s.makespan, 11));
+  plc_sim_free(&s);
+  mpq_clear(zero);
+}
+
+/* A small deterministic generator (xorshift), so failures reproduce. */
+static unsigned long rng_state = 88172645463325252UL;
+static unsigned long rnd(unsigned long n)
+{
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state % n;
+}
+
+static void random_list(plc_ir_list *l, int n, int nstreams)
+{
+  memset(l, 0, sizeof *l);
+  for (int i = 0; i < n; i++) {
+    plc_opk kind = rnd(2) ? PLC_OPK_COMPUTE : (plc_opk)(1 + rnd(PLC_OPK_COUNT - 1));
+    int stream = kind == PLC_OPK_COMPUTE ? (rnd(5) ? 0 : 1 + (int)rnd(nstreams - 1))
+                                         : (int)rnd(nstreams);
+    int nd = i == 0 ? 0 : (int)rnd(3);
+    int d[3] = {0, 0, 0};
+    for (int k = 0; k < nd; k++)
+      d[k] = (int)rnd((unsigned long)i);
+    add(l, kind, stream, 1 + (long)rnd(50), 1 + (long)rnd(7), nd, d[0], d[1], d[2]);
+  }
+}
+
+static void check_invariants(const plc_sim *s, const plc_ir_list *l, int *bad)
+{
+  mpq_t sum;
+  mpq_init(sum);
+  for (int i = 0; i < l->n; i++) {
+    if (mpq_sgn(s->ops[i].exposed) < 0 || mpq_cmp(s->ops[i].exposed, l->ops[i].time) > 0)
+      (*bad)++;
+  }
+  mpq_add(sum, s->busy, s->exposed);
+  mpq_add(sum, sum, s->stall_other);
+  /* busy already counts collectives on the compute stream, which are also
+   * their own exposure: take them out once */
+  for (int i = 0; i < l->n; i++)
+    if (l->ops[i].stream == 0 && l->ops[i].kind != PLC_OPK_COMPUTE)
+      mpq_sub(sum, sum, l->ops[i].time);
+  if (!mpq_equal(sum, s->makespan))
+    (*bad)++;
+  mpq_clear(sum);
+}
+
+static void test_random_invariants(void)
+{
+  int bad = 0;
+  mpq_t zero;
+  mpq_init(zero);
+  for (int trial = 0; trial < 400; trial++) {
+    plc_ir_list l;
+    random_list(&l, 1 + (int)rnd(60), 4);
+    plc_sim s;
+    plc_sim_run(&s, &l, 4, 0, zero);
+    check_invariants(&s, &l, &bad);
+    plc_sim_free(&s);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  mpq_clear(zero);
+}
+
+/* Faster collectives (a higher bandwidth) never lengthen the makespan, and
+ * at 1000x they leave at most 1/1000 of their time over the compute. */
+static void test_random_faster(void)
+{
+  int worse = 0, far = 0;
+  mpq_t zero, k, bound, comm;
+  mpq_inits(zero, k, bound, comm, NULL);
+  mpq_set_ui(k, 1, 1000);
+  for (int trial = 0; trial < 300; trial++) {
+    plc_ir_list l;
+    random_list(&l, 1 + (int)rnd(60), 3);
+    plc_sim slow, fast, faster;
+    plc_sim_run(&slow, &l, 3, 0, zero);
+    mpq_set_ui(comm, 0, 1);
+    for (int i = 0; i < l.n; i++)
+      if (l.ops[i].kind != PLC_OPK_COMPUTE) {
+        mpq_add(comm, comm, l.ops[i].time);
+        mpq_set_si(bound, 1 + (long)rnd(4), 5); /* scale by 1/5 .. 4/5 */
+        mpq_mul(l.ops[i].time, l.ops[i].time, bound);
+      }
+    plc_sim_run(&fast, &l, 3, 0, zero);
+    if (mpq_cmp(fast.makespan, slow.makespan) > 0)
+      worse++;
+    for (int i = 0; i < l.n; i++)
+      if (l.ops[i].kind != PLC_OPK_COMPUTE)
+        mpq_mul(l.ops[i].time, l.ops[i].time, k);
+    plc_sim_run(&faster, &l, 3, 0, zero);
+    /* compute-only schedule length plus what the remaining comm can add */
+    mpq_mul(comm, comm, k);
+    mpq_add(bound, faster.all_compute, comm);
+    if (mpq_cmp(faster.makespan, bound) > 0)
+      far++;
+    plc_sim_free(&slow);
+    plc_sim_free(&fast);
+    plc_sim_free(&faster);
+  }
+  CU_ASSERT_EQUAL(worse, 0);
+  CU_ASSERT_EQUAL(far, 0);
+  mpq_clears(zero, k, bound, comm, NULL);
+}
+
+int main(void)
+{
+  ar = plc_arena_new();
+  static const plc_cu_test tests[] = {
+    {"window and exposure (four-step test)", test_window_and_exposure},
+    {"same stream, queueing", test_same_stream_and_queue},
+    {"invariants over random lists", test_random_invariants},
+    {"faster links never slow a step", test_random_faster},
+    {NULL, NULL},
+  };
+  int rc = plc_cu_run("sim", tests);
+  plc_arena_free(ar);
+  return rc;
+}
