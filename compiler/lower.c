@@ -26,6 +26,7 @@ typedef struct plc_inst_op {
   const char *name;
   int idx;
   int *deps, ndeps;
+  const plc_ast *at;  /* where a missing name was used */
 } plc_inst_op;
 
 typedef struct plc_inst {
@@ -39,6 +40,7 @@ typedef struct plc_lctx {
   plc_phase phase;
   int layer;
   plc_inst *cur, *prev, *fwd; /* this instance, the previous one, this layer's forward */
+  plc_inst *missing;          /* `after` names not found (yet) in this instance */
 } plc_lctx;
 
 static const int PLC_SECS[PLC_NDIM] = {0, 1, 0}, PLC_BYTES[PLC_NDIM] = {1, 0, 0},
@@ -55,7 +57,7 @@ static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, 
     in->ops = ops;
     in->cap = cap;
   }
-  in->ops[in->n++] = (plc_inst_op){name, idx, deps, ndeps};
+  in->ops[in->n++] = (plc_inst_op){name, idx, deps, ndeps, NULL};
 }
 
 /* ---- dependencies --------------------------------------------------------- */
@@ -117,10 +119,25 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
     return plc_deps_lookup(d, c->prev, v->s), 1;
   if (plc_deps_lookup(d, c->cur, v->s))
     return 1;
-  if (c->phase != PLC_PH_FWD && plc_deps_lookup(&(plc_deps){0}, c->fwd, v->s))
-    return 1; /* a forward op: finished before this list began */
-  plc_error(c->L->diag, &at->loc, "op '%s' has not run before this op in this layer", v->s);
-  return 0;
+  /* Not (yet) in this instance: an op of a branch not taken, or a forward op
+   * when lowering backward (finished before this list began).  Remember it:
+   * if it turns up later in the instance, it was used before it ran. */
+  plc_inst_add(c->L, c->missing, v->s, -1, NULL, 0);
+  c->missing->ops[c->missing->n - 1].at = at;
+  return 1;
+}
+
+/* After an instance: an `after` name that appeared later in program order. */
+static void plc_lower_check_missing(plc_lctx *c)
+{
+  for (int i = 0; i < c->missing->n; i++)
+    for (int k = 0; k < c->cur->n; k++)
+      if (!strcmp(c->cur->ops[k].name, c->missing->ops[i].name)) {
+        plc_error(c->L->diag, &c->missing->ops[i].at->loc, "op '%s' is waited for before it runs (list it "
+                  "earlier in the template)", c->missing->ops[i].name);
+        break;
+      }
+  c->missing->n = 0;
 }
 
 static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op)
@@ -684,12 +701,16 @@ typedef struct plc_layer_info {
 static void plc_lower_instance(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
 {
   plc_env *env = plc_lower_context(c->L, t, layer);
+  plc_inst missing = {0};
+  c->missing = &missing;
   plc_lower_items(c, &t->decl->list, env, 1);
+  plc_lower_check_missing(c);
+  c->missing = NULL;
 }
 
 static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer_info *info)
 {
-  plc_lctx c = {L, &st->fwd, PLC_PH_FWD, 0, NULL, NULL, NULL};
+  plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD};
   plc_inst *prev = NULL;
   for (int k = 0; k < st->nlayers && !PLC_LOWER_FAILED(L); k++) {
     plc_layer_info *li = &info[k];
@@ -729,7 +750,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int s, int 
 
 static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer_info *info)
 {
-  plc_lctx c = {L, &st->bwd, PLC_PH_BWD, 0, NULL, NULL, NULL};
+  plc_lctx c = {.L = L, .list = &st->bwd, .phase = PLC_PH_BWD};
   plc_users users = plc_lower_users(&st->fwd);
   int *map = plc_xmalloc(((size_t)st->fwd.n + 1) * sizeof *map);
   for (int i = 0; i < st->fwd.n; i++)
@@ -755,15 +776,16 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
                                            s == L->run->nstages - 1);
   if (plc_lower_find_template(L, "pipeline", &t)) {
     plc_inst fi = {0}, bi = {0};
-    plc_lctx c = {L, &st->fwd, PLC_PH_FWD, -1, &fi, NULL, NULL};
+    plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD, .layer = -1, .cur = &fi};
     plc_lower_instance(&c, &t, layer);
-    c = (plc_lctx){L, &st->bwd, PLC_PH_BWD, -1, &bi, NULL, &fi};
+    c = (plc_lctx){.L = L, .list = &st->bwd, .phase = PLC_PH_BWD, .layer = -1, .cur = &bi,
+                   .fwd = &fi};
     if (plc_lower_has_section(&t.decl->list, "backward"))
       plc_lower_instance(&c, &t, layer);
   }
   if (plc_lower_find_template(L, "step", &t)) {
     plc_inst si = {0};
-    plc_lctx c = {L, &st->step, PLC_PH_STEP, -1, &si, NULL, NULL};
+    plc_lctx c = {.L = L, .list = &st->step, .phase = PLC_PH_STEP, .layer = -1, .cur = &si};
     plc_lower_instance(&c, &t, layer);
   }
 }
