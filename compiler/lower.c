@@ -646,6 +646,8 @@ static void plc_lower_recompute_copy(plc_lctx *c, const plc_ir_list *fwd, int lo
                                      int *map)
 {
   for (int i = lo; i < hi; i++) {
+    if (fwd->ops[i].once) /* a once-per-step op is not recomputed */
+      continue;
     plc_ir_op op = plc_lower_copy(c->L, &fwd->ops[i], PLC_PH_RECOMP);
     op.useful = 0;
     plc_deps d = {0};
@@ -669,6 +671,8 @@ static void plc_lower_mirror(plc_lctx *c, const plc_ir_list *fwd, int lo, int hi
                              const plc_users *users, int *map)
 {
   for (int i = hi - 1; i >= lo; i--) {
+    if (fwd->ops[i].once) /* nor mirrored */
+      continue;
     plc_ir_op op = plc_lower_copy(c->L, &fwd->ops[i], PLC_PH_BWD);
     op.kind = plc_mirror_kind[op.kind];
     if (op.kind == PLC_OPK_COMPUTE) { /* input and weight gradients: twice the work */

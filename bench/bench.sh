@@ -1,0 +1,29 @@
+#!/bin/sh
+# bench.sh - `make bench`: time plc evaluating every example and a large
+# synthetic plan, as whole processes, over several runs; prints the best and
+# the median wall time of each.  Speed is measured here, never in tests.
+set -eu
+: "${PLC:=./plc}"
+: "${top_srcdir:=.}"
+RUNS=${RUNS:-7}
+export PLC_PATH=
+now() { date +%s%N; }
+bench() {
+  file=$1
+  times=""
+  for _ in $(seq "$RUNS"); do
+    t0=$(now)
+    "$PLC" "$file" > /dev/null 2>&1 || true
+    t1=$(now)
+    times="$times $(( (t1 - t0) / 1000 ))"
+  done
+  sorted=$(printf '%s\n' $times | sort -n)
+  best=$(printf '%s\n' "$sorted" | head -n 1)
+  median=$(printf '%s\n' "$sorted" | sed -n "$(( (RUNS + 1) / 2 ))p")
+  awk -v f="$(basename "$file")" -v b="$best" -v m="$median" \
+    'BEGIN { printf "%-45s best %8.1f ms   median %8.1f ms\n", f, b / 1000, m / 1000 }'
+}
+echo "plc bench: $RUNS runs each, wall time of the whole process"
+for f in "$top_srcdir"/examples/*.plan "$top_srcdir"/bench/large.plan; do
+  bench "$f"
+done
