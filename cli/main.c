@@ -23,7 +23,7 @@ typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT
 
 typedef struct plc_cli {
   plc_action action;
-  int exact, digits;
+  int exact, digits, ops;
   const char **defines;
   size_t ndefines;
   const char **evals;
@@ -38,6 +38,8 @@ static void plc_cli_usage(FILE *out)
         "Compile and check plan files describing hardware, models and parallel layouts.\n"
         "\n"
         "  --report             evaluate each training run and print its report (default)\n"
+        "  --ops                in reports, list every collective of the critical stage\n"
+        "                       with its consumer, window, time and exposed part\n"
         "  --check              parse, resolve and type-check only\n"
         "  --emit=tokens|ast|ir print the tokens, the syntax tree or the lowered ops\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
@@ -68,11 +70,13 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
   (*list)[(*n)++] = s;
 }
 
-enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT };
+enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT,
+       OPT_OPS };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
   {"report", no_argument, NULL, OPT_REPORT},
+  {"ops", no_argument, NULL, OPT_OPS},
   {"emit", required_argument, NULL, OPT_EMIT},
   {"eval", required_argument, NULL, 'e'},
   {"exact", no_argument, NULL, OPT_EXACT},
@@ -91,6 +95,7 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
     switch (c) {
     case OPT_CHECK: cli->action = PLC_ACT_CHECK; break;
     case OPT_REPORT: cli->action = PLC_ACT_REPORT; break;
+    case OPT_OPS: cli->ops = 1; break;
     case OPT_EMIT:
       if (!strcmp(optarg, "tokens"))
         cli->action = PLC_ACT_TOKENS;
@@ -220,7 +225,7 @@ static void plc_cli_evals(const plc_cli *cli, plc_sema *s, plc_program *prog)
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
 {
   plc_drive d;
-  plc_report_opts o = {cli->digits, cli->exact};
+  plc_report_opts o = {cli->digits, cli->exact, cli->ops};
   plc_drive_init(&d, s, prog, &o);
   const plc_ast **trains;
   int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);

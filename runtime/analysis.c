@@ -105,6 +105,8 @@ static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
     mpq_add(row->window, row->window, so->window);
     mpq_add(row->exposed, row->exposed, so->exposed);
     row->why[so->why]++;
+    if (mpq_sgn(so->exposed) > 0)
+      row->why_exposed[so->why]++;
     mpq_add(r->exposed_mb[op->dim], r->exposed_mb[op->dim], so->exposed);
   }
 }

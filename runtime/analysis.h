@@ -25,6 +25,7 @@ typedef struct plc_coll_row {
   mpq_t size_each, time_each;
   mpq_t bytes, time, window, exposed;
   int why[PLC_WHY_COUNT];  /* how many ops for each reason */
+  int why_exposed[PLC_WHY_COUNT]; /* the same, counting only ops with exposure */
 } plc_coll_row;
 
 typedef enum plc_tail_kind { PLC_TAIL_NONE, PLC_TAIL_PINNED, PLC_TAIL_DECLARED, PLC_TAIL_SIMULATED }

@@ -151,11 +151,14 @@ static void plc_report_placement(FILE *out, const plc_result *r, const plc_repor
   plc_table_print(out, &t, 1);
 }
 
+/* The commonest reason among the row's exposed ops (or among all of them
+ * when none is exposed). */
 static const char *plc_report_why(const plc_coll_row *row)
 {
+  const int *count = mpq_sgn(row->exposed) > 0 ? row->why_exposed : row->why;
   int best = -1;
   for (int w = 0; w < PLC_WHY_COUNT; w++)
-    if (row->why[w] && (best < 0 || row->why[w] > row->why[best]))
+    if (count[w] && (best < 0 || count[w] > count[best]))
       best = w;
   return best < 0 ? "" : plc_why_text((plc_why)best);
 }
@@ -197,6 +200,42 @@ static void plc_report_inventory(FILE *out, const plc_result *r, const plc_repor
     fputs("  (no collectives)\n", out);
   else
     plc_table_print(out, &t, 1);
+}
+
+/* The article's four-step test for each collective of one list: its
+ * consumer, its window of independent compute, its time, what is exposed. */
+static void plc_report_ops_list(plc_table *t, const plc_ir_list *l, const plc_sim *s,
+                                const char *list, const plc_report_opts *o)
+{
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    const plc_sim_op *so = &s->ops[i];
+    if (!so->ran || op->kind == PLC_OPK_COMPUTE)
+      continue;
+    char layer[16], what[64];
+    snprintf(layer, sizeof layer, "%d", op->layer);
+    snprintf(what, sizeof what, "%s(%s)", plc_opk_name(op->kind), plc_pdim_name(op->dim));
+    const char *consumer = so->consumer >= 0 ? l->ops[so->consumer].name : "-";
+    char *st = PLC_RQ_TIME(o, so->start), *w = PLC_RQ_TIME(o, so->window);
+    char *tt = PLC_RQ_TIME(o, op->time), *e = PLC_RQ_TIME(o, so->exposed);
+    plc_table_row(t, list, layer, op->name, what, st, consumer, w, tt, e, plc_why_text(so->why));
+    free(st);
+    free(w);
+    free(tt);
+    free(e);
+  }
+}
+
+static void plc_report_ops(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  const plc_ir_stage *st = &r->run->stages[r->critical];
+  plc_table t = {.cols = 10};
+  plc_table_row(&t, "list", "layer", "op", "primitive", "start", "consumer", "window", "time",
+                "exposed", "reason");
+  plc_report_ops_list(&t, &st->fwd, &r->fwd, "fwd", o);
+  plc_report_ops_list(&t, &st->bwd, &r->bwd, "bwd", o);
+  fprintf(out, "\ncollectives of one microbatch, critical stage %d\n", r->critical);
+  plc_table_print(out, &t, 1);
 }
 
 static void plc_report_bubble(FILE *out, const plc_result *r, const plc_report_opts *o)
@@ -329,6 +368,8 @@ void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o)
   plc_report_header(out, r);
   plc_report_placement(out, r, o);
   plc_report_inventory(out, r, o);
+  if (o->ops)
+    plc_report_ops(out, r, o);
   plc_report_bubble(out, r, o);
   plc_report_step(out, r, o);
   plc_report_efficiency(out, r, o);

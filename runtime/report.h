@@ -14,6 +14,7 @@
 typedef struct plc_report_opts {
   int digits;
   int exact;
+  int ops;    /* also list every collective of the critical stage */
 } plc_report_opts;
 
 void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o);

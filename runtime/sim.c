@@ -192,6 +192,8 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
       so->why = so->consumer < 0 ? PLC_WHY_NO_CONSUMER : PLC_WHY_HIDDEN;
     else if (so->queued_behind >= 0 && mpq_cmp(so->start, so->ready) > 0)
       so->why = PLC_WHY_QUEUED;
+    else if (mpq_cmp(so->window, op->time) >= 0)
+      so->why = PLC_WHY_BLOCKS;
     else
       so->why = mpq_sgn(so->window) == 0 ? PLC_WHY_NO_WORK : PLC_WHY_SHORT;
   }
@@ -224,7 +226,7 @@ const char *plc_why_text(plc_why w)
 {
   static const char *const text[PLC_WHY_COUNT] = {
     "hidden", "on the compute stream", "consumer follows at once", "window too short",
-    "queued behind another op", "no consumer",
+    "queued behind another op", "no consumer", "an op queued behind it was waited for",
   };
   return text[w];
 }

@@ -20,6 +20,7 @@ typedef enum plc_why {
   PLC_WHY_SHORT,       /* the window of independent work is shorter than it */
   PLC_WHY_QUEUED,      /* waited behind another op on its own stream */
   PLC_WHY_NO_CONSUMER, /* nothing waits for it in this list */
+  PLC_WHY_BLOCKS,      /* its own window suffices, but an op queued behind it was waited for */
   PLC_WHY_COUNT
 } plc_why;
 
