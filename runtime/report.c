@@ -65,6 +65,15 @@ static void plc_table_row(plc_table *t, ...)
   va_end(ap);
 }
 
+static void plc_table_free(plc_table *t)
+{
+  for (int i = 0; i < t->n; i++)
+    free(t->cells[i]);
+  free(t->cells);
+  t->cells = NULL;
+  t->n = t->cap = 0;
+}
+
 /* Print with columns padded to their widths; the first column left-aligned,
  * the others right-aligned (numbers), the last left-aligned (text). */
 static void plc_table_print(FILE *out, plc_table *t, int text_last)
@@ -93,12 +102,8 @@ static void plc_table_print(FILE *out, plc_table *t, int text_last)
     }
     fputc('\n', out);
   }
-  for (int i = 0; i < t->n; i++)
-    free(t->cells[i]);
-  free(t->cells);
   free(w);
-  t->cells = NULL;
-  t->n = t->cap = 0;
+  plc_table_free(t);
 }
 
 /* ---- sections -------------------------------------------------------------- */
@@ -146,9 +151,12 @@ static void plc_report_placement(FILE *out, const plc_result *r, const plc_repor
     plc_table_row(&t, plc_pdim_name(d), sz, st, sp, p->tier, link, bw);
   }
   fputs("\nplacement\n", out);
-  if (t.n == t.cols)
+  if (t.n == t.cols) {
     fputs("  (every parallel dimension has size 1)\n", out);
-  plc_table_print(out, &t, 1);
+    plc_table_free(&t);
+  } else {
+    plc_table_print(out, &t, 1);
+  }
 }
 
 /* The commonest reason among the row's exposed ops (or among all of them
@@ -196,10 +204,12 @@ static void plc_report_inventory(FILE *out, const plc_result *r, const plc_repor
   }
   fprintf(out, "\ncommunication per microbatch, critical stage %d of %d\n", r->critical,
           r->run->nstages);
-  if (r->nrows == 0)
+  if (r->nrows == 0) {
     fputs("  (no collectives)\n", out);
-  else
+    plc_table_free(&t);
+  } else {
     plc_table_print(out, &t, 1);
+  }
 }
 
 /* The article's four-step test for each collective of one list: its
