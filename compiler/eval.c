@@ -738,6 +738,11 @@ static void plc_eval_no_field(plc_eval *ev, const plc_ast *e, const plc_obj *o)
       cands[n++] = cur->env->b[i].name;
   for (size_t i = 0; n < 128 && plc_schema_at(o->kind, i); i++)
     cands[n++] = plc_schema_at(o->kind, i)->name;
+  if (plc_schema_field(o->kind, e->name)) { /* a field of the kind, not set here */
+    plc_error(ev->diag, &e->loc, "%s '%s' does not set '%s'", what, o->name ? o->name : "?",
+              e->name);
+    return;
+  }
   const char *hint = plc_schema_suggest(e->name, cands, n);
   if (hint)
     plc_error(ev->diag, &e->loc, "%s '%s' has no field '%s'; did you mean '%s'?", what,

@@ -231,6 +231,8 @@ static void plc_sema_field_value(plc_sema *s, const plc_ast *set, const plc_fiel
 static int plc_sema_train_option(plc_sema *s, const plc_ast *set, plc_env *env)
 {
   plc_binding *fw = plc_env_find_local(env, "framework");
+  for (plc_obj *o = env->self ? env->self->base : NULL; !fw && o; o = o->base)
+    fw = plc_env_find_local(o->env, "framework"); /* a derived train's base sets it */
   if (!fw)
     return 0;
   plc_value *f = plc_eval_binding(&s->ev, fw, &set->loc);
