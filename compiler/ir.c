@@ -60,16 +60,9 @@ int plc_ir_stream(plc_arena *ar, plc_ir_run *r, const char *name)
 
 static void plc_ir_dump_q(FILE *out, const char *label, mpq_srcptr v, int b, int s, int f)
 {
-  plc_quantity q;
-  plc_q_init(&q);
-  mpq_set(q.v, v);
-  q.dim.e[PLC_DIM_BYTE] = b;
-  q.dim.e[PLC_DIM_SEC] = s;
-  q.dim.e[PLC_DIM_FLOP] = f;
-  char *t = plc_q_format(&q, 0, 1);
+  char *t = plc_q_format_raw(v, b, s, f, 0, 1);
   fprintf(out, " %s=%s", label, t);
   free(t);
-  plc_q_clear(&q);
 }
 
 static void plc_ir_dump_list(FILE *out, const plc_ir_run *r, int stage, const char *phase,

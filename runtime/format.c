@@ -356,3 +356,16 @@ char *plc_q_format(const plc_quantity *q, int sig, int exact)
                                          : plc_fmt_pick(l, q->v, sig);
   return plc_q_format_in(q, u, sig);
 }
+
+char *plc_q_format_raw(mpq_srcptr v, int b, int s, int f, int sig, int exact)
+{
+  plc_quantity q;
+  plc_q_init(&q);
+  mpq_set(q.v, v);
+  q.dim.e[PLC_DIM_BYTE] = b;
+  q.dim.e[PLC_DIM_SEC] = s;
+  q.dim.e[PLC_DIM_FLOP] = f;
+  char *t = plc_q_format(&q, sig, exact);
+  plc_q_clear(&q);
+  return t;
+}

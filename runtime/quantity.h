@@ -159,6 +159,8 @@ char *plc_fmt_exact(const mpq_t v);
  * plc_dim_str ("1/1200 s", "42 B", "989000000000000 FLOP/s"); a
  * dimensionless value prints just the rational ("3/4"). */
 char *plc_q_format(const plc_quantity *q, int sig, int exact);
+/* The same for a bare rational with the dimension B^b s^s FLOP^f. */
+char *plc_q_format_raw(mpq_srcptr v, int b, int s, int f, int sig, int exact);
 /* The value expressed in unit u with sig significant digits, a space and the
  * unit's name ("0.0347 ms" for u = ms; "%" takes no space: "75%").  NULL when
  * the dimensions differ. */

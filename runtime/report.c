@@ -14,15 +14,7 @@
 
 static char *plc_rq(const plc_report_opts *o, mpq_srcptr v, int b, int s, int f)
 {
-  plc_quantity q;
-  plc_q_init(&q);
-  mpq_set(q.v, v);
-  q.dim.e[PLC_DIM_BYTE] = b;
-  q.dim.e[PLC_DIM_SEC] = s;
-  q.dim.e[PLC_DIM_FLOP] = f;
-  char *t = plc_q_format(&q, o->digits, o->exact);
-  plc_q_clear(&q);
-  return t;
+  return plc_q_format_raw(v, b, s, f, o->digits, o->exact);
 }
 
 #define PLC_RQ_TIME(o, v) plc_rq((o), (v), 0, 1, 0)
