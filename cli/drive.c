@@ -56,11 +56,17 @@ int plc_drive_select(plc_drive *d, plc_ast *const *files, int nfiles, const plc_
   for (int f = 0; f < nfiles; f++)
     plc_drive_collect(files[f], out, &n, 1);
   if (n > 0) { /* report statements name trains: find their declarations */
-    for (int i = 0; i < n; i++) {
+    int k = 0;
+    for (int i = 0; i < n; i++) { /* each train once, in the order first named */
       plc_binding *b = plc_env_find_local(d->sema->ev.global, (*out)[i]->name);
-      (*out)[i] = b ? b->def : NULL;
+      const plc_ast *decl = b ? b->def : NULL;
+      int seen = 0;
+      for (int j = 0; j < k && !seen; j++)
+        seen = (*out)[j] == decl;
+      if (!seen)
+        (*out)[k++] = decl;
     }
-    return n;
+    return k;
   }
   for (int f = 0; f < nfiles; f++)
     plc_drive_collect(files[f], out, &n, 0);

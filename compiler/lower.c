@@ -371,6 +371,13 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
                                           : plc_lower_coll_cost(c, env, node, &op))) {
     return;
   }
+  if (plc_lower_bool_field(c, env, "once", 0) && c->phase != PLC_PH_BWD) {
+    plc_warning(L->diag, &node->loc, "op '%s' is marked once but is not a backward op; once "
+                "ops (gradient buckets) run in the last microbatch's backward, so it is left "
+                "out", op.name);
+    plc_inst_add(L, c->cur, op.name, -1, op.deps, op.ndeps);
+    return;
+  }
   op.useful = op.kind == PLC_OPK_COMPUTE &&
               plc_lower_bool_field(c, env, "useful", c->phase == PLC_PH_FWD || c->phase == PLC_PH_BWD);
   op.once = plc_lower_bool_field(c, env, "once", 0);
@@ -408,6 +415,11 @@ static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
       !plc_lower_int(L, plc_eval_expr(L->ev, it->b, env), -PLC_LOWER_MAX_LOOP,
                      PLC_LOWER_MAX_LOOP, it->b, "a loop bound", &to))
     return;
+  if (to - from > PLC_LOWER_MAX_LOOP) {
+    plc_error(L->diag, &it->loc, "the loop runs %ld times, more than %d", to - from,
+              PLC_LOWER_MAX_LOOP);
+    return;
+  }
   for (long i = from; i < to && !PLC_LOWER_FAILED(L); i++) {
     plc_env *body = plc_env_new(L->ev, env);
     plc_quantity q;
@@ -789,6 +801,7 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
   }
   if (plc_lower_find_template(L, "step", &t)) {
     plc_inst si = {0};
+    layer = plc_lower_layer_value(L, -1, "step", s, s == 0, s == L->run->nstages - 1);
     plc_lctx c = {.L = L, .list = &st->step, .phase = PLC_PH_STEP, .layer = -1, .cur = &si};
     plc_lower_instance(&c, &t, layer);
   }

@@ -135,7 +135,18 @@ static int plc_place_sizes(plc_lower *L)
     return 0;
   }
   long dpcp = (long)s[PLC_PD_DP] * s[PLC_PD_CP];
-  if (dpcp % s[PLC_PD_EP] != 0) {
+  const plc_ast *edpn = plc_lower_field_node(L->train, "edp");
+  if (edpn != L->train->node) { /* given: ep x edp must fill the dp x cp block */
+    long edp;
+    if (!plc_lower_int(L, plc_lower_field(L, L->train, "edp"), 1, 1L << 24, edpn, "'edp'", &edp))
+      return 0;
+    if (edp * s[PLC_PD_EP] != dpcp) {
+      plc_error(L->diag, &edpn->loc, "ep x edp (%d x %ld) must equal dp x cp (%ld)",
+                s[PLC_PD_EP], edp, dpcp);
+      return 0;
+    }
+    s[PLC_PD_EDP] = (int)edp;
+  } else if (dpcp % s[PLC_PD_EP] != 0) {
     plc_warning(L->diag, &plc_lower_field_node(L->train, "ep")->loc,
                 "ep (%d) does not divide dp x cp (%ld); expert groups are uneven", s[PLC_PD_EP], dpcp);
     s[PLC_PD_EDP] = 1;

@@ -354,6 +354,15 @@ static void plc_report_bottleneck(FILE *out, const plc_result *r, const plc_repo
     mpq_set(best, r->tail);
     what = "the DP gradient tail";
   }
+  mpq_mul(v, mu, r->stall_mb);
+  if (mpq_cmp(v, best) > 0) {
+    mpq_set(best, v);
+    what = "compute waiting for compute on other streams";
+  }
+  if (mpq_cmp(r->optimizer, best) > 0) {
+    mpq_set(best, r->optimizer);
+    what = "the optimizer step";
+  }
   if (what) {
     mpq_div(v, best, r->step);
     char *p = plc_rpct(o, v);
