@@ -7,6 +7,7 @@
 #include "xalloc.h"
 
 #include <stdalign.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
