@@ -250,6 +250,10 @@ static void plc_load_cycle_error(plc_program *p, const plc_ast *imp, const char 
 
 static void plc_load_import(plc_program *p, const plc_ast *imp)
 {
+  if (p->no_files) {
+    plc_error(p->diag, &imp->loc, "imports are disabled here");
+    return;
+  }
   char *path = plc_load_search(p, imp);
   if (!path) {
     plc_error(p->diag, &imp->loc, "cannot find import '%s' (searched the importing file's "

@@ -28,6 +28,7 @@ typedef struct plc_program {
   const char **stack;   /* realpaths of the files being loaded (cycle check) */
   size_t depth;
   const char *stdin_name; /* non-NULL: a "-" argument reads standard input */
+  int no_files;           /* fuzzing: imports never touch the file system */
 } plc_program;
 
 void plc_program_init(plc_program *p, plc_arena *ar, plc_diag *d);

@@ -1,0 +1,58 @@
+#!/bin/sh
+# run.sh - build the libFuzzer harnesses with clang (ASan + UBSan) and run
+# each for a while.  `make fuzz` runs it; CI runs a short smoke.
+#
+#   tests/fuzz/run.sh [SECONDS]     seconds per harness (default 60)
+#
+# Harnesses parse from memory and never read imports from the file system.
+# The seed corpus is every example with the library files it imports pasted
+# in front (imports removed), plus the golden and error test plans.  Crashes
+# land in $FUZZ_DIR/crashes (default build-fuzz/); each one found should
+# become a test in tests/errors/.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+secs=${1:-60}
+out=${FUZZ_DIR:-$top/build-fuzz}
+CC=${FUZZ_CC:-clang}
+mkdir -p "$out/gen" "$out/obj" "$out/seeds" "$out/crashes"
+
+bison -d -Wno-yacc -o "$out/gen/parser.c" "$top/grammar/parser.y"
+(cd "$out/gen" && flex "$top/grammar/lexer.l" && mv lex.yy.c lexer.c) # the .l names its output
+
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
+CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer-no-link $SAN \
+  -DPLC_STDLIB_DIR=\"/nonexistent\" -DPLC_SOURCE_STDLIB_DIR=\"/nonexistent\" \
+  -I$top/runtime -I$top/compiler -I$out/gen"
+objs=""
+for src in "$top"/runtime/*.c "$top"/compiler/*.c "$out/gen/parser.c" "$out/gen/lexer.c"; do
+  obj="$out/obj/$(basename "$src" .c).o"
+  # shellcheck disable=SC2086
+  $CC $CFLAGS -c "$src" -o "$obj"
+  objs="$objs $obj"
+done
+for h in frontend pipeline; do
+  # shellcheck disable=SC2086
+  $CC $CFLAGS -fsanitize=fuzzer "$top/tests/fuzz/fuzz_$h.c" $objs -lgmp -o "$out/fuzz_$h"
+done
+
+# Seeds: self-contained plans.
+libs="$top/stdlib/hw/nvidia.plan $top/stdlib/hw/ascend.plan $top/stdlib/models/minimax.plan \
+  $top/stdlib/frameworks/megatron.plan $top/examples/article/hw.plan \
+  $top/examples/article/m3.plan $top/examples/article/dense70b.plan"
+for f in "$top"/examples/*.plan; do
+  # shellcheck disable=SC2086
+  cat $libs "$f" | grep -v '^import ' > "$out/seeds/$(basename "$f")"
+done
+for f in "$top"/tests/golden/*.plan "$top"/tests/errors/*.plan; do
+  grep -v '^import ' "$f" > "$out/seeds/t-$(basename "$f")" || true
+done
+
+status=0
+for h in frontend pipeline; do
+  mkdir -p "$out/corpus-$h"
+  echo "== fuzz_$h for $secs s"
+  "$out/fuzz_$h" "$out/corpus-$h" "$out/seeds" -dict="$top/tests/fuzz/plc.dict" \
+    -max_total_time="$secs" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
+    -artifact_prefix="$out/crashes/$h-" -print_final_stats=1 2>&1 | tail -n 12 || status=1
+done
+exit $status
