@@ -197,6 +197,11 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
       return 0;
     mpq_set(op->flops, fl);
     mpq_mul(op->time, L->run->peak, eff);
+    if (mpq_sgn(op->time) <= 0 || mpq_sgn(fl) < 0) {
+      plc_error(L->diag, &node->loc, "op '%s': peak x efficiency must be positive and flops "
+                "not negative", op->name);
+      return 0;
+    }
     mpq_div(op->time, fl, op->time);
   }
   if (by) {
@@ -208,6 +213,11 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
       if (!mbw)
         plc_error(L->diag, &node->loc, "op '%s' gives bytes, but device '%s' has no mem_bw",
                   op->name, L->device->name);
+      return 0;
+    }
+    if (mpq_sgn(bw) <= 0 || mpq_sgn(b) < 0) {
+      plc_error(L->diag, &node->loc, "op '%s': mem_bw must be positive and bytes not negative",
+                op->name);
       return 0;
     }
     mpq_t t;
@@ -237,6 +247,13 @@ static mpq_ptr plc_lower_bw(plc_lctx *c, const plc_ir_op *op, const plc_ast *nod
   }
   p->bw[op->kind] = plc_lower_num(L, v, bps, plc_lower_field_node(link, plc_opk_name(op->kind)),
                                   "a bandwidth");
+  if (p->bw[op->kind] && mpq_sgn(p->bw[op->kind]) <= 0) { /* a computed zero: never divide */
+    plc_error(L->diag, &plc_lower_field_node(link, plc_opk_name(op->kind))->loc,
+              "link '%s' has a %s bandwidth that is not positive", link->name,
+              plc_opk_name(op->kind));
+    p->bw[op->kind] = NULL;
+    return NULL;
+  }
   if (!p->latency)
     p->latency = plc_lower_num(L, plc_lower_field(L, link, "latency"), PLC_SECS,
                                plc_lower_field_node(link, "latency"), "a latency");
@@ -252,6 +269,11 @@ static int plc_lower_coll_cost(plc_lctx *c, plc_env *env, const plc_ast *node, p
     return 0;
   }
   mpq_ptr size = plc_lower_num(c->L, sv, PLC_BYTES, plc_lower_opnode(env, "size", node), "size");
+  if (size && mpq_sgn(size) < 0) {
+    plc_error(c->L->diag, &plc_lower_opnode(env, "size", node)->loc, "a size must not be "
+              "negative");
+    return 0;
+  }
   mpq_ptr bw = size ? plc_lower_bw(c, op, node) : NULL;
   if (!bw)
     return 0;
@@ -363,6 +385,11 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
     mpq_ptr q = plc_lower_num(L, t, PLC_SECS, plc_lower_opnode(env, "time", node), "time");
     if (!q)
       return;
+    if (mpq_sgn(q) < 0) {
+      plc_error(L->diag, &plc_lower_opnode(env, "time", node)->loc, "a time must not be "
+                "negative");
+      return;
+    }
     mpq_set(op.time, q);
     plc_value *f = plc_lower_opfield(c, env, "flops");
     if (f && f->tag == PLC_V_NUM && f->known)
@@ -923,6 +950,40 @@ static int plc_lower_stage(plc_lower *L, int s, const char **kinds)
   return ok && !PLC_LOWER_FAILED(L);
 }
 
+/* Refuse a plan whose lists would hold more than PLC_LOWER_MAX_OPS ops
+ * before building them: lower the first layer of each kind once, on the
+ * side, and count forward, recompute and backward as three copies. */
+static int plc_lower_estimate(plc_lower *L, const char **kinds, int nlayers)
+{
+  long total = 0;
+  for (int i = 0; i < nlayers; i++) {
+    int first = 1;
+    for (int j = 0; j < i && first; j++)
+      first = strcmp(kinds[j], kinds[i]) != 0;
+    plc_tmpl t;
+    if (!first || !plc_lower_find_template(L, kinds[i], &t))
+      continue;
+    long n = 0;
+    for (int j = i; j < nlayers; j++)
+      n += !strcmp(kinds[j], kinds[i]);
+    plc_ir_list scratch = {0};
+    plc_inst cur = {0};
+    plc_lctx c = {.L = L, .list = &scratch, .phase = PLC_PH_FWD, .layer = i, .cur = &cur};
+    plc_lower_instance(&c, &t, plc_lower_layer_value(L, i, kinds[i], 0, 1, 1));
+    if (PLC_LOWER_FAILED(L))
+      return 0;
+    total += 3 * n * (scratch.n + 1);
+    if (total > PLC_LOWER_MAX_OPS) {
+      plc_error(L->diag, &t.decl->loc, "the plan would lower to about %ld ops or more "
+                "(%ld layers of kind '%s' with %d ops each, x3 for recompute and backward); "
+                "the limit is %d", total, n, kinds[i], scratch.n, PLC_LOWER_MAX_OPS);
+      return 0;
+    }
+  }
+  L->nops = 0; /* the estimate's own ops do not count */
+  return 1;
+}
+
 static plc_obj *plc_lower_ref(plc_lower *L, const char *field, int kind)
 {
   plc_value *v = plc_lower_field(L, L->train, field);
@@ -950,7 +1011,7 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   plc_lower_run_value(&L);
   int nlayers;
   const char **kinds = plc_lower_layers(&L, &nlayers);
-  if (!kinds || !plc_lower_split(&L, nlayers))
+  if (!kinds || !plc_lower_split(&L, nlayers) || !plc_lower_estimate(&L, kinds, nlayers))
     return NULL;
   for (int s = 0; s < L.run->nstages; s++)
     if (!plc_lower_stage(&L, s, kinds))

@@ -13,7 +13,7 @@
 
 /* Lowering refuses plans larger than this before allocating them. */
 #define PLC_LOWER_MAX_LAYERS 100000
-#define PLC_LOWER_MAX_OPS 5000000
+#define PLC_LOWER_MAX_OPS 1000000
 #define PLC_LOWER_MAX_LOOP 100000
 
 typedef struct plc_lower {

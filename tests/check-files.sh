@@ -5,11 +5,11 @@
 . "$top_srcdir/tests/lib.sh"
 cd "$top_srcdir" || exit 99
 for f in $(find stdlib examples/article -name '*.plan' | LC_ALL=C sort); do
-  if "$PLC" --check "$f" > "$outdir/check.out" 2>&1; then pass
+  if plc --check "$f" > "$outdir/check.out" 2>&1; then pass
   else fail "plc --check $f"; cat "$outdir/check.out"; fi
 done
 for f in examples/*.plan; do
-  if "$PLC" "$f" > "$outdir/check.out" 2>&1; then pass
+  if plc "$f" > "$outdir/check.out" 2>&1; then pass
   else fail "plc $f"; cat "$outdir/check.out"; fi
 done
 for f in $(find examples stdlib tests/golden tests/errors -type f -name '*.plan' | LC_ALL=C sort); do

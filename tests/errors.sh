@@ -13,7 +13,7 @@ for plan in *.plan; do
   want=1
   [ -f "$name.status" ] && want=$(cat "$name.status")
   # shellcheck disable=SC2086
-  "$PLC" $args "$plan" > "$outdir/$name.stdout" 2> "$outdir/$name.err"
+  plc $args "$plan" > "$outdir/$name.stdout" 2> "$outdir/$name.err"
   status=$?
   if [ -n "${PLC_REGEN:-}" ]; then cp "$outdir/$name.err" "$name.err"; fi
   if [ "$status" -ne "$want" ]; then

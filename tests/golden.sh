@@ -11,7 +11,7 @@ for plan in *.plan; do
   args=--emit=ast
   [ -f "$name.args" ] && args=$(cat "$name.args")
   # shellcheck disable=SC2086
-  "$PLC" $args "$plan" > "$outdir/$name.out" 2> "$outdir/$name.stderr"
+  plc $args "$plan" > "$outdir/$name.out" 2> "$outdir/$name.stderr"
   status=$?
   if [ -n "${PLC_REGEN:-}" ]; then cp "$outdir/$name.out" "$name.out"; fi
   if [ "$status" -ne 0 ]; then

@@ -8,6 +8,12 @@ failed=0
 outdir=$(pwd)/test-output
 mkdir -p "$outdir"
 
+# Run plc, under $PLC_WRAP when set (e.g. valgrind; see .ci/run).
+plc() {
+  # shellcheck disable=SC2086
+  ${PLC_WRAP:-} "$PLC" "$@"
+}
+
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL: $1"; }
 
