@@ -5,6 +5,7 @@
 
 #include "analysis.h"
 #include "quantity.h"
+#include "sensitivity.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -31,6 +32,7 @@ void plc_result_free(plc_result *r)
     mpq_clears(r->rows[i].size_each, r->rows[i].time_each, r->rows[i].bytes, r->rows[i].time,
                r->rows[i].window, r->rows[i].exposed, NULL);
   free(r->rows);
+  plc_sense_free(r);
   if (r->run) {
     plc_sim_free(&r->fwd);
     plc_sim_free(&r->bwd);

@@ -50,6 +50,8 @@ typedef struct plc_result {
   int mfu_known;           /* every useful op has FLOPs */
   plc_coll_row *rows;
   int nrows;
+  struct plc_sense *sense; /* sensitivity.h; NULL until computed */
+  int nsense;
 } plc_result;
 
 void plc_analyse(plc_result *res, const plc_ir_run *run);

@@ -5,6 +5,7 @@
 
 #include "drive.h"
 #include "lower.h"
+#include "sensitivity.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -92,6 +93,7 @@ plc_drive_run *plc_drive_train(plc_drive *d, const plc_ast *decl)
   if (!r->ir)
     return NULL;
   plc_analyse(&r->res, r->ir);
+  plc_sensitivity(&r->res, r->ir);
   r->state = 1;
   return r;
 }

@@ -4,6 +4,7 @@
 #endif
 
 #include "report.h"
+#include "sensitivity.h"
 #include "xalloc.h"
 
 #include <stdarg.h>
@@ -317,6 +318,35 @@ static void plc_report_step(FILE *out, const plc_result *r, const plc_report_opt
   mpq_clears(mu, v, NULL);
 }
 
+/* For each exposed row: the bandwidth that would hide it, and the step. */
+static void plc_report_sensitivity(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  if (r->nsense == 0)
+    return;
+  static const char *const phases[] = {"fwd", "recomp", "bwd", "step"};
+  plc_table t = {.cols = 7};
+  plc_table_row(&t, "dim", "primitive", "phase", "exposed/mb", "bandwidth", "to hide",
+                "step if hidden");
+  for (int i = 0; i < r->nsense; i++) {
+    const plc_sense *sn = &r->sense[i];
+    const plc_coll_row *row = &r->rows[sn->row];
+    char *e = PLC_RQ_TIME(o, row->exposed), *now = PLC_RQ_BW(o, sn->bw_now);
+    char *need = sn->possible ? PLC_RQ_BW(o, sn->bw_needed) : plc_xstrdup("none suffices");
+    char *st = PLC_RQ_TIME(o, sn->step_if);
+    char *step = plc_xmalloc(strlen(st) + 16);
+    sprintf(step, "%s%s", st, sn->possible ? "" : " (if free)");
+    plc_table_row(&t, plc_pdim_name(row->dim), plc_opk_name(row->kind), phases[row->phase], e,
+                  now, need, step);
+    free(e);
+    free(now);
+    free(need);
+    free(st);
+    free(step);
+  }
+  fputs("\nwhat would hide the exposed communication\n", out);
+  plc_table_print(out, &t, 1);
+}
+
 static void plc_report_efficiency(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   char *eta = plc_rpct(o, r->eta), *busy = plc_rpct(o, r->busy);
@@ -383,6 +413,7 @@ void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o)
     plc_report_ops(out, r, o);
   plc_report_bubble(out, r, o);
   plc_report_step(out, r, o);
+  plc_report_sensitivity(out, r, o);
   plc_report_efficiency(out, r, o);
   plc_report_bottleneck(out, r, o);
 }
