@@ -50,13 +50,18 @@ static int plc_sense_needed(const plc_result *r, const plc_coll_row *row, mpq_t 
       const plc_sim_op *so = &sims[l]->ops[i];
       if (!so->ran || !plc_sense_match(row, op) || mpq_sgn(so->exposed) == 0)
         continue;
+      mpq_srcptr alpha = run->place[op->dim].latency;
+      if (mpq_sgn(op->size) == 0 || !alpha) { /* pinned by time: no bandwidth helps */
+        ok = 0;
+        break;
+      }
       long k;
       plc_sense_factors(op, f, &k);
       mpq_set_si(room, k, 1);
-      mpq_mul(room, room, run->place[op->dim].latency);
+      mpq_mul(room, room, alpha);
       mpq_add(room, room, so->exposed);
       mpq_sub(room, op->time, room);
-      if (mpq_sgn(room) <= 0 || mpq_sgn(op->size) == 0) { /* or pinned by time */
+      if (mpq_sgn(room) <= 0) {
         ok = 0;
         break;
       }
@@ -91,7 +96,7 @@ static void plc_sense_apply(plc_ir_run *run, const plc_coll_row *row, mpq_srcptr
         mpq_set(saved[j++], op->time);
         long k;
         plc_sense_factors(op, f, &k);
-        if (!bw || mpq_sgn(op->size) == 0) {
+        if (!bw || mpq_sgn(op->size) == 0 || !run->place[op->dim].latency) {
           mpq_set_ui(op->time, 0, 1);
           continue;
         }
