@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deps.h"
 #include "drive.h"
 #include "eval.h"
 #include "load.h"
+#include "output.h"
 #include "parse.h"
 #include "sema.h"
 #include "xalloc.h"
@@ -30,6 +32,9 @@ typedef struct plc_cli {
   size_t nevals;
   plc_ast **mains; /* the files named on the command line, parsed */
   int nmains;
+  const char *out_path; /* -o FILE */
+  FILE *out;            /* where results go */
+  plc_deps_opts deps;   /* -M, -MD, -MF, -MT, -MP */
 } plc_cli;
 
 static void plc_cli_usage(FILE *out)
@@ -48,6 +53,11 @@ static void plc_cli_usage(FILE *out)
         "  -I DIR               add DIR to the import search path\n"
         "  --exact              print exact rationals instead of rounded decimals\n"
         "  --digits=N           significant digits of printed values (default 4)\n"
+        "  -o FILE              write the output to FILE (atomically: on error no file is\n"
+        "                       left and an old FILE stays)\n"
+        "  -M, -MD, -MF FILE, -MT TARGET, -MP\n"
+        "                       make dependency rules listing every file read, with gcc's\n"
+        "                       meanings (-M writes the rule instead of the output)\n"
         "  -w                   suppress warnings\n"
         "  -Werror              treat warnings as errors\n"
         "  --help               show this help and exit\n"
@@ -86,12 +96,48 @@ static const struct option plc_cli_options[] = {
   {NULL, 0, NULL, 0},
 };
 
-/* Parse the command line; returns -1 to go on, else an exit status. */
-static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog, plc_diag *d)
+/* Take gcc's -M, -MD, -MP, -MF FILE and -MT TARGET out of argv (getopt
+ * cannot read them); returns the new argc, or -1 after a usage error. */
+static int plc_cli_deps_options(int argc, char **argv, plc_deps_opts *d)
 {
-  int c;
+  int n = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) {
+      while (i < argc)
+        argv[n++] = argv[i++];
+      break;
+    }
+    if (!strcmp(a, "-M") || !strcmp(a, "-MD") || !strcmp(a, "-MP")) {
+      d->M |= a[2] == '\0';
+      d->MD |= a[2] == 'D';
+      d->MP |= a[2] == 'P';
+    } else if (!strcmp(a, "-MF") || !strcmp(a, "-MT")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "plc: error: option '%s' needs an argument\n", a);
+        return -1;
+      }
+      if (a[2] == 'F')
+        d->MF = argv[++i];
+      else
+        d->MT = plc_xrealloc(d->MT, (size_t)(d->nMT + 1) * sizeof *d->MT),
+        d->MT[d->nMT++] = argv[++i];
+    } else {
+      argv[n++] = argv[i];
+    }
+  }
+  argv[n] = NULL;
+  return n;
+}
+
+/* Parse the command line; returns -1 to go on, else an exit status. */
+static int plc_cli_parse(int *argcp, char **argv, plc_cli *cli, plc_program *prog, plc_diag *d)
+{
+  int c, argc = *argcp = plc_cli_deps_options(*argcp, argv, &cli->deps);
+  if (argc < 0)
+    return 2;
   opterr = 0; /* plc words its own usage errors */
-  while ((c = getopt_long(argc, argv, ":D:I:W:e:w", plc_cli_options, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":D:I:W:e:o:w", plc_cli_options, NULL)) != -1) {
     switch (c) {
     case OPT_CHECK: cli->action = PLC_ACT_CHECK; break;
     case OPT_REPORT: cli->action = PLC_ACT_REPORT; break;
@@ -117,6 +163,7 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
       plc_cli_push(&cli->defines, &cli->ndefines, optarg);
       break;
     case 'I': plc_program_add_dir(prog, optarg); break;
+    case 'o': cli->out_path = optarg; break;
     case 'w': d->no_warnings = 1; break;
     case 'W':
       if (!strcmp(optarg, "error"))
@@ -160,14 +207,14 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
 }
 
 /* --emit=tokens needs no imports and no checking: one file at a time. */
-static int plc_cli_tokens(char **files, int n, plc_program *prog)
+static int plc_cli_tokens(const plc_cli *cli, char **files, int n, plc_program *prog)
 {
   for (int i = 0; i < n; i++) {
     size_t before = prog->nsources;
     if (plc_load_main(prog, files[i]) != 0)
       return 2;
     if (prog->nsources > before)
-      plc_parse_dump_tokens(stdout, prog->arena, prog->diag, prog->sources[before]);
+      plc_parse_dump_tokens(cli->out, prog->arena, prog->diag, prog->sources[before]);
   }
   return 0;
 }
@@ -180,21 +227,21 @@ static void plc_cli_print_value(const plc_value *v, const plc_cli *cli)
     mpq_set(q.v, v->q);
     q.dim = v->dim;
     char *s = plc_q_format(&q, cli->digits, cli->exact);
-    puts(s);
+    fprintf(cli->out, "%s\n", s);
     free(s);
     plc_q_clear(&q);
   } else if (v->tag == PLC_V_BOOL && v->known) {
-    puts(v->b ? "true" : "false");
+    fprintf(cli->out, "%s\n", v->b ? "true" : "false");
   } else if (v->tag == PLC_V_STR) {
-    puts(v->s);
+    fprintf(cli->out, "%s\n", v->s);
   } else if (v->tag == PLC_V_OBJ && v->obj->name) {
-    printf("%s %s\n", v->obj->kind >= 0 && v->obj->kind < PLC_DECL_KIND_COUNT
+    fprintf(cli->out, "%s %s\n", v->obj->kind >= 0 && v->obj->kind < PLC_DECL_KIND_COUNT
            ? plc_decl_kind_name(v->obj->kind) : "section", v->obj->name);
   } else if (v->tag == PLC_V_LIST) {
-    printf("<a list of %zu>\n", v->n);
+    fprintf(cli->out, "<a list of %zu>\n", v->n);
   } else {
     char *d = plc_value_describe(v);
-    printf("<%s>\n", d);
+    fprintf(cli->out, "<%s>\n", d);
     free(d);
   }
 }
@@ -225,7 +272,7 @@ static void plc_cli_evals(const plc_cli *cli, plc_sema *s, plc_program *prog)
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
 {
   plc_drive d;
-  plc_report_opts o = {cli->digits, cli->exact, cli->ops};
+  plc_report_opts o = {cli->digits, cli->exact, cli->ops, cli->defines, (int)cli->ndefines};
   plc_drive_init(&d, s, prog, &o);
   const plc_ast **trains;
   int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);
@@ -234,11 +281,11 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
     if (!r)
       continue;
     if (i > 0)
-      fputc('\n', stdout);
+      fputc('\n', cli->out);
     if (cli->action == PLC_ACT_IR)
-      plc_ir_dump(stdout, r->ir);
+      plc_ir_dump(cli->out, r->ir);
     else
-      plc_report_text(stdout, &r->res, &o);
+      plc_report_text(cli->out, &r->res, &o);
   }
   free(trains);
   if (!prog->diag->errors)
@@ -251,7 +298,7 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
 static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
 {
   if (cli->action == PLC_ACT_TOKENS)
-    return plc_cli_tokens(files, n, prog);
+    return plc_cli_tokens(cli, files, n, prog);
   cli->mains = plc_xcalloc((size_t)n + 1, sizeof *cli->mains);
   for (int i = 0; i < n; i++) {
     size_t before = prog->nfiles;
@@ -260,9 +307,12 @@ static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
     if (prog->nfiles > before)
       cli->mains[cli->nmains++] = prog->files[prog->nfiles - 1];
   }
+  if (cli->deps.M) /* the rule instead of the output */
+    return prog->diag->errors ? 1
+           : plc_deps_write(&cli->deps, prog, files[0], cli->out_path) ? 2 : 0;
   if (cli->action == PLC_ACT_AST) {
     for (size_t i = 0; i < prog->nfiles; i++)
-      plc_ast_dump(stdout, prog->files[i], 0);
+      plc_ast_dump(cli->out, prog->files[i], 0);
     return prog->diag->errors ? 1 : 0;
   }
   if (prog->diag->errors) /* syntax errors: checking the rest only cascades */
@@ -273,7 +323,11 @@ static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
     plc_cli_evals(cli, &s, prog);
   else if (!prog->diag->errors)
     plc_cli_evaluate(cli, &s, prog);
-  return prog->diag->errors ? 1 : 0;
+  if (prog->diag->errors)
+    return 1;
+  if (cli->deps.MD && plc_deps_write(&cli->deps, prog, files[0], cli->out_path))
+    return 2;
+  return 0;
 }
 
 int main(int argc, char **argv)
@@ -284,14 +338,20 @@ int main(int argc, char **argv)
   plc_program prog;
   plc_program_init(&prog, arena, &diag);
   plc_cli cli = {.action = PLC_ACT_REPORT, .digits = 4};
-  int rc = plc_cli_parse(argc, argv, &cli, &prog, &diag);
+  int rc = plc_cli_parse(&argc, argv, &cli, &prog, &diag);
+  plc_output out;
+  if (rc < 0 && plc_output_open(&out, cli.deps.M ? NULL : cli.out_path) != 0)
+    rc = 2;
   if (rc < 0) {
+    cli.out = out.f;
     plc_program_add_default_dirs(&prog);
     prog.stdin_name = "<stdin>";
     rc = plc_cli_run(&cli, argv + optind, argc - optind, &prog);
-  }
-  if (fflush(stdout) != 0 && rc == 0) {
-    perror("plc: error: writing output");
+    if (rc == 0 && plc_output_commit(&out) != 0)
+      rc = 2;
+    else if (rc != 0)
+      plc_output_abort(&out); /* no half-written file; the old one stays */
+  } else if (fflush(stdout) != 0 && rc == 0) {
     rc = 2;
   }
   plc_program_free(&prog);
@@ -299,5 +359,6 @@ int main(int argc, char **argv)
   free(cli.defines);
   free(cli.evals);
   free(cli.mains);
+  free(cli.deps.MT);
   return rc;
 }

@@ -101,7 +101,7 @@ static void plc_table_print(FILE *out, plc_table *t, int text_last)
 
 /* ---- sections -------------------------------------------------------------- */
 
-static void plc_report_header(FILE *out, const plc_result *r)
+static void plc_report_header(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   const plc_ir_run *run = r->run;
   const int *s = run->size;
@@ -117,6 +117,8 @@ static void plc_report_header(FILE *out, const plc_result *r)
   fprintf(out, "  mu = %ld microbatches of %d x %d tokens per step; recompute %s\n", run->mu,
           run->micro_batch, run->seq,
           run->recompute == 2 ? "full" : run->recompute == 1 ? "selective" : "none");
+  for (int i = 0; i < o->noverrides; i++) /* a result says what it assumed */
+    fprintf(out, "  with -D %s\n", o->overrides[i]);
 }
 
 static void plc_report_placement(FILE *out, const plc_result *r, const plc_report_opts *o)
@@ -406,7 +408,7 @@ static void plc_report_bottleneck(FILE *out, const plc_result *r, const plc_repo
 
 void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  plc_report_header(out, r);
+  plc_report_header(out, r, o);
   plc_report_placement(out, r, o);
   plc_report_inventory(out, r, o);
   if (o->ops)

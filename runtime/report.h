@@ -15,6 +15,8 @@ typedef struct plc_report_opts {
   int digits;
   int exact;
   int ops;    /* also list every collective of the critical stage */
+  const char *const *overrides; /* the -D NAME=EXPR in force, for the header */
+  int noverrides;
 } plc_report_opts;
 
 void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o);

@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void plc_fuzz_evaluate(plc_sema *s, plc_program *prog, plc_ast *file, FILE *sink)
 {
   plc_drive d;
-  plc_report_opts o = {4, 0, 1};
+  plc_report_opts o = {4, 0, 1, NULL, 0};
   plc_drive_init(&d, s, prog, &o);
   const plc_ast **trains;
   int n = plc_drive_select(&d, &file, 1, &trains);
