@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "deps.h"
 #include "drive.h"
 #include "eval.h"
@@ -20,8 +21,8 @@
 #include "sema.h"
 #include "xalloc.h"
 
-typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST, PLC_ACT_IR }
-  plc_action;
+typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST, PLC_ACT_IR,
+                          PLC_ACT_COMPARE } plc_action;
 
 typedef struct plc_cli {
   plc_action action;
@@ -32,6 +33,8 @@ typedef struct plc_cli {
   size_t nevals;
   plc_ast **mains; /* the files named on the command line, parsed */
   int nmains;
+  const char **dirs;    /* -I, for --compare's separate compilations */
+  int ndirs;
   const char *out_path; /* -o FILE */
   FILE *out;            /* where results go */
   plc_deps_opts deps;   /* -M, -MD, -MF, -MT, -MP */
@@ -45,6 +48,8 @@ static void plc_cli_usage(FILE *out)
         "  --report             evaluate each training run and print its report (default)\n"
         "  --ops                in reports, list every collective of the critical stage\n"
         "                       with its consumer, window, time and exposed part\n"
+        "  --compare            evaluate the runs of every FILE (each file compiled on its\n"
+        "                       own) and print them side by side, with differences\n"
         "  --check              parse, resolve and type-check only\n"
         "  --emit=tokens|ast|ir print the tokens, the syntax tree or the lowered ops\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
@@ -81,12 +86,13 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
 }
 
 enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT,
-       OPT_OPS };
+       OPT_OPS, OPT_COMPARE };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
   {"report", no_argument, NULL, OPT_REPORT},
   {"ops", no_argument, NULL, OPT_OPS},
+  {"compare", no_argument, NULL, OPT_COMPARE},
   {"emit", required_argument, NULL, OPT_EMIT},
   {"eval", required_argument, NULL, 'e'},
   {"exact", no_argument, NULL, OPT_EXACT},
@@ -142,6 +148,7 @@ static int plc_cli_parse(int *argcp, char **argv, plc_cli *cli, plc_program *pro
     case OPT_CHECK: cli->action = PLC_ACT_CHECK; break;
     case OPT_REPORT: cli->action = PLC_ACT_REPORT; break;
     case OPT_OPS: cli->ops = 1; break;
+    case OPT_COMPARE: cli->action = PLC_ACT_COMPARE; break;
     case OPT_EMIT:
       if (!strcmp(optarg, "tokens"))
         cli->action = PLC_ACT_TOKENS;
@@ -162,7 +169,11 @@ static int plc_cli_parse(int *argcp, char **argv, plc_cli *cli, plc_program *pro
       }
       plc_cli_push(&cli->defines, &cli->ndefines, optarg);
       break;
-    case 'I': plc_program_add_dir(prog, optarg); break;
+    case 'I':
+      plc_program_add_dir(prog, optarg);
+      cli->dirs = plc_xrealloc(cli->dirs, (size_t)(cli->ndirs + 1) * sizeof *cli->dirs);
+      cli->dirs[cli->ndirs++] = optarg;
+      break;
     case 'o': cli->out_path = optarg; break;
     case 'w': d->no_warnings = 1; break;
     case 'W':
@@ -295,8 +306,81 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   plc_drive_free(&d);
 }
 
+/* One file of --compare: compiled and evaluated on its own, so two
+ * versions of one plan may define the same names. */
+typedef struct plc_cmp_unit {
+  plc_diag diag;
+  plc_arena *arena;
+  plc_program prog;
+  plc_sema sema;
+  plc_drive drive;
+  int ok;
+} plc_cmp_unit;
+
+static void plc_cli_compare_unit(plc_cli *cli, plc_cmp_unit *u, const char *file,
+                                 const plc_result ***runs, const char ***labels, int *n)
+{
+  plc_diag_init(&u->diag, stderr);
+  u->arena = plc_arena_new();
+  plc_program_init(&u->prog, u->arena, &u->diag);
+  for (int i = 0; i < cli->ndirs; i++)
+    plc_program_add_dir(&u->prog, cli->dirs[i]);
+  plc_program_add_default_dirs(&u->prog);
+  if (plc_load_main(&u->prog, file) != 0 || u->diag.errors)
+    return;
+  plc_sema_check(&u->sema, &u->prog, cli->defines, cli->ndefines);
+  if (u->diag.errors)
+    return;
+  plc_report_opts o = {cli->digits, cli->exact, 0, cli->defines, (int)cli->ndefines};
+  plc_drive_init(&u->drive, &u->sema, &u->prog, &o);
+  u->ok = 1;
+  plc_ast *main_file = u->prog.files[u->prog.nfiles - 1];
+  const plc_ast **trains;
+  int k = plc_drive_select(&u->drive, &main_file, 1, &trains);
+  for (int i = 0; i < k; i++) {
+    plc_drive_run *r = trains[i] ? plc_drive_train(&u->drive, trains[i]) : NULL;
+    if (!r)
+      continue;
+    *runs = plc_xrealloc(*runs, (size_t)(*n + 1) * sizeof **runs);
+    *labels = plc_xrealloc(*labels, (size_t)(*n + 1) * sizeof **labels);
+    (*runs)[*n] = &r->res;
+    (*labels)[(*n)++] = trains[i]->name;
+  }
+  free(trains);
+  plc_drive_asserts(&u->drive);
+}
+
+static int plc_cli_compare(plc_cli *cli, char **files, int n)
+{
+  plc_cmp_unit *units = plc_xcalloc((size_t)n, sizeof *units);
+  const plc_result **runs = NULL;
+  const char **labels = NULL;
+  int nruns = 0, errors = 0;
+  for (int i = 0; i < n; i++) {
+    plc_cli_compare_unit(cli, &units[i], files[i], &runs, &labels, &nruns);
+    errors += units[i].diag.errors;
+  }
+  if (!errors && nruns < 2)
+    fprintf(stderr, "plc: error: --compare needs two runs or more (files or trains)\n");
+  plc_report_opts o = {cli->digits, cli->exact, 0, cli->defines, (int)cli->ndefines};
+  if (!errors && nruns >= 2)
+    plc_compare_text(cli->out, runs, labels, nruns, &o);
+  for (int i = 0; i < n; i++) {
+    if (units[i].ok)
+      plc_drive_free(&units[i].drive);
+    plc_program_free(&units[i].prog);
+    plc_arena_free(units[i].arena);
+  }
+  free(units);
+  free(runs);
+  free(labels);
+  return errors ? 1 : nruns < 2 ? 2 : 0;
+}
+
 static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
 {
+  if (cli->action == PLC_ACT_COMPARE)
+    return plc_cli_compare(cli, files, n);
   if (cli->action == PLC_ACT_TOKENS)
     return plc_cli_tokens(cli, files, n, prog);
   cli->mains = plc_xcalloc((size_t)n + 1, sizeof *cli->mains);
@@ -360,5 +444,6 @@ int main(int argc, char **argv)
   free(cli.evals);
   free(cli.mains);
   free(cli.deps.MT);
+  free(cli.dirs);
   return rc;
 }
