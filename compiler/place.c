@@ -347,6 +347,9 @@ int plc_place_run(plc_lower *L)
               "but cluster '%s' has %d", r->world, L->cluster->name, r->devices);
     return 0;
   }
+  if (r->world < r->devices)
+    plc_warning(L->diag, &L->train->node->loc, "the layout uses tp x cp x dp x pp = %d of the "
+                "%d devices of cluster '%s'", r->world, r->devices, L->cluster->name);
   if (!plc_place_dims(L, tiers, nt, L->links))
     return 0;
   plc_place_lint(L, tiers);

@@ -1,8 +1,10 @@
 #!/bin/sh
-# run.sh - build the libFuzzer harnesses with clang (ASan + UBSan) and run
-# each for a while.  `make fuzz` runs it; CI runs a short smoke.
+# run.sh - build the fuzz harnesses (ASan + UBSan) and run each for a while.
+# `make fuzz` runs it; CI runs a short smoke.
 #
-#   tests/fuzz/run.sh [SECONDS]     seconds per harness (default 60)
+#   tests/fuzz/run.sh [SECONDS]         libFuzzer (clang), seconds per harness
+#   tests/fuzz/run.sh --afl [SECONDS]   the same harnesses under AFL++
+#                                       (afl-clang-fast, AFL_USE_ASAN=1)
 #
 # Harnesses parse from memory and never read imports from the file system.
 # The seed corpus is every example with the library files it imports pasted
@@ -11,9 +13,16 @@
 # become a test in tests/errors/.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
+afl=0
+if [ "${1:-}" = "--afl" ]; then afl=1; shift; fi
 secs=${1:-60}
 out=${FUZZ_DIR:-$top/build-fuzz}
 CC=${FUZZ_CC:-clang}
+if [ $afl = 1 ]; then
+  out=$out/afl
+  CC=afl-clang-fast
+  export AFL_USE_ASAN=1 AFL_USE_UBSAN=1
+fi
 mkdir -p "$out/gen" "$out/obj" "$out/seeds" "$out/crashes"
 
 bison -d -Wno-yacc -o "$out/gen/parser.c" "$top/grammar/parser.y"
@@ -48,6 +57,21 @@ for f in "$top"/tests/golden/*.plan "$top"/tests/errors/*.plan; do
 done
 
 status=0
+if [ $afl = 1 ]; then
+  export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1
+  mkdir -p "$out/afl-seeds"
+  for f in "$out"/seeds/*; do # AFL++ wants small seeds
+    [ "$(wc -c < "$f")" -le 16384 ] && cp "$f" "$out/afl-seeds/"
+  done
+  for h in frontend pipeline; do
+    echo "== afl-fuzz fuzz_$h for $secs s"
+    afl-fuzz -i "$out/afl-seeds" -o "$out/afl-$h" -x "$top/tests/fuzz/plc.dict" \
+      -V "$secs" -m none -t 20000 -- "$out/fuzz_$h" > "$out/afl-$h.log" 2>&1 || status=1
+    tail -n 3 "$out/afl-$h.log"
+    grep -E 'execs_done|execs_per_sec|saved_crashes|saved_hangs' "$out/afl-$h/default/fuzzer_stats" || true
+  done
+  exit $status
+fi
 for h in frontend pipeline; do
   mkdir -p "$out/corpus-$h"
   echo "== fuzz_$h for $secs s"
