@@ -1,53 +1,37 @@
-/* fuzz_pipeline.c - libFuzzer harness for the whole pipeline: check a plan
- * held in memory, then lower, simulate, analyse and report every train in
- * it and decide its assertions.  Imports are refused without touching the
- * file system. */
-#include <stdint.h>
-#include <stdio.h>
+/* fuzz_pipeline.c - libFuzzer/AFL++ harness for the whole pipeline: check a
+ * plan held in memory, then lower, simulate, analyse and report every train
+ * in it (with --ops and the sensitivity re-evaluations) and decide its
+ * assertions.  Imports are refused without touching the file system. */
 #include <stdlib.h>
 
 #include "drive.h"
-#include "load.h"
-#include "sema.h"
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void plc_fuzz_evaluate(plc_sema *s, plc_program *prog, plc_ast *file, FILE *sink)
+static void plc_fuzz_evaluate(plc_fuzz *f)
 {
   plc_drive d;
   plc_report_opts o = {4, 0, 1, NULL, 0};
-  plc_drive_init(&d, s, prog, &o);
+  plc_drive_init(&d, &f->sema, &f->prog, &o);
   const plc_ast **trains;
-  int n = plc_drive_select(&d, &file, 1, &trains);
+  int n = plc_drive_select(&d, &f->file, 1, &trains);
   for (int i = 0; i < n; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
     if (r)
-      plc_report_text(sink, &r->res, &o);
+      plc_report_text(f->sink, &r->res, &o);
   }
   free(trains);
-  if (!prog->diag->errors)
+  if (!f->diag.errors)
     plc_drive_asserts(&d);
   plc_drive_free(&d);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  FILE *sink = fopen("/dev/null", "w");
-  plc_diag d;
-  plc_diag_init(&d, sink);
-  plc_arena *ar = plc_arena_new();
-  plc_program prog;
-  plc_program_init(&prog, ar, &d);
-  prog.no_files = 1;
-  plc_ast *file = plc_load_text(&prog, "fuzz.plan", (const char *)data, size);
-  if (!d.errors && file) {
-    plc_sema s;
-    plc_sema_check(&s, &prog, NULL, 0);
-    if (!d.errors)
-      plc_fuzz_evaluate(&s, &prog, file, sink);
-  }
-  plc_program_free(&prog);
-  plc_arena_free(ar);
-  fclose(sink);
+  plc_fuzz f;
+  if (plc_fuzz_begin(&f, data, size))
+    plc_fuzz_evaluate(&f);
+  plc_fuzz_end(&f);
   return 0;
 }
