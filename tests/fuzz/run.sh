@@ -53,7 +53,7 @@ for f in "$top"/examples/*.plan; do
   cat $libs "$f" | grep -v '^import ' > "$out/seeds/$(basename "$f")"
 done
 for f in "$top"/tests/golden/*.plan "$top"/tests/errors/*.plan; do
-  grep -v '^import ' "$f" > "$out/seeds/t-$(basename "$f")" || true
+  grep -av '^import ' "$f" > "$out/seeds/t-$(basename "$f")" || true
 done
 
 status=0
