@@ -15,14 +15,19 @@
 #include "eval.h"
 #include "load.h"
 #include "parse.h"
+#include "report_json.h"
+#include "report_md.h"
 #include "sema.h"
 #include "xalloc.h"
 
 typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST, PLC_ACT_IR }
   plc_action;
 
+typedef enum plc_format { PLC_FMT_TEXT, PLC_FMT_JSON, PLC_FMT_MD } plc_format;
+
 typedef struct plc_cli {
   plc_action action;
+  plc_format format;
   int exact, digits, ops;
   const char **defines;
   size_t ndefines;
@@ -40,6 +45,8 @@ static void plc_cli_usage(FILE *out)
         "  --report             evaluate each training run and print its report (default)\n"
         "  --ops                in reports, list every collective of the critical stage\n"
         "                       with its consumer, window, time and exposed part\n"
+        "  --format=text|json|md  reports as text tables (default), one JSON document\n"
+        "                       (plc-json(5)) or Markdown for reviews\n"
         "  --check              parse, resolve and type-check only\n"
         "  --emit=tokens|ast|ir print the tokens, the syntax tree or the lowered ops\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
@@ -71,13 +78,14 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
 }
 
 enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT,
-       OPT_OPS };
+       OPT_OPS, OPT_FORMAT };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
   {"report", no_argument, NULL, OPT_REPORT},
   {"ops", no_argument, NULL, OPT_OPS},
   {"emit", required_argument, NULL, OPT_EMIT},
+  {"format", required_argument, NULL, OPT_FORMAT},
   {"eval", required_argument, NULL, 'e'},
   {"exact", no_argument, NULL, OPT_EXACT},
   {"digits", required_argument, NULL, OPT_DIGITS},
@@ -85,6 +93,18 @@ static const struct option plc_cli_options[] = {
   {"version", no_argument, NULL, OPT_VERSION},
   {NULL, 0, NULL, 0},
 };
+
+static int plc_cli_format(plc_cli *cli, const char *arg)
+{
+  static const char *const names[] = {"text", "json", "md"};
+  for (int f = PLC_FMT_TEXT; f <= PLC_FMT_MD; f++)
+    if (!strcmp(arg, names[f])) {
+      cli->format = (plc_format)f;
+      return 0;
+    }
+  fprintf(stderr, "plc: error: --format takes text, json or md, not '%s'\n", arg);
+  return 2;
+}
 
 /* Parse the command line; returns -1 to go on, else an exit status. */
 static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog, plc_diag *d)
@@ -107,6 +127,10 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
         fprintf(stderr, "plc: error: --emit takes tokens, ast or ir, not '%s'\n", optarg);
         return 2;
       }
+      break;
+    case OPT_FORMAT:
+      if (plc_cli_format(cli, optarg) != 0)
+        return 2;
       break;
     case 'e': plc_cli_push(&cli->evals, &cli->nevals, optarg); break;
     case 'D':
@@ -220,6 +244,18 @@ static void plc_cli_evals(const plc_cli *cli, plc_sema *s, plc_program *prog)
   }
 }
 
+/* One run's report in the chosen format; JSON gathers the runs in doc. */
+static void plc_cli_report(const plc_cli *cli, plc_json_doc *doc, const plc_result *r,
+                           const plc_report_opts *o)
+{
+  if (cli->format == PLC_FMT_JSON)
+    plc_json_add_run(doc, r, o);
+  else if (cli->format == PLC_FMT_MD)
+    plc_md_report(stdout, r, o);
+  else
+    plc_report_text(stdout, r, o);
+}
+
 /* Lower and analyse the trains of the files named on the command line:
  * print their reports (or the IR), then decide every assertion. */
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
@@ -229,18 +265,22 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   plc_drive_init(&d, s, prog, &o);
   const plc_ast **trains;
   int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);
+  plc_json_doc *doc = cli->format == PLC_FMT_JSON && cli->action == PLC_ACT_REPORT && !cli->nevals
+    ? plc_json_new(PACKAGE_VERSION, cli->defines, cli->ndefines) : NULL;
   for (int i = 0; i < n && !cli->nevals; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
     if (!r)
       continue;
-    if (i > 0)
+    if (i > 0 && !doc)
       fputc('\n', stdout);
     if (cli->action == PLC_ACT_IR)
       plc_ir_dump(stdout, r->ir);
     else
-      plc_report_text(stdout, &r->res, &o);
+      plc_cli_report(cli, doc, &r->res, &o);
   }
   free(trains);
+  if (doc)
+    plc_json_finish(doc, stdout);
   if (!prog->diag->errors)
     plc_cli_evals(cli, s, prog);
   if (cli->action == PLC_ACT_REPORT && !prog->diag->errors)

@@ -1,6 +1,6 @@
 /* fuzz_pipeline.c - libFuzzer harness for the whole pipeline: check a plan
  * held in memory, then lower, simulate, analyse and report every train in
- * it and decide its assertions.  Imports are refused without touching the
+ * it (text, Markdown and JSON) and decide its assertions.  Imports are refused without touching the
  * file system. */
 #include <stdint.h>
 #include <stdio.h>
@@ -8,6 +8,8 @@
 
 #include "drive.h"
 #include "load.h"
+#include "report_json.h"
+#include "report_md.h"
 #include "sema.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -19,11 +21,16 @@ static void plc_fuzz_evaluate(plc_sema *s, plc_program *prog, plc_ast *file, FIL
   plc_drive_init(&d, s, prog, &o);
   const plc_ast **trains;
   int n = plc_drive_select(&d, &file, 1, &trains);
+  plc_json_doc *doc = plc_json_new("fuzz", NULL, 0);
   for (int i = 0; i < n; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
-    if (r)
-      plc_report_text(sink, &r->res, &o);
+    if (!r)
+      continue;
+    plc_report_text(sink, &r->res, &o);
+    plc_md_report(sink, &r->res, &o);
+    plc_json_add_run(doc, &r->res, &o);
   }
+  plc_json_finish(doc, sink);
   free(trains);
   if (!prog->diag->errors)
     plc_drive_asserts(&d);
