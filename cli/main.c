@@ -330,7 +330,7 @@ int main(int argc, char **argv)
     prog.stdin_name = "<stdin>";
     rc = plc_cli_run(&cli, argv + optind, argc - optind, &prog);
   }
-  if (fflush(stdout) != 0 && rc == 0) {
+  if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
     perror("plc: error: writing output");
     rc = 2;
   }

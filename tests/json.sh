@@ -82,6 +82,13 @@ check two-runs "$outdir/two.json" '[.runs[].name] == ["m3_h100", "m3_910c"]'
 if [ "$("$PLC" --format=json -e m3_h100.eta examples/m3-h100.plan)" = "0.1012" ]; then pass
 else fail "-e with --format=json"; fi
 
+# a document that cannot be written is an I/O error (exit 2)
+if [ -w /dev/full ]; then
+  "$PLC" --format=json examples/m3-h100.plan > /dev/full 2> "$outdir/full.stderr"
+  status=$?
+  if [ "$status" -eq 2 ]; then pass; else fail "--format=json > /dev/full: exit status $status"; fi
+fi
+
 # every example: a document whose quantities all have the four strings,
 # exact a canonical rational
 for f in examples/*.plan; do
