@@ -18,14 +18,19 @@
 #include "load.h"
 #include "output.h"
 #include "parse.h"
+#include "report_json.h"
+#include "report_md.h"
 #include "sema.h"
 #include "xalloc.h"
 
 typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST, PLC_ACT_IR,
                           PLC_ACT_COMPARE } plc_action;
 
+typedef enum plc_format { PLC_FMT_TEXT, PLC_FMT_JSON, PLC_FMT_MD } plc_format;
+
 typedef struct plc_cli {
   plc_action action;
+  plc_format format;
   int exact, digits, ops;
   const char **defines;
   size_t ndefines;
@@ -50,6 +55,8 @@ static void plc_cli_usage(FILE *out)
         "                       with its consumer, window, time and exposed part\n"
         "  --compare            evaluate the runs of every FILE (each file compiled on its\n"
         "                       own) and print them side by side, with differences\n"
+        "  --format=text|json|md  reports as text tables (default), one JSON document\n"
+        "                       (plc-json(5)) or Markdown for reviews\n"
         "  --check              parse, resolve and type-check only\n"
         "  --emit=tokens|ast|ir print the tokens, the syntax tree or the lowered ops\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
@@ -86,7 +93,7 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
 }
 
 enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT,
-       OPT_OPS, OPT_COMPARE };
+       OPT_OPS, OPT_COMPARE, OPT_FORMAT };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
@@ -94,6 +101,7 @@ static const struct option plc_cli_options[] = {
   {"ops", no_argument, NULL, OPT_OPS},
   {"compare", no_argument, NULL, OPT_COMPARE},
   {"emit", required_argument, NULL, OPT_EMIT},
+  {"format", required_argument, NULL, OPT_FORMAT},
   {"eval", required_argument, NULL, 'e'},
   {"exact", no_argument, NULL, OPT_EXACT},
   {"digits", required_argument, NULL, OPT_DIGITS},
@@ -101,6 +109,18 @@ static const struct option plc_cli_options[] = {
   {"version", no_argument, NULL, OPT_VERSION},
   {NULL, 0, NULL, 0},
 };
+
+static int plc_cli_format(plc_cli *cli, const char *arg)
+{
+  static const char *const names[] = {"text", "json", "md"};
+  for (int f = PLC_FMT_TEXT; f <= PLC_FMT_MD; f++)
+    if (!strcmp(arg, names[f])) {
+      cli->format = (plc_format)f;
+      return 0;
+    }
+  fprintf(stderr, "plc: error: --format takes text, json or md, not '%s'\n", arg);
+  return 2;
+}
 
 /* Take gcc's -M, -MD, -MP, -MF FILE and -MT TARGET out of argv (getopt
  * cannot read them); returns the new argc, or -1 after a usage error. */
@@ -160,6 +180,10 @@ static int plc_cli_parse(int *argcp, char **argv, plc_cli *cli, plc_program *pro
         fprintf(stderr, "plc: error: --emit takes tokens, ast or ir, not '%s'\n", optarg);
         return 2;
       }
+      break;
+    case OPT_FORMAT:
+      if (plc_cli_format(cli, optarg) != 0)
+        return 2;
       break;
     case 'e': plc_cli_push(&cli->evals, &cli->nevals, optarg); break;
     case 'D':
@@ -278,6 +302,18 @@ static void plc_cli_evals(const plc_cli *cli, plc_sema *s, plc_program *prog)
   }
 }
 
+/* One run's report in the chosen format; JSON gathers the runs in doc. */
+static void plc_cli_report(const plc_cli *cli, plc_json_doc *doc, const plc_result *r,
+                           const plc_report_opts *o)
+{
+  if (cli->format == PLC_FMT_JSON)
+    plc_json_add_run(doc, r, o);
+  else if (cli->format == PLC_FMT_MD)
+    plc_md_report(cli->out, r, o);
+  else
+    plc_report_text(cli->out, r, o);
+}
+
 /* Lower and analyse the trains of the files named on the command line:
  * print their reports (or the IR), then decide every assertion. */
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
@@ -287,18 +323,22 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   plc_drive_init(&d, s, prog, &o);
   const plc_ast **trains;
   int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);
+  plc_json_doc *doc = cli->format == PLC_FMT_JSON && cli->action == PLC_ACT_REPORT && !cli->nevals
+    ? plc_json_new(PACKAGE_VERSION, cli->defines, cli->ndefines) : NULL;
   for (int i = 0; i < n && !cli->nevals; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
     if (!r)
       continue;
-    if (i > 0)
+    if (i > 0 && !doc)
       fputc('\n', cli->out);
     if (cli->action == PLC_ACT_IR)
       plc_ir_dump(cli->out, r->ir);
     else
-      plc_report_text(cli->out, &r->res, &o);
+      plc_cli_report(cli, doc, &r->res, &o);
   }
   free(trains);
+  if (doc)
+    plc_json_finish(doc, cli->out);
   if (!prog->diag->errors)
     plc_cli_evals(cli, s, prog);
   if (cli->action == PLC_ACT_REPORT && !prog->diag->errors)
@@ -435,7 +475,7 @@ int main(int argc, char **argv)
       rc = 2;
     else if (rc != 0)
       plc_output_abort(&out); /* no half-written file; the old one stays */
-  } else if (fflush(stdout) != 0 && rc == 0) {
+  } else if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
     rc = 2;
   }
   plc_program_free(&prog);

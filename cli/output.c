@@ -38,7 +38,7 @@ int plc_output_open(plc_output *o, const char *path)
 int plc_output_commit(plc_output *o)
 {
   if (!o->path) {
-    if (fflush(stdout) == 0)
+    if (fflush(stdout) == 0 && !ferror(stdout))
       return 0;
     fprintf(stderr, "plc: error: writing standard output: %s\n", strerror(errno));
     return -1;

@@ -338,23 +338,39 @@ static char *plc_q_format_exact(const plc_quantity *q)
   return s;
 }
 
+char *plc_q_format_split(const plc_quantity *q, int sig, char **unit)
+{
+  sig = plc_fmt_clamp_sig(sig);
+  if (plc_dim_is_none(q->dim)) {
+    *unit = plc_xstrdup("");
+    return plc_fmt_sig(q->v, sig);
+  }
+  const plc_ladder *l = plc_fmt_ladder(q->dim);
+  if (!l) {
+    *unit = plc_dim_str(q->dim);
+    return plc_fmt_sig(q->v, sig);
+  }
+  const plc_unit *u = mpq_sgn(q->v) == 0 ? plc_fmt_unit(l->zero)
+                                         : plc_fmt_pick(l, q->v, sig);
+  mpq_t x;
+  mpq_init(x);
+  plc_fmt_in_unit(x, q->v, u);
+  char *s = plc_fmt_sig(x, sig);
+  mpq_clear(x);
+  *unit = plc_xstrdup(u->name);
+  return s;
+}
+
 char *plc_q_format(const plc_quantity *q, int sig, int exact)
 {
   if (exact)
     return plc_q_format_exact(q);
-  sig = plc_fmt_clamp_sig(sig);
-  if (plc_dim_is_none(q->dim))
-    return plc_fmt_sig(q->v, sig);
-  const plc_ladder *l = plc_fmt_ladder(q->dim);
-  if (!l) {
-    char *d = plc_dim_str(q->dim);
-    char *s = plc_fmt_join(plc_fmt_sig(q->v, sig), " ", d);
-    free(d);
-    return s;
-  }
-  const plc_unit *u = mpq_sgn(q->v) == 0 ? plc_fmt_unit(l->zero)
-                                         : plc_fmt_pick(l, q->v, sig);
-  return plc_q_format_in(q, u, sig);
+  char *unit;
+  char *s = plc_q_format_split(q, sig, &unit);
+  if (*unit)
+    s = plc_fmt_join(s, " ", unit);
+  free(unit);
+  return s;
 }
 
 char *plc_q_format_raw(mpq_srcptr v, int b, int s, int f, int sig, int exact)

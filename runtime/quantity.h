@@ -159,6 +159,10 @@ char *plc_fmt_exact(const mpq_t v);
  * plc_dim_str ("1/1200 s", "42 B", "989000000000000 FLOP/s"); a
  * dimensionless value prints just the rational ("3/4"). */
 char *plc_q_format(const plc_quantity *q, int sig, int exact);
+/* The rounded form of plc_q_format in two parts: returns the number and
+ * sets *unit to its unit ("0.8389" and "ms"; "" for a dimensionless value;
+ * plc_dim_str for a dimension without a ladder); both malloc'd. */
+char *plc_q_format_split(const plc_quantity *q, int sig, char **unit);
 /* The same for a bare rational with the dimension B^b s^s FLOP^f. */
 char *plc_q_format_raw(mpq_srcptr v, int b, int s, int f, int sig, int exact);
 /* The value expressed in unit u with sig significant digits, a space and the

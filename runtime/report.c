@@ -4,39 +4,13 @@
 #endif
 
 #include "report.h"
+#include "report_parts.h"
 #include "sensitivity.h"
 #include "xalloc.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- values ------------------------------------------------------------- */
-
-static char *plc_rq(const plc_report_opts *o, mpq_srcptr v, int b, int s, int f)
-{
-  return plc_q_format_raw(v, b, s, f, o->digits, o->exact);
-}
-
-#define PLC_RQ_TIME(o, v) plc_rq((o), (v), 0, 1, 0)
-#define PLC_RQ_BYTES(o, v) plc_rq((o), (v), 1, 0, 0)
-#define PLC_RQ_BW(o, v) plc_rq((o), (v), 1, -1, 0)
-
-/* A fraction as a percentage ("10.12%"), or exactly. */
-static char *plc_rpct(const plc_report_opts *o, mpq_srcptr v)
-{
-  if (o->exact)
-    return plc_fmt_exact(v);
-  mpq_t p;
-  mpq_init(p);
-  mpq_set_ui(p, 100, 1);
-  mpq_mul(p, p, v);
-  char *n = plc_fmt_sig(p, o->digits), *s = plc_xmalloc(strlen(n) + 2);
-  sprintf(s, "%s%%", n);
-  free(n);
-  mpq_clear(p);
-  return s;
-}
 
 /* ---- tables -------------------------------------------------------------- */
 
@@ -104,21 +78,13 @@ static void plc_table_print(FILE *out, plc_table *t, int text_last)
 static void plc_report_header(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   const plc_ir_run *run = r->run;
-  const int *s = run->size;
-  fprintf(out, "train %s (%s:%d)\n", run->name, run->decl->loc.src->path,
-          run->decl->loc.first_line);
-  fprintf(out, "  %d devices of %s: tp %d x cp %d x dp %d x pp %d", run->world, run->device,
-          s[PLC_PD_TP], s[PLC_PD_CP], s[PLC_PD_DP], s[PLC_PD_PP]);
-  if (s[PLC_PD_EP] > 1)
-    fprintf(out, " (ep %d, edp %d)", s[PLC_PD_EP], s[PLC_PD_EDP]);
-  if (s[PLC_PD_SHARD] > 1 || s[PLC_PD_REPLICATE] > 1)
-    fprintf(out, " (shard %d x replicate %d)", s[PLC_PD_SHARD], s[PLC_PD_REPLICATE]);
-  fprintf(out, "; vpp %d; %s schedule\n", run->vpp, run->schedule);
-  fprintf(out, "  mu = %ld microbatches of %d x %d tokens per step; recompute %s\n", run->mu,
-          run->micro_batch, run->seq,
-          run->recompute == 2 ? "full" : run->recompute == 1 ? "selective" : "none");
+  char *layout = plc_report_layout(run), *batch = plc_report_batch(run);
+  fprintf(out, "train %s (%s:%d)\n  %s\n  %s\n", run->name, run->decl->loc.src->path,
+          run->decl->loc.first_line, layout, batch);
   for (int i = 0; i < o->noverrides; i++) /* a result says what it assumed */
     fprintf(out, "  with -D %s\n", o->overrides[i]);
+  free(layout);
+  free(batch);
 }
 
 static void plc_report_placement(FILE *out, const plc_result *r, const plc_report_opts *o)
@@ -130,20 +96,15 @@ static void plc_report_placement(FILE *out, const plc_result *r, const plc_repor
     const plc_ir_place *p = &run->place[d];
     if (p->size < 2)
       continue;
-    char sz[16], st[16], sp[24], bw[256] = "";
-    snprintf(sz, sizeof sz, "%d", p->size);
-    snprintf(st, sizeof st, "%d", p->stride);
-    snprintf(sp, sizeof sp, "%ld", p->span);
-    for (int k = 1; k < PLC_OPK_COUNT; k++)
-      if (p->bw[k]) {
-        char *v = PLC_RQ_BW(o, p->bw[k]);
-        size_t len = strlen(bw);
-        snprintf(bw + len, sizeof bw - len, "%s%s %s", len ? ", " : "", plc_opk_name(k), v);
-        free(v);
-      }
-    char link[128];
-    snprintf(link, sizeof link, "%s%s", p->link, p->overridden ? " (set)" : "");
+    char *sz = plc_report_sprintf("%d", p->size), *st = plc_report_sprintf("%d", p->stride);
+    char *sp = plc_report_sprintf("%ld", p->span), *bw = plc_report_bandwidths(p, o);
+    char *link = plc_report_sprintf("%s%s", p->link, p->overridden ? " (set)" : "");
     plc_table_row(&t, plc_pdim_name(d), sz, st, sp, p->tier, link, bw);
+    free(sz);
+    free(st);
+    free(sp);
+    free(bw);
+    free(link);
   }
   fputs("\nplacement\n", out);
   if (t.n == t.cols) {
@@ -154,49 +115,37 @@ static void plc_report_placement(FILE *out, const plc_result *r, const plc_repor
   }
 }
 
-/* The commonest reason among the row's exposed ops (or among all of them
- * when none is exposed). */
-static const char *plc_report_why(const plc_coll_row *row)
+static void plc_report_inventory_row(plc_table *t, const plc_coll_row *row,
+                                     const plc_report_opts *o)
 {
-  const int *count = mpq_sgn(row->exposed) > 0 ? row->why_exposed : row->why;
-  int best = -1;
-  for (int w = 0; w < PLC_WHY_COUNT; w++)
-    if (count[w] && (best < 0 || count[w] > count[best]))
-      best = w;
-  return best < 0 ? "" : plc_why_text((plc_why)best);
+  char cnt[24];
+  snprintf(cnt, sizeof cnt, "%ld", row->count);
+  char *b = row->uniform ? plc_report_bytes(o, row->size_each) : plc_xstrdup("mixed");
+  char *te = row->uniform ? plc_report_time(o, row->time_each) : plc_xstrdup("mixed");
+  char *tt = plc_report_time(o, row->time), *w = plc_report_time(o, row->window);
+  char *e = plc_report_time(o, row->exposed);
+  mpq_t h;
+  mpq_init(h);
+  plc_report_hidden(h, row);
+  char *hp = plc_report_pct(o, h);
+  plc_table_row(t, plc_pdim_name(row->dim), plc_opk_name(row->kind),
+                plc_report_phase(row->phase), cnt, b, te, tt, w, e, hp, plc_report_why(row));
+  mpq_clear(h);
+  free(b);
+  free(te);
+  free(tt);
+  free(w);
+  free(e);
+  free(hp);
 }
 
 static void plc_report_inventory(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  static const char *const phases[] = {"fwd", "recomp", "bwd", "step"};
   plc_table t = {.cols = 11};
   plc_table_row(&t, "dim", "primitive", "phase", "count", "bytes/op", "time/op", "total",
                 "window", "exposed", "hidden", "reason");
-  for (int i = 0; i < r->nrows; i++) {
-    const plc_coll_row *row = &r->rows[i];
-    char cnt[24];
-    snprintf(cnt, sizeof cnt, "%ld", row->count);
-    char *b = row->uniform ? PLC_RQ_BYTES(o, row->size_each) : plc_xstrdup("mixed");
-    char *te = row->uniform ? PLC_RQ_TIME(o, row->time_each) : plc_xstrdup("mixed");
-    char *tt = PLC_RQ_TIME(o, row->time), *w = PLC_RQ_TIME(o, row->window);
-    char *e = PLC_RQ_TIME(o, row->exposed);
-    mpq_t h;
-    mpq_init(h);
-    if (mpq_sgn(row->time)) {
-      mpq_sub(h, row->time, row->exposed);
-      mpq_div(h, h, row->time);
-    }
-    char *hp = plc_rpct(o, h);
-    plc_table_row(&t, plc_pdim_name(row->dim), plc_opk_name(row->kind), phases[row->phase], cnt,
-                  b, te, tt, w, e, hp, plc_report_why(row));
-    mpq_clear(h);
-    free(b);
-    free(te);
-    free(tt);
-    free(w);
-    free(e);
-    free(hp);
-  }
+  for (int i = 0; i < r->nrows; i++)
+    plc_report_inventory_row(&t, &r->rows[i], o);
   fprintf(out, "\ncommunication per microbatch, critical stage %d of %d\n", r->critical,
           r->run->nstages);
   if (r->nrows == 0) {
@@ -207,153 +156,79 @@ static void plc_report_inventory(FILE *out, const plc_result *r, const plc_repor
   }
 }
 
-/* The article's four-step test for each collective of one list: its
- * consumer, its window of independent compute, its time, what is exposed. */
-static void plc_report_ops_list(plc_table *t, const plc_ir_list *l, const plc_sim *s,
-                                const char *list, const plc_report_opts *o)
+typedef struct plc_report_ops_ctx {
+  plc_table *t;
+  const plc_report_opts *o;
+} plc_report_ops_ctx;
+
+/* The article's four-step test for one collective: its consumer, its
+ * window of independent compute, its time, what is exposed. */
+static void plc_report_op(void *ctx, const char *list, const plc_ir_list *l, int i,
+                          const plc_sim_op *so)
 {
-  for (int i = 0; i < l->n; i++) {
-    const plc_ir_op *op = &l->ops[i];
-    const plc_sim_op *so = &s->ops[i];
-    if (!so->ran || op->kind == PLC_OPK_COMPUTE)
-      continue;
-    char layer[16], what[64];
-    snprintf(layer, sizeof layer, "%d", op->layer);
-    snprintf(what, sizeof what, "%s(%s)", plc_opk_name(op->kind), plc_pdim_name(op->dim));
-    const char *consumer = so->consumer >= 0 ? l->ops[so->consumer].name : "-";
-    char *st = PLC_RQ_TIME(o, so->start), *w = PLC_RQ_TIME(o, so->window);
-    char *tt = PLC_RQ_TIME(o, op->time), *e = PLC_RQ_TIME(o, so->exposed);
-    plc_table_row(t, list, layer, op->name, what, st, consumer, w, tt, e, plc_why_text(so->why));
-    free(st);
-    free(w);
-    free(tt);
-    free(e);
-  }
+  const plc_report_ops_ctx *c = ctx;
+  const plc_ir_op *op = &l->ops[i];
+  char layer[16], what[64];
+  snprintf(layer, sizeof layer, "%d", op->layer);
+  snprintf(what, sizeof what, "%s(%s)", plc_opk_name(op->kind), plc_pdim_name(op->dim));
+  const char *consumer = so->consumer >= 0 ? l->ops[so->consumer].name : "-";
+  char *st = plc_report_time(c->o, so->start), *w = plc_report_time(c->o, so->window);
+  char *tt = plc_report_time(c->o, op->time), *e = plc_report_time(c->o, so->exposed);
+  plc_table_row(c->t, list, layer, op->name, what, st, consumer, w, tt, e, plc_why_text(so->why));
+  free(st);
+  free(w);
+  free(tt);
+  free(e);
 }
 
 static void plc_report_ops(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  const plc_ir_stage *st = &r->run->stages[r->critical];
   plc_table t = {.cols = 10};
   plc_table_row(&t, "list", "layer", "op", "primitive", "start", "consumer", "window", "time",
                 "exposed", "reason");
-  plc_report_ops_list(&t, &st->fwd, &r->fwd, "fwd", o);
-  plc_report_ops_list(&t, &st->bwd, &r->bwd, "bwd", o);
+  plc_report_ops_ctx c = {&t, o};
+  plc_report_each_coll(r, plc_report_op, &c);
   fprintf(out, "\ncollectives of one microbatch, critical stage %d\n", r->critical);
   plc_table_print(out, &t, 1);
 }
 
 static void plc_report_bubble(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  char *f = plc_bubble_formula(r, o->digits, o->exact), *b = PLC_RQ_TIME(o, r->bubble);
+  char *f = plc_bubble_formula(r, o->digits, o->exact), *b = plc_report_time(o, r->bubble);
   fprintf(out, "\nbubble (%s)\n  %s = %s\n", r->run->schedule, f, b);
   free(f);
   free(b);
 }
 
-/* One line of the step decomposition, with its share of the step. */
-static void plc_report_part(plc_table *t, const plc_result *r, const plc_report_opts *o,
-                            const char *label, mpq_srcptr v, const char *note)
-{
-  mpq_t share;
-  mpq_init(share);
-  if (mpq_sgn(r->step))
-    mpq_div(share, v, r->step);
-  char *a = PLC_RQ_TIME(o, v), *p = plc_rpct(o, share);
-  plc_table_row(t, label, a, p, note);
-  free(a);
-  free(p);
-  mpq_clear(share);
-}
-
-static void plc_report_tail_note(const plc_result *r, const plc_report_opts *o, char *buf,
-                                 size_t n)
-{
-  char *full = PLC_RQ_TIME(o, r->tail_full);
-  switch (r->tail_kind) {
-  case PLC_TAIL_PINNED: snprintf(buf, n, "pinned by the plan"); break;
-  case PLC_TAIL_DECLARED: {
-    char *h = plc_rpct(o, r->run->dp_hidden);
-    snprintf(buf, n, "%s of %s declared hidden", h, full);
-    free(h);
-    break;
-  }
-  case PLC_TAIL_SIMULATED: snprintf(buf, n, "simulated from %s of gradient sync", full); break;
-  default: snprintf(buf, n, "no gradient sync in the plan"); break;
-  }
-  free(full);
-}
-
 static void plc_report_step(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  const plc_ir_run *run = r->run;
-  mpq_t mu, v;
-  mpq_inits(mu, v, NULL);
-  mpq_set_si(mu, run->mu, 1);
+  plc_report_part parts[PLC_REPORT_MAX_PARTS];
+  int n = plc_report_parts(r, 0, parts);
   plc_table t = {.cols = 4};
-  char note[256];
-  mpq_mul(v, mu, r->compute_mb);
-  plc_report_part(&t, r, o, "compute", v, "mu x compute on the compute stream");
-  for (int d = 0; d < PLC_PD_COUNT; d++)
-    if (mpq_sgn(r->exposed_mb[d])) {
-      mpq_mul(v, mu, r->exposed_mb[d]);
-      snprintf(note, sizeof note, "mu x exposed %s communication", plc_pdim_name(d));
-      plc_report_part(&t, r, o, plc_pdim_name(d), v, note);
-    }
-  if (mpq_sgn(r->stall_mb)) {
-    mpq_mul(v, mu, r->stall_mb);
-    plc_report_part(&t, r, o, "waits", v, "compute waiting for compute on other streams");
+  for (int i = 0; i < n; i++) {
+    char *a = plc_report_time(o, parts[i].time), *p = plc_report_pct(o, parts[i].share);
+    char *note = plc_report_part_note(r, o, &parts[i]);
+    plc_table_row(&t, plc_report_part_label(&parts[i]), a, p, note);
+    free(a);
+    free(p);
+    free(note);
   }
-  plc_report_part(&t, r, o, "bubble", r->bubble, "");
-  plc_report_tail_note(r, o, note, sizeof note);
-  plc_report_part(&t, r, o, "dp tail", r->tail, note);
-  if (mpq_sgn(r->optimizer))
-    plc_report_part(&t, r, o, "optimizer", r->optimizer, "pinned by the plan");
-  plc_report_part(&t, r, o, "step", r->step, "");
-  char *tf = PLC_RQ_TIME(o, r->t_f), *tb = PLC_RQ_TIME(o, r->t_b), *tt = PLC_RQ_TIME(o, r->t);
+  plc_report_parts_clear(parts, n);
+  char *tf = plc_report_time(o, r->t_f), *tb = plc_report_time(o, r->t_b);
+  char *tt = plc_report_time(o, r->t);
   fprintf(out, "\nstep time\n  per microbatch: t_f %s + t_b %s = %s (backward includes "
           "recompute)\n", tf, tb, tt);
   plc_table_print(out, &t, 1);
   free(tf);
   free(tb);
   free(tt);
-  mpq_clears(mu, v, NULL);
-}
-
-/* For each exposed row: the bandwidth that would hide it, and the step. */
-static void plc_report_sensitivity(FILE *out, const plc_result *r, const plc_report_opts *o)
-{
-  if (r->nsense == 0)
-    return;
-  static const char *const phases[] = {"fwd", "recomp", "bwd", "step"};
-  plc_table t = {.cols = 7};
-  plc_table_row(&t, "dim", "primitive", "phase", "exposed/mb", "bandwidth", "to hide",
-                "step if hidden");
-  for (int i = 0; i < r->nsense; i++) {
-    const plc_sense *sn = &r->sense[i];
-    const plc_coll_row *row = &r->rows[sn->row];
-    char *e = PLC_RQ_TIME(o, row->exposed), *now = PLC_RQ_BW(o, sn->bw_now);
-    char *need = sn->possible ? PLC_RQ_BW(o, sn->bw_needed) : plc_xstrdup("none suffices");
-    char *st = PLC_RQ_TIME(o, sn->step_if);
-    char *step = plc_xmalloc(strlen(st) + 16);
-    sprintf(step, "%s%s", st, sn->possible ? "" : " (if free)");
-    plc_table_row(&t, plc_pdim_name(row->dim), plc_opk_name(row->kind), phases[row->phase], e,
-                  now, need, step);
-    free(e);
-    free(now);
-    free(need);
-    free(st);
-    free(step);
-  }
-  fputs("\nwhat would hide the exposed communication\n", out);
-  plc_table_print(out, &t, 1);
 }
 
 static void plc_report_efficiency(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  char *eta = plc_rpct(o, r->eta), *busy = plc_rpct(o, r->busy);
-  char *mfu = r->mfu_known ? plc_rpct(o, r->mfu) : plc_xstrdup("n/a (compute times pinned)");
-  char *tps = o->exact ? plc_fmt_exact(r->tokens_per_s) : plc_fmt_sig(r->tokens_per_s, o->digits);
+  char *eta = plc_report_pct(o, r->eta), *busy = plc_report_pct(o, r->busy);
+  char *mfu = r->mfu_known ? plc_report_pct(o, r->mfu) : plc_xstrdup("n/a (compute times pinned)");
+  char *tps = plc_report_num(o, r->tokens_per_s);
   fprintf(out, "\nefficiency\n  eta  %s  (useful compute / step)\n  busy %s  (all compute, "
           "recompute included / step)\n  MFU  %s\n  tokens/s %s\n", eta, busy, mfu, tps);
   free(eta);
@@ -362,48 +237,45 @@ static void plc_report_efficiency(FILE *out, const plc_result *r, const plc_repo
   free(tps);
 }
 
-/* The largest share of the step that is not compute. */
-static void plc_report_bottleneck(FILE *out, const plc_result *r, const plc_report_opts *o)
+static void plc_report_bottleneck_text(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  const char *what = NULL;
-  mpq_t best, v, mu;
-  mpq_inits(best, v, mu, NULL);
-  mpq_set_si(mu, r->run->mu, 1);
-  char label[64];
-  for (int d = 0; d < PLC_PD_COUNT; d++) {
-    mpq_mul(v, mu, r->exposed_mb[d]);
-    if (mpq_cmp(v, best) > 0) {
-      mpq_set(best, v);
-      snprintf(label, sizeof label, "exposed %s communication", plc_pdim_name(d));
-      what = label;
-    }
-  }
-  if (mpq_cmp(r->bubble, best) > 0) {
-    mpq_set(best, r->bubble);
-    what = "the pipeline bubble";
-  }
-  if (mpq_cmp(r->tail, best) > 0) {
-    mpq_set(best, r->tail);
-    what = "the DP gradient tail";
-  }
-  mpq_mul(v, mu, r->stall_mb);
-  if (mpq_cmp(v, best) > 0) {
-    mpq_set(best, v);
-    what = "compute waiting for compute on other streams";
-  }
-  if (mpq_cmp(r->optimizer, best) > 0) {
-    mpq_set(best, r->optimizer);
-    what = "the optimizer step";
-  }
-  if (what) {
-    mpq_div(v, best, r->step);
-    char *p = plc_rpct(o, v);
-    fprintf(out, "\nbottleneck\n  %s: %s of the step\n", what, p);
-    free(p);
-  } else {
+  plc_report_part b;
+  if (!plc_report_bottleneck(r, &b)) {
     fputs("\nbottleneck\n  none: the step is all compute\n", out);
+    return;
   }
-  mpq_clears(best, v, mu, NULL);
+  char *what = plc_report_part_what(&b), *p = plc_report_pct(o, b.share);
+  fprintf(out, "\nbottleneck\n  %s: %s of the step\n", what, p);
+  free(what);
+  free(p);
+  plc_report_parts_clear(&b, 1);
+}
+
+/* For each exposed row: the bandwidth that would hide it, and the step. */
+static void plc_report_sensitivity(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  if (r->nsense == 0)
+    return;
+  plc_table t = {.cols = 7};
+  plc_table_row(&t, "dim", "primitive", "phase", "exposed/mb", "bandwidth", "to hide",
+                "step if hidden");
+  for (int i = 0; i < r->nsense; i++) {
+    const plc_sense *sn = &r->sense[i];
+    const plc_coll_row *row = &r->rows[sn->row];
+    char *e = plc_report_time(o, row->exposed), *now = plc_report_bw(o, sn->bw_now);
+    char *need = sn->possible ? plc_report_bw(o, sn->bw_needed) : plc_xstrdup("none suffices");
+    char *st = plc_report_time(o, sn->step_if);
+    char *step = plc_report_sprintf("%s%s", st, sn->possible ? "" : " (if free)");
+    plc_table_row(&t, plc_pdim_name(row->dim), plc_opk_name(row->kind),
+                  plc_report_phase(row->phase), e, now, need, step);
+    free(e);
+    free(now);
+    free(need);
+    free(st);
+    free(step);
+  }
+  fputs("\nwhat would hide the exposed communication\n", out);
+  plc_table_print(out, &t, 1);
 }
 
 void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o)
@@ -417,7 +289,7 @@ void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o)
   plc_report_step(out, r, o);
   plc_report_sensitivity(out, r, o);
   plc_report_efficiency(out, r, o);
-  plc_report_bottleneck(out, r, o);
+  plc_report_bottleneck_text(out, r, o);
 }
 
 int plc_report_figure(const plc_result *r, const char *name, plc_quantity *q)

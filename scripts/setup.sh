@@ -9,7 +9,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PACKAGES="gcc make flex bison autoconf automake pkg-config libgmp-dev libcunit1-dev mandoc"
+PACKAGES="gcc make flex bison autoconf automake pkg-config libgmp-dev libjansson-dev libcunit1-dev mandoc jq"
 
 missing=""
 for p in $PACKAGES; do

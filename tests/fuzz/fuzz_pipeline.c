@@ -1,11 +1,14 @@
 /* fuzz_pipeline.c - libFuzzer/AFL++ harness for the whole pipeline: check a
  * plan held in memory, then lower, simulate, analyse and report every train
- * in it (with --ops and the sensitivity re-evaluations) and decide its
- * assertions.  Imports are refused without touching the file system. */
+ * in it (text with --ops and the sensitivity re-evaluations, Markdown and
+ * JSON) and decide its assertions.  Imports are refused without touching
+ * the file system. */
 #include <stdlib.h>
 
 #include "drive.h"
 #include "fuzz_common.h"
+#include "report_json.h"
+#include "report_md.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -16,11 +19,16 @@ static void plc_fuzz_evaluate(plc_fuzz *f)
   plc_drive_init(&d, &f->sema, &f->prog, &o);
   const plc_ast **trains;
   int n = plc_drive_select(&d, &f->file, 1, &trains);
+  plc_json_doc *doc = plc_json_new("fuzz", NULL, 0);
   for (int i = 0; i < n; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
-    if (r)
-      plc_report_text(f->sink, &r->res, &o);
+    if (!r)
+      continue;
+    plc_report_text(f->sink, &r->res, &o);
+    plc_md_report(f->sink, &r->res, &o);
+    plc_json_add_run(doc, &r->res, &o);
   }
+  plc_json_finish(doc, f->sink);
   free(trains);
   if (!f->diag.errors)
     plc_drive_asserts(&d);

@@ -31,7 +31,7 @@ bison -d -Wno-yacc -o "$out/gen/parser.c" "$top/grammar/parser.y"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer-no-link $SAN \
   -DPLC_STDLIB_DIR=\"/nonexistent\" -DPLC_SOURCE_STDLIB_DIR=\"/nonexistent\" \
-  -I$top/runtime -I$top/compiler -I$out/gen"
+  -I$top/runtime -I$top/compiler -I$out/gen $(pkg-config --cflags jansson)"
 objs=""
 for src in "$top"/runtime/*.c "$top"/compiler/*.c "$out/gen/parser.c" "$out/gen/lexer.c"; do
   obj="$out/obj/$(basename "$src" .c).o"
@@ -41,7 +41,7 @@ for src in "$top"/runtime/*.c "$top"/compiler/*.c "$out/gen/parser.c" "$out/gen/
 done
 for h in frontend pipeline; do
   # shellcheck disable=SC2086
-  $CC $CFLAGS -fsanitize=fuzzer "$top/tests/fuzz/fuzz_$h.c" $objs -lgmp -o "$out/fuzz_$h"
+  $CC $CFLAGS -fsanitize=fuzzer "$top/tests/fuzz/fuzz_$h.c" $objs -lgmp $(pkg-config --libs jansson) -o "$out/fuzz_$h"
 done
 
 # Seeds: self-contained plans.

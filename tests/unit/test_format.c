@@ -299,6 +299,30 @@ static void test_format_in(void)
   plc_q_clear(&q);
 }
 
+/* The number and unit of plc_q_format in two parts, for the JSON report. */
+static void split_is_at(unsigned line, const char *v, plc_dim d, const char *num,
+                        const char *unit)
+{
+  plc_quantity q;
+  plc_q_init(&q);
+  setv(q.v, v);
+  q.dim = d;
+  char *u = NULL;
+  fmt_check_at(line, plc_q_format_split(&q, 4, &u), num);
+  fmt_check_at(line, u, unit);
+  plc_q_clear(&q);
+}
+
+static void test_format_split(void)
+{
+  split_is_at(__LINE__, "8192/9765625", SECS, "0.8389", "ms");
+  split_is_at(__LINE__, "999.99996", SECS, "1000", "s");
+  split_is_at(__LINE__, "0", BYTES, "0", "B");
+  split_is_at(__LINE__, "360e9", BPS, "360", "GB/s");
+  split_is_at(__LINE__, "3/4", NONE, "0.75", "");
+  split_is_at(__LINE__, "-5/2", dim3(2, -1, 0), "-2.5", "B^2/s");
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -313,6 +337,7 @@ int main(void)
     {"zero and rounding carry", test_zero_and_carry},
     {"exact quantities", test_format_exact},
     {"format in a given unit", test_format_in},
+    {"number and unit apart", test_format_split},
     {NULL, NULL},
   };
   return plc_cu_run("format", tests);

@@ -1,0 +1,286 @@
+/* report_md.c - the report as Markdown: headings, a list and pipe tables.
+ *
+ * Text from plans (names, paths) is escaped so that it cannot start
+ * emphasis, code or a table cell; the figures and words come from
+ * report_parts.c, as in the text and JSON reports. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "report_md.h"
+#include "report_parts.h"
+#include "xalloc.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- escaping and tables ---------------------------------------------------------- */
+
+/* Write s with Markdown's active characters escaped.  '_' inside a word
+ * ("all_reduce", "t_f") cannot start emphasis and stays as it is. */
+static void plc_md_text(FILE *out, const char *s)
+{
+  for (const char *p = s; *p; p++) {
+    int c = (unsigned char)*p;
+    int word = p > s && isalnum((unsigned char)p[-1]) && isalnum((unsigned char)p[1]);
+    if (strchr("\\`*|<>[]~#", c) || (c == '_' && !word))
+      fputc('\\', out);
+    fputc(c, out);
+  }
+}
+
+/* s as inline code, or as escaped text when it holds a backtick. */
+static void plc_md_code(FILE *out, const char *s)
+{
+  if (strchr(s, '`')) {
+    plc_md_text(out, s);
+    return;
+  }
+  fprintf(out, "`%s`", s);
+}
+
+/* "| a | b |" with every cell escaped. */
+static void plc_md_row(FILE *out, int cols, ...)
+{
+  va_list ap;
+  va_start(ap, cols);
+  fputc('|', out);
+  for (int c = 0; c < cols; c++) {
+    const char *s = va_arg(ap, const char *);
+    fputc(' ', out);
+    plc_md_text(out, s ? s : "");
+    fputs(" |", out);
+  }
+  fputc('\n', out);
+  va_end(ap);
+}
+
+/* The delimiter row: one column per character of align, 'l' left, 'r'
+ * right (numbers). */
+static void plc_md_rule(FILE *out, const char *align)
+{
+  fputc('|', out);
+  for (const char *a = align; *a; a++)
+    fputs(*a == 'r' ? "---:|" : "---|", out);
+  fputc('\n', out);
+}
+
+/* ---- sections ---------------------------------------------------------------------- */
+
+static void plc_md_header(FILE *out, const plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  char *where = plc_report_sprintf("%s:%d", run->decl->loc.src->path, run->decl->loc.first_line);
+  char *layout = plc_report_layout(run), *batch = plc_report_batch(run);
+  fputs("## train ", out);
+  plc_md_code(out, run->name);
+  fputs("\n\n- declared at ", out);
+  plc_md_code(out, where);
+  fputs("\n- ", out);
+  plc_md_text(out, layout);
+  fputs("\n- ", out);
+  plc_md_text(out, batch);
+  fputc('\n', out);
+  free(where);
+  free(layout);
+  free(batch);
+}
+
+static void plc_md_place(FILE *out, const plc_ir_place *p, plc_pdim d, const plc_report_opts *o)
+{
+  char *sz = plc_report_sprintf("%d", p->size), *st = plc_report_sprintf("%d", p->stride);
+  char *sp = plc_report_sprintf("%ld", p->span), *bw = plc_report_bandwidths(p, o);
+  char *link = plc_report_sprintf("%s%s", p->link, p->overridden ? " (set)" : "");
+  plc_md_row(out, 7, plc_pdim_name(d), sz, st, sp, p->tier, link, bw);
+  free(sz);
+  free(st);
+  free(sp);
+  free(bw);
+  free(link);
+}
+
+static void plc_md_placement(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  const plc_ir_run *run = r->run;
+  int any = 0;
+  fputs("\n### Placement\n\n", out);
+  for (int d = 0; d < PLC_PD_COUNT; d++) {
+    if (run->place[d].size < 2)
+      continue;
+    if (!any++) {
+      plc_md_row(out, 7, "dim", "size", "stride", "span", "tier", "link", "bandwidth used");
+      plc_md_rule(out, "lrrrlll");
+    }
+    plc_md_place(out, &run->place[d], (plc_pdim)d, o);
+  }
+  if (!any)
+    fputs("Every parallel dimension has size 1.\n", out);
+}
+
+static void plc_md_inventory_row(FILE *out, const plc_coll_row *row, const plc_report_opts *o)
+{
+  char *cnt = plc_report_sprintf("%ld", row->count);
+  char *b = row->uniform ? plc_report_bytes(o, row->size_each) : plc_xstrdup("mixed");
+  char *te = row->uniform ? plc_report_time(o, row->time_each) : plc_xstrdup("mixed");
+  char *tt = plc_report_time(o, row->time), *w = plc_report_time(o, row->window);
+  char *e = plc_report_time(o, row->exposed);
+  mpq_t h;
+  mpq_init(h);
+  plc_report_hidden(h, row);
+  char *hp = plc_report_pct(o, h);
+  plc_md_row(out, 11, plc_pdim_name(row->dim), plc_opk_name(row->kind),
+             plc_report_phase(row->phase), cnt, b, te, tt, w, e, hp, plc_report_why(row));
+  mpq_clear(h);
+  free(cnt);
+  free(b);
+  free(te);
+  free(tt);
+  free(w);
+  free(e);
+  free(hp);
+}
+
+static void plc_md_inventory(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  fprintf(out, "\n### Communication per microbatch, critical stage %d of %d\n\n", r->critical,
+          r->run->nstages);
+  if (r->nrows == 0) {
+    fputs("No collectives.\n", out);
+    return;
+  }
+  plc_md_row(out, 11, "dim", "primitive", "phase", "count", "bytes/op", "time/op", "total",
+             "window", "exposed", "hidden", "reason");
+  plc_md_rule(out, "lllrrrrrrrl");
+  for (int i = 0; i < r->nrows; i++)
+    plc_md_inventory_row(out, &r->rows[i], o);
+}
+
+typedef struct plc_md_ops_ctx {
+  FILE *out;
+  const plc_report_opts *o;
+} plc_md_ops_ctx;
+
+static void plc_md_op(void *ctx, const char *list, const plc_ir_list *l, int i,
+                      const plc_sim_op *so)
+{
+  const plc_md_ops_ctx *c = ctx;
+  const plc_ir_op *op = &l->ops[i];
+  char *layer = plc_report_sprintf("%d", op->layer);
+  char *what = plc_report_sprintf("%s(%s)", plc_opk_name(op->kind), plc_pdim_name(op->dim));
+  const char *consumer = so->consumer >= 0 ? l->ops[so->consumer].name : "-";
+  char *st = plc_report_time(c->o, so->start), *w = plc_report_time(c->o, so->window);
+  char *tt = plc_report_time(c->o, op->time), *e = plc_report_time(c->o, so->exposed);
+  plc_md_row(c->out, 10, list, layer, op->name, what, st, consumer, w, tt, e,
+             plc_why_text(so->why));
+  free(layer);
+  free(what);
+  free(st);
+  free(w);
+  free(tt);
+  free(e);
+}
+
+static void plc_md_ops(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  fprintf(out, "\n### Collectives of one microbatch, critical stage %d\n\n", r->critical);
+  plc_md_row(out, 10, "list", "layer", "op", "primitive", "start", "consumer", "window", "time",
+             "exposed", "reason");
+  plc_md_rule(out, "lrllrlrrrl");
+  plc_md_ops_ctx c = {out, o};
+  plc_report_each_coll(r, plc_md_op, &c);
+}
+
+static void plc_md_bubble(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  char *f = plc_bubble_formula(r, o->digits, o->exact), *b = plc_report_time(o, r->bubble);
+  fputs("\n### Bubble (", out);
+  plc_md_text(out, r->run->schedule);
+  fputs(")\n\n", out);
+  plc_md_code(out, f);
+  fputs(" = **", out);
+  plc_md_text(out, b);
+  fputs("**\n", out);
+  free(f);
+  free(b);
+}
+
+static void plc_md_step(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  char *tf = plc_report_time(o, r->t_f), *tb = plc_report_time(o, r->t_b);
+  char *tt = plc_report_time(o, r->t);
+  char *mb = plc_report_sprintf("Per microbatch: t_f %s + t_b %s = %s (backward includes "
+                                "recompute).", tf, tb, tt);
+  fputs("\n### Step time\n\n", out);
+  plc_md_text(out, mb);
+  fputs("\n\n", out);
+  plc_md_row(out, 4, "part", "time", "share", "how");
+  plc_md_rule(out, "lrrl");
+  plc_report_part parts[PLC_REPORT_MAX_PARTS];
+  int n = plc_report_parts(r, 0, parts);
+  for (int i = 0; i < n; i++) {
+    char *a = plc_report_time(o, parts[i].time), *p = plc_report_pct(o, parts[i].share);
+    char *note = plc_report_part_note(r, o, &parts[i]);
+    plc_md_row(out, 4, plc_report_part_label(&parts[i]), a, p, note);
+    free(a);
+    free(p);
+    free(note);
+  }
+  plc_report_parts_clear(parts, n);
+  free(tf);
+  free(tb);
+  free(tt);
+  free(mb);
+}
+
+static void plc_md_efficiency(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  char *eta = plc_report_pct(o, r->eta), *busy = plc_report_pct(o, r->busy);
+  char *mfu = r->mfu_known ? plc_report_pct(o, r->mfu) : plc_xstrdup("n/a");
+  char *tps = plc_report_num(o, r->tokens_per_s);
+  fputs("\n### Efficiency\n\n", out);
+  plc_md_row(out, 3, "figure", "value", "what");
+  plc_md_rule(out, "lrl");
+  plc_md_row(out, 3, "eta", eta, "useful compute / step");
+  plc_md_row(out, 3, "busy", busy, "all compute, recompute included / step");
+  plc_md_row(out, 3, "MFU", mfu, r->mfu_known ? "model FLOPs / (world x peak x step)"
+                                              : "compute times pinned");
+  plc_md_row(out, 3, "tokens/s", tps, "global batch x seq / step");
+  free(eta);
+  free(busy);
+  free(mfu);
+  free(tps);
+}
+
+static void plc_md_bottleneck(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  plc_report_part b;
+  fputs("\n### Bottleneck\n\n", out);
+  if (!plc_report_bottleneck(r, &b)) {
+    fputs("None: the step is all compute.\n", out);
+    return;
+  }
+  char *what = plc_report_part_what(&b), *p = plc_report_pct(o, b.share);
+  fputs("**", out);
+  plc_md_text(out, what);
+  fputs("**: ", out);
+  plc_md_text(out, p);
+  fputs(" of the step\n", out);
+  free(what);
+  free(p);
+  plc_report_parts_clear(&b, 1);
+}
+
+void plc_md_report(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  plc_md_header(out, r);
+  plc_md_placement(out, r, o);
+  plc_md_inventory(out, r, o);
+  if (o->ops)
+    plc_md_ops(out, r, o);
+  plc_md_bubble(out, r, o);
+  plc_md_step(out, r, o);
+  plc_md_efficiency(out, r, o);
+  plc_md_bottleneck(out, r, o);
+}

@@ -1,0 +1,284 @@
+/* report_parts.c - the figures and words the report writers share. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "report_parts.h"
+#include "xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *plc_report_sprintf(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = plc_xmalloc(n > 0 ? (size_t)n + 1 : 1);
+  va_start(ap, fmt);
+  vsnprintf(s, n > 0 ? (size_t)n + 1 : 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+/* ---- values ---------------------------------------------------------------- */
+
+char *plc_report_time(const plc_report_opts *o, mpq_srcptr v)
+{
+  return plc_q_format_raw(v, 0, 1, 0, o->digits, o->exact);
+}
+
+char *plc_report_bytes(const plc_report_opts *o, mpq_srcptr v)
+{
+  return plc_q_format_raw(v, 1, 0, 0, o->digits, o->exact);
+}
+
+char *plc_report_bw(const plc_report_opts *o, mpq_srcptr v)
+{
+  return plc_q_format_raw(v, 1, -1, 0, o->digits, o->exact);
+}
+
+char *plc_report_pct(const plc_report_opts *o, mpq_srcptr v)
+{
+  if (o->exact)
+    return plc_fmt_exact(v);
+  mpq_t p;
+  mpq_init(p);
+  mpq_set_ui(p, 100, 1);
+  mpq_mul(p, p, v);
+  char *n = plc_fmt_sig(p, o->digits), *s = plc_report_sprintf("%s%%", n);
+  free(n);
+  mpq_clear(p);
+  return s;
+}
+
+char *plc_report_num(const plc_report_opts *o, mpq_srcptr v)
+{
+  return o->exact ? plc_fmt_exact(v) : plc_fmt_sig(v, o->digits);
+}
+
+/* ---- words ----------------------------------------------------------------- */
+
+char *plc_report_layout(const plc_ir_run *run)
+{
+  const int *s = run->size;
+  char ep[64] = "", fsdp[64] = "";
+  if (s[PLC_PD_EP] > 1)
+    snprintf(ep, sizeof ep, " (ep %d, edp %d)", s[PLC_PD_EP], s[PLC_PD_EDP]);
+  if (s[PLC_PD_SHARD] > 1 || s[PLC_PD_REPLICATE] > 1)
+    snprintf(fsdp, sizeof fsdp, " (shard %d x replicate %d)", s[PLC_PD_SHARD],
+             s[PLC_PD_REPLICATE]);
+  return plc_report_sprintf("%d devices of %s: tp %d x cp %d x dp %d x pp %d%s%s; vpp %d; "
+                            "%s schedule", run->world, run->device, s[PLC_PD_TP],
+                            s[PLC_PD_CP], s[PLC_PD_DP], s[PLC_PD_PP], ep, fsdp, run->vpp,
+                            run->schedule);
+}
+
+char *plc_report_batch(const plc_ir_run *run)
+{
+  return plc_report_sprintf("mu = %ld microbatches of %d x %d tokens per step; recompute %s",
+                            run->mu, run->micro_batch, run->seq,
+                            plc_report_recompute(run->recompute));
+}
+
+char *plc_report_bandwidths(const plc_ir_place *p, const plc_report_opts *o)
+{
+  char *out = plc_xstrdup("");
+  for (int k = 1; k < PLC_OPK_COUNT; k++)
+    if (p->bw[k]) {
+      char *v = plc_report_bw(o, p->bw[k]);
+      char *n = plc_report_sprintf("%s%s%s %s", out, *out ? ", " : "", plc_opk_name(k), v);
+      free(v);
+      free(out);
+      out = n;
+    }
+  return out;
+}
+
+const char *plc_report_phase(plc_phase p)
+{
+  static const char *const names[] = {"fwd", "recomp", "bwd", "step"};
+  return p >= PLC_PH_FWD && p <= PLC_PH_STEP ? names[p] : "?";
+}
+
+const char *plc_report_recompute(int recompute)
+{
+  return recompute == 2 ? "full" : recompute == 1 ? "selective" : "none";
+}
+
+const char *plc_report_tail_kind(plc_tail_kind k)
+{
+  switch (k) {
+  case PLC_TAIL_PINNED: return "pinned";
+  case PLC_TAIL_DECLARED: return "declared";
+  case PLC_TAIL_SIMULATED: return "simulated";
+  default: return "none";
+  }
+}
+
+/* ---- communication rows ------------------------------------------------------ */
+
+const char *plc_report_why(const plc_coll_row *row)
+{
+  const int *count = mpq_sgn(row->exposed) > 0 ? row->why_exposed : row->why;
+  int best = -1;
+  for (int w = 0; w < PLC_WHY_COUNT; w++)
+    if (count[w] && (best < 0 || count[w] > count[best]))
+      best = w;
+  return best < 0 ? "" : plc_why_text((plc_why)best);
+}
+
+void plc_report_hidden(mpq_t out, const plc_coll_row *row)
+{
+  mpq_set_ui(out, 0, 1);
+  if (mpq_sgn(row->time)) {
+    mpq_sub(out, row->time, row->exposed);
+    mpq_div(out, out, row->time);
+  }
+}
+
+/* ---- the parts of the step ---------------------------------------------------- */
+
+static plc_report_part *plc_report_part_add(const plc_result *r, plc_report_part *parts, int *n,
+                                            plc_part_kind kind, int dim, mpq_srcptr per_step)
+{
+  plc_report_part *p = &parts[(*n)++];
+  p->kind = kind;
+  p->dim = (plc_pdim)dim;
+  mpq_inits(p->time, p->share, NULL);
+  mpq_set(p->time, per_step);
+  if (mpq_sgn(r->step))
+    mpq_div(p->share, p->time, r->step);
+  return p;
+}
+
+/* v = mu x a per-microbatch figure. */
+static mpq_srcptr plc_report_mu(mpq_t v, const plc_result *r, mpq_srcptr per_mb)
+{
+  mpq_set_si(v, r->run->mu, 1);
+  mpq_mul(v, v, per_mb);
+  return v;
+}
+
+int plc_report_parts(const plc_result *r, int all, plc_report_part *parts)
+{
+  int n = 0;
+  mpq_t v;
+  mpq_init(v);
+  plc_report_part_add(r, parts, &n, PLC_PART_COMPUTE, 0, plc_report_mu(v, r, r->compute_mb));
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    if (mpq_sgn(r->exposed_mb[d]) || (all && r->run->size[d] > 1))
+      plc_report_part_add(r, parts, &n, PLC_PART_EXPOSED, d,
+                          plc_report_mu(v, r, r->exposed_mb[d]));
+  if (all || mpq_sgn(r->stall_mb))
+    plc_report_part_add(r, parts, &n, PLC_PART_WAITS, 0, plc_report_mu(v, r, r->stall_mb));
+  plc_report_part_add(r, parts, &n, PLC_PART_BUBBLE, 0, r->bubble);
+  plc_report_part_add(r, parts, &n, PLC_PART_TAIL, 0, r->tail);
+  if (all || mpq_sgn(r->optimizer))
+    plc_report_part_add(r, parts, &n, PLC_PART_OPTIMIZER, 0, r->optimizer);
+  plc_report_part_add(r, parts, &n, PLC_PART_STEP, 0, r->step);
+  mpq_clear(v);
+  return n;
+}
+
+void plc_report_parts_clear(plc_report_part *parts, int n)
+{
+  for (int i = 0; i < n; i++)
+    mpq_clears(parts[i].time, parts[i].share, NULL);
+}
+
+const char *plc_report_part_label(const plc_report_part *p)
+{
+  static const char *const labels[] = {"compute", "", "waits", "bubble", "dp tail",
+                                       "optimizer", "step"};
+  return p->kind == PLC_PART_EXPOSED ? plc_pdim_name(p->dim) : labels[p->kind];
+}
+
+static char *plc_report_tail_note(const plc_result *r, const plc_report_opts *o)
+{
+  char *full = plc_report_time(o, r->tail_full), *s;
+  switch (r->tail_kind) {
+  case PLC_TAIL_PINNED: s = plc_xstrdup("pinned by the plan"); break;
+  case PLC_TAIL_DECLARED: {
+    char *h = plc_report_pct(o, r->run->dp_hidden);
+    s = plc_report_sprintf("%s of %s declared hidden", h, full);
+    free(h);
+    break;
+  }
+  case PLC_TAIL_SIMULATED: s = plc_report_sprintf("simulated from %s of gradient sync", full); break;
+  default: s = plc_xstrdup("no gradient sync in the plan"); break;
+  }
+  free(full);
+  return s;
+}
+
+char *plc_report_part_note(const plc_result *r, const plc_report_opts *o,
+                           const plc_report_part *p)
+{
+  switch (p->kind) {
+  case PLC_PART_COMPUTE: return plc_xstrdup("mu x compute on the compute stream");
+  case PLC_PART_EXPOSED:
+    return plc_report_sprintf("mu x exposed %s communication", plc_pdim_name(p->dim));
+  case PLC_PART_WAITS: return plc_xstrdup("compute waiting for compute on other streams");
+  case PLC_PART_TAIL: return plc_report_tail_note(r, o);
+  case PLC_PART_OPTIMIZER: return plc_xstrdup("pinned by the plan");
+  default: return plc_xstrdup("");
+  }
+}
+
+/* ---- the bottleneck ---------------------------------------------------------- */
+
+int plc_report_bottleneck(const plc_result *r, plc_report_part *b)
+{
+  plc_report_part parts[PLC_REPORT_MAX_PARTS];
+  int n = plc_report_parts(r, 0, parts), best = -1;
+  static const plc_part_kind order[] = {PLC_PART_EXPOSED, PLC_PART_BUBBLE, PLC_PART_TAIL,
+                                        PLC_PART_WAITS, PLC_PART_OPTIMIZER};
+  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+    for (int i = 0; i < n; i++)
+      if (parts[i].kind == order[k] && mpq_sgn(parts[i].time) > 0 &&
+          (best < 0 || mpq_cmp(parts[i].time, parts[best].time) > 0))
+        best = i;
+  if (best >= 0) {
+    b->kind = parts[best].kind;
+    b->dim = parts[best].dim;
+    mpq_inits(b->time, b->share, NULL);
+    mpq_set(b->time, parts[best].time);
+    mpq_set(b->share, parts[best].share);
+  }
+  plc_report_parts_clear(parts, n);
+  return best >= 0;
+}
+
+char *plc_report_part_what(const plc_report_part *p)
+{
+  switch (p->kind) {
+  case PLC_PART_EXPOSED:
+    return plc_report_sprintf("exposed %s communication", plc_pdim_name(p->dim));
+  case PLC_PART_BUBBLE: return plc_xstrdup("the pipeline bubble");
+  case PLC_PART_TAIL: return plc_xstrdup("the DP gradient tail");
+  case PLC_PART_WAITS: return plc_xstrdup("compute waiting for compute on other streams");
+  case PLC_PART_OPTIMIZER: return plc_xstrdup("the optimizer step");
+  default: return plc_xstrdup(plc_report_part_label(p));
+  }
+}
+
+/* ---- collectives of the critical stage ------------------------------------------ */
+
+static void plc_report_each_in(const plc_ir_list *l, const plc_sim *s, const char *list,
+                               plc_report_coll_fn *fn, void *ctx)
+{
+  for (int i = 0; i < l->n; i++)
+    if (s->ops[i].ran && l->ops[i].kind != PLC_OPK_COMPUTE)
+      fn(ctx, list, l, i, &s->ops[i]);
+}
+
+void plc_report_each_coll(const plc_result *r, plc_report_coll_fn *fn, void *ctx)
+{
+  const plc_ir_stage *st = &r->run->stages[r->critical];
+  plc_report_each_in(&st->fwd, &r->fwd, "fwd", fn, ctx);
+  plc_report_each_in(&st->bwd, &r->bwd, "bwd", fn, ctx);
+}

@@ -1,0 +1,115 @@
+#!/bin/sh
+# json.sh - `plc --format=json` checked with jq: the document parses, has
+# schema 1, and holds the values plc computes exactly (the article's M3 case:
+# eta = 396 ms / 3.91495526016 s), overrides, --ops and --digits as
+# plc-json(5) says; every example's document keeps the quantity form; and
+# ops-small's whole document (less the version) equals
+# tests/golden/json-ops-small.expected (PLC_REGEN=1 rewrites it).
+. "$top_srcdir/tests/lib.sh"
+command -v jq > /dev/null || { echo "jq not installed"; exit 77; }
+cd "$top_srcdir" || exit 99
+
+# check NAME FILE EXPR [JQ OPTION]...: EXPR is true of the document in FILE.
+check() {
+  name=$1 file=$2 expr=$3
+  shift 3
+  if jq -e "$@" "$expr" "$file" > /dev/null 2> "$outdir/jq.err"; then pass
+  else fail "$name: $expr"; cat "$outdir/jq.err"; fi
+}
+
+# run NAME WANT-STATUS ARGS...: plc ARGS > $outdir/NAME.json, exit status WANT.
+run() {
+  name=$1 want=$2
+  shift 2
+  "$PLC" "$@" > "$outdir/$name.json" 2> "$outdir/$name.stderr"
+  status=$?
+  if [ "$status" -eq "$want" ]; then pass
+  else fail "plc $*: exit status $status, expected $want"; cat "$outdir/$name.stderr"; fi
+}
+
+m3=$outdir/m3.json
+run m3 0 --format=json examples/m3-h100.plan
+check parses "$m3" '. | type == "object"'
+check schema "$m3" '.schema == 1'
+check version "$m3" '.plc == $v' --arg v "$("$PLC" --version | sed 's/^plc //')"
+check no-overrides "$m3" '.overrides == []'
+check one-run "$m3" '.runs | length == 1'
+check name "$m3" '.runs[0].name == "m3_h100" and .runs[0].file == "examples/m3-h100.plan" and .runs[0].line == 14'
+check layout "$m3" '.runs[0].layout | .tp == 4 and .cp == 1 and .dp == 32 and .pp == 4 and .ep == 8 and .edp == 4 and .vpp == 2 and .world == 512 and .mu == 4 and .micro_batch == 2 and .seq == 8192 and .recompute == "full" and .schedule == "interleaved"'
+check device "$m3" '.runs[0].device | .name == "H100_SXM" and .peak.exact == "989000000000000" and .peak.base_unit == "FLOP/s" and .peak.value == "989" and .peak.unit == "TFLOPS"'
+check placement-dims "$m3" '[.runs[0].placement[].dim] == ["tp", "ep", "dp", "edp", "pp"]'
+check placement-tp "$m3" '.runs[0].placement[0] | .size == 4 and .stride == 1 and .span == 4 and .tier == "node" and .link == "NVLink4_article" and .overridden == false and .bandwidth.all_reduce.exact == "360000000000" and .bandwidth.all_reduce.value == "360" and .bandwidth.all_reduce.unit == "GB/s"'
+check placement-dp-unused "$m3" '.runs[0].placement[2] | .bandwidth == {} and .latency == null'
+check critical "$m3" '.runs[0].critical_stage == 0 and .runs[0].stages == 4'
+
+# eta exactly: 4 x 99 ms of useful compute over the step, as -e prints it
+eta=$("$PLC" --exact -e m3_h100.eta examples/m3-h100.plan)
+check eta-derived "$m3" '.runs[0].efficiency.eta.exact == $eta' --arg eta "$eta"
+check eta "$m3" '.runs[0].efficiency.eta == {"exact": "103125000/1019519599", "base_unit": "1", "value": "10.12", "unit": "%"}'
+check busy "$m3" '.runs[0].efficiency.busy.exact == "137500000/1019519599"'
+check mfu-pinned "$m3" '.runs[0].efficiency.mfu == null'
+check tokens "$m3" '.runs[0].efficiency.tokens_per_s | .exact == "1638400000000000/3058558797" and .base_unit == "1/s" and .value == "535700" and .unit == "tokens/s"'
+check step "$m3" '.runs[0].step.time == {"exact": "3058558797/781250000", "base_unit": "s", "value": "3915", "unit": "ms"}'
+check t_f "$m3" '.runs[0].step | .t_f.exact == "227979777/390625000" and .t_b.exact == "99/1000" and .per_microbatch.value == "682.6"'
+check compute "$m3" '.runs[0].step.compute | .time.exact == "66/125" and .share.value == "13.49"'
+check exposed-ep "$m3" '.runs[0].step.exposed.ep | .time.exact == "19267584/9765625" and .share.value == "50.4" and .share.unit == "%"'
+check exposed-zero "$m3" '.runs[0].step.exposed.dp.time.exact == "0" and .runs[0].step.waits.time.value == "0"'
+check dp-tail "$m3" '.runs[0].step.dp_tail | .kind == "declared" and .time.exact == "321/2000" and .sync.exact == "321/200" and .declared_hidden.exact == "9/10" and .declared_hidden.value == "90"'
+check bubble "$m3" '.runs[0].bubble | .schedule == "interleaved" and .value.value == "1024" and .value.unit == "ms" and .value.exact == "199988739/195312500"'
+check bubble-formula "$m3" '.runs[0].bubble.formula == "(p - 1)(t_f + t_b)/v = (4 - 1) x (583.6 ms + 99 ms) / 2"'
+check rows "$m3" '[.runs[0].communication[] | .dim + " " + .primitive + " " + .phase] == ["ep all_to_all fwd", "tp all_reduce fwd", "pp p2p fwd"]'
+check ep-row "$m3" '.runs[0].communication[0] | .count == 28 and .bytes_per_op.exact == "402653184" and .bytes_per_op.value == "402.7" and .bytes_per_op.unit == "MB" and .time_per_op.exact == "172032/9765625" and .exposed.exact == "4816896/9765625" and .exposed.value == "493.3" and .window.exact == "0" and .hidden.value == "0" and .reason == "on the compute stream"'
+check bottleneck "$m3" '.runs[0].bottleneck | .part == "exposed" and .dim == "ep" and .what == "exposed ep communication" and .share.exact == "73400320/145645657"'
+check no-ops "$m3" '.runs[0] | has("ops") | not'
+
+# what-if: the -D strings are recorded and take effect; the example's own
+# assertions then fail (exit 1), but the document is complete
+run what-if 1 --format=json -D m3_h100.ep=16 -D 'NVLink4_article.latency=1us' examples/m3-h100.plan
+check overrides "$outdir/what-if.json" '.overrides == ["m3_h100.ep=16", "NVLink4_article.latency=1us"]'
+check override-ep "$outdir/what-if.json" '.runs[0].layout.ep == 16 and .runs[0].placement[0].latency.exact == "1/1000000"'
+
+# --digits rounds the value strings only; --exact changes nothing
+run digits 0 --format=json --digits=6 examples/m3-h100.plan
+check digits "$outdir/digits.json" '.runs[0].bubble.value.value == "1023.94" and .runs[0].efficiency.eta.value == "10.1151" and .runs[0].efficiency.eta.exact == "103125000/1019519599"'
+run exact 0 --format=json --exact examples/m3-h100.plan
+if cmp -s "$m3" "$outdir/exact.json"; then pass; else fail "--exact changed the JSON"; fi
+
+# two files, two runs, one document
+run two 0 --format=json examples/m3-h100.plan examples/m3-910c.plan
+check two-runs "$outdir/two.json" '[.runs[].name] == ["m3_h100", "m3_910c"]'
+
+# -e values stay plain text
+if [ "$("$PLC" --format=json -e m3_h100.eta examples/m3-h100.plan)" = "0.1012" ]; then pass
+else fail "-e with --format=json"; fi
+
+# a document that cannot be written is an I/O error (exit 2)
+if [ -w /dev/full ]; then
+  "$PLC" --format=json examples/m3-h100.plan > /dev/full 2> "$outdir/full.stderr"
+  status=$?
+  if [ "$status" -eq 2 ]; then pass; else fail "--format=json > /dev/full: exit status $status"; fi
+fi
+
+# every example: a document whose quantities all have the four strings,
+# exact a canonical rational
+for f in examples/*.plan; do
+  n=$(basename "$f" .plan)
+  run "ex-$n" 0 --format=json --ops "$f"
+  check "$n" "$outdir/ex-$n.json" '.schema == 1 and (.runs | length) >= 1 and (.runs[0].ops | length) > 0'
+  check "$n-quantities" "$outdir/ex-$n.json" '[.. | objects | select(has("exact"))] | length > 40 and all(.exact | test("^-?[0-9]+(/[1-9][0-9]*)?$")) and all((.value | type) == "string" and (.unit | type) == "string" and (.base_unit | type) == "string")'
+  check "$n-shares" "$outdir/ex-$n.json" '[.runs[0].step | .compute, .exposed[], .waits, .bubble, .dp_tail, .optimizer | .time.exact] | all(type == "string")'
+done
+
+# a file name that is not UTF-8 still gives valid JSON
+bad=$(printf '%s/caf\351.plan' "$outdir")
+cp examples/hello.plan "$bad"
+run latin1 0 --format=json "$bad"
+check latin1 "$outdir/latin1.json" '.runs[0].file | endswith("caf?.plan")'
+
+# the whole document of a small run with --ops, less the version
+cd tests/golden || exit 99
+run ops-small 0 --format=json --ops ops-small.plan
+jq 'del(.plc)' "$outdir/ops-small.json" > "$outdir/json-ops-small.expected"
+if [ -n "${PLC_REGEN:-}" ]; then cp "$outdir/json-ops-small.expected" json-ops-small.expected; fi
+if same json-ops-small.expected "$outdir/json-ops-small.expected"; then pass
+else fail "ops-small: JSON differs"; fi
+finish
