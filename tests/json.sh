@@ -94,7 +94,7 @@ fi
 for f in examples/*.plan; do
   n=$(basename "$f" .plan)
   run "ex-$n" 0 --format=json --ops "$f"
-  check "$n" "$outdir/ex-$n.json" '.schema == 1 and (.runs | length) >= 1 and (.runs[0].ops | length) > 0'
+  check "$n" "$outdir/ex-$n.json" '.schema == 1 and (.runs | length) >= 1 and ([.runs[].ops | length] | add) > 0'
   check "$n-quantities" "$outdir/ex-$n.json" '[.. | objects | select(has("exact"))] | length > 40 and all(.exact | test("^-?[0-9]+(/[1-9][0-9]*)?$")) and all((.value | type) == "string" and (.unit | type) == "string" and (.base_unit | type) == "string")'
   check "$n-shares" "$outdir/ex-$n.json" '[.runs[0].step | .compute, .exposed[], .waits, .bubble, .dp_tail, .optimizer | .time.exact] | all(type == "string")'
 done
