@@ -324,12 +324,39 @@ static plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const plc_field *f,
   return v;
 }
 
+/* An environment in which a base declaration's field is evaluated for a
+ * derived one: the base's own scope, with the derived declarations' items
+ * (the most derived last, so found first) laid over it.  So
+ * `model B = A { hidden = 20 }` gives B.params from B's hidden. */
+static plc_env *plc_eval_overlay(plc_eval *ev, plc_obj *o, plc_obj *base)
+{
+  plc_obj *chain[64];
+  int n = 0;
+  for (plc_obj *cur = o; cur && cur != base && n < 64; cur = cur->base)
+    chain[n++] = cur;
+  plc_env *x = plc_env_new(ev, base->env);
+  x->self = o;
+  while (n-- > 0)
+    for (size_t i = 0; i < chain[n]->env->n; i++) {
+      plc_binding *b = &chain[n]->env->b[i];
+      plc_binding *nb = b->def ? plc_env_define(ev, x, b->name, b->def, b->def_env)
+                               : plc_env_bind(ev, x, b->name, b->val);
+      nb->val = b->val;
+    }
+  return x;
+}
+
 plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_loc *use)
 {
   for (plc_obj *cur = o; cur; cur = cur->base) {
     plc_binding *b = plc_env_find_local(cur->env, name);
-    if (b)
+    if (!b)
+      continue;
+    if (cur == o || !b->def || (b->def->kind != PLC_AST_SET && b->def->kind != PLC_AST_LET))
       return plc_eval_binding(ev, b, use);
+    /* a field of the base, evaluated late: memoised in the derived object */
+    plc_binding *late = plc_env_define(ev, o->env, name, b->def, plc_eval_overlay(ev, o, cur));
+    return plc_eval_binding(ev, late, use);
   }
   const plc_field *f = plc_schema_field(o->kind, name);
   if (f && f->dflt)

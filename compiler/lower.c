@@ -315,12 +315,25 @@ static const char *plc_lower_op_name(plc_lctx *c, const plc_ast *node, plc_env *
   return s;
 }
 
-static int plc_lower_word_field(plc_env *env, const char *name, const char **out)
+/* A word field (the stream): a bare name as written, or an expression that
+ * gives a string (`stream = run.overlap ? "comm" : "compute"`). */
+static int plc_lower_word_field(plc_lower *L, plc_env *env, const char *name, const char **out)
 {
   plc_binding *b = plc_env_find_local(env, name);
   if (!b)
     return 0;
-  *out = b->def->a->name;
+  const plc_ast *e = b->def->a;
+  if (e->kind == PLC_AST_NAME || e->kind == PLC_AST_STR) {
+    *out = e->name;
+    return 1;
+  }
+  plc_value *v = plc_eval_binding(L->ev, b, &e->loc);
+  if (v->tag != PLC_V_STR || !v->s) {
+    if (v->tag != PLC_V_ERR)
+      plc_error(L->diag, &e->loc, "'%s' must give a string", name);
+    return 0;
+  }
+  *out = v->s;
   return 1;
 }
 
@@ -343,7 +356,7 @@ static int plc_lower_op_shape(plc_lctx *c, const plc_ast *node, plc_env *env, pl
 {
   op->kind = (plc_opk)plc_opk_lookup(node->opkind);
   const char *stream = "compute";
-  plc_lower_word_field(env, "stream", &stream);
+  plc_lower_word_field(c->L, env, "stream", &stream);
   op->stream = plc_ir_stream(c->L->ar, c->L->run, stream);
   if (op->kind == PLC_OPK_COMPUTE)
     return 1;
