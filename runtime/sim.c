@@ -90,11 +90,6 @@ static void plc_sim_charge(plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a
 
 static void plc_sim_account(plc_sim *s, const plc_ir_op *op, plc_sim_op *so)
 {
-  if (op->kind == PLC_OPK_COMPUTE) {
-    mpq_add(s->all_compute, s->all_compute, op->time);
-    if (op->useful)
-      mpq_add(s->useful, s->useful, op->time);
-  }
   if (op->stream != 0)
     return;
   mpq_add(s->busy, s->busy, op->time);
@@ -200,6 +195,39 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
   free(order);
 }
 
+static int plc_sim_by_start(const void *a, const void *b)
+{
+  const plc_sim_op *x = *(const plc_sim_op *const *)a, *y = *(const plc_sim_op *const *)b;
+  return mpq_cmp(x->start, y->start);
+}
+
+/* The time during which at least one compute op (a useful one, when
+ * useful_only) runs, on any stream: compute overlapped on two streams
+ * counts once, so eta and busy never pass 100%. */
+static void plc_sim_union(plc_sim *s, const plc_ir_list *l, int useful_only, mpq_t out)
+{
+  const plc_sim_op **v = plc_xmalloc(((size_t)l->n + 1) * sizeof *v);
+  int n = 0;
+  for (int i = 0; i < l->n; i++)
+    if (s->ops[i].ran && l->ops[i].kind == PLC_OPK_COMPUTE && (!useful_only || l->ops[i].useful))
+      v[n++] = &s->ops[i];
+  qsort(v, (size_t)n, sizeof *v, plc_sim_by_start);
+  mpq_t lo, hi;
+  mpq_inits(lo, hi, NULL);
+  mpq_set_ui(out, 0, 1);
+  for (int i = 0; i < n;) {
+    mpq_set(lo, v[i]->start);
+    mpq_set(hi, v[i]->end);
+    for (i++; i < n && mpq_cmp(v[i]->start, hi) <= 0; i++)
+      if (mpq_cmp(v[i]->end, hi) > 0)
+        mpq_set(hi, v[i]->end);
+    mpq_sub(hi, hi, lo);
+    mpq_add(out, out, hi);
+  }
+  mpq_clears(lo, hi, NULL);
+  free(v);
+}
+
 void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
 {
   plc_sim_init(s, l->n);
@@ -216,6 +244,8 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
       plc_sim_step(s, l, i, free_at, holder, t0);
   mpq_set(s->makespan, free_at[0]);
   plc_sim_windows(s, l);
+  plc_sim_union(s, l, 0, s->all_compute);
+  plc_sim_union(s, l, 1, s->useful);
   for (int k = 0; k < nstreams; k++)
     mpq_clear(free_at[k]);
   free(free_at);

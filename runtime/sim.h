@@ -41,8 +41,8 @@ typedef struct plc_sim {
   mpq_t end;            /* end of every stream */
   mpq_t busy;           /* durations of the ops on the compute stream */
   mpq_t compute;        /* compute ops on the compute stream */
-  mpq_t all_compute;    /* compute ops on any stream */
-  mpq_t useful;         /* useful compute on any stream */
+  mpq_t all_compute;    /* time some compute op runs, on any stream (union) */
+  mpq_t useful;         /* time some useful compute op runs (union) */
   mpq_t exposed;        /* sum of exposure charged to collectives */
   mpq_t stall_other;    /* compute-stream stalls caused by compute on other streams */
 } plc_sim;

@@ -95,6 +95,29 @@ static void test_same_stream_and_queue(void)
   mpq_clear(zero);
 }
 
+/* Compute overlapped on two streams counts once in the compute time:
+ * a (10) on the compute stream and b (6) on another, both from 0: the union
+ * is 10, not 16; c (4) after b on the other stream adds nothing (6..10);
+ * d (5) after a adds 5: 15. */
+static void test_compute_union(void)
+{
+  plc_ir_list l = {0};
+  mpq_t zero;
+  mpq_init(zero);
+  add(&l, PLC_OPK_COMPUTE, 0, 10, 1, 0);
+  int b = add(&l, PLC_OPK_COMPUTE, 1, 6, 1, 0);
+  add(&l, PLC_OPK_COMPUTE, 1, 4, 1, 1, b);
+  add(&l, PLC_OPK_COMPUTE, 0, 5, 1, 0);
+  plc_sim s;
+  plc_sim_run(&s, &l, 2, 0, zero);
+  CU_ASSERT(eq_si(s.all_compute, 15));
+  CU_ASSERT(eq_si(s.useful, 15));
+  CU_ASSERT(eq_si(s.compute, 15)); /* on the compute stream: 10 + 5 */
+  CU_ASSERT(eq_si(s.makespan, 15));
+  plc_sim_free(&s);
+  mpq_clear(zero);
+}
+
 /* A small deterministic generator (xorshift), so failures reproduce. */
 static unsigned long rng_state = 88172645463325252UL;
 static unsigned long rnd(unsigned long n)
@@ -204,6 +227,7 @@ int main(void)
   static const plc_cu_test tests[] = {
     {"window and exposure (four-step test)", test_window_and_exposure},
     {"same stream, queueing", test_same_stream_and_queue},
+    {"compute on two streams counts once", test_compute_union},
     {"invariants over random lists", test_random_invariants},
     {"faster links never slow a step", test_random_faster},
     {NULL, NULL},
