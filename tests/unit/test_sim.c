@@ -183,7 +183,10 @@ static void add_part(void *ctx, int op, mpq_srcptr lo, mpq_srcptr hi)
 
 static void check_parts(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, int *bad)
 {
-  parts_sum p = {s, malloc(((size_t)l->n + 1) * sizeof(mpq_t)), {{{0}}}, 0};
+  parts_sum p;
+  p.s = s;
+  p.got = malloc(((size_t)l->n + 1) * sizeof(mpq_t));
+  p.outside = 0;
   mpq_init(p.other);
   for (int i = 0; i < l->n; i++)
     mpq_init(p.got[i]);
