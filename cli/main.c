@@ -16,6 +16,7 @@
 #include "load.h"
 #include "parse.h"
 #include "sema.h"
+#include "timeline.h"
 #include "xalloc.h"
 
 typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST, PLC_ACT_IR }
@@ -30,6 +31,9 @@ typedef struct plc_cli {
   size_t nevals;
   plc_ast **mains; /* the files named on the command line, parsed */
   int nmains;
+  int timeline, timeline_stage, timeline_width; /* --timeline[=STAGE]: stage -1 is the critical one */
+  const char *trace, *svg;                      /* --trace=FILE, --svg=FILE */
+  int status;      /* 2 after a usage or I/O error found while evaluating */
 } plc_cli;
 
 static void plc_cli_usage(FILE *out)
@@ -40,6 +44,9 @@ static void plc_cli_usage(FILE *out)
         "  --report             evaluate each training run and print its report (default)\n"
         "  --ops                in reports, list every collective of the critical stage\n"
         "                       with its consumer, window, time and exposed part\n"
+        "  --timeline[=STAGE]   after each report, an ASCII timeline of one microbatch on\n"
+        "                       STAGE (default: the critical stage), one row per stream\n"
+        "  --timeline-width=N   make it N columns wide (default $COLUMNS, else 100)\n"
         "  --check              parse, resolve and type-check only\n"
         "  --emit=tokens|ast|ir print the tokens, the syntax tree or the lowered ops\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
@@ -71,12 +78,14 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
 }
 
 enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT,
-       OPT_OPS };
+       OPT_OPS, OPT_TIMELINE, OPT_TIMELINE_WIDTH };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
   {"report", no_argument, NULL, OPT_REPORT},
   {"ops", no_argument, NULL, OPT_OPS},
+  {"timeline", optional_argument, NULL, OPT_TIMELINE},
+  {"timeline-width", required_argument, NULL, OPT_TIMELINE_WIDTH},
   {"emit", required_argument, NULL, OPT_EMIT},
   {"eval", required_argument, NULL, 'e'},
   {"exact", no_argument, NULL, OPT_EXACT},
@@ -85,6 +94,34 @@ static const struct option plc_cli_options[] = {
   {"version", no_argument, NULL, OPT_VERSION},
   {NULL, 0, NULL, 0},
 };
+
+/* A whole number from lo to hi, or -1. */
+static long plc_cli_number(const char *s, long lo, long hi)
+{
+  char *end;
+  long n = strtol(s, &end, 10);
+  return *s && !*end && n >= lo && n <= hi ? n : -1;
+}
+
+/* --timeline[=STAGE] and --timeline-width=N; returns 0, or 2 for a bad value. */
+static int plc_cli_timeline(plc_cli *cli, int c, const char *arg)
+{
+  if (c == OPT_TIMELINE) {
+    cli->timeline = 1;
+    cli->timeline_stage = arg ? (int)plc_cli_number(arg, 0, 1000000) : -1;
+    if (arg && cli->timeline_stage < 0) {
+      fprintf(stderr, "plc: error: --timeline takes a pipeline stage number, not '%s'\n", arg);
+      return 2;
+    }
+  } else {
+    cli->timeline_width = (int)plc_cli_number(arg, 40, 1000);
+    if (cli->timeline_width < 0) {
+      fprintf(stderr, "plc: error: --timeline-width takes a number from 40 to 1000\n");
+      return 2;
+    }
+  }
+  return 0;
+}
 
 /* Parse the command line; returns -1 to go on, else an exit status. */
 static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog, plc_diag *d)
@@ -96,6 +133,11 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
     case OPT_CHECK: cli->action = PLC_ACT_CHECK; break;
     case OPT_REPORT: cli->action = PLC_ACT_REPORT; break;
     case OPT_OPS: cli->ops = 1; break;
+    case OPT_TIMELINE:
+    case OPT_TIMELINE_WIDTH:
+      if (plc_cli_timeline(cli, c, optarg))
+        return 2;
+      break;
     case OPT_EMIT:
       if (!strcmp(optarg, "tokens"))
         cli->action = PLC_ACT_TOKENS;
@@ -151,6 +193,11 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
       fputs("Try 'plc --help' for more information.\n", stderr);
       return 2;
     }
+  }
+  if ((cli->timeline || cli->trace || cli->svg) && (cli->action != PLC_ACT_REPORT || cli->nevals)) {
+    fputs("plc: error: --timeline, --trace and --svg go with reports, not with --check, --emit "
+          "or -e\nTry 'plc --help' for more information.\n", stderr);
+    return 2;
   }
   if (optind >= argc) {
     fputs("plc: error: no input files\nTry 'plc --help' for more information.\n", stderr);
@@ -220,6 +267,23 @@ static void plc_cli_evals(const plc_cli *cli, plc_sema *s, plc_program *prog)
   }
 }
 
+/* --timeline: the width from the option, else $COLUMNS, else 100. */
+static void plc_cli_draw(plc_cli *cli, const plc_result *res, const plc_report_opts *o)
+{
+  int width = cli->timeline_width;
+  const char *env = getenv("COLUMNS");
+  if (width <= 0)
+    width = env ? (int)plc_cli_number(env, 40, 1000) : -1;
+  if (cli->timeline_stage >= res->run->nstages) {
+    fprintf(stderr, "plc: error: --timeline=%d: train '%s' has %d pipeline stage%s, from 0\n",
+            cli->timeline_stage, res->run->name, res->run->nstages,
+            res->run->nstages == 1 ? "" : "s");
+    cli->status = 2;
+    return;
+  }
+  plc_timeline_print(stdout, res, cli->timeline_stage, width > 0 ? width : 100, o);
+}
+
 /* Lower and analyse the trains of the files named on the command line:
  * print their reports (or the IR), then decide every assertion. */
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
@@ -239,6 +303,8 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
       plc_ir_dump(stdout, r->ir);
     else
       plc_report_text(stdout, &r->res, &o);
+    if (cli->timeline)
+      plc_cli_draw(cli, &r->res, &o);
   }
   free(trains);
   if (!prog->diag->errors)
@@ -273,7 +339,7 @@ static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
     plc_cli_evals(cli, &s, prog);
   else if (!prog->diag->errors)
     plc_cli_evaluate(cli, &s, prog);
-  return prog->diag->errors ? 1 : 0;
+  return cli->status ? cli->status : prog->diag->errors ? 1 : 0;
 }
 
 int main(int argc, char **argv)
