@@ -17,6 +17,7 @@
 #include "parse.h"
 #include "sema.h"
 #include "timeline.h"
+#include "trace.h"
 #include "xalloc.h"
 
 typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST, PLC_ACT_IR }
@@ -47,6 +48,8 @@ static void plc_cli_usage(FILE *out)
         "  --timeline[=STAGE]   after each report, an ASCII timeline of one microbatch on\n"
         "                       STAGE (default: the critical stage), one row per stream\n"
         "  --timeline-width=N   make it N columns wide (default $COLUMNS, else 100)\n"
+        "  --trace=FILE         write the simulated timelines of every stage as Chrome\n"
+        "                       trace-event JSON (ui.perfetto.dev)\n"
         "  --check              parse, resolve and type-check only\n"
         "  --emit=tokens|ast|ir print the tokens, the syntax tree or the lowered ops\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
@@ -78,7 +81,7 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
 }
 
 enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT,
-       OPT_OPS, OPT_TIMELINE, OPT_TIMELINE_WIDTH };
+       OPT_OPS, OPT_TIMELINE, OPT_TIMELINE_WIDTH, OPT_TRACE };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
@@ -86,6 +89,7 @@ static const struct option plc_cli_options[] = {
   {"ops", no_argument, NULL, OPT_OPS},
   {"timeline", optional_argument, NULL, OPT_TIMELINE},
   {"timeline-width", required_argument, NULL, OPT_TIMELINE_WIDTH},
+  {"trace", required_argument, NULL, OPT_TRACE},
   {"emit", required_argument, NULL, OPT_EMIT},
   {"eval", required_argument, NULL, 'e'},
   {"exact", no_argument, NULL, OPT_EXACT},
@@ -138,6 +142,7 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
       if (plc_cli_timeline(cli, c, optarg))
         return 2;
       break;
+    case OPT_TRACE: cli->trace = optarg; break;
     case OPT_EMIT:
       if (!strcmp(optarg, "tokens"))
         cli->action = PLC_ACT_TOKENS;
@@ -293,6 +298,7 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   plc_drive_init(&d, s, prog, &o);
   const plc_ast **trains;
   int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);
+  plc_trace *trace = cli->trace ? plc_trace_new() : NULL;
   for (int i = 0; i < n && !cli->nevals; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
     if (!r)
@@ -305,8 +311,13 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
       plc_report_text(stdout, &r->res, &o);
     if (cli->timeline)
       plc_cli_draw(cli, &r->res, &o);
+    if (trace && plc_trace_add(trace, &r->res) != 0)
+      cli->status = 2;
   }
   free(trains);
+  if (trace && !prog->diag->errors && !cli->status && plc_trace_save(trace, cli->trace) != 0)
+    cli->status = 2;
+  plc_trace_free(trace);
   if (!prog->diag->errors)
     plc_cli_evals(cli, s, prog);
   if (cli->action == PLC_ACT_REPORT && !prog->diag->errors)

@@ -32,7 +32,7 @@ for src in "$top"/runtime/*.c "$top"/compiler/*.c "$out/gen/parser.c" "$out/gen/
 done
 for h in frontend pipeline; do
   # shellcheck disable=SC2086
-  $CC $CFLAGS -fsanitize=fuzzer "$top/tests/fuzz/fuzz_$h.c" $objs -lgmp -o "$out/fuzz_$h"
+  $CC $CFLAGS -fsanitize=fuzzer "$top/tests/fuzz/fuzz_$h.c" $objs -lgmp -ljansson -o "$out/fuzz_$h"
 done
 
 # Seeds: self-contained plans.
