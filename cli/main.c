@@ -16,6 +16,7 @@
 #include "load.h"
 #include "parse.h"
 #include "sema.h"
+#include "svg.h"
 #include "timeline.h"
 #include "trace.h"
 #include "xalloc.h"
@@ -50,6 +51,7 @@ static void plc_cli_usage(FILE *out)
         "  --timeline-width=N   make it N columns wide (default $COLUMNS, else 100)\n"
         "  --trace=FILE         write the simulated timelines of every stage as Chrome\n"
         "                       trace-event JSON (ui.perfetto.dev)\n"
+        "  --svg=FILE           draw one microbatch of every stage as an SVG picture\n"
         "  --check              parse, resolve and type-check only\n"
         "  --emit=tokens|ast|ir print the tokens, the syntax tree or the lowered ops\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
@@ -81,7 +83,8 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
 }
 
 enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT,
-       OPT_OPS, OPT_TIMELINE, OPT_TIMELINE_WIDTH, OPT_TRACE };
+       OPT_OPS, OPT_TIMELINE, OPT_TIMELINE_WIDTH, OPT_TRACE,
+       OPT_SVG };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
@@ -90,6 +93,7 @@ static const struct option plc_cli_options[] = {
   {"timeline", optional_argument, NULL, OPT_TIMELINE},
   {"timeline-width", required_argument, NULL, OPT_TIMELINE_WIDTH},
   {"trace", required_argument, NULL, OPT_TRACE},
+  {"svg", required_argument, NULL, OPT_SVG},
   {"emit", required_argument, NULL, OPT_EMIT},
   {"eval", required_argument, NULL, 'e'},
   {"exact", no_argument, NULL, OPT_EXACT},
@@ -143,6 +147,7 @@ static int plc_cli_parse(int argc, char **argv, plc_cli *cli, plc_program *prog,
         return 2;
       break;
     case OPT_TRACE: cli->trace = optarg; break;
+    case OPT_SVG: cli->svg = optarg; break;
     case OPT_EMIT:
       if (!strcmp(optarg, "tokens"))
         cli->action = PLC_ACT_TOKENS;
@@ -299,6 +304,7 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   const plc_ast **trains;
   int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);
   plc_trace *trace = cli->trace ? plc_trace_new() : NULL;
+  plc_svg *svg = cli->svg ? plc_svg_new(&o) : NULL;
   for (int i = 0; i < n && !cli->nevals; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
     if (!r)
@@ -313,11 +319,16 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
       plc_cli_draw(cli, &r->res, &o);
     if (trace && plc_trace_add(trace, &r->res) != 0)
       cli->status = 2;
+    if (svg)
+      plc_svg_add(svg, &r->res);
   }
   free(trains);
   if (trace && !prog->diag->errors && !cli->status && plc_trace_save(trace, cli->trace) != 0)
     cli->status = 2;
   plc_trace_free(trace);
+  if (svg && !prog->diag->errors && !cli->status && plc_svg_save(svg, cli->svg) != 0)
+    cli->status = 2;
+  plc_svg_free(svg);
   if (!prog->diag->errors)
     plc_cli_evals(cli, s, prog);
   if (cli->action == PLC_ACT_REPORT && !prog->diag->errors)
