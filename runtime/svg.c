@@ -39,7 +39,6 @@ static const char *const plc_svg_colours[PLC_OPK_COUNT] = {
 };
 
 typedef struct plc_svg_train {
-  const plc_result *res;
   plc_timeline tl;
   int kinds[PLC_OPK_COUNT];  /* which kinds of op appear */
   int other;                 /* the compute stream waits for compute elsewhere */
@@ -92,7 +91,6 @@ void plc_svg_add(plc_svg *s, const plc_result *res)
   s->trains = plc_xrealloc(s->trains, (size_t)(s->n + 1) * sizeof *s->trains);
   plc_svg_train *tr = &s->trains[s->n++];
   memset(tr, 0, sizeof *tr);
-  tr->res = res;
   plc_timeline_microbatch(&tr->tl, res, -1);
   tr->kinds[PLC_OPK_COMPUTE] = 1;
   for (int st = 0; st < tr->tl.nstages; st++)
@@ -282,7 +280,7 @@ static void plc_svg_heading(plc_svg_draw *d, const plc_timeline_stage *st, int t
   mpq_t x;
   mpq_init(x);
   snprintf(name, sizeof name, "stage %d%s", st->stage,
-           st->stage == d->tr->res->critical ? " (critical)" : "");
+           st->stage == d->tr->tl.critical ? " (critical)" : "");
   plc_svg_text(d->f, 8, top + 14, "font-weight=\"bold\"", name);
   plc_svg_time(d, tf, sizeof tf, f->makespan);
   plc_svg_time(d, tb, sizeof tb, b->makespan);
@@ -413,7 +411,7 @@ static void plc_svg_title(plc_svg_draw *d, int y)
   plc_svg_text(d->f, 8, y + 22, "font-size=\"16\" font-weight=\"bold\"", text);
   snprintf(text, sizeof text, "one microbatch of each of its %d pipeline stage%s, forward then "
            "backward, each from 0; a lane per stream; critical stage %d", run->nstages,
-           run->nstages == 1 ? "" : "s", d->tr->res->critical);
+           run->nstages == 1 ? "" : "s", d->tr->tl.critical);
   plc_svg_text(d->f, 8, y + 42, "fill=\"#555\"", text);
 }
 

@@ -20,7 +20,7 @@ typedef struct plc_svg plc_svg;
 
 /* Values in tooltips and headings print with o's digits. */
 plc_svg *plc_svg_new(const plc_report_opts *o);
-/* Add a train; res must live until plc_svg_save. */
+/* Add a train (its timeline is built now; res is not kept). */
 void plc_svg_add(plc_svg *s, const plc_result *res);
 /* Write the picture atomically (plc_timeline_save); 0 or -1. */
 int plc_svg_save(plc_svg *s, const char *path);

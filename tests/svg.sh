@@ -45,6 +45,16 @@ n=$(grep -c '>stage [0-3]\( (critical)\)\{0,1\}</text>' "$m3")
 if [ "$n" -eq 4 ]; then pass; else fail "m3: $n stage headings, expected 4"; fi
 has "m3 legend" '>all_to_all</text>' "$m3"
 
+# Two runs, one under the other, each with its own critical stage.
+two="$outdir/two.svg"
+if "$PLC" --svg="$two" "$small" "$top_srcdir/examples/llama70b-fsdp2-h100.plan" > /dev/null 2>&1 &&
+   xmllint --noout "$two" 2> /dev/null; then pass
+else fail "plc --svg with two runs"; fi
+has "first run" '>plc timeline: train small</text>' "$two"
+has "second run" '>plc timeline: train llama70b_fsdp2</text>' "$two"
+n=$(grep -c '>stage 0 (critical)</text>' "$two")
+if [ "$n" -eq 2 ]; then pass; else fail "two runs: $n critical stage 0 headings, expected 2"; fi
+
 # Atomic writes: a failed run leaves the old picture alone.
 echo old > "$outdir/keep.svg"
 printf 'let x = 1 +\n' > "$outdir/bad.plan"
