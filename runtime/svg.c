@@ -438,9 +438,8 @@ static int plc_svg_train_draw(plc_svg_draw *d, int y)
   return y + plc_svg_train_height(d->tr);
 }
 
-static int plc_svg_write(FILE *f, void *ctx)
+int plc_svg_print(FILE *f, const plc_svg *s)
 {
-  const plc_svg *s = ctx;
   int h = 0;
   for (int i = 0; i < s->n; i++)
     h += plc_svg_train_height(&s->trains[i]);
@@ -461,6 +460,11 @@ static int plc_svg_write(FILE *f, void *ctx)
   mpq_clear(d.k);
   fputs("</svg>\n", f);
   return ferror(f) ? -1 : 0;
+}
+
+static int plc_svg_write(FILE *f, void *ctx)
+{
+  return plc_svg_print(f, ctx);
 }
 
 int plc_svg_save(plc_svg *s, const char *path)

@@ -22,6 +22,8 @@ typedef struct plc_svg plc_svg;
 plc_svg *plc_svg_new(const plc_report_opts *o);
 /* Add a train (its timeline is built now; res is not kept). */
 void plc_svg_add(plc_svg *s, const plc_result *res);
+/* Write the picture to f; 0, or -1 when f has an error. */
+int plc_svg_print(FILE *f, const plc_svg *s);
 /* Write the picture atomically (plc_timeline_save); 0 or -1. */
 int plc_svg_save(plc_svg *s, const char *path);
 void plc_svg_free(plc_svg *s);

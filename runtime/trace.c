@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef PACKAGE_VERSION /* builds without config.h (the fuzz harnesses) */
+#define PACKAGE_VERSION "(unknown version)"
+#endif
+
 struct plc_trace {
   json_t *events;   /* traceEvents */
   json_t *trains;   /* otherData.trains */
@@ -232,9 +236,8 @@ int plc_trace_add(plc_trace *t, const plc_result *res)
   return t->range ? -1 : 0;
 }
 
-static int plc_trace_write(FILE *f, void *ctx)
+int plc_trace_print(FILE *f, const plc_trace *t)
 {
-  plc_trace *t = ctx;
   json_t *root = json_pack("{s:O, s:s, s:{s:s, s:s, s:s, s:O}}", "traceEvents", t->events,
                            "displayTimeUnit", "ns", "otherData", "generator", "plc " PACKAGE_VERSION,
                            "time", "ts and dur: whole microseconds, endpoints rounded; args: "
@@ -249,6 +252,11 @@ static int plc_trace_write(FILE *f, void *ctx)
     rc = 0;
   json_decref(root);
   return rc;
+}
+
+static int plc_trace_write(FILE *f, void *ctx)
+{
+  return plc_trace_print(f, ctx);
 }
 
 int plc_trace_save(plc_trace *t, const char *path)

@@ -17,6 +17,8 @@
 #ifndef PLC_TRACE_H
 #define PLC_TRACE_H
 
+#include <stdio.h>
+
 #include "analysis.h"
 
 typedef struct plc_trace plc_trace;
@@ -24,6 +26,8 @@ typedef struct plc_trace plc_trace;
 plc_trace *plc_trace_new(void);
 /* Add one analysed train; -1 (with a message) when a time does not fit. */
 int plc_trace_add(plc_trace *t, const plc_result *res);
+/* Write the JSON to f; 0, or -1 when it cannot be produced or written. */
+int plc_trace_print(FILE *f, const plc_trace *t);
 /* Write the file atomically (plc_timeline_save); 0 or -1. */
 int plc_trace_save(plc_trace *t, const char *path);
 void plc_trace_free(plc_trace *t);

@@ -9,6 +9,9 @@
 #include "drive.h"
 #include "load.h"
 #include "sema.h"
+#include "svg.h"
+#include "timeline.h"
+#include "trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,8 +24,18 @@ static void plc_fuzz_evaluate(plc_sema *s, plc_program *prog, plc_ast *file, FIL
   int n = plc_drive_select(&d, &file, 1, &trains);
   for (int i = 0; i < n; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
-    if (r)
-      plc_report_text(sink, &r->res, &o);
+    if (!r)
+      continue;
+    plc_report_text(sink, &r->res, &o);
+    plc_timeline_print(sink, &r->res, -1, 100, &o);
+    plc_trace *t = plc_trace_new();
+    plc_svg *g = plc_svg_new(&o);
+    if (plc_trace_add(t, &r->res) == 0)
+      plc_trace_print(sink, t);
+    plc_svg_add(g, &r->res);
+    plc_svg_print(sink, g);
+    plc_trace_free(t);
+    plc_svg_free(g);
   }
   free(trains);
   if (!prog->diag->errors)
