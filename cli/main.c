@@ -21,6 +21,9 @@
 #include "report_json.h"
 #include "report_md.h"
 #include "sema.h"
+#include "svg.h"
+#include "timeline.h"
+#include "trace.h"
 #include "xalloc.h"
 
 typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST, PLC_ACT_IR,
@@ -43,6 +46,9 @@ typedef struct plc_cli {
   const char *out_path; /* -o FILE */
   FILE *out;            /* where results go */
   plc_deps_opts deps;   /* -M, -MD, -MF, -MT, -MP */
+  int timeline, timeline_stage, timeline_width; /* --timeline[=STAGE]: stage -1 is the critical one */
+  const char *trace, *svg;                      /* --trace=FILE, --svg=FILE */
+  int status;      /* 2 after a usage or I/O error found while evaluating */
 } plc_cli;
 
 static void plc_cli_usage(FILE *out)
@@ -57,6 +63,12 @@ static void plc_cli_usage(FILE *out)
         "                       own) and print them side by side, with differences\n"
         "  --format=text|json|md  reports as text tables (default), one JSON document\n"
         "                       (plc-json(5)) or Markdown for reviews\n"
+        "  --timeline[=STAGE]   after each report, an ASCII timeline of one microbatch on\n"
+        "                       STAGE (default: the critical stage), one row per stream\n"
+        "  --timeline-width=N   make it N columns wide (default $COLUMNS, else 100)\n"
+        "  --trace=FILE         write the simulated timelines of every stage as Chrome\n"
+        "                       trace-event JSON (ui.perfetto.dev)\n"
+        "  --svg=FILE           draw one microbatch of every stage as an SVG picture\n"
         "  --check              parse, resolve and type-check only\n"
         "  --emit=tokens|ast|ir print the tokens, the syntax tree or the lowered ops\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
@@ -93,13 +105,18 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
 }
 
 enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT,
-       OPT_OPS, OPT_COMPARE, OPT_FORMAT };
+       OPT_OPS, OPT_COMPARE, OPT_FORMAT, OPT_TIMELINE, OPT_TIMELINE_WIDTH, OPT_TRACE,
+       OPT_SVG };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
   {"report", no_argument, NULL, OPT_REPORT},
   {"ops", no_argument, NULL, OPT_OPS},
   {"compare", no_argument, NULL, OPT_COMPARE},
+  {"timeline", optional_argument, NULL, OPT_TIMELINE},
+  {"timeline-width", required_argument, NULL, OPT_TIMELINE_WIDTH},
+  {"trace", required_argument, NULL, OPT_TRACE},
+  {"svg", required_argument, NULL, OPT_SVG},
   {"emit", required_argument, NULL, OPT_EMIT},
   {"format", required_argument, NULL, OPT_FORMAT},
   {"eval", required_argument, NULL, 'e'},
@@ -109,6 +126,34 @@ static const struct option plc_cli_options[] = {
   {"version", no_argument, NULL, OPT_VERSION},
   {NULL, 0, NULL, 0},
 };
+
+/* A whole number from lo to hi, or -1. */
+static long plc_cli_number(const char *s, long lo, long hi)
+{
+  char *end;
+  long n = strtol(s, &end, 10);
+  return *s && !*end && n >= lo && n <= hi ? n : -1;
+}
+
+/* --timeline[=STAGE] and --timeline-width=N; returns 0, or 2 for a bad value. */
+static int plc_cli_timeline(plc_cli *cli, int c, const char *arg)
+{
+  if (c == OPT_TIMELINE) {
+    cli->timeline = 1;
+    cli->timeline_stage = arg ? (int)plc_cli_number(arg, 0, 1000000) : -1;
+    if (arg && cli->timeline_stage < 0) {
+      fprintf(stderr, "plc: error: --timeline takes a pipeline stage number, not '%s'\n", arg);
+      return 2;
+    }
+  } else {
+    cli->timeline_width = (int)plc_cli_number(arg, 40, 1000);
+    if (cli->timeline_width < 0) {
+      fprintf(stderr, "plc: error: --timeline-width takes a number from 40 to 1000\n");
+      return 2;
+    }
+  }
+  return 0;
+}
 
 static int plc_cli_format(plc_cli *cli, const char *arg)
 {
@@ -169,6 +214,13 @@ static int plc_cli_parse(int *argcp, char **argv, plc_cli *cli, plc_program *pro
     case OPT_REPORT: cli->action = PLC_ACT_REPORT; break;
     case OPT_OPS: cli->ops = 1; break;
     case OPT_COMPARE: cli->action = PLC_ACT_COMPARE; break;
+    case OPT_TIMELINE:
+    case OPT_TIMELINE_WIDTH:
+      if (plc_cli_timeline(cli, c, optarg))
+        return 2;
+      break;
+    case OPT_TRACE: cli->trace = optarg; break;
+    case OPT_SVG: cli->svg = optarg; break;
     case OPT_EMIT:
       if (!strcmp(optarg, "tokens"))
         cli->action = PLC_ACT_TOKENS;
@@ -233,6 +285,16 @@ static int plc_cli_parse(int *argcp, char **argv, plc_cli *cli, plc_program *pro
       fputs("Try 'plc --help' for more information.\n", stderr);
       return 2;
     }
+  }
+  if ((cli->timeline || cli->trace || cli->svg) && (cli->action != PLC_ACT_REPORT || cli->nevals)) {
+    fputs("plc: error: --timeline, --trace and --svg go with reports, not with --check, --emit "
+          "or -e\nTry 'plc --help' for more information.\n", stderr);
+    return 2;
+  }
+  if (cli->timeline && cli->format != PLC_FMT_TEXT) {
+    fputs("plc: error: --timeline draws into text reports, not with --format=json or md\n"
+          "Try 'plc --help' for more information.\n", stderr);
+    return 2;
   }
   if (optind >= argc) {
     fputs("plc: error: no input files\nTry 'plc --help' for more information.\n", stderr);
@@ -314,6 +376,23 @@ static void plc_cli_report(const plc_cli *cli, plc_json_doc *doc, const plc_resu
     plc_report_text(cli->out, r, o);
 }
 
+/* --timeline: the width from the option, else $COLUMNS, else 100. */
+static void plc_cli_draw(plc_cli *cli, const plc_result *res, const plc_report_opts *o)
+{
+  int width = cli->timeline_width;
+  const char *env = getenv("COLUMNS");
+  if (width <= 0)
+    width = env ? (int)plc_cli_number(env, 40, 1000) : -1;
+  if (cli->timeline_stage >= res->run->nstages) {
+    fprintf(stderr, "plc: error: --timeline=%d: train '%s' has %d pipeline stage%s, from 0\n",
+            cli->timeline_stage, res->run->name, res->run->nstages,
+            res->run->nstages == 1 ? "" : "s");
+    cli->status = 2;
+    return;
+  }
+  plc_timeline_print(cli->out, res, cli->timeline_stage, width > 0 ? width : 100, o);
+}
+
 /* Lower and analyse the trains of the files named on the command line:
  * print their reports (or the IR), then decide every assertion. */
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
@@ -325,6 +404,8 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);
   plc_json_doc *doc = cli->format == PLC_FMT_JSON && cli->action == PLC_ACT_REPORT && !cli->nevals
     ? plc_json_new(PACKAGE_VERSION, cli->defines, cli->ndefines) : NULL;
+  plc_trace *trace = cli->trace ? plc_trace_new() : NULL;
+  plc_svg *svg = cli->svg ? plc_svg_new(&o) : NULL;
   for (int i = 0; i < n && !cli->nevals; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
     if (!r)
@@ -335,10 +416,22 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
       plc_ir_dump(cli->out, r->ir);
     else
       plc_cli_report(cli, doc, &r->res, &o);
+    if (cli->timeline)
+      plc_cli_draw(cli, &r->res, &o);
+    if (trace && plc_trace_add(trace, &r->res) != 0)
+      cli->status = 2;
+    if (svg)
+      plc_svg_add(svg, &r->res);
   }
   free(trains);
   if (doc)
     plc_json_finish(doc, cli->out);
+  if (trace && !prog->diag->errors && !cli->status && plc_trace_save(trace, cli->trace) != 0)
+    cli->status = 2;
+  plc_trace_free(trace);
+  if (svg && !prog->diag->errors && !cli->status && plc_svg_save(svg, cli->svg) != 0)
+    cli->status = 2;
+  plc_svg_free(svg);
   if (!prog->diag->errors)
     plc_cli_evals(cli, s, prog);
   if (cli->action == PLC_ACT_REPORT && !prog->diag->errors)
@@ -447,6 +540,8 @@ static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
     plc_cli_evals(cli, &s, prog);
   else if (!prog->diag->errors)
     plc_cli_evaluate(cli, &s, prog);
+  if (cli->status)
+    return cli->status;
   if (prog->diag->errors)
     return 1;
   if (cli->deps.MD && plc_deps_write(&cli->deps, prog, files[0], cli->out_path))

@@ -20,6 +20,12 @@ static const char *const plc_pdim_names[PLC_PD_COUNT] = {
 const char *plc_opk_name(plc_opk k) { return plc_opk_names[k]; }
 const char *plc_pdim_name(plc_pdim d) { return plc_pdim_names[d]; }
 
+const char *plc_phase_name(plc_phase p)
+{
+  static const char *const names[] = {"fwd", "recomp", "bwd", "step"};
+  return names[p];
+}
+
 static int plc_ir_find(const char *const *names, int n, const char *name)
 {
   for (int i = 0; i < n; i++)
@@ -68,10 +74,9 @@ static void plc_ir_dump_q(FILE *out, const char *label, mpq_srcptr v, int b, int
 static void plc_ir_dump_list(FILE *out, const plc_ir_run *r, int stage, const char *phase,
                              const plc_ir_list *l)
 {
-  static const char *const phases[] = {"fwd", "recomp", "bwd", "step"};
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
-    fprintf(out, "stage %d %s #%d %s layer=%d %s", stage, phase, i, phases[op->phase],
+    fprintf(out, "stage %d %s #%d %s layer=%d %s", stage, phase, i, plc_phase_name(op->phase),
             op->layer, op->name);
     fprintf(out, " %s", plc_opk_name(op->kind));
     if (op->kind != PLC_OPK_COMPUTE)

@@ -97,6 +97,7 @@ const char *plc_opk_name(plc_opk k);
 int plc_opk_lookup(const char *name);   /* -1 when unknown */
 const char *plc_pdim_name(plc_pdim d);
 int plc_pdim_lookup(const char *name);  /* -1 when unknown */
+const char *plc_phase_name(plc_phase p); /* fwd, recomp, bwd, step */
 
 /* Append an op to a list; returns its index. */
 int plc_ir_push(plc_arena *ar, plc_ir_list *l, const plc_ir_op *op);

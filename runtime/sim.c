@@ -58,34 +58,72 @@ static void plc_sim_add_charge(plc_sim *s, const plc_ir_list *l, int x, mpq_srcp
   }
 }
 
-/* Charge the compute-stream stall [a, b) before op i.  The part of it during
- * which the op it waited for ran is that op's exposure; the part before
- * that op started is charged, the same way, to what that op waited for.
- * Each collective is charged only while it runs, so its exposure never
- * exceeds its time, and the charges add up to the stall exactly. */
-static void plc_sim_charge(plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a, mpq_srcptr b)
+/* Split the compute-stream stall [a, b) before op i by what held it up.
+ * The part of it during which the op it waited for ran goes to that op;
+ * the part before that op started goes, the same way, to what that op
+ * waited for; a part before anything held it goes to -1.  Each op gets only
+ * time while it ran, so a collective's share never exceeds its time, and
+ * the parts add up to the stall exactly.  Parts come latest first. */
+void plc_sim_stall_parts(const plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a,
+                         mpq_srcptr b, plc_sim_part_fn *fn, void *ctx)
 {
-  mpq_t lo, hi, part;
-  mpq_inits(lo, hi, part, NULL);
+  mpq_t lo, hi;
+  mpq_inits(lo, hi, NULL);
   mpq_set(hi, b);
   int x = plc_sim_blocker(s, l, i);
   while (mpq_cmp(hi, a) > 0) {
     if (x < 0) {
-      mpq_sub(part, hi, a);
-      plc_sim_add_charge(s, l, -1, part);
+      fn(ctx, -1, a, hi);
       break;
     }
     mpq_set(lo, mpq_cmp(s->ops[x].start, a) > 0 ? s->ops[x].start : a);
     if (mpq_cmp(hi, s->ops[x].end) > 0) /* cannot happen: x ends by b */
       mpq_set(hi, s->ops[x].end);
-    if (mpq_cmp(hi, lo) > 0) {
-      mpq_sub(part, hi, lo);
-      plc_sim_add_charge(s, l, x, part);
-    }
+    if (mpq_cmp(hi, lo) > 0)
+      fn(ctx, x, lo, hi);
     mpq_set(hi, lo);
     x = plc_sim_blocker(s, l, x);
   }
-  mpq_clears(lo, hi, part, NULL);
+  mpq_clears(lo, hi, NULL);
+}
+
+typedef struct plc_sim_charging {
+  plc_sim *s;
+  const plc_ir_list *l;
+} plc_sim_charging;
+
+static void plc_sim_charge_part(void *ctx, int x, mpq_srcptr lo, mpq_srcptr hi)
+{
+  plc_sim_charging *c = ctx;
+  mpq_t part;
+  mpq_init(part);
+  mpq_sub(part, hi, lo);
+  plc_sim_add_charge(c->s, c->l, x, part);
+  mpq_clear(part);
+}
+
+/* Charge the compute-stream stall [a, b) before op i: a collective's part
+ * is its exposure, the rest is compute waiting for other streams. */
+static void plc_sim_charge(plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a, mpq_srcptr b)
+{
+  plc_sim_charging c = {s, l};
+  plc_sim_stall_parts(s, l, i, a, b, plc_sim_charge_part, &c);
+}
+
+void plc_sim_stalls(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, plc_sim_part_fn *fn,
+                    void *ctx)
+{
+  mpq_t free_at;
+  mpq_init(free_at);
+  mpq_set(free_at, t0);
+  for (int i = 0; i < l->n; i++) {
+    if (!s->ops[i].ran || l->ops[i].stream != 0)
+      continue;
+    if (mpq_cmp(s->ops[i].start, free_at) > 0)
+      plc_sim_stall_parts(s, l, i, free_at, s->ops[i].start, fn, ctx);
+    mpq_set(free_at, s->ops[i].end);
+  }
+  mpq_clear(free_at);
 }
 
 static void plc_sim_account(plc_sim *s, const plc_ir_op *op, plc_sim_op *so)

@@ -51,6 +51,19 @@ typedef struct plc_sim {
  * earlier than t0.  nstreams is the run's stream count. */
 void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0);
 void plc_sim_free(plc_sim *s);
+
+/* A part [lo, hi) of a compute-stream stall and the op it is charged to:
+ * a collective (its exposure) or compute on another stream; -1 when no op
+ * held the stream then. */
+typedef void plc_sim_part_fn(void *ctx, int op, mpq_srcptr lo, mpq_srcptr hi);
+/* The stall [a, b) of the compute stream before its op i, split into the
+ * parts charged to each op, latest first (the interpreter charges with it). */
+void plc_sim_stall_parts(const plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a,
+                         mpq_srcptr b, plc_sim_part_fn *fn, void *ctx);
+/* Every stall of the compute stream of a list run from t0, in op order:
+ * the parts whose lengths the run charged, for drawing them. */
+void plc_sim_stalls(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, plc_sim_part_fn *fn,
+                    void *ctx);
 const char *plc_why_text(plc_why w);
 
 #endif

@@ -9,7 +9,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PACKAGES="gcc make flex bison autoconf automake pkg-config libgmp-dev libjansson-dev libcunit1-dev mandoc jq"
+PACKAGES="gcc make flex bison autoconf automake pkg-config libgmp-dev libcunit1-dev mandoc
+  libjansson-dev libxml2-utils jq"
 
 missing=""
 for p in $PACKAGES; do

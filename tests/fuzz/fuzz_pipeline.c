@@ -9,6 +9,9 @@
 #include "fuzz_common.h"
 #include "report_json.h"
 #include "report_md.h"
+#include "svg.h"
+#include "timeline.h"
+#include "trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -27,6 +30,15 @@ static void plc_fuzz_evaluate(plc_fuzz *f)
     plc_report_text(f->sink, &r->res, &o);
     plc_md_report(f->sink, &r->res, &o);
     plc_json_add_run(doc, &r->res, &o);
+    plc_timeline_print(f->sink, &r->res, -1, 100, &o);
+    plc_trace *t = plc_trace_new();
+    plc_svg *g = plc_svg_new(&o);
+    if (plc_trace_add(t, &r->res) == 0)
+      plc_trace_print(f->sink, t);
+    plc_svg_add(g, &r->res);
+    plc_svg_print(f->sink, g);
+    plc_trace_free(t);
+    plc_svg_free(g);
   }
   plc_json_finish(doc, f->sink);
   free(trains);

@@ -180,6 +180,72 @@ static void test_random_invariants(void)
   mpq_clear(zero);
 }
 
+/* The stall parts drawn by timelines add up to what the run charged: each
+ * collective's parts to its exposure, the others to stall_other, and every
+ * part lies within the op it is charged to. */
+typedef struct parts_sum {
+  const plc_sim *s;
+  mpq_t *got;
+  mpq_t other;
+  int outside;
+} parts_sum;
+
+static void add_part(void *ctx, int op, mpq_srcptr lo, mpq_srcptr hi)
+{
+  parts_sum *p = ctx;
+  mpq_t d;
+  mpq_init(d);
+  mpq_sub(d, hi, lo);
+  if (mpq_sgn(d) <= 0)
+    p->outside++;
+  if (op >= 0 && (mpq_cmp(lo, p->s->ops[op].start) < 0 || mpq_cmp(hi, p->s->ops[op].end) > 0))
+    p->outside++;
+  mpq_add(op >= 0 ? p->got[op] : p->other, op >= 0 ? p->got[op] : p->other, d);
+  mpq_clear(d);
+}
+
+static void check_parts(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, int *bad)
+{
+  parts_sum p;
+  p.s = s;
+  p.got = malloc(((size_t)l->n + 1) * sizeof(mpq_t));
+  p.outside = 0;
+  mpq_init(p.other);
+  for (int i = 0; i < l->n; i++)
+    mpq_init(p.got[i]);
+  plc_sim_stalls(s, l, t0, add_part, &p);
+  for (int i = 0; i < l->n; i++) {
+    int coll = l->ops[i].kind != PLC_OPK_COMPUTE;
+    if (coll && l->ops[i].stream != 0 && !mpq_equal(p.got[i], s->ops[i].exposed))
+      (*bad)++;
+    if (!coll)
+      mpq_add(p.other, p.other, p.got[i]);
+    mpq_clear(p.got[i]);
+  }
+  if (!mpq_equal(p.other, s->stall_other) || p.outside)
+    (*bad)++;
+  mpq_clear(p.other);
+  free(p.got);
+}
+
+static void test_random_stall_parts(void)
+{
+  int bad = 0;
+  mpq_t t0;
+  mpq_init(t0);
+  for (int trial = 0; trial < 300; trial++) {
+    plc_ir_list l;
+    random_list(&l, 1 + (int)rnd(60), 4);
+    mpq_set_si(t0, (long)rnd(5), 3);
+    plc_sim s;
+    plc_sim_run(&s, &l, 4, 0, t0);
+    check_parts(&s, &l, t0, &bad);
+    plc_sim_free(&s);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  mpq_clear(t0);
+}
+
 /* Faster collectives (a higher bandwidth) never lengthen the makespan, and
  * at 1000x they leave at most 1/1000 of their time over the compute. */
 static void test_random_faster(void)
@@ -230,6 +296,7 @@ int main(void)
     {"compute on two streams counts once", test_compute_union},
     {"invariants over random lists", test_random_invariants},
     {"faster links never slow a step", test_random_faster},
+    {"stall parts add up to the charges", test_random_stall_parts},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);

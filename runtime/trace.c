@@ -1,0 +1,265 @@
+/* trace.c - building trace-event JSON with jansson (see trace.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "trace.h"
+#include "timeline.h"
+#include "xalloc.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef PACKAGE_VERSION /* builds without config.h (the fuzz harnesses) */
+#define PACKAGE_VERSION "(unknown version)"
+#endif
+
+struct plc_trace {
+  json_t *events;   /* traceEvents */
+  json_t *trains;   /* otherData.trains */
+  long next_pid, next_tid;
+  int failed;       /* jansson ran out of memory */
+  int range;        /* a time does not fit a JSON integer */
+};
+
+typedef struct plc_trace_ctx {
+  plc_trace *t;
+  const plc_ir_run *run;
+  long pid;
+  long *tid;        /* per stream of the run; 0 when unused */
+  mpq_t us;         /* microseconds per second */
+} plc_trace_ctx;
+
+plc_trace *plc_trace_new(void)
+{
+  plc_trace *t = plc_xcalloc(1, sizeof *t);
+  t->events = json_array();
+  t->trains = json_array();
+  t->next_pid = t->next_tid = 1;
+  t->failed = !t->events || !t->trains;
+  return t;
+}
+
+void plc_trace_free(plc_trace *t)
+{
+  if (!t)
+    return;
+  json_decref(t->events);
+  json_decref(t->trains);
+  free(t);
+}
+
+/* ---- values ------------------------------------------------------------------ */
+
+static void plc_trace_push(plc_trace *t, json_t *ev)
+{
+  if (!ev || json_array_append_new(t->events, ev) != 0)
+    t->failed = 1;
+}
+
+static void plc_trace_set(plc_trace *t, json_t *obj, const char *key, json_t *v)
+{
+  if (!obj || !v || json_object_set_new(obj, key, v) != 0)
+    t->failed = 1;
+}
+
+/* An exact value with its unit, B^b s^s FLOP^f: "5001/1000000 s". */
+static void plc_trace_exact(plc_trace *t, json_t *obj, const char *key, mpq_srcptr v, int b,
+                            int s, int f)
+{
+  char *text = plc_q_format_raw(v, b, s, f, 0, 1);
+  plc_trace_set(t, obj, key, json_string(text));
+  free(text);
+}
+
+/* A time in whole microseconds, rounded half up; 0 when out of range. */
+static long plc_trace_us(plc_trace_ctx *c, mpq_srcptr v)
+{
+  mpz_t z;
+  mpz_init(z);
+  plc_timeline_round(z, v, c->us);
+  long n = 0;
+  if (mpz_fits_slong_p(z))
+    n = mpz_get_si(z);
+  else
+    c->t->range = 1;
+  mpz_clear(z);
+  return n;
+}
+
+/* ---- metadata ---------------------------------------------------------------- */
+
+static void plc_trace_meta(plc_trace *t, const char *what, long pid, long tid, const char *key,
+                           json_t *value)
+{
+  json_t *ev = json_pack("{s:s, s:s, s:I, s:I, s:{s:o}}", "name", what, "ph", "M", "pid",
+                         (json_int_t)pid, "tid", (json_int_t)tid, "args", key, value);
+  plc_trace_push(t, ev);
+}
+
+/* The stage's process and one thread per stream with ops on it. */
+static void plc_trace_stage_meta(plc_trace_ctx *c, const plc_timeline_stage *st, int critical)
+{
+  char name[256];
+  snprintf(name, sizeof name, "%s: stage %d of %d%s", c->run->name, st->stage, c->run->nstages,
+           critical ? " (critical)" : "");
+  c->pid = c->t->next_pid++;
+  plc_trace_meta(c->t, "process_name", c->pid, 0, "name", json_string(name));
+  plc_trace_meta(c->t, "process_sort_index", c->pid, 0, "sort_index", json_integer(c->pid));
+  for (int r = 0; r < st->nstreams; r++) {
+    int k = st->streams[r];
+    c->tid[k] = c->t->next_tid++;
+    plc_trace_meta(c->t, "thread_name", c->pid, c->tid[k], "name",
+                   json_string(c->run->streams[k]));
+    plc_trace_meta(c->t, "thread_sort_index", c->pid, c->tid[k], "sort_index", json_integer(r));
+  }
+}
+
+/* ---- events ------------------------------------------------------------------ */
+
+/* A complete event on a thread, [a, b) with endpoints rounded. */
+static json_t *plc_trace_event(plc_trace_ctx *c, const char *name, const char *cat, int stream,
+                               const plc_timeline_item *it)
+{
+  long ts = plc_trace_us(c, it->a), end = plc_trace_us(c, it->b);
+  return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:{}}", "name", name, "cat", cat, "ph",
+                   "X", "ts", (json_int_t)ts, "dur", (json_int_t)(end - ts), "pid",
+                   (json_int_t)c->pid, "tid", (json_int_t)c->tid[stream], "args");
+}
+
+/* Where an item is: list, microbatch, start and end (exact). */
+static void plc_trace_where(plc_trace *t, json_t *args, const plc_timeline_item *it)
+{
+  plc_trace_set(t, args, "list", json_string(it->block->label));
+  if (it->block->micro >= 0)
+    plc_trace_set(t, args, "microbatch", json_integer(it->block->micro));
+  plc_trace_exact(t, args, "start", it->a, 0, 1, 0);
+  plc_trace_exact(t, args, "end", it->b, 0, 1, 0);
+}
+
+static void plc_trace_op_args(plc_trace_ctx *c, json_t *args, const plc_timeline_item *it)
+{
+  const plc_ir_op *op = it->op;
+  plc_trace *t = c->t;
+  plc_trace_set(t, args, "op", json_string(op->name));
+  plc_trace_set(t, args, "kind", json_string(plc_opk_name(op->kind)));
+  plc_trace_set(t, args, "phase", json_string(plc_phase_name(op->phase)));
+  if (op->layer >= 0)
+    plc_trace_set(t, args, "layer", json_integer(op->layer));
+  plc_trace_where(t, args, it);
+  plc_trace_exact(t, args, "duration", op->time, 0, 1, 0);
+  if (op->kind == PLC_OPK_COMPUTE) {
+    if (mpq_sgn(op->flops))
+      plc_trace_exact(t, args, "flops", op->flops, 0, 0, 1);
+    plc_trace_set(t, args, "useful", json_boolean(op->useful));
+  } else {
+    plc_trace_set(t, args, "group", json_string(plc_pdim_name(op->dim)));
+    plc_trace_set(t, args, "group_size", json_integer(op->group));
+    plc_trace_exact(t, args, "size", op->size, 1, 0, 0);
+    plc_trace_exact(t, args, "exposed", it->so->exposed, 0, 1, 0);
+    plc_trace_set(t, args, "reason", json_string(plc_why_text(it->so->why)));
+  }
+  if (op->once)
+    plc_trace_set(t, args, "once", json_true());
+}
+
+/* A stall of the compute stream, named after what it waited for. */
+static void plc_trace_wait(plc_trace_ctx *c, const plc_timeline_item *it)
+{
+  char name[128];
+  int comm = it->op && it->op->kind != PLC_OPK_COMPUTE;
+  snprintf(name, sizeof name, "wait for %s", it->op ? it->op->name : "nothing");
+  json_t *ev = plc_trace_event(c, name, comm ? "exposed" : "wait", 0, it);
+  json_t *args = ev ? json_object_get(ev, "args") : NULL;
+  mpq_t d;
+  mpq_init(d);
+  mpq_sub(d, it->b, it->a);
+  plc_trace_exact(c->t, args, "duration", d, 0, 1, 0);
+  plc_trace_where(c->t, args, it);
+  if (it->op) {
+    plc_trace_set(c->t, args, "waits_for", json_string(it->op->name));
+    plc_trace_set(c->t, args, "kind", json_string(plc_opk_name(it->op->kind)));
+  }
+  mpq_clear(d);
+  plc_trace_push(c->t, ev);
+}
+
+static void plc_trace_item(void *ctx, const plc_timeline_item *it)
+{
+  plc_trace_ctx *c = ctx;
+  if (it->what == PLC_TL_WAIT) {
+    plc_trace_wait(c, it);
+  } else if (it->what == PLC_TL_OP) {
+    char name[128];
+    plc_timeline_label(name, sizeof name, it->op, 1);
+    json_t *ev = plc_trace_event(c, name, plc_opk_name(it->op->kind), it->stream, it);
+    plc_trace_op_args(c, ev ? json_object_get(ev, "args") : NULL, it);
+    plc_trace_push(c->t, ev);
+  } /* exposed parts lie inside their collective's event: its args say how much */
+}
+
+/* What otherData says about one train. */
+static void plc_trace_train(plc_trace *t, const plc_result *res)
+{
+  const plc_ir_run *run = res->run;
+  json_t *o = json_pack("{s:s, s:i, s:I, s:i}", "train", run->name, "stages", run->nstages,
+                        "microbatches", (json_int_t)run->mu, "critical_stage", res->critical);
+  plc_trace_exact(t, o, "t_f", res->t_f, 0, 1, 0);
+  plc_trace_exact(t, o, "t_b", res->t_b, 0, 1, 0);
+  plc_trace_exact(t, o, "step_time", res->step, 0, 1, 0);
+  if (!o || json_array_append_new(t->trains, o) != 0)
+    t->failed = 1;
+}
+
+int plc_trace_add(plc_trace *t, const plc_result *res)
+{
+  plc_timeline tl;
+  plc_timeline_sequence(&tl, res);
+  plc_trace_ctx c;
+  c.t = t;
+  c.run = res->run;
+  c.tid = plc_xcalloc((size_t)res->run->nstreams + 1, sizeof *c.tid);
+  mpq_init(c.us);
+  mpq_set_ui(c.us, 1000000, 1);
+  for (int s = 0; s < tl.nstages; s++) {
+    plc_trace_stage_meta(&c, &tl.stages[s], tl.stages[s].stage == res->critical);
+    plc_timeline_each(&tl.stages[s], plc_trace_item, &c);
+  }
+  plc_trace_train(t, res);
+  mpq_clear(c.us);
+  free(c.tid);
+  plc_timeline_free(&tl);
+  if (t->range)
+    fprintf(stderr, "plc: error: train '%s': a time is too large for a trace file\n",
+            res->run->name);
+  return t->range ? -1 : 0;
+}
+
+int plc_trace_print(FILE *f, const plc_trace *t)
+{
+  json_t *root = json_pack("{s:O, s:s, s:{s:s, s:s, s:s, s:O}}", "traceEvents", t->events,
+                           "displayTimeUnit", "ns", "otherData", "generator", "plc " PACKAGE_VERSION,
+                           "time", "ts and dur: whole microseconds, endpoints rounded; args: "
+                           "exact values in seconds",
+                           "layout", "per stage, mu microbatches forward then backward back to "
+                           "back, the last backward with its gradient sync (once ops), then the "
+                           "step list; each stage from 0; not a pipeline schedule; beyond 32 microbatches "
+                           "the first 31 and the last, at their true offsets",
+                           "trains", t->trains);
+  int rc = -1;
+  if (root && !t->failed && json_dumpf(root, f, JSON_COMPACT) == 0 && fputc('\n', f) != EOF)
+    rc = 0;
+  json_decref(root);
+  return rc;
+}
+
+static int plc_trace_write(FILE *f, void *ctx)
+{
+  return plc_trace_print(f, ctx);
+}
+
+int plc_trace_save(plc_trace *t, const char *path)
+{
+  return plc_timeline_save(path, plc_trace_write, t);
+}

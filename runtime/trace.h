@@ -1,0 +1,35 @@
+/* trace.h - the simulated timeline as Chrome/Perfetto trace-event JSON.
+ *
+ * {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}, built
+ * with jansson.  Each pipeline stage of each train is a process
+ * (process_name metadata), each stream with ops on it a thread with a tid
+ * unique in the file (thread_name, thread_sort_index: compute first, then
+ * by name).  Every op is a complete event ("ph": "X"); every stall of the
+ * compute stream is one too, on the compute thread, named after the op it
+ * waited for.  What is laid out is plc_timeline_sequence: per stage, mu
+ * microbatches forward then backward back to back, the last backward with
+ * its gradient sync, then the step list -- not a pipeline schedule.
+ *
+ * ts and dur are whole microseconds, endpoints rounded (half up) and dur
+ * the difference of the rounded endpoints, so back-to-back ops touch and
+ * ops on one thread never overlap; args hold the exact values in seconds
+ * ("5001/1000000 s"), the kind, group, size, exposure and its reason. */
+#ifndef PLC_TRACE_H
+#define PLC_TRACE_H
+
+#include <stdio.h>
+
+#include "analysis.h"
+
+typedef struct plc_trace plc_trace;
+
+plc_trace *plc_trace_new(void);
+/* Add one analysed train; -1 (with a message) when a time does not fit. */
+int plc_trace_add(plc_trace *t, const plc_result *res);
+/* Write the JSON to f; 0, or -1 when it cannot be produced or written. */
+int plc_trace_print(FILE *f, const plc_trace *t);
+/* Write the file atomically (plc_timeline_save); 0 or -1. */
+int plc_trace_save(plc_trace *t, const char *path);
+void plc_trace_free(plc_trace *t);
+
+#endif

@@ -1,0 +1,66 @@
+#!/bin/sh
+# svg.sh - --svg=FILE draws well-formed SVG (xmllint) with its legend and
+# the ops of tests/golden/ir-small.plan where hand arithmetic puts them.
+# Stage 0's microbatch spans 505.106 ms (t_f 125.102 ms, then the backward
+# until its last reduce-scatter ends at 380.004 ms) over 1010 pixels from
+# x = 150, so a time t sits at 150 + round(t x 1010 / 505.106 ms):
+#   L0 mm runs 5.001 .. 45.001 ms: x 160 .. 240, drawn 79 wide (a
+#   one-pixel gap separates neighbours);
+#   the first all-gather, 0 .. 5.001 ms, is exposed all along: a red line
+#   under the ag lane (y 108 + 18 - 5) from x 150, 10 wide, and the compute
+#   stream's wait for it shaded on the compute lane (y 86).
+. "$top_srcdir/tests/lib.sh"
+command -v xmllint > /dev/null || { echo "xmllint is needed (apt-get install libxml2-utils)"; exit 99; }
+small="$top_srcdir/tests/golden/ir-small.plan"
+svg="$outdir/small.svg"
+rm -f "$svg"
+
+# has NAME STRING FILE: the file contains the string.
+has() {
+  if grep -qF -- "$2" "$3"; then pass; else fail "$1: no '$2' in $3"; fi
+}
+
+if "$PLC" --svg="$svg" "$small" > /dev/null 2> "$outdir/svg.err"; then pass
+else fail "plc --svg exit status"; cat "$outdir/svg.err"; fi
+if xmllint --noout "$svg" 2> "$outdir/xmllint.err"; then pass
+else fail "xmllint"; head -5 "$outdir/xmllint.err"; fi
+has "legend" '>exposed communication</text>' "$svg"
+has "legend" '>compute stream waits for it</text>' "$svg"
+has "legend" '>all_gather</text>' "$svg"
+has "legend" '>reduce_scatter</text>' "$svg"
+has "axis" '>time (ms)</text>' "$svg"
+has "stage heading" '>stage 0 (critical)</text>' "$svg"
+has "stage heading" '>t_f 125.1 ms + t_b 375 ms; exposed communication 20.11 ms</text>' "$svg"
+has "L0 mm" '<rect x="160" y="86" width="79" height="18" fill="#4e79a7"><title>L0 mm (fwd): compute, 5.001 ms to 45 ms, 40 ms</title></rect>' "$svg"
+has "exposed all-gather" '<rect x="150" y="121" width="10" height="5" fill="#d62728"/>' "$svg"
+has "the wait for it" '<rect x="150" y="86" width="10" height="18" fill="#f7c4c4"><title>the compute stream waits 5.001 ms for ag</title></rect>' "$svg"
+has "the all-gather's tooltip" 'over shard n=2; exposed 5.001 ms: consumer follows at once' "$svg"
+
+# The realistic M3 plan: four stages, well-formed.
+m3="$outdir/m3.svg"
+if "$PLC" --svg="$m3" "$top_srcdir/examples/m3-megatron.plan" > /dev/null 2>&1 &&
+   xmllint --noout "$m3" 2> /dev/null; then pass
+else fail "plc --svg on m3-megatron"; fi
+n=$(grep -c '>stage [0-3]\( (critical)\)\{0,1\}</text>' "$m3")
+if [ "$n" -eq 4 ]; then pass; else fail "m3: $n stage headings, expected 4"; fi
+has "m3 legend" '>all_to_all</text>' "$m3"
+
+# Two runs, one under the other, each with its own critical stage.
+two="$outdir/two.svg"
+if "$PLC" --svg="$two" "$small" "$top_srcdir/examples/llama70b-fsdp2-h100.plan" > /dev/null 2>&1 &&
+   xmllint --noout "$two" 2> /dev/null; then pass
+else fail "plc --svg with two runs"; fi
+has "first run" '>plc timeline: train small</text>' "$two"
+has "second run" '>plc timeline: train llama70b_fsdp2</text>' "$two"
+n=$(grep -c '>stage 0 (critical)</text>' "$two")
+if [ "$n" -eq 2 ]; then pass; else fail "two runs: $n critical stage 0 headings, expected 2"; fi
+
+# Atomic writes: a failed run leaves the old picture alone.
+echo old > "$outdir/keep.svg"
+printf 'let x = 1 +\n' > "$outdir/bad.plan"
+"$PLC" --svg="$outdir/keep.svg" "$outdir/bad.plan" > /dev/null 2>&1
+if [ $? -eq 1 ] && [ "$(cat "$outdir/keep.svg")" = old ] && [ ! -e "$outdir/keep.svg.tmp" ]; then pass
+else fail "a plan with errors must not replace the picture"; fi
+"$PLC" --svg="$outdir/no/such/dir/x.svg" "$small" > /dev/null 2>&1
+if [ $? -eq 2 ]; then pass; else fail "an unwritable picture is an I/O error (status 2)"; fi
+finish

@@ -1,0 +1,78 @@
+#!/bin/sh
+# trace.sh - --trace=FILE writes Chrome trace-event JSON that jq can read,
+# with sound tracks and the exact values of tests/golden/ir-small.plan:
+#   mm = 2e12 FLOP / (100 TFLOPS x 50%) = 40 ms = 1/25 s;
+#   ag = (1/2) x 1 GB / 100 GB/s + 1 us = 5.001 ms = 5001/1000000 s, the
+#   first one wholly exposed (the compute stream waits 0 .. 5001 us for it).
+# Stage 0 runs 7 forward and 12 backward ops per microbatch, mu = 2, and a
+# step op: 39 op events.  Stage 1 runs 2 forward ops, 4 backward ops, 6 in
+# the last backward (its two once reduce-scatters), and a step op: 15.
+# A microbatch spans 125.102 ms of forward (t_f) and 380.004 ms of backward
+# (t_b = 375.003 ms, and the last reduce-scatter ends 5.001 ms later).
+# The file is written atomically: a failed run leaves an old file alone.
+. "$top_srcdir/tests/lib.sh"
+command -v jq > /dev/null || { echo "jq is needed (apt-get install jq)"; exit 99; }
+small="$top_srcdir/tests/golden/ir-small.plan"
+t="$outdir/small.trace.json"
+rm -f "$t"
+
+# check NAME JQ-EXPRESSION FILE: the expression must print true.
+check() {
+  if [ "$(jq "$2" "$3" 2>&1)" = true ]; then pass; else fail "$1"; jq "$2" "$3" 2>&1 | head -5; fi
+}
+
+# The invariants every trace must keep.
+sound() {
+  check "$1: dur >= 0 and integer ts" \
+    '[.traceEvents[] | select(.ph == "X") | (.dur >= 0 and (.ts | floor) == .ts and (.dur | floor) == .dur)] | all' "$2"
+  check "$1: one thread per (pid, stream), tids unique" \
+    '[.traceEvents[] | select(.name == "thread_name")] | (map([.pid, .args.name]) | unique | length) == length and (map(.tid) | unique | length) == length' "$2"
+  check "$1: every X event on a named thread" \
+    '([.traceEvents[] | select(.name == "thread_name") | [.pid, .tid]] | unique) as $t | [.traceEvents[] | select(.ph == "X") | [.pid, .tid] | IN($t[])] | all' "$2"
+  check "$1: events on one thread never overlap" \
+    '[.traceEvents[] | select(.ph == "X")] | group_by(.tid) | map(sort_by(.ts, .dur) | [range(1; length) as $i | .[$i].ts >= .[$i - 1].ts + .[$i - 1].dur] | all) | all' "$2"
+}
+
+if "$PLC" --trace="$t" "$small" > "$outdir/trace.stdout" 2>&1; then pass
+else fail "plc --trace exit status"; cat "$outdir/trace.stdout"; fi
+check "top level" '.displayTimeUnit == "ns" and (.traceEvents | type) == "array"' "$t"
+sound small "$t"
+check "process names" \
+  '[.traceEvents[] | select(.name == "process_name") | .args.name] == ["small: stage 0 of 2 (critical)", "small: stage 1 of 2"]' "$t"
+check "mm is 40 ms exactly" \
+  '[.traceEvents[] | select(.ph == "X" and .args.op == "mm" and .args.phase == "fwd" and .pid == 1) | .args.duration] | unique == ["1/25 s"]' "$t"
+check "first ag: 5.001 ms, exposed all of it" \
+  '.traceEvents[] | select(.ph == "X" and .args.op == "ag" and .args.layer == 0 and .args.microbatch == 0 and .args.phase == "fwd") | .args.duration == "5001/1000000 s" and .args.exposed == "5001/1000000 s" and .ts == 0 and .dur == 5001 and .args.group == "shard" and .args.size == "1000000000 B"' "$t"
+check "the compute stream waits 0 .. 5001 us for it" \
+  '[.traceEvents[] | select(.ph == "X" and .cat == "exposed" and .pid == 1 and .ts == 0)] | length == 1 and .[0].dur == 5001 and .[0].args.waits_for == "ag"' "$t"
+check "op events per stage" \
+  '[.traceEvents[] | select(.ph == "X" and .cat != "exposed" and .cat != "wait")] | group_by(.pid) | map(length) == [39, 15]' "$t"
+check "second microbatch follows the first" \
+  '[.traceEvents[] | select(.ph == "X" and .pid == 1 and .args.op == "ag" and .args.layer == 0 and .args.phase == "fwd")] | map(.args.microbatch) == [0, 1] and .[1].ts == 505106' "$t"
+check "once ops only in the last backward" \
+  '[.traceEvents[] | select(.ph == "X" and .args.once == true) | .args.microbatch] == [1, 1]' "$t"
+check "a step op per stage, after everything else of its stage" \
+  '[.traceEvents[] | select(.ph == "X")] | group_by(.pid) | map((map(select(.args.list == "step")) | length == 1 and .[0].args.op == "opt") and ((map(select(.args.list == "step"))[0].ts) >= (map(select(.args.list != "step") | .ts + .dur) | max))) | all' "$t"
+
+# A large plan: four stages, four streams, four microbatches.
+m3="$outdir/m3.trace.json"
+if "$PLC" --trace="$m3" "$top_srcdir/examples/m3-megatron.plan" > /dev/null 2>&1; then pass
+else fail "plc --trace on m3-megatron"; fi
+sound m3 "$m3"
+check "m3: four stages, critical 3" \
+  '.otherData.trains[0] | .stages == 4 and .critical_stage == 3 and .microbatches == 4' "$m3"
+
+# Atomic writes: errors leave an old file as it was and no temporary.
+echo old > "$outdir/keep.json"
+printf 'let x = 1 +\n' > "$outdir/bad.plan"
+"$PLC" --trace="$outdir/keep.json" "$outdir/bad.plan" > /dev/null 2>&1
+if [ $? -eq 1 ] && [ "$(cat "$outdir/keep.json")" = old ] && [ ! -e "$outdir/keep.json.tmp" ]; then pass
+else fail "a plan with errors must not replace the trace file"; fi
+"$PLC" --trace="$outdir/no/such/dir/t.json" "$small" > /dev/null 2> "$outdir/nodir.err"
+if [ $? -eq 2 ] && grep -q "cannot write" "$outdir/nodir.err"; then pass
+else fail "an unwritable trace file is an I/O error (status 2)"; cat "$outdir/nodir.err"; fi
+mkdir -p "$outdir/adir"
+"$PLC" --trace="$outdir/adir" "$small" > /dev/null 2>&1
+if [ $? -eq 2 ] && [ -d "$outdir/adir" ] && [ ! -e "$outdir/adir.tmp" ]; then pass
+else fail "renaming over a directory fails cleanly"; fi
+finish
