@@ -4,6 +4,7 @@
 #include <config.h>
 #endif
 
+#include "output.h"
 #include "timeline.h"
 #include "xalloc.h"
 
@@ -250,32 +251,13 @@ void plc_timeline_label(char *buf, size_t n, const plc_ir_op *op, int full)
 
 int plc_timeline_save(const char *path, plc_timeline_writer *write, void *ctx)
 {
-  char *tmp = plc_xmalloc(strlen(path) + 5);
-  sprintf(tmp, "%s.tmp", path);
-  int rc = -1, err = 0;
-  FILE *f = fopen(tmp, "w");
-  if (f) {
-    errno = 0;
-    rc = write(f, ctx);
-    if (fflush(f) != 0 || ferror(f))
-      rc = -1;
-    err = errno;
-    if (fclose(f) != 0 && rc == 0) {
-      rc = -1;
-      err = errno;
-    }
-    if (rc == 0 && rename(tmp, path) != 0) {
-      rc = -1;
-      err = errno;
-    }
-    if (rc != 0)
-      remove(tmp);
-  } else {
-    err = errno;
+  plc_output o;
+  if (plc_output_open(&o, path) != 0)
+    return -1;
+  if (write(o.f, ctx) != 0) {
+    fprintf(stderr, "plc: error: cannot write '%s': the output could not be produced\n", path);
+    plc_output_abort(&o);
+    return -1;
   }
-  if (rc != 0)
-    fprintf(stderr, "plc: error: cannot write '%s': %s\n", path,
-            err ? strerror(err) : "the output could not be produced");
-  free(tmp);
-  return rc;
+  return plc_output_commit(&o);
 }
