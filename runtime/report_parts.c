@@ -98,11 +98,7 @@ char *plc_report_bandwidths(const plc_ir_place *p, const plc_report_opts *o)
   return out;
 }
 
-const char *plc_report_phase(plc_phase p)
-{
-  static const char *const names[] = {"fwd", "recomp", "bwd", "step"};
-  return p >= PLC_PH_FWD && p <= PLC_PH_STEP ? names[p] : "?";
-}
+const char *plc_report_phase(plc_phase p) { return plc_phase_name(p); }
 
 const char *plc_report_recompute(int recompute)
 {
