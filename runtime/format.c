@@ -377,10 +377,7 @@ char *plc_q_format_raw(mpq_srcptr v, int b, int s, int f, int sig, int exact)
 {
   plc_quantity q;
   plc_q_init(&q);
-  mpq_set(q.v, v);
-  q.dim.e[PLC_DIM_BYTE] = b;
-  q.dim.e[PLC_DIM_SEC] = s;
-  q.dim.e[PLC_DIM_FLOP] = f;
+  plc_q_set_raw(&q, v, b, s, f);
   char *t = plc_q_format(&q, sig, exact);
   plc_q_clear(&q);
   return t;

@@ -483,3 +483,12 @@ plc_q_status plc_q_parse_number(plc_quantity *r, const char *text, size_t len)
   free(l.digits);
   return st;
 }
+
+void plc_q_set_raw(plc_quantity *r, mpq_srcptr v, int b, int s, int f)
+{
+  mpq_set(r->v, v);
+  r->dim = plc_dim_none();
+  r->dim.e[PLC_DIM_BYTE] = b;
+  r->dim.e[PLC_DIM_SEC] = s;
+  r->dim.e[PLC_DIM_FLOP] = f;
+}

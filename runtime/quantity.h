@@ -163,6 +163,8 @@ char *plc_q_format(const plc_quantity *q, int sig, int exact);
  * sets *unit to its unit ("0.8389" and "ms"; "" for a dimensionless value;
  * plc_dim_str for a dimension without a ladder); both malloc'd. */
 char *plc_q_format_split(const plc_quantity *q, int sig, char **unit);
+/* r = v with the dimension B^b s^s FLOP^f. */
+void plc_q_set_raw(plc_quantity *r, mpq_srcptr v, int b, int s, int f);
 /* The same for a bare rational with the dimension B^b s^s FLOP^f. */
 char *plc_q_format_raw(mpq_srcptr v, int b, int s, int f, int sig, int exact);
 /* The value expressed in unit u with sig significant digits, a space and the

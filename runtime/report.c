@@ -167,18 +167,10 @@ static void plc_report_op(void *ctx, const char *list, const plc_ir_list *l, int
                           const plc_sim_op *so)
 {
   const plc_report_ops_ctx *c = ctx;
-  const plc_ir_op *op = &l->ops[i];
-  char layer[16], what[64];
-  snprintf(layer, sizeof layer, "%d", op->layer);
-  snprintf(what, sizeof what, "%s(%s)", plc_opk_name(op->kind), plc_pdim_name(op->dim));
-  const char *consumer = so->consumer >= 0 ? l->ops[so->consumer].name : "-";
-  char *st = plc_report_time(c->o, so->start), *w = plc_report_time(c->o, so->window);
-  char *tt = plc_report_time(c->o, op->time), *e = plc_report_time(c->o, so->exposed);
-  plc_table_row(c->t, list, layer, op->name, what, st, consumer, w, tt, e, plc_why_text(so->why));
-  free(st);
-  free(w);
-  free(tt);
-  free(e);
+  char *v[PLC_REPORT_OP_CELLS];
+  plc_report_op_cells(c->o, list, l, i, so, v);
+  plc_table_row(c->t, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+  plc_report_cells_free(v, PLC_REPORT_OP_CELLS);
 }
 
 static void plc_report_ops(FILE *out, const plc_result *r, const plc_report_opts *o)

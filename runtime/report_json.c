@@ -67,10 +67,7 @@ static json_t *plc_json_q(const plc_report_opts *o, mpq_srcptr v, int b, int s, 
 {
   plc_quantity q;
   plc_q_init(&q);
-  mpq_set(q.v, v);
-  q.dim.e[PLC_DIM_BYTE] = b;
-  q.dim.e[PLC_DIM_SEC] = s;
-  q.dim.e[PLC_DIM_FLOP] = f;
+  plc_q_set_raw(&q, v, b, s, f);
   char *unit, *value = plc_q_format_split(&q, o->digits, &unit), *base = plc_dim_str(q.dim);
   json_t *j = plc_json_qobj(plc_fmt_exact(v), base, value, unit);
   free(unit);

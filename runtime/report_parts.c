@@ -278,3 +278,25 @@ void plc_report_each_coll(const plc_result *r, plc_report_coll_fn *fn, void *ctx
   plc_report_each_in(&st->fwd, &r->fwd, "fwd", fn, ctx);
   plc_report_each_in(&st->bwd, &r->bwd, "bwd", fn, ctx);
 }
+
+void plc_report_op_cells(const plc_report_opts *o, const char *list, const plc_ir_list *l, int i,
+                         const plc_sim_op *so, char **cells)
+{
+  const plc_ir_op *op = &l->ops[i];
+  cells[0] = plc_xstrdup(list);
+  cells[1] = plc_report_sprintf("%d", op->layer);
+  cells[2] = plc_xstrdup(op->name);
+  cells[3] = plc_report_sprintf("%s(%s)", plc_opk_name(op->kind), plc_pdim_name(op->dim));
+  cells[4] = plc_report_time(o, so->start);
+  cells[5] = plc_xstrdup(so->consumer >= 0 ? l->ops[so->consumer].name : "-");
+  cells[6] = plc_report_time(o, so->window);
+  cells[7] = plc_report_time(o, op->time);
+  cells[8] = plc_report_time(o, so->exposed);
+  cells[9] = plc_xstrdup(plc_why_text(so->why));
+}
+
+void plc_report_cells_free(char **cells, int n)
+{
+  for (int k = 0; k < n; k++)
+    free(cells[k]);
+}

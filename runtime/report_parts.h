@@ -19,6 +19,14 @@
 char *plc_report_sprintf(const char *fmt, ...)
 #ifdef __GNUC__
   __attribute__((format(printf, 1, 2)))
+/* One collective of --ops as the text and Markdown reports list it: list,
+ * layer, op, primitive(dim), start, consumer, window, time, exposed,
+ * reason; each cell malloc'd, freed with plc_report_cells_free. */
+#define PLC_REPORT_OP_CELLS 10
+void plc_report_op_cells(const plc_report_opts *o, const char *list, const plc_ir_list *l, int i,
+                         const plc_sim_op *so, char **cells);
+void plc_report_cells_free(char **cells, int n);
+
 #endif
   ;
 
@@ -100,5 +108,13 @@ char *plc_report_part_what(const plc_report_part *p);
 typedef void plc_report_coll_fn(void *ctx, const char *list, const plc_ir_list *l, int i,
                                 const plc_sim_op *so);
 void plc_report_each_coll(const plc_result *r, plc_report_coll_fn *fn, void *ctx);
+
+/* One collective of --ops as the text and Markdown reports list it: list,
+ * layer, op, primitive(dim), start, consumer, window, time, exposed,
+ * reason; each cell malloc'd, freed with plc_report_cells_free. */
+#define PLC_REPORT_OP_CELLS 10
+void plc_report_op_cells(const plc_report_opts *o, const char *list, const plc_ir_list *l, int i,
+                         const plc_sim_op *so, char **cells);
+void plc_report_cells_free(char **cells, int n);
 
 #endif
