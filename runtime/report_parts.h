@@ -19,14 +19,6 @@
 char *plc_report_sprintf(const char *fmt, ...)
 #ifdef __GNUC__
   __attribute__((format(printf, 1, 2)))
-/* One collective of --ops as the text and Markdown reports list it: list,
- * layer, op, primitive(dim), start, consumer, window, time, exposed,
- * reason; each cell malloc'd, freed with plc_report_cells_free. */
-#define PLC_REPORT_OP_CELLS 10
-void plc_report_op_cells(const plc_report_opts *o, const char *list, const plc_ir_list *l, int i,
-                         const plc_sim_op *so, char **cells);
-void plc_report_cells_free(char **cells, int n);
-
 #endif
   ;
 
