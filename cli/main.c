@@ -54,7 +54,8 @@ typedef struct plc_cli {
 static void plc_cli_usage(FILE *out)
 {
   fputs("Usage: plc [OPTION]... FILE.plan...\n"
-        "Compile and check plan files describing hardware, models and parallel layouts.\n"
+        "Compile and evaluate plan files describing the hardware, models and parallel\n"
+        "layouts of LLM training: the communication, overlap, bubble and step time.\n"
         "\n"
         "  --report             evaluate each training run and print its report (default)\n"
         "  --ops                in reports, list every collective of the critical stage\n"
@@ -95,7 +96,7 @@ static void plc_cli_usage(FILE *out)
         "Imports are searched in the importing file's directory, the -I directories,\n"
         "$PLC_PATH (colon-separated) and the standard library.\n"
         "Exit status: 0 success, 1 errors in a plan, 2 usage or I/O errors.\n"
-        "See plc(1) and plc(5).\n", out);
+        "See plc(1), plc(5), plc-json(5) and plc-stdlib(7).\n", out);
 }
 
 static void plc_cli_push(const char ***list, size_t *n, const char *s)
