@@ -168,33 +168,41 @@ static void plc_sim_step(plc_sim *s, const plc_ir_list *l, int i, mpq_t *free_at
     mpq_set(s->end, so->end);
 }
 
-/* Compute-stream busy time in [a, b], from the stream's ops in order. */
-static void plc_sim_busy_between(mpq_t out, const plc_sim *s, const plc_ir_list *l,
-                                 const int *order, int n, mpq_srcptr a, mpq_srcptr b)
+/* Compute-stream busy time before t: the stream's ops are in start order
+ * and never overlap, so with cum[k] the summed durations of the first k,
+ * it is cum[j] plus the part of op j before t, j the first op ending
+ * after t.  O(log n). */
+static void plc_sim_busy_to(mpq_t out, const plc_sim *s, const int *order, const mpq_t *cum,
+                            int n, mpq_srcptr t)
 {
-  mpq_t lo, hi;
-  mpq_inits(lo, hi, NULL);
-  mpq_set_ui(out, 0, 1);
-  /* binary search: first compute-stream op that ends after a */
   int left = 0, right = n;
   while (left < right) {
     int mid = (left + right) / 2;
-    if (mpq_cmp(s->ops[order[mid]].end, a) <= 0)
+    if (mpq_cmp(s->ops[order[mid]].end, t) <= 0)
       left = mid + 1;
     else
       right = mid;
   }
-  for (int k = left; k < n && mpq_cmp(s->ops[order[k]].start, b) < 0; k++) {
-    const plc_sim_op *o = &s->ops[order[k]];
-    mpq_set(lo, mpq_cmp(o->start, a) > 0 ? o->start : a);
-    mpq_set(hi, mpq_cmp(o->end, b) < 0 ? o->end : b);
-    if (mpq_cmp(hi, lo) > 0) {
-      mpq_sub(hi, hi, lo);
-      mpq_add(out, out, hi);
-    }
+  mpq_set(out, cum[left]);
+  if (left < n && mpq_cmp(t, s->ops[order[left]].start) > 0) {
+    mpq_t part;
+    mpq_init(part);
+    mpq_sub(part, t, s->ops[order[left]].start);
+    mpq_add(out, out, part);
+    mpq_clear(part);
   }
-  (void)l;
-  mpq_clears(lo, hi, NULL);
+}
+
+/* Compute-stream busy time in [a, b]. */
+static void plc_sim_busy_between(mpq_t out, const plc_sim *s, const int *order,
+                                 const mpq_t *cum, int n, mpq_srcptr a, mpq_srcptr b)
+{
+  mpq_t lo;
+  mpq_init(lo);
+  plc_sim_busy_to(out, s, order, cum, n, b);
+  plc_sim_busy_to(lo, s, order, cum, n, a);
+  mpq_sub(out, out, lo);
+  mpq_clear(lo);
 }
 
 /* The four-step test of every collective: consumer, window, why. */
@@ -210,6 +218,12 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
         dep->consumer = i;
     }
   }
+  mpq_t *cum = plc_xmalloc(((size_t)n + 1) * sizeof *cum);
+  mpq_init(cum[0]);
+  for (int k = 0; k < n; k++) {
+    mpq_init(cum[k + 1]);
+    mpq_add(cum[k + 1], cum[k], l->ops[order[k]].time);
+  }
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     plc_sim_op *so = &s->ops[i];
@@ -220,7 +234,7 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
       continue;
     }
     mpq_srcptr until = so->consumer >= 0 ? s->ops[so->consumer].start : s->makespan;
-    plc_sim_busy_between(so->window, s, l, order, n, so->start, until);
+    plc_sim_busy_between(so->window, s, order, cum, n, so->start, until);
     if (mpq_sgn(so->exposed) == 0)
       so->why = so->consumer < 0 ? PLC_WHY_NO_CONSUMER : PLC_WHY_HIDDEN;
     else if (so->queued_behind >= 0 && mpq_cmp(so->start, so->ready) > 0)
@@ -230,6 +244,9 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
     else
       so->why = mpq_sgn(so->window) == 0 ? PLC_WHY_NO_WORK : PLC_WHY_SHORT;
   }
+  for (int k = 0; k <= n; k++)
+    mpq_clear(cum[k]);
+  free(cum);
   free(order);
 }
 
