@@ -42,7 +42,7 @@ typedef struct plc_cli {
   plc_ast **mains; /* the files named on the command line, parsed */
   int nmains;
   const char **dirs;    /* -I, for --compare's separate compilations */
-  int ndirs;
+  size_t ndirs;
   const char *out_path; /* -o FILE */
   FILE *out;            /* where results go */
   plc_deps_opts deps;   /* -M, -MD, -MF, -MT, -MP */
@@ -203,105 +203,106 @@ static int plc_cli_deps_options(int argc, char **argv, plc_deps_opts *d)
 }
 
 /* Parse the command line; returns -1 to go on, else an exit status. */
+/* Options that take a value to check; returns -1 to go on, else 2. */
+static int plc_cli_valued(plc_cli *cli, int c, const char *arg, plc_program *prog, plc_diag *d)
+{
+  static const struct { const char *name; plc_action action; } emits[] = {
+    {"tokens", PLC_ACT_TOKENS}, {"ast", PLC_ACT_AST}, {"ir", PLC_ACT_IR}};
+  switch (c) {
+  case OPT_EMIT:
+    for (size_t i = 0; i < sizeof emits / sizeof emits[0]; i++)
+      if (!strcmp(arg, emits[i].name))
+        return cli->action = emits[i].action, -1;
+    fprintf(stderr, "plc: error: --emit takes tokens, ast or ir, not '%s'\n", arg);
+    return 2;
+  case 'D':
+    if (!strchr(arg, '=') || arg[0] == '=') {
+      fprintf(stderr, "plc: error: -D takes NAME=EXPR, not '%s'\n", arg);
+      return 2;
+    }
+    plc_cli_push(&cli->defines, &cli->ndefines, arg);
+    return -1;
+  case 'I':
+    plc_program_add_dir(prog, arg);
+    plc_cli_push(&cli->dirs, &cli->ndirs, arg);
+    return -1;
+  case 'W':
+    if (!strcmp(arg, "error"))
+      d->werror = 1;
+    else if (strcmp(arg, "all") != 0) {
+      fprintf(stderr, "plc: error: unknown warning option '-W%s'\n", arg);
+      return 2;
+    }
+    return -1;
+  default: /* OPT_DIGITS */
+    cli->digits = (int)plc_cli_number(arg, 1, 60);
+    if (cli->digits > 0)
+      return -1;
+    fprintf(stderr, "plc: error: --digits takes a number from 1 to 60\n");
+    return 2;
+  }
+}
+
+/* One option; returns -1 to go on, else an exit status. */
+static int plc_cli_option(plc_cli *cli, int c, char **argv, plc_program *prog, plc_diag *d)
+{
+  switch (c) {
+  case OPT_CHECK: cli->action = PLC_ACT_CHECK; return -1;
+  case OPT_REPORT: cli->action = PLC_ACT_REPORT; return -1;
+  case OPT_COMPARE: cli->action = PLC_ACT_COMPARE; return -1;
+  case OPT_OPS: cli->ops = 1; return -1;
+  case OPT_EXACT: cli->exact = 1; return -1;
+  case OPT_TRACE: cli->trace = optarg; return -1;
+  case OPT_SVG: cli->svg = optarg; return -1;
+  case 'e': plc_cli_push(&cli->evals, &cli->nevals, optarg); return -1;
+  case 'o': cli->out_path = optarg; return -1;
+  case 'w': d->no_warnings = 1; return -1;
+  case OPT_TIMELINE: case OPT_TIMELINE_WIDTH: return plc_cli_timeline(cli, c, optarg) ? 2 : -1;
+  case OPT_FORMAT: return plc_cli_format(cli, optarg) ? 2 : -1;
+  case OPT_EMIT: case 'D': case 'I': case 'W': case OPT_DIGITS:
+    return plc_cli_valued(cli, c, optarg, prog, d);
+  case OPT_HELP: plc_cli_usage(stdout); return 0;
+  case OPT_VERSION: printf("plc %s\n", PACKAGE_VERSION); return 0;
+  case ':':
+    fprintf(stderr, "plc: error: option '%s' needs an argument\n", argv[optind - 1]);
+    break;
+  default:
+    if (optopt)
+      fprintf(stderr, "plc: error: unrecognized option '-%c'\n", optopt);
+    else
+      fprintf(stderr, "plc: error: unrecognized option '%s'\n", argv[optind - 1]);
+  }
+  fputs("Try 'plc --help' for more information.\n", stderr);
+  return 2;
+}
+
+/* Options that do not go together, and no input at all. */
+static int plc_cli_consistent(const plc_cli *cli, int argc)
+{
+  const char *msg = NULL;
+  if ((cli->timeline || cli->trace || cli->svg) && (cli->action != PLC_ACT_REPORT || cli->nevals))
+    msg = "--timeline, --trace and --svg go with reports, not with --check, --emit or -e";
+  else if (cli->timeline && cli->format != PLC_FMT_TEXT)
+    msg = "--timeline draws into text reports, not with --format=json or md";
+  else if (optind >= argc)
+    msg = "no input files";
+  if (!msg)
+    return -1;
+  fprintf(stderr, "plc: error: %s\nTry 'plc --help' for more information.\n", msg);
+  return 2;
+}
+
+/* Parse the command line; returns -1 to go on, else an exit status. */
 static int plc_cli_parse(int *argcp, char **argv, plc_cli *cli, plc_program *prog, plc_diag *d)
 {
-  int c, argc = *argcp = plc_cli_deps_options(*argcp, argv, &cli->deps);
+  int c, rc, argc = *argcp = plc_cli_deps_options(*argcp, argv, &cli->deps);
   if (argc < 0)
     return 2;
   opterr = 0; /* plc words its own usage errors */
-  while ((c = getopt_long(argc, argv, ":D:I:W:e:o:w", plc_cli_options, NULL)) != -1) {
-    switch (c) {
-    case OPT_CHECK: cli->action = PLC_ACT_CHECK; break;
-    case OPT_REPORT: cli->action = PLC_ACT_REPORT; break;
-    case OPT_OPS: cli->ops = 1; break;
-    case OPT_COMPARE: cli->action = PLC_ACT_COMPARE; break;
-    case OPT_TIMELINE:
-    case OPT_TIMELINE_WIDTH:
-      if (plc_cli_timeline(cli, c, optarg))
-        return 2;
-      break;
-    case OPT_TRACE: cli->trace = optarg; break;
-    case OPT_SVG: cli->svg = optarg; break;
-    case OPT_EMIT:
-      if (!strcmp(optarg, "tokens"))
-        cli->action = PLC_ACT_TOKENS;
-      else if (!strcmp(optarg, "ast"))
-        cli->action = PLC_ACT_AST;
-      else if (!strcmp(optarg, "ir"))
-        cli->action = PLC_ACT_IR;
-      else {
-        fprintf(stderr, "plc: error: --emit takes tokens, ast or ir, not '%s'\n", optarg);
-        return 2;
-      }
-      break;
-    case OPT_FORMAT:
-      if (plc_cli_format(cli, optarg) != 0)
-        return 2;
-      break;
-    case 'e': plc_cli_push(&cli->evals, &cli->nevals, optarg); break;
-    case 'D':
-      if (!strchr(optarg, '=') || optarg[0] == '=') {
-        fprintf(stderr, "plc: error: -D takes NAME=EXPR, not '%s'\n", optarg);
-        return 2;
-      }
-      plc_cli_push(&cli->defines, &cli->ndefines, optarg);
-      break;
-    case 'I':
-      plc_program_add_dir(prog, optarg);
-      cli->dirs = plc_xrealloc(cli->dirs, (size_t)(cli->ndirs + 1) * sizeof *cli->dirs);
-      cli->dirs[cli->ndirs++] = optarg;
-      break;
-    case 'o': cli->out_path = optarg; break;
-    case 'w': d->no_warnings = 1; break;
-    case 'W':
-      if (!strcmp(optarg, "error"))
-        d->werror = 1;
-      else if (strcmp(optarg, "all") != 0) {
-        fprintf(stderr, "plc: error: unknown warning option '-W%s'\n", optarg);
-        return 2;
-      }
-      break;
-    case OPT_EXACT: cli->exact = 1; break;
-    case OPT_DIGITS: {
-      char *end;
-      long n = strtol(optarg, &end, 10);
-      if (*end || n < 1 || n > 60) {
-        fprintf(stderr, "plc: error: --digits takes a number from 1 to 60\n");
-        return 2;
-      }
-      cli->digits = (int)n;
-      break;
-    }
-    case OPT_HELP: plc_cli_usage(stdout); return 0;
-    case OPT_VERSION: printf("plc %s\n", PACKAGE_VERSION); return 0;
-    case ':':
-      fprintf(stderr, "plc: error: option '%s' needs an argument\n", argv[optind - 1]);
-      fputs("Try 'plc --help' for more information.\n", stderr);
-      return 2;
-    default:
-      if (optopt)
-        fprintf(stderr, "plc: error: unrecognized option '-%c'\n", optopt);
-      else
-        fprintf(stderr, "plc: error: unrecognized option '%s'\n", argv[optind - 1]);
-      fputs("Try 'plc --help' for more information.\n", stderr);
-      return 2;
-    }
-  }
-  if ((cli->timeline || cli->trace || cli->svg) && (cli->action != PLC_ACT_REPORT || cli->nevals)) {
-    fputs("plc: error: --timeline, --trace and --svg go with reports, not with --check, --emit "
-          "or -e\nTry 'plc --help' for more information.\n", stderr);
-    return 2;
-  }
-  if (cli->timeline && cli->format != PLC_FMT_TEXT) {
-    fputs("plc: error: --timeline draws into text reports, not with --format=json or md\n"
-          "Try 'plc --help' for more information.\n", stderr);
-    return 2;
-  }
-  if (optind >= argc) {
-    fputs("plc: error: no input files\nTry 'plc --help' for more information.\n", stderr);
-    return 2;
-  }
-  return -1;
+  while ((c = getopt_long(argc, argv, ":D:I:W:e:o:w", plc_cli_options, NULL)) != -1)
+    if ((rc = plc_cli_option(cli, c, argv, prog, d)) >= 0)
+      return rc;
+  return plc_cli_consistent(cli, argc);
 }
 
 /* --emit=tokens needs no imports and no checking: one file at a time. */
@@ -457,7 +458,7 @@ static void plc_cli_compare_unit(plc_cli *cli, plc_cmp_unit *u, const char *file
   plc_diag_init(&u->diag, stderr);
   u->arena = plc_arena_new();
   plc_program_init(&u->prog, u->arena, &u->diag);
-  for (int i = 0; i < cli->ndirs; i++)
+  for (size_t i = 0; i < cli->ndirs; i++)
     plc_program_add_dir(&u->prog, cli->dirs[i]);
   plc_program_add_default_dirs(&u->prog);
   if (plc_load_main(&u->prog, file) != 0 || u->diag.errors)
