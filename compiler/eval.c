@@ -846,32 +846,35 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
   return v;
 }
 
-static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_ast *e,
-                                   plc_env *env)
+/* The arguments of a builtin call, a list argument counting as its
+ * elements; NULL after an error (returned in *err). */
+static plc_value **plc_eval_builtin_args(plc_eval *ev, const plc_ast *e, plc_env *env,
+                                         size_t *n, plc_value **err)
 {
-  size_t n = 0, cap = 8;
+  size_t cap = 8;
   plc_value **args = plc_arena_alloc(ev->arena, cap * sizeof *args);
+  *n = 0;
   for (const plc_ast *a = e->list.head; a; a = a->next) {
     plc_value *v = plc_eval_expr(ev, a->a, env);
     if (v->tag == PLC_V_ERR)
-      return v;
+      return *err = v, NULL;
     size_t k = v->tag == PLC_V_LIST && v->known ? v->n : 1;
-    if (n + k > cap) {
-      plc_value **bigger = plc_arena_alloc(ev->arena, (cap = (n + k) * 2) * sizeof *args);
-      memcpy(bigger, args, n * sizeof *args);
+    if (*n + k > cap) {
+      plc_value **bigger = plc_arena_alloc(ev->arena, (cap = (*n + k) * 2) * sizeof *args);
+      memcpy(bigger, args, *n * sizeof *args);
       args = bigger;
     }
     for (size_t i = 0; i < k; i++)
-      args[n++] = v->tag == PLC_V_LIST && v->known ? v->items[i] : v;
+      args[(*n)++] = v->tag == PLC_V_LIST && v->known ? v->items[i] : v;
   }
-  if (f->builtin == PLC_BI_LEN) {
-    plc_quantity q;
-    plc_q_init(&q);
-    plc_q_set_si(&q, (long)n, plc_dim_none());
-    plc_value *v = plc_value_num(ev, &q);
-    plc_q_clear(&q);
-    return v;
-  }
+  return args;
+}
+
+/* Check a builtin's numeric arguments: numbers of one dimension.  Returns
+ * NULL when they are fine, else the value to return (an error, or unknown). */
+static plc_value *plc_eval_builtin_check(plc_eval *ev, const plc_value *f, const plc_ast *e,
+                                         plc_value **args, size_t n, int *known)
+{
   if (n == 0) {
     plc_error(ev->diag, &e->loc, "%s() needs at least one argument", f->s);
     return plc_value_err(ev);
@@ -881,7 +884,7 @@ static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_a
     plc_error(ev->diag, &e->loc, "%s() takes one number", f->s);
     return plc_value_err(ev);
   }
-  int known = 1;
+  *known = 1;
   for (size_t i = 0; i < n; i++) {
     if (!plc_eval_want(ev, args[i], PLC_V_NUM, e, "builtin functions take numbers"))
       return plc_value_err(ev);
@@ -894,15 +897,15 @@ static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_a
       free(b);
       return plc_value_err(ev);
     }
-    known = known && args[i]->known;
+    *known = *known && args[i]->known;
   }
-  if (!known) {
-    plc_value *v = plc_value_new(ev, PLC_V_NUM);
-    v->known = 0;
-    v->dim_known = args[0]->dim_known;
-    v->dim = args[0]->dim;
-    return v;
-  }
+  return NULL;
+}
+
+/* min, max, sum, abs, floor, ceil over known numbers. */
+static plc_value *plc_eval_builtin_fold(plc_eval *ev, const plc_value *f, const plc_ast *e,
+                                        plc_value **args, size_t n)
+{
   plc_quantity acc, x;
   plc_q_init(&acc);
   plc_q_init(&x);
@@ -922,9 +925,39 @@ static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_a
     plc_q_floor(&acc, &acc);
   else if (f->builtin == PLC_BI_CEIL)
     plc_q_ceil(&acc, &acc);
-  plc_value *v = st == PLC_Q_OK ? plc_value_num(ev, &acc) : plc_eval_q_error(ev, st, e, args[0], args[0]);
+  plc_value *v = st == PLC_Q_OK ? plc_value_num(ev, &acc)
+                                : plc_eval_q_error(ev, st, e, args[0], args[0]);
   plc_q_clear(&acc);
   plc_q_clear(&x);
+  return v;
+}
+
+static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_ast *e,
+                                   plc_env *env)
+{
+  size_t n;
+  plc_value *err = NULL;
+  plc_value **args = plc_eval_builtin_args(ev, e, env, &n, &err);
+  if (!args)
+    return err;
+  if (f->builtin == PLC_BI_LEN) {
+    plc_quantity q;
+    plc_q_init(&q);
+    plc_q_set_si(&q, (long)n, plc_dim_none());
+    plc_value *v = plc_value_num(ev, &q);
+    plc_q_clear(&q);
+    return v;
+  }
+  int known;
+  plc_value *bad = plc_eval_builtin_check(ev, f, e, args, n, &known);
+  if (bad)
+    return bad;
+  if (known)
+    return plc_eval_builtin_fold(ev, f, e, args, n);
+  plc_value *v = plc_value_new(ev, PLC_V_NUM); /* unknown, of the arguments' dimension */
+  v->known = 0;
+  v->dim_known = args[0]->dim_known;
+  v->dim = args[0]->dim;
   return v;
 }
 
