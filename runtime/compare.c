@@ -124,7 +124,8 @@ static int plc_cmp_cells(const plc_result *const *runs, int n, const plc_cmp_fig
   return k;
 }
 
-static int plc_cmp_figures(const plc_result *const *runs, int n, plc_cmp_fig *f)
+static int plc_cmp_figures(const plc_result *const *runs, int n, plc_cmp_fig *f,
+                           char labels[PLC_PD_COUNT][32])
 {
   static const plc_cmp_fig fixed[] = {
     {"step", 1, -1, plc_get_step}, {"t_f (per microbatch)", 1, -1, plc_get_tf},
@@ -138,7 +139,6 @@ static int plc_cmp_figures(const plc_result *const *runs, int n, plc_cmp_fig *f)
   int k = 0;
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     f[k++] = fixed[i];
-  static char labels[PLC_PD_COUNT][32];
   for (int d = 0; d < PLC_PD_COUNT; d++) { /* exposed communication of dimensions any run has */
     int any = 0;
     for (int i = 0; i < n; i++)
@@ -157,7 +157,8 @@ void plc_compare_text(FILE *out, const plc_result *const *runs, const char *cons
                       const plc_report_opts *o)
 {
   plc_cmp_fig figs[32];
-  int nf = plc_cmp_figures(runs, n, figs);
+  char labels_dim[PLC_PD_COUNT][32];
+  int nf = plc_cmp_figures(runs, n, figs, labels_dim);
   int cols = 1 + n + 2 * (n - 1);
   char ***rows = plc_xcalloc((size_t)nf + 1, sizeof *rows);
   int *w = plc_xcalloc((size_t)cols, sizeof *w);
