@@ -339,9 +339,10 @@ static plc_env *plc_eval_overlay(plc_eval *ev, plc_obj *o, plc_obj *base)
   while (n-- > 0)
     for (size_t i = 0; i < chain[n]->env->n; i++) {
       plc_binding *b = &chain[n]->env->b[i];
-      plc_binding *nb = b->def ? plc_env_define(ev, x, b->name, b->def, b->def_env)
-                               : plc_env_bind(ev, x, b->name, b->val);
-      nb->val = b->val;
+      /* items only: a derived declaration's parameters are not the base's */
+      if (!b->def || b->def->kind == PLC_AST_PARAM)
+        continue;
+      plc_env_define(ev, x, b->name, b->def, b->def_env)->val = b->val;
     }
   return x;
 }
