@@ -365,6 +365,22 @@ static int plc_lower_op_shape(plc_lctx *c, const plc_ast *node, plc_env *env, pl
   return op->group > 1;
 }
 
+/* An op of the `pipeline` template that names no dependency sends what the
+ * stage's layers produced: it waits for the last op of the compute stream
+ * lowered before it in the list. */
+static void plc_lower_pipeline_dep(plc_lctx *c, plc_ir_op *op)
+{
+  if (c->layer != -1 || op->phase == PLC_PH_STEP || op->ndeps > 0)
+    return;
+  for (int i = c->list->n - 1; i >= 0; i--)
+    if (c->list->ops[i].stream == 0 && c->list->ops[i].layer >= 0) {
+      op->deps = plc_arena_alloc(c->L->ar, sizeof *op->deps);
+      op->deps[0] = i;
+      op->ndeps = 1;
+      return;
+    }
+}
+
 static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
 {
   plc_lower *L = c->L;
@@ -421,6 +437,7 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
   op.useful = op.kind == PLC_OPK_COMPUTE &&
               plc_lower_bool_field(c, env, "useful", c->phase == PLC_PH_FWD || c->phase == PLC_PH_BWD);
   op.once = plc_lower_bool_field(c, env, "once", 0);
+  plc_lower_pipeline_dep(c, &op);
   int idx = plc_ir_push(L->ar, c->list, &op);
   plc_inst_add(L, c->cur, op.name, idx, NULL, 0);
 }
