@@ -437,6 +437,7 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
   op.useful = op.kind == PLC_OPK_COMPUTE &&
               plc_lower_bool_field(c, env, "useful", c->phase == PLC_PH_FWD || c->phase == PLC_PH_BWD);
   op.once = plc_lower_bool_field(c, env, "once", 0);
+  op.wgrad = op.kind == PLC_OPK_COMPUTE && plc_lower_bool_field(c, env, "wgrad", 0);
   plc_lower_pipeline_dep(c, &op);
   int idx = plc_ir_push(L->ar, c->list, &op);
   plc_inst_add(L, c->cur, op.name, idx, NULL, 0);

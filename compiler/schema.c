@@ -107,6 +107,7 @@ static const plc_field plc_op_fields[] = {
   {"after", PLC_FT_OPS, DIMLESS, 0, NULL, 0, "ops this op waits for", NULL, 0},
   {"useful", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "counts as useful compute for eta", NULL, 0},
   {"once", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "runs only in the last microbatch of a step", NULL, 0},
+  {"wgrad", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "a weight-gradient op (t_w of ZB-H1, DualPipe)", NULL, 0},
   STR("note", "free text"), PLC_FIELD_END,
 };
 

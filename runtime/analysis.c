@@ -113,18 +113,30 @@ static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
   }
 }
 
-/* Weight-gradient time: half of the backward compute (recompute excluded);
- * plc has no separate weight-gradient ops, so ZB-H1 and DualPipe use this. */
+/* Weight-gradient time t_w for ZB-H1 and DualPipe: the backward compute
+ * ops marked `wgrad`; when the templates mark none, half of the backward
+ * compute (recompute excluded), the usual even split of input and weight
+ * gradients. */
 static void plc_weight_grad(plc_result *r, const plc_ir_list *l)
 {
-  for (int i = 0; i < l->n; i++)
-    if (l->ops[i].kind == PLC_OPK_COMPUTE && l->ops[i].phase == PLC_PH_BWD && !l->ops[i].once)
-      mpq_add(r->t_w, r->t_w, l->ops[i].time);
-  mpq_t half;
-  mpq_init(half);
-  mpq_set_ui(half, 1, 2);
-  mpq_mul(r->t_w, r->t_w, half);
-  mpq_clear(half);
+  mpq_t all;
+  mpq_init(all);
+  int marked = 0;
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    if (op->kind != PLC_OPK_COMPUTE || op->phase != PLC_PH_BWD || op->once)
+      continue;
+    mpq_add(all, all, op->time);
+    if (op->wgrad) {
+      mpq_add(r->t_w, r->t_w, op->time);
+      marked = 1;
+    }
+  }
+  if (!marked) {
+    mpq_set_ui(r->t_w, 1, 2);
+    mpq_mul(r->t_w, r->t_w, all);
+  }
+  mpq_clear(all);
 }
 
 /* ---- bubble ------------------------------------------------------------------- */
