@@ -5,6 +5,7 @@
 
 #include "load.h"
 #include "parse.h"
+#include "plc_paths.h" /* PLC_STDLIB_DIR and friends, written by make */
 #include "xalloc.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void plc_program_init(plc_program *p, plc_arena *ar, plc_diag *d)
 {
@@ -37,6 +39,37 @@ void plc_program_add_dir(plc_program *p, const char *dir)
   p->dirs[p->ndirs++] = plc_arena_strdup(p->arena, dir);
 }
 
+/* Is dir (canonical) inside the canonical directory top, or top itself? */
+static int plc_load_under(const char *dir, const char *top)
+{
+  size_t n = strlen(top);
+  return !strncmp(dir, top, n) && (dir[n] == '\0' || dir[n] == '/' || !strcmp(top, "/"));
+}
+
+/* Which stdlib belongs to the running program: 1 when it runs from the build
+ * tree (plc, a test program) and is not installed, so the source tree's
+ * stdlib is its library; -1 when it runs from anywhere else (installed), so
+ * only the installed stdlib is, and a file missing there is not silently
+ * taken from the source tree it was built from; 0 when this cannot be told
+ * (no /proc/self/exe): the installed stdlib, then the source tree's. */
+static int plc_load_where(void)
+{
+  char exe[PATH_MAX], build[PATH_MAX], bin[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0)
+    return 0;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash)
+    return 0;
+  *slash = '\0'; /* the executable's directory */
+  if (realpath(PLC_BINDIR, bin) && !strcmp(exe, bin))
+    return -1; /* installed, even when the prefix lies in the build tree */
+  if (realpath(PLC_BUILD_DIR, build) && plc_load_under(exe, build))
+    return 1;
+  return -1;
+}
+
 void plc_program_add_default_dirs(plc_program *p)
 {
   const char *env = getenv("PLC_PATH");
@@ -47,8 +80,11 @@ void plc_program_add_default_dirs(plc_program *p)
       plc_program_add_dir(p, plc_arena_strndup(p->arena, env, n));
     env += n + (colon ? 1 : 0);
   }
-  plc_program_add_dir(p, PLC_STDLIB_DIR);
-  plc_program_add_dir(p, PLC_SOURCE_STDLIB_DIR);
+  int where = plc_load_where();
+  if (where <= 0)
+    plc_program_add_dir(p, PLC_STDLIB_DIR);
+  if (where >= 0)
+    plc_program_add_dir(p, PLC_SOURCE_STDLIB_DIR);
 }
 
 /* Read a whole regular file.  Returns NULL and sets errno on failure. */

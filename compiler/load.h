@@ -2,9 +2,9 @@
  *
  * The loader owns every source file of a compilation.  `import "hw/nvidia"`
  * is looked up (".plan" appended when missing) in: the importing file's
- * directory, the -I directories in order, each directory of $PLC_PATH, the
- * installed stdlib, then the source-tree stdlib (so an uninstalled plc finds
- * its library).  A file is loaded once however often it is imported; an
+ * directory, the -I directories in order, each directory of $PLC_PATH, then
+ * the stdlib of the running program: the installed one for an installed plc,
+ * the source tree's for a plc run from its build tree (plc_paths.h).  A file is loaded once however often it is imported; an
  * import of a file that is still being loaded is a cycle and an error. */
 #ifndef PLC_LOAD_H
 #define PLC_LOAD_H

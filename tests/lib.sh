@@ -24,6 +24,59 @@ same() {
   return 1
 }
 
+# Show what moved between expected file $1 and new output $2, line by line:
+# for each changed line its number in $2 and, side by side, the old and new
+# values of every number that differs ("step 35.2 -> 36.1" reads as
+# "  12: 35.2 -> 36.1"); a line whose numbers all stay shows its new text, a
+# line only in one file shows that text with - or +.  Lines of a changed
+# block are paired in order.
+numdiff() {
+  diff "$1" "$2" | awk '
+    function nums(s, a,   n) {
+      n = 0
+      while (match(s, /[-+]?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?/)) {
+        a[++n] = substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)
+      }
+      return n
+    }
+    function pair(o, w, line,   a, b, na, nb, i, out) {
+      na = nums(o, a); nb = nums(w, b); out = ""
+      for (i = 1; i <= na || i <= nb; i++)
+        if (a[i] != b[i])
+          out = out sprintf("  %s -> %s", i <= na ? a[i] : "(none)", i <= nb ? b[i] : "(none)")
+      if (out == "") out = "  (numbers unchanged) " substr(w, 1, 60)
+      printf "  %5d:%s\n", line, out
+    }
+    function flush(   i) {
+      for (i = 1; i <= no || i <= nn; i++) {
+        if (i <= no && i <= nn) pair(old[i], new[i], start + i - 1)
+        else if (i <= no) printf "  %5s- %s\n", "", substr(old[i], 1, 70)
+        else printf "  %5d+ %s\n", start + i - 1, substr(new[i], 1, 70)
+      }
+      no = nn = 0
+    }
+    /^[0-9]/ { flush(); s = $0; sub(/^[0-9,]*[acd]/, "", s); sub(/,.*/, "", s); start = s + 0 }
+    /^< / { old[++no] = substr($0, 3) }
+    /^> / { new[++nn] = substr($0, 3) }
+    END { flush() }'
+}
+
+# PLC_REGEN=1: make expected file $1 the new output $2 of case $3 and show
+# what moved.  Only called when the case exits as it should: a case whose
+# exit status changed is a failure, never a new expectation.
+regen() {
+  cmp -s "$1" "$2" && return 0
+  echo "regenerated $3 ($1):"
+  numdiff "$1" "$2"
+  cp "$2" "$1"
+}
+
+# The status check refused regeneration: say so with the failure.
+regen_refused() {
+  [ -n "${PLC_REGEN:-}" ] && echo "  not regenerated: the exit status changed"
+  return 0
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

@@ -28,9 +28,16 @@ mkdir -p "$out/gen" "$out/obj" "$out/seeds" "$out/crashes"
 bison -d -Wno-yacc -o "$out/gen/parser.c" "$top/grammar/parser.y"
 (cd "$out/gen" && flex "$top/grammar/lexer.l" && mv lex.yy.c lexer.c) # the .l names its output
 
+# The harnesses never read imports: no stdlib directory is real.
+{
+  echo '#define PLC_STDLIB_DIR "/nonexistent"'
+  echo '#define PLC_BINDIR "/nonexistent"'
+  echo '#define PLC_BUILD_DIR "/nonexistent"'
+  echo '#define PLC_SOURCE_STDLIB_DIR "/nonexistent"'
+} > "$out/gen/plc_paths.h"
+
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer-no-link $SAN \
-  -DPLC_STDLIB_DIR=\"/nonexistent\" -DPLC_SOURCE_STDLIB_DIR=\"/nonexistent\" \
   -I$top/runtime -I$top/compiler -I$out/gen $(pkg-config --cflags jansson)"
 objs=""
 for src in "$top"/runtime/*.c "$top"/compiler/*.c "$out/gen/parser.c" "$out/gen/lexer.c"; do

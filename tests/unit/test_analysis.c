@@ -1,0 +1,269 @@
+/* test_analysis.c - CUnit tests of the step analysis (runtime/analysis.c):
+ * the bubble of every schedule by its formula on hand-built op lists, the
+ * critical stage, the DP tail (simulated, pinned, declared), the step, eta,
+ * MFU and tokens/s; then the same figures end to end for a small plan.
+ *
+ * Hand-built runs (times in ms): every stage runs forward one compute op
+ * of 10 ms (1e12 FLOP), backward a 12 ms op then an 8 ms one (1.2e12 and
+ * 0.8e12 FLOP); peak 100 TFLOP/s, so compute runs at 100% of peak.  Then
+ * t_f = 10, t_b = 20, t = 30 and, when the 8 ms op is marked wgrad,
+ * t_w = 8 ms (unmarked: half the backward compute, 10 ms). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <string.h>
+
+#include "analysis.h"
+#include "arena.h"
+#include "cu_main.h"
+#include "plan_fixture.h"
+
+static plc_arena *ar;
+
+static mpq_ptr q(long num, unsigned long den)
+{
+  mpq_ptr v = plc_arena_mpq(ar);
+  mpq_set_si(v, num, den);
+  mpq_canonicalize(v);
+  return v;
+}
+
+/* Append a compute op of ms milliseconds and flops x 1e10 FLOP after dep. */
+static int compute(plc_ir_list *l, plc_phase ph, long ms, long flops_e10, int wgrad, int dep)
+{
+  plc_ir_op op = {0};
+  op.name = "c";
+  op.phase = ph;
+  op.kind = PLC_OPK_COMPUTE;
+  op.useful = 1;
+  op.wgrad = wgrad;
+  op.time = q(ms, 1000);
+  op.flops = q(flops_e10 * 10000000000L, 1);
+  op.size = q(0, 1);
+  op.deps = plc_arena_alloc(ar, sizeof(int));
+  op.ndeps = dep >= 0;
+  op.deps[0] = dep;
+  return plc_ir_push(ar, l, &op);
+}
+
+/* A dp all-reduce of ms milliseconds on stream 1, once per step, after dep. */
+static void grad_sync(plc_ir_list *l, long ms, int dep)
+{
+  plc_ir_op op = {0};
+  op.name = "g";
+  op.phase = PLC_PH_BWD;
+  op.kind = PLC_OPK_ALL_REDUCE;
+  op.dim = PLC_PD_DP;
+  op.group = 2;
+  op.stream = 1;
+  op.once = 1;
+  op.time = q(ms, 1000);
+  op.flops = q(0, 1);
+  op.size = q(1000, 1);
+  op.deps = plc_arena_alloc(ar, sizeof(int));
+  op.deps[0] = dep;
+  op.ndeps = 1;
+  plc_ir_push(ar, l, &op);
+}
+
+/* A run of p stages as described above; mu 8, 16 sequences of 1024. */
+static plc_ir_run *hand_run(int p, int vpp, const char *schedule, int wgrad)
+{
+  static const char *streams[] = {"compute", "grad"};
+  plc_ir_run *r = plc_arena_alloc(ar, sizeof *r);
+  memset(r, 0, sizeof *r);
+  r->name = "hand";
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    r->size[d] = 1;
+  r->size[PLC_PD_PP] = p;
+  r->vpp = vpp;
+  r->mu = 8;
+  r->micro_batch = 2;
+  r->global_batch = 16;
+  r->seq = 1024;
+  r->world = p;
+  r->schedule = schedule;
+  r->peak = q(100000000000000L, 1);
+  r->streams = streams;
+  r->nstreams = 2;
+  r->nstages = p;
+  r->stages = plc_arena_alloc(ar, (size_t)p * sizeof *r->stages);
+  memset(r->stages, 0, (size_t)p * sizeof *r->stages);
+  for (int s = 0; s < p; s++) {
+    plc_ir_stage *st = &r->stages[s];
+    compute(&st->fwd, PLC_PH_FWD, 10, 100, 0, -1);
+    int b = compute(&st->bwd, PLC_PH_BWD, 12, 120, 0, -1);
+    compute(&st->bwd, PLC_PH_BWD, 8, 80, wgrad, b);
+  }
+  return r;
+}
+
+/* Analyse and compare the bubble and the step with num/den seconds. */
+static void bubble_is(plc_ir_run *r, long bnum, long snum, unsigned long den, unsigned line)
+{
+  plc_result res;
+  plc_analyse(&res, r);
+  char msg[120];
+  snprintf(msg, sizeof msg, "%s p=%ld v=%ld: want bubble %ld/%lu, step %ld/%lu", r->schedule,
+           (long)r->size[PLC_PD_PP], (long)r->vpp, bnum, den, snum, den);
+  int ok = plc_fx_q(res.bubble, bnum, den) && plc_fx_q(res.step, snum, den);
+  CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, line, msg, __FILE__, "", CU_FALSE);
+  plc_result_free(&res);
+}
+#define BUBBLE_IS(r, b, s) bubble_is(r, b, s, 1000, __LINE__)
+
+/* step = mu t + bubble = 8 x 30 + bubble ms.
+ *   gpipe, 1f1b: (p-1)(t_f + t_b) = 3 x 30 = 90, step 330
+ *   interleaved, v = 2: (p-1)(t_f + t_b)/v = 90/2 = 45, step 285
+ *   zb_h1: (p-1)(t_f + t_b - 2 t_w) = 3 x (30 - 16) = 42, step 282;
+ *     unmarked t_w = 20/2 = 10: 3 x (30 - 20) = 30, step 270
+ *   dualpipe, p = 4: (p/2 - 1)(t_F&B + t_b - 3 t_w) = 1 x (30 + 20 - 24)
+ *     = 26, step 266; p = 2: 0 x ... = 0, step 240
+ *   p = 1: no bubble, step 240. */
+static void test_bubbles(void)
+{
+  BUBBLE_IS(hand_run(4, 1, "gpipe", 1), 90, 330);
+  BUBBLE_IS(hand_run(4, 1, "1f1b", 1), 90, 330);
+  BUBBLE_IS(hand_run(4, 2, "interleaved", 1), 45, 285);
+  BUBBLE_IS(hand_run(4, 1, "zb_h1", 1), 42, 282);
+  BUBBLE_IS(hand_run(4, 1, "zb_h1", 0), 30, 270);
+  BUBBLE_IS(hand_run(4, 1, "dualpipe", 1), 26, 266);
+  BUBBLE_IS(hand_run(2, 1, "dualpipe", 1), 0, 240);
+  BUBBLE_IS(hand_run(1, 1, "1f1b", 1), 0, 240);
+}
+
+/* 1f1b over 4 stages: step 330 ms.  eta = mu x useful / step = 8 x 30 /
+ * 330 = 8/11; busy the same (no recompute); MFU = mu x sum of the stages'
+ * useful FLOPs / (pp x peak x step) = 8 x 4 x 3e12 / (4 x 1e14 x 0.33) =
+ * 8/11 (compute at full peak); tokens/s = 16 x 1024 / 0.33 = 1638400/33.
+ * The bubble formula shows its numbers. */
+static void test_ratios(void)
+{
+  plc_result res;
+  plc_analyse(&res, hand_run(4, 1, "1f1b", 1));
+  CU_ASSERT(plc_fx_q(res.t_f, 1, 100));
+  CU_ASSERT(plc_fx_q(res.t_b, 1, 50));
+  CU_ASSERT(plc_fx_q(res.t_w, 1, 125));
+  CU_ASSERT(plc_fx_q(res.eta, 8, 11));
+  CU_ASSERT(plc_fx_q(res.busy, 8, 11));
+  CU_ASSERT(res.mfu_known);
+  CU_ASSERT(plc_fx_q(res.mfu, 8, 11));
+  CU_ASSERT(plc_fx_q(res.tokens_per_s, 1638400, 33));
+  CU_ASSERT_EQUAL(res.tail_kind, PLC_TAIL_NONE);
+  char *fm = plc_bubble_formula(&res, 4, 0);
+  PLC_CU_STR_EQ(fm, "(p - 1)(t_f + t_b) = (4 - 1) x (10 ms + 20 ms)");
+  free(fm);
+  plc_result_free(&res);
+}
+
+/* The slowest stage is critical: stage 2 gets 20 ms more forward, so
+ * t = 50 and the 1f1b bubble is 3 x 50 = 150, step 8 x 50 + 150 = 550. */
+static void test_critical_stage(void)
+{
+  plc_ir_run *r = hand_run(4, 1, "1f1b", 1);
+  compute(&r->stages[2].fwd, PLC_PH_FWD, 20, 200, 0, 0);
+  plc_result res;
+  plc_analyse(&res, r);
+  CU_ASSERT_EQUAL(res.critical, 2);
+  CU_ASSERT(plc_fx_q(res.t, 1, 20));
+  CU_ASSERT(plc_fx_q(res.bubble, 3, 20));
+  CU_ASSERT(plc_fx_q(res.step, 11, 20));
+  plc_result_free(&res);
+}
+
+/* DP tail, 1f1b over 2 stages (bubble 30, step 8 x 30 + 30 = 270 ms before
+ * the tail):
+ *   simulated: a once all-reduce of 6 ms after the last backward op ends at
+ *     26 ms, 6 after t_b = 20: tail 6, step 276;
+ *   declared: dp_hidden = 3/4 of that 6 ms sync leaves 1.5 ms, step 271.5;
+ *   pinned: dp_tail = 5 ms, step 275; plus optimizer_time 7 ms: 282. */
+static void test_tail(void)
+{
+  plc_ir_run *r = hand_run(2, 1, "1f1b", 1);
+  for (int s = 0; s < 2; s++)
+    grad_sync(&r->stages[s].bwd, 6, 1);
+  plc_result res;
+  plc_analyse(&res, r);
+  CU_ASSERT_EQUAL(res.tail_kind, PLC_TAIL_SIMULATED);
+  CU_ASSERT(plc_fx_q(res.tail_full, 6, 1000));
+  CU_ASSERT(plc_fx_q(res.tail, 6, 1000));
+  CU_ASSERT(plc_fx_q(res.t_b, 20, 1000)); /* the once op is not in every microbatch */
+  CU_ASSERT(plc_fx_q(res.step, 276, 1000));
+  plc_result_free(&res);
+  r->dp_hidden = q(3, 4);
+  plc_analyse(&res, r);
+  CU_ASSERT_EQUAL(res.tail_kind, PLC_TAIL_DECLARED);
+  CU_ASSERT(plc_fx_q(res.tail, 3, 2000));
+  CU_ASSERT(plc_fx_q(res.step, 543, 2000));
+  plc_result_free(&res);
+  r->dp_tail = q(5, 1000);
+  plc_analyse(&res, r);
+  CU_ASSERT_EQUAL(res.tail_kind, PLC_TAIL_PINNED);
+  CU_ASSERT(plc_fx_q(res.step, 275, 1000));
+  plc_result_free(&res);
+  r->optimizer_time = q(7, 1000);
+  plc_analyse(&res, r);
+  CU_ASSERT(plc_fx_q(res.step, 282, 1000));
+  plc_result_free(&res);
+}
+
+/* End to end: 4 layers over tp 2 x dp 2 x pp 2 on the fixture's machine.
+ * Per layer forward: mm 2e12 FLOP = 40 ms, then a tp all-reduce of 1 GB on
+ * the compute stream, 2(2-1)/2 x 10 ms + 2 x 1 us = 10.002 ms; backward:
+ * bmm 4e12 FLOP = 80 ms, and a once dp all-reduce of 10.002 ms on grad.
+ * Stage (2 layers): t_f = 100.004 ms, t_b = 160 ms, t = 260.004 ms;
+ * mu = 8 / (2 x 1) = 4; bubble (2-1) x 260.004 = 260.004 ms; the last
+ * sync ends 10.002 ms after the backward: tail 10.002 ms;
+ * step = 4 x 260.004 + 260.004 + 10.002 = 1310.022 ms = 655011/500000 s;
+ * eta = 4 x 240 / 1310.022 = 480000/655011; MFU = 4 x 2 stages x 12e12
+ * / (2 x 1e14 x 1.310022) = 240000/655011; tokens/s = 8 x 1024 / 1.310022
+ * = 4096000000/655011; 2 tp all-reduces in the communication rows. */
+static void test_end_to_end(void)
+{
+  plc_fx f;
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, PLC_FX_MACHINE
+    "model tiny { layers { dense = 4 } }\n"
+    "framework fw { template dense {\n"
+    "  op mm: compute { flops = 2e12 FLOP }\n"
+    "  op ar: all_reduce(tp) { size = 1 GB; after = [mm] }\n"
+    "  backward {\n"
+    "    op bmm: compute { flops = 4e12 FLOP }\n"
+    "    op g: all_reduce(dp) { size = 1 GB; stream = grad; once = true; after = [bmm] }\n"
+    "  } } }\n"
+    "train t { model = tiny; cluster = box; framework = fw; tp = 2; dp = 2; pp = 2\n"
+    "  micro_batch = 1; global_batch = 8; seq = 1024 }\n"), 0);
+  plc_drive_run *r = plc_fx_train(&f, "t");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  const plc_result *res = &r->res;
+  CU_ASSERT(plc_fx_qs(res->t_f, "25001/250000"));
+  CU_ASSERT(plc_fx_qs(res->t_b, "4/25"));
+  CU_ASSERT(plc_fx_qs(res->bubble, "65001/250000"));
+  CU_ASSERT(plc_fx_qs(res->tail, "5001/500000"));
+  CU_ASSERT(plc_fx_qs(res->step, "655011/500000"));
+  CU_ASSERT(plc_fx_qs(res->eta, "480000/655011"));
+  CU_ASSERT(res->mfu_known);
+  CU_ASSERT(plc_fx_qs(res->mfu, "240000/655011"));
+  CU_ASSERT(plc_fx_qs(res->tokens_per_s, "4096000000/655011"));
+  CU_ASSERT_EQUAL_FATAL(res->nrows, 1); /* the forward tp all-reduces; g is `once` */
+  CU_ASSERT_EQUAL(res->rows[0].dim, PLC_PD_TP);
+  CU_ASSERT_EQUAL(res->rows[0].count, 2);
+  CU_ASSERT(plc_fx_qs(res->rows[0].exposed, "5001/250000")); /* on the compute stream */
+  plc_fx_free(&f);
+}
+
+int main(void)
+{
+  ar = plc_arena_new();
+  static const plc_cu_test tests[] = {
+    {"bubble of every schedule", test_bubbles},
+    {"eta, busy, MFU, tokens/s", test_ratios},
+    {"critical stage", test_critical_stage},
+    {"DP tail and optimizer", test_tail},
+    {"a small plan end to end", test_end_to_end},
+    {NULL, NULL},
+  };
+  int status = plc_cu_run("analysis", tests);
+  plc_arena_free(ar);
+  return status;
+}

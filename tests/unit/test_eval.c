@@ -1,0 +1,142 @@
+/* test_eval.c - CUnit tests of the evaluator on plans held in memory: exact
+ * arithmetic with units, functions, conditionals, lists, derived
+ * declarations, and the located errors of bad expressions. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "cu_main.h"
+#include "plan_fixture.h"
+
+/* Is let `name` exactly num/den in the dimension bytes^b s^s FLOP^fl? */
+static int let_is(plc_fx *f, const char *name, long num, unsigned long den, int b, int s, int fl)
+{
+  plc_value *v = plc_fx_let(f, name);
+  return plc_fx_is(v, num, den) && v->dim_known && v->dim.e[0] == b && v->dim.e[1] == s &&
+         v->dim.e[2] == fl;
+}
+
+/* Rationals stay exact: 1/3 * 3 is 1, not 0.999...; -7/2 is -7/2. */
+static void test_exact(void)
+{
+  plc_fx f;
+  CU_ASSERT_EQUAL(plc_fx_load(&f, "let third = 1 / 3\nlet one = third * 3\n"
+                                  "let neg = -7 / 2\nlet p = 2^10\n"), 0);
+  CU_ASSERT(let_is(&f, "third", 1, 3, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "one", 1, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "neg", -7, 2, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "p", 1024, 1, 0, 0, 0));
+  plc_fx_free(&f);
+}
+
+/* Units convert to base units exactly: 3 ms + 2 ms = 1/200 s; 400 Gbps =
+ * 400e9 / 8 B/s = 5e10 B/s; 1 GB / 100 GB/s = 1/100 s; 1 GiB = 2^30 B;
+ * 50% = 1/2; 2e12 FLOP / 50 TFLOPS = 1/25 s. */
+static void test_units(void)
+{
+  plc_fx f;
+  CU_ASSERT_EQUAL(plc_fx_load(&f, "let t = 3 ms + 2 ms\nlet bw = 400 Gbps\n"
+                                  "let r = 1 GB / (100 GB/s)\nlet gib = 1 GiB\n"
+                                  "let pct = 50%\nlet mm = 2e12 FLOP / (50 TFLOPS)\n"), 0);
+  CU_ASSERT(let_is(&f, "t", 1, 200, 0, 1, 0));
+  CU_ASSERT(let_is(&f, "bw", 50000000000L, 1, 1, -1, 0));
+  CU_ASSERT(let_is(&f, "r", 1, 100, 0, 1, 0));
+  CU_ASSERT(let_is(&f, "gib", 1073741824L, 1, 1, 0, 0));
+  CU_ASSERT(let_is(&f, "pct", 1, 2, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "mm", 1, 25, 0, 1, 0));
+  plc_fx_free(&f);
+}
+
+/* User functions, builtins, ?: and lists: sq(3) = 3*3 + 1 = 10;
+ * max(3, 7) = 7; 2 > 1 picks 10; l[1] = 2 (from 0); sum = 6; len = 3;
+ * floor(7/2) = 3, ceil(7/2) = 4. */
+static void test_functions(void)
+{
+  plc_fx f;
+  CU_ASSERT_EQUAL(plc_fx_load(&f, "let sq(x) = x * x + 1\nlet y = sq(3)\n"
+                                  "let m = max(3, 7)\nlet c = 2 > 1 ? 10 : 20\n"
+                                  "let l = [1, 2, 3]\nlet second = l[1]\n"
+                                  "let total = sum(l)\nlet n = len(l)\n"
+                                  "let fl = floor(7 / 2)\nlet ce = ceil(7 / 2)\n"), 0);
+  CU_ASSERT(let_is(&f, "y", 10, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "m", 7, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "c", 10, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "second", 2, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "total", 6, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "n", 3, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "fl", 3, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "ce", 4, 1, 0, 0, 0));
+  plc_fx_free(&f);
+}
+
+/* A derived declaration overrides a field and the base's field that reads
+ * it sees the new value (late binding, one level): D.e = 10 * 2 = 20 while
+ * C.e stays 1 * 2 = 2. */
+static void test_derived(void)
+{
+  plc_fx f;
+  CU_ASSERT_EQUAL(plc_fx_load(&f, "model C { v = 1; e = v * 2 }\nmodel D = C { v = 10 }\n"
+                                  "let ce = C.e\nlet de = D.e\nlet dv = D.v\n"), 0);
+  CU_ASSERT(let_is(&f, "ce", 2, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "de", 20, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "dv", 10, 1, 0, 0, 0));
+  plc_fx_free(&f);
+}
+
+/* Each bad expression is one located error with its message. */
+static void test_errors(void)
+{
+  static const struct { const char *text, *want; } cases[] = {
+    {"let z = 1 / 0\n", "test.plan:1:11: error: division by zero"},
+    {"let a = b\nlet b = a\n", "error: 'a' is defined in terms of itself"},
+    {"let bad = 1 ms + 1 B\n", "test.plan:1:16: error: cannot add s and B: dimensions differ"},
+    {"let f(x) = x\nlet w = f(1, 2)\n", "error: too many arguments to function 'f'"},
+    {"let q = nosuch + 1\n", "test.plan:1:9: error: unknown name 'nosuch'"},
+    {"model M { layers { dense = 2 } }\nlet k = M.nofield\n",
+     "test.plan:2:11: error: model 'M' has no field 'nofield'"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    plc_fx f;
+    int errors = plc_fx_load(&f, cases[i].text);
+    PLC_CU_ASSERT_MSG(errors == 1, cases[i].text);
+    PLC_CU_ASSERT_MSG(plc_fx_reported(&f, cases[i].want), plc_fx_diags(&f));
+    plc_fx_free(&f);
+  }
+}
+
+/* A let that reads a train's result is evaluated after the train: the
+ * run of test_lower.c's plan, whose step is 1310.022 ms (test_analysis.c
+ * derives it), gives step_time = 655011/500000 s and mu = 8 / (2 x 1) = 4. */
+static void test_results(void)
+{
+  plc_fx f;
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, PLC_FX_MACHINE
+    "model tiny { layers { dense = 4 } }\n"
+    "framework fw { template dense {\n"
+    "  op mm: compute { flops = 2e12 FLOP }\n"
+    "  op ar: all_reduce(tp) { size = 1 GB; after = [mm] }\n"
+    "  backward {\n"
+    "    op bmm: compute { flops = 4e12 FLOP }\n"
+    "    op g: all_reduce(dp) { size = 1 GB; stream = grad; once = true; after = [bmm] }\n"
+    "  } } }\n"
+    "train t { model = tiny; cluster = box; framework = fw; tp = 2; dp = 2; pp = 2\n"
+    "  micro_batch = 1; global_batch = 8; seq = 1024 }\n"
+    "let st = t.step_time\nlet mu = t.mu\n"), 0);
+  CU_ASSERT(let_is(&f, "st", 655011, 500000, 0, 1, 0));
+  CU_ASSERT(let_is(&f, "mu", 4, 1, 0, 0, 0));
+  plc_fx_free(&f);
+}
+
+int main(void)
+{
+  static const plc_cu_test tests[] = {
+    {"exact rationals", test_exact},
+    {"units to base units", test_units},
+    {"functions, builtins, ?: and lists", test_functions},
+    {"derived declarations", test_derived},
+    {"located errors", test_errors},
+    {"train results in lets", test_results},
+    {NULL, NULL},
+  };
+  return plc_cu_run("eval", tests);
+}

@@ -1,0 +1,242 @@
+/* test_lower.c - CUnit tests of lowering (compiler/lower.c): how layers
+ * split into pipeline stages, which ops a template gives in each phase,
+ * and their exact durations by the alpha-beta and compute formulas.
+ * Mirrored backwards are tested on compute ops only. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "cu_main.h"
+#include "plan_fixture.h"
+
+/* A train of `layers` with one `dense` template and the given fields. */
+static plc_drive_run *lower(plc_fx *f, const char *layers, const char *tmpl, const char *fields)
+{
+  char text[4096];
+  snprintf(text, sizeof text, "%s"
+           "model m { layers { %s } }\n"
+           "framework fw {\n%s\n}\n"
+           "train t { model = m; cluster = box; framework = fw\n"
+           "  micro_batch = 1; global_batch = 8; seq = 1024\n  %s\n}\n",
+           PLC_FX_MACHINE, layers, tmpl, fields);
+  if (plc_fx_load(f, text))
+    return NULL;
+  return plc_fx_train(f, "t");
+}
+
+static const char compute_only[] =
+  "template dense { op mm: compute { flops = 2e12 FLOP } }";
+
+/* Assert a stage's layers. */
+static void stage_is(const plc_drive_run *r, int s, int n, const int *want, unsigned line)
+{
+  const plc_ir_stage *st = &r->ir->stages[s];
+  int ok = st->nlayers == n;
+  for (int k = 0; ok && k < n; k++)
+    ok = st->layers[k] == want[k];
+  char msg[64];
+  snprintf(msg, sizeof msg, "stage %d has %d layers", s, st->nlayers);
+  CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, line, msg, __FILE__, "", CU_FALSE);
+}
+#define STAGE_IS(r, s, ...)                                                   \
+  do {                                                                        \
+    static const int w_[] = {__VA_ARGS__};                                    \
+    stage_is(r, s, (int)(sizeof w_ / sizeof w_[0]), w_, __LINE__);            \
+  } while (0)
+
+/* 5 layers over pp = 2: chunks of 3 and 2 (the first one longer), with a
+ * warning; 8 layers over pp 2 x vpp 2: four chunks of 2, chunk j on stage
+ * j % 2, so stage 0 runs layers 0 1 4 5 and stage 1 runs 2 3 6 7. */
+static void test_even_split(void)
+{
+  plc_fx f;
+  plc_drive_run *r = lower(&f, "dense = 5", compute_only, "pp = 2");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  CU_ASSERT_EQUAL(r->ir->nstages, 2);
+  STAGE_IS(r, 0, 0, 1, 2);
+  STAGE_IS(r, 1, 3, 4);
+  CU_ASSERT(plc_fx_reported(&f, "warning: 5 layers do not divide into pp x vpp = 2 chunks"));
+  plc_fx_free(&f);
+  r = lower(&f, "dense = 8", compute_only, "pp = 2; vpp = 2");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  STAGE_IS(r, 0, 0, 1, 4, 5);
+  STAGE_IS(r, 1, 2, 3, 6, 7);
+  CU_ASSERT(!plc_fx_reported(&f, "do not divide"));
+  plc_fx_free(&f);
+}
+
+/* stages = [1, 3] puts layer 0 on stage 0 and layers 1..3 on stage 1; a
+ * list that does not add up to the model's 4 layers is an error. */
+static void test_explicit_split(void)
+{
+  plc_fx f;
+  plc_drive_run *r = lower(&f, "dense = 4", compute_only, "pp = 2; stages = [1, 3]");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  STAGE_IS(r, 0, 0);
+  STAGE_IS(r, 1, 1, 2, 3);
+  plc_fx_free(&f);
+  CU_ASSERT_PTR_NULL(lower(&f, "dense = 4", compute_only, "pp = 2; stages = [2, 3]"));
+  CU_ASSERT(plc_fx_reported(&f, "error: 'stages' adds up to 5 layers; the model has 4"));
+  plc_fx_free(&f);
+  CU_ASSERT_PTR_NULL(lower(&f, "dense = 4", compute_only, "pp = 2; stages = [4]"));
+  CU_ASSERT(plc_fx_reported(&f, "error: 'stages' must list 2 layer counts (pp x vpp)"));
+  plc_fx_free(&f);
+}
+
+/* Layer kinds keep the model's order: attn, then moe. */
+static void test_kinds(void)
+{
+  plc_fx f;
+  plc_drive_run *r = lower(&f, "attn = 1; moe = 1",
+                           "template attn { op a: compute { flops = 1e12 FLOP } }\n"
+                           "template moe { op e: compute { flops = 3e12 FLOP } }", "");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  const plc_ir_list *fw = &r->ir->stages[0].fwd;
+  CU_ASSERT_EQUAL_FATAL(fw->n, 2);
+  PLC_CU_STR_EQ(fw->ops[0].name, "a");
+  PLC_CU_STR_EQ(fw->ops[1].name, "e");
+  CU_ASSERT_EQUAL(fw->ops[0].layer, 0);
+  CU_ASSERT_EQUAL(fw->ops[1].layer, 1);
+  plc_fx_free(&f);
+}
+
+/* Durations of one op of each primitive on tp = 4 (node, fast: 100 GB/s,
+ * 1 us per step) for S = 1 GB, and p2p on pp (all, slow: 10 GB/s, 10 us):
+ *   all_gather, reduce_scatter, all_to_all: (n-1)/n S/bw + (n-1) a
+ *     = 3/4 x 1/100 s + 3 us = 7503/1000000 s
+ *   all_reduce: 2(n-1)/n S/bw + 2(n-1) a = 15/1000 + 6 us = 7503/500000 s
+ *   broadcast: S/bw + (n-1) a = 1/100 + 3 us = 10003/1000000 s
+ *   p2p: S/bw + a = 1/10 + 10 us = 10001/100000 s
+ *   compute 2e12 FLOP at 50 TFLOP/s = 1/25 s; bytes 1 GB at 2 TB/s = 1/2000 s. */
+static void test_op_times(void)
+{
+  plc_fx f;
+  plc_drive_run *r = lower(&f, "dense = 2",
+    "template dense {\n"
+    "  op mm: compute { flops = 2e12 FLOP }\n"
+    "  op mem: compute { bytes = 1 GB }\n"
+    "  op ag: all_gather(tp) { size = 1 GB }\n"
+    "  op rs: reduce_scatter(tp) { size = 1 GB }\n"
+    "  op a2a: all_to_all(tp) { size = 1 GB }\n"
+    "  op ar: all_reduce(tp) { size = 1 GB }\n"
+    "  op bc: broadcast(tp) { size = 1 GB }\n"
+    "  op tx: p2p(pp) { size = 1 GB }\n"
+    "  backward { op b: compute { time = 1 ms } }\n"
+    "}", "tp = 4; pp = 2");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  const plc_ir_list *fw = &r->ir->stages[0].fwd;
+  CU_ASSERT_EQUAL_FATAL(fw->n, 8); /* one layer per stage, 8 ops */
+  static const struct { const char *name; plc_opk kind; const char *time; } want[] = {
+    {"mm", PLC_OPK_COMPUTE, "1/25"}, {"mem", PLC_OPK_COMPUTE, "1/2000"},
+    {"ag", PLC_OPK_ALL_GATHER, "7503/1000000"}, {"rs", PLC_OPK_REDUCE_SCATTER, "7503/1000000"},
+    {"a2a", PLC_OPK_ALL_TO_ALL, "7503/1000000"}, {"ar", PLC_OPK_ALL_REDUCE, "7503/500000"},
+    {"bc", PLC_OPK_BROADCAST, "10003/1000000"}, {"tx", PLC_OPK_P2P, "10001/100000"},
+  };
+  for (int i = 0; i < 8; i++) {
+    PLC_CU_STR_EQ(fw->ops[i].name, want[i].name);
+    CU_ASSERT_EQUAL(fw->ops[i].kind, want[i].kind);
+    PLC_CU_ASSERT_MSG(plc_fx_qs(fw->ops[i].time, want[i].time), want[i].name);
+  }
+  CU_ASSERT_EQUAL(fw->ops[2].group, 4);
+  CU_ASSERT_EQUAL(fw->ops[2].dim, PLC_PD_TP);
+  CU_ASSERT(plc_fx_qs(fw->ops[0].flops, "2000000000000"));
+  CU_ASSERT(plc_fx_qs(fw->ops[2].size, "1000000000"));
+  CU_ASSERT(fw->ops[0].useful);
+  plc_fx_free(&f);
+}
+
+/* Without a backward section a compute-only layer mirrors its forward:
+ * reverse order, twice the FLOPs and time (b: 2 x 3e12 FLOP = 6e12 at
+ * 50 TFLOP/s = 3/25 s; a: 2e12 = 1/25 s); a's mirror waits for b's, as b
+ * waited for a.  Full recompute first re-runs the forward (a 1/50 s, then
+ * b 3/50 s after it), not useful, in phase recomp. */
+static void test_mirror_and_recompute(void)
+{
+  plc_fx f;
+  plc_drive_run *r = lower(&f, "dense = 1",
+    "template dense {\n"
+    "  op a: compute { flops = 1e12 FLOP }\n"
+    "  op b: compute { flops = 3e12 FLOP; after = [a] }\n"
+    "}", "recompute = full");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  const plc_ir_list *bw = &r->ir->stages[0].bwd;
+  CU_ASSERT_EQUAL_FATAL(bw->n, 4);
+  static const struct { const char *name; plc_phase ph; const char *time; int useful; } want[] = {
+    {"a", PLC_PH_RECOMP, "1/50", 0}, {"b", PLC_PH_RECOMP, "3/50", 0},
+    {"b", PLC_PH_BWD, "3/25", 1}, {"a", PLC_PH_BWD, "1/25", 1},
+  };
+  for (int i = 0; i < 4; i++) {
+    PLC_CU_STR_EQ(bw->ops[i].name, want[i].name);
+    CU_ASSERT_EQUAL(bw->ops[i].phase, want[i].ph);
+    CU_ASSERT(plc_fx_qs(bw->ops[i].time, want[i].time));
+    CU_ASSERT_EQUAL(bw->ops[i].useful, want[i].useful);
+  }
+  CU_ASSERT(plc_fx_qs(bw->ops[2].flops, "6000000000000"));
+  CU_ASSERT_EQUAL_FATAL(bw->ops[1].ndeps, 1);
+  CU_ASSERT_EQUAL(bw->ops[1].deps[0], 0); /* recomputed b after recomputed a */
+  CU_ASSERT_EQUAL_FATAL(bw->ops[3].ndeps, 1);
+  CU_ASSERT_EQUAL(bw->ops[3].deps[0], 2); /* a's mirror after b's */
+  plc_fx_free(&f);
+}
+
+/* Streams, once, the pipeline template on all stages but the last
+ * (`if !layer.last`), and the step template once per stage. */
+static void test_streams_pipeline_step(void)
+{
+  plc_fx f;
+  plc_drive_run *r = lower(&f, "dense = 2",
+    "template dense {\n"
+    "  op mm: compute { flops = 2e12 FLOP }\n"
+    "  backward {\n"
+    "    op bmm: compute { flops = 4e12 FLOP }\n"
+    "    op g: all_reduce(dp) { size = 1 GB; stream = grad; once = true; after = [bmm] }\n"
+    "  }\n"
+    "}\n"
+    "template pipeline { if !layer.last { op send: p2p(pp) { size = 10 MB } } }\n"
+    "template step { op opt: compute { time = 3 ms } }", "dp = 2; pp = 2");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  const plc_ir_run *ir = r->ir;
+  CU_ASSERT_EQUAL(ir->stages[0].fwd.n, 2); /* mm, send */
+  CU_ASSERT_EQUAL(ir->stages[1].fwd.n, 1); /* mm */
+  PLC_CU_STR_EQ(ir->stages[0].fwd.ops[1].name, "send");
+  CU_ASSERT_EQUAL(ir->stages[0].fwd.ops[1].layer, -1);
+  const plc_ir_op *g = &ir->stages[0].bwd.ops[1];
+  PLC_CU_STR_EQ(g->name, "g");
+  CU_ASSERT(g->once);
+  PLC_CU_STR_EQ(ir->streams[g->stream], "grad");
+  PLC_CU_STR_EQ(ir->streams[0], "compute");
+  CU_ASSERT_EQUAL(g->deps[0], 0);
+  for (int s = 0; s < 2; s++) {
+    CU_ASSERT_EQUAL(ir->stages[s].step.n, 1);
+    CU_ASSERT(plc_fx_qs(ir->stages[s].step.ops[0].time, "3/1000"));
+  }
+  plc_fx_free(&f);
+}
+
+/* Ops that cannot be costed are located errors. */
+static void test_errors(void)
+{
+  plc_fx f;
+  CU_ASSERT_PTR_NULL(lower(&f, "dense = 1", "template dense { op x: compute { } }", ""));
+  CU_ASSERT(plc_fx_reported(&f, "error: compute op 'x' needs flops, bytes or time"));
+  plc_fx_free(&f);
+  CU_ASSERT_PTR_NULL(lower(&f, "dense = 1", "template dense { op c: all_reduce(tp) { } }",
+                           "tp = 2"));
+  CU_ASSERT(plc_fx_reported(&f, "error: collective 'c' needs a size (or a time)"));
+  plc_fx_free(&f);
+}
+
+int main(void)
+{
+  static const plc_cu_test tests[] = {
+    {"even stage split", test_even_split},
+    {"explicit stage split", test_explicit_split},
+    {"layer kinds in order", test_kinds},
+    {"op durations", test_op_times},
+    {"mirrored backward and full recompute", test_mirror_and_recompute},
+    {"streams, once, pipeline and step templates", test_streams_pipeline_step},
+    {"errors", test_errors},
+    {NULL, NULL},
+  };
+  return plc_cu_run("lower", tests);
+}
