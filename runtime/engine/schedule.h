@@ -162,6 +162,8 @@ typedef struct plc_sched_sim {
   mpq_t bubble;         /* makespan - busy of the critical stage */
   int critical;         /* stage with the most work (the lowest on ties) */
   int p;
+  int exact_only;       /* set to skip the machine-integer path (tests) */
+  int used_fast;        /* the last run used the machine-integer path */
   mpq_t *busy, *idle;   /* per stage */
   int *inflight_b, *inflight_w;
   /* scratch */
@@ -171,6 +173,9 @@ typedef struct plc_sched_sim {
   mpq_t tmp, tmp2;
   int *cursor, *queue;
   unsigned char *queued, *fdone, *bdone;
+  /* the machine-integer path: times scaled by a common denominator */
+  int64_t *fend64, *bend64, *free64, *busy64, *dur64;
+  mpz_t den;
 } plc_sched_sim;
 
 void plc_sched_sim_init(plc_sched_sim *sim);
@@ -178,8 +183,12 @@ void plc_sched_sim_clear(plc_sched_sim *sim);
 
 /* Run every stage's blocks in order, each starting at max(stage free, each
  * dependency's end + the p2p latency of its stage when it is on another
- * stage).  times has p entries.  Returns 1, or 0 with a message when the
- * order deadlocks (see plc_sched_validate). */
+ * stage).  times has p entries; the properties (faster blocks never make
+ * the step longer, bubble >= 0) need them >= 0 and w <= b.  Returns 1, or
+ * 0 with a message when the order deadlocks (see plc_sched_validate).
+ * When every time over their common denominator fits in 63 bits with room
+ * for the whole step, the run is done in int64 and converted back, which
+ * is exact (tests compare it with the GMP run); else it runs on mpq_t. */
 int plc_sched_simulate(const plc_sched *s, const plc_sched_times *times, plc_sched_sim *sim,
                        char *msg, size_t msglen);
 

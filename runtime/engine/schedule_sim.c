@@ -14,6 +14,7 @@
 #include <config.h>
 #endif
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,11 @@ typedef struct sim_run {
   const plc_sched_times *t;
   plc_sched_sim *sim;
   int head, count;
+  int fast;   /* times are int64 multiples of 1/sim->den */
 } sim_run;
+
+/* Per stage in dur64: f, b, w, fb, p2p, b - w, fb - w. */
+enum { D_F, D_B, D_W, D_FB, D_P2P, D_BS, D_FBS, D_N };
 
 static void mpq_grow(mpq_t **a, int old, int n)
 {
@@ -54,6 +59,7 @@ void plc_sched_sim_init(plc_sched_sim *sim)
   mpq_init(sim->bubble);
   mpq_init(sim->tmp);
   mpq_init(sim->tmp2);
+  mpz_init(sim->den);
 }
 
 void plc_sched_sim_clear(plc_sched_sim *sim)
@@ -62,6 +68,12 @@ void plc_sched_sim_clear(plc_sched_sim *sim)
   mpq_clear(sim->bubble);
   mpq_clear(sim->tmp);
   mpq_clear(sim->tmp2);
+  mpz_clear(sim->den);
+  free(sim->fend64);
+  free(sim->bend64);
+  free(sim->free64);
+  free(sim->busy64);
+  free(sim->dur64);
   mpq_drop(sim->busy, sim->cap_p);
   mpq_drop(sim->idle, sim->cap_p);
   mpq_drop(sim->stage_free, sim->cap_p);
@@ -94,6 +106,9 @@ static void sim_grow(plc_sched_sim *sim, int p, int keys)
     sim->cursor = plc_xrealloc(sim->cursor, (size_t)p * sizeof(int));
     sim->queue = plc_xrealloc(sim->queue, (size_t)p * sizeof(int));
     sim->queued = plc_xrealloc(sim->queued, (size_t)p);
+    sim->free64 = plc_xrealloc(sim->free64, (size_t)p * sizeof(int64_t));
+    sim->busy64 = plc_xrealloc(sim->busy64, (size_t)p * sizeof(int64_t));
+    sim->dur64 = plc_xrealloc(sim->dur64, (size_t)p * D_N * sizeof(int64_t));
     sim->cap_p = p;
   }
   if (keys > sim->cap_keys) {
@@ -101,6 +116,8 @@ static void sim_grow(plc_sched_sim *sim, int p, int keys)
     mpq_grow(&sim->bend, sim->cap_keys, keys);
     sim->fdone = plc_xrealloc(sim->fdone, (size_t)keys);
     sim->bdone = plc_xrealloc(sim->bdone, (size_t)keys);
+    sim->fend64 = plc_xrealloc(sim->fend64, (size_t)keys * sizeof(int64_t));
+    sim->bend64 = plc_xrealloc(sim->bend64, (size_t)keys * sizeof(int64_t));
     sim->cap_keys = keys;
   }
 }
@@ -170,6 +187,37 @@ static mpq_srcptr block_time(const sim_run *r, int st, const plc_sched_block *b)
   }
 }
 
+static int64_t block_time64(const sim_run *r, int st, const plc_sched_block *b)
+{
+  const int64_t *d = &r->sim->dur64[(size_t)st * D_N];
+  switch (b->phase) {
+  case PLC_SCHED_F: return d[D_F];
+  case PLC_SCHED_B: return d[b->split ? D_BS : D_B];
+  case PLC_SCHED_W: return d[D_W];
+  default: return d[b->split ? D_FBS : D_FB];
+  }
+}
+
+/* time_block on the machine-integer path: no sum can overflow, as
+ * fast_setup bounds the whole step. */
+static void time_block64(sim_run *r, int st, const plc_sched_block *b, const sim_dep *d, int nd)
+{
+  plc_sched_sim *sim = r->sim;
+  const plc_sched *s = r->s;
+  int64_t start = sim->free64[st];
+  for (int i = 0; i < nd; i++) {
+    int ds = plc_sched_stage_of(s->place, &s->par, d[i].chunk);
+    int64_t end = d[i].isb ? sim->bend64[d[i].key] : sim->fend64[d[i].key];
+    if (ds != st)
+      end += sim->dur64[(size_t)ds * D_N + D_P2P];
+    if (end > start)
+      start = end;
+  }
+  int64_t dur = block_time64(r, st, b);
+  sim->free64[st] = start + dur;
+  sim->busy64[st] += dur;
+}
+
 /* Start time of a block whose deps are done, into sim->tmp2; then its end. */
 static void time_block(sim_run *r, int st, const plc_sched_block *b, const sim_dep *d, int nd)
 {
@@ -197,7 +245,9 @@ static void finish_part(sim_run *r, int st, int isb, int mb, int c)
   const plc_sched *s = r->s;
   int first, last, key = mb * s->nchunks + c;
   plc_sched_mb_range(s->place, &s->par, mb, &first, &last);
-  if (r->t)
+  if (r->fast)
+    (isb ? r->sim->bend64 : r->sim->fend64)[key] = r->sim->free64[st];
+  else if (r->t)
     mpq_set(isb ? r->sim->bend[key] : r->sim->fend[key], r->sim->stage_free[st]);
   (isb ? r->sim->bdone : r->sim->fdone)[key] = 1;
   int next = isb ? (c > first ? c - 1 : -1) : (c < last ? c + 1 : -1);
@@ -216,7 +266,9 @@ static void run_stage(sim_run *r, int st)
     for (int i = 0; i < nd; i++)
       if (!dep_done(r->sim, &d[i]))
         return;
-    if (r->t)
+    if (r->fast)
+      time_block64(r, st, b, d, nd);
+    else if (r->t)
       time_block(r, st, b, d, nd);
     if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
       finish_part(r, st, 0, b->mb, b->chunk);
@@ -270,6 +322,69 @@ static int deadlock(const sim_run *r, char *msg, size_t len)
   return 0;
 }
 
+/* Scale one stage's times by sim->den into dur64; 0 when one does not
+ * fit in a long (or, below, in a quarter of the int64 range). */
+static int scale_stage(plc_sched_sim *sim, const plc_sched_times *t, int64_t *d, mpz_t v)
+{
+  mpq_srcptr q[5] = {t->f, t->b, t->w, t->fb, t->p2p};
+  for (int k = 0; k < 5; k++) {
+    mpz_divexact(v, sim->den, mpq_denref(q[k]));
+    mpz_mul(v, v, mpq_numref(q[k]));
+    if (!mpz_fits_slong_p(v) || mpz_cmpabs_ui(v, (unsigned long)(INT64_MAX / 4)) > 0)
+      return 0;
+    d[k] = mpz_get_si(v);
+  }
+  d[D_BS] = d[D_B] - d[D_W];
+  d[D_FBS] = d[D_FB] - d[D_W];
+  return 1;
+}
+
+/* Decide the machine-integer path: a common denominator of all times,
+ * every scaled time in a long, and the whole step bounded: each end's
+ * magnitude is at most (blocks so far) x (longest block + largest p2p,
+ * in magnitude), so nblocks times that must stay under INT64_MAX / 2. */
+static int fast_setup(sim_run *r)
+{
+  plc_sched_sim *sim = r->sim;
+  int p = r->s->par.p;
+  if (sim->exact_only || !r->t || sizeof(long) < sizeof(int64_t))
+    return 0;
+  mpz_set_ui(sim->den, 1);
+  for (int st = 0; st < p; st++) {
+    const plc_sched_times *t = &r->t[st];
+    mpq_srcptr q[5] = {t->f, t->b, t->w, t->fb, t->p2p};
+    for (int k = 0; k < 5; k++)
+      mpz_lcm(sim->den, sim->den, mpq_denref(q[k]));
+  }
+  if (!mpz_fits_slong_p(sim->den))
+    return 0;
+  mpz_t v;
+  mpz_init(v);
+  int ok = 1;
+  int64_t maxd = 0, maxp = 0, lim = INT64_MAX / 2;
+  for (int st = 0; ok && st < p; st++) {
+    int64_t *d = &sim->dur64[(size_t)st * D_N];
+    ok = scale_stage(sim, &r->t[st], d, v);
+    for (int k = 0; ok && k < D_N; k++) {
+      int64_t a = d[k] < 0 ? -d[k] : d[k];
+      if (k == D_P2P)
+        maxp = a > maxp ? a : maxp;
+      else
+        maxd = a > maxd ? a : maxd;
+    }
+  }
+  mpz_clear(v);
+  int64_t n = r->s->nblocks > 0 ? r->s->nblocks : 1;
+  return ok && maxd <= lim / 2 && maxp <= lim / 2 && maxd + maxp <= lim / n;
+}
+
+static void set_q64(mpq_t q, int64_t v, const mpz_t den)
+{
+  mpz_set_si(mpq_numref(q), (long)v);
+  mpz_set(mpq_denref(q), den);
+  mpq_canonicalize(q);
+}
+
 static void sim_start(sim_run *r)
 {
   const plc_sched *s = r->s;
@@ -281,6 +396,11 @@ static void sim_start(sim_run *r)
     sim->cursor[st] = s->start[st];
     sim->queued[st] = 0;
     push(r, st);
+    if (r->fast) {
+      sim->free64[st] = 0;
+      sim->busy64[st] = 0;
+      continue;
+    }
     if (!r->t)
       continue;
     mpq_set_ui(sim->stage_free[st], 0, 1);
@@ -295,6 +415,10 @@ static void sim_results(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
   int p = r->s->par.p;
+  for (int st = 0; r->fast && st < p; st++) {
+    set_q64(sim->stage_free[st], sim->free64[st], sim->den);
+    set_q64(sim->busy[st], sim->busy64[st], sim->den);
+  }
   mpq_set_ui(sim->makespan, 0, 1);
   sim->critical = 0;
   for (int st = 0; st < p; st++) {
@@ -313,7 +437,9 @@ int plc_sched_simulate(const plc_sched *s, const plc_sched_times *times, plc_sch
 {
   sim_grow(sim, s->par.p, s->par.mu * s->nchunks);
   sim->p = s->par.p;
-  sim_run r = {s, times, sim, 0, 0};
+  sim_run r = {s, times, sim, 0, 0, 0};
+  r.fast = fast_setup(&r);
+  sim->used_fast = r.fast;
   sim_start(&r);
   while (r.count > 0)
     run_stage(&r, pop(&r));

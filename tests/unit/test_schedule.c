@@ -650,6 +650,50 @@ static void test_random_properties(void)
   plc_sched_sim_clear(&sim2);
 }
 
+static int same_results(const plc_sched_sim *a, const plc_sched_sim *b)
+{
+  int same = mpq_equal(a->makespan, b->makespan) && mpq_equal(a->bubble, b->bubble) &&
+             a->critical == b->critical;
+  for (int st = 0; st < a->p; st++)
+    same &= mpq_equal(a->busy[st], b->busy[st]) && mpq_equal(a->idle[st], b->idle[st]);
+  return same;
+}
+
+/* The int64 path over a common denominator gives exactly the GMP run's
+ * figures; times whose common denominator or whole step does not fit in
+ * 63 bits fall back to GMP (denominators 2^31-1 and 2^31-19, both prime:
+ * their product needs 62 bits, and the step's bound more). */
+static void test_fast_path_exact(void)
+{
+  plc_sched_sim fast, slow;
+  plc_sched_sim_init(&fast);
+  plc_sched_sim_init(&slow);
+  slow.exact_only = 1;
+  plc_sched_times t[8];
+  plc_sched_times_init(t, 8);
+  for (int it = 0; it < 300; it++) {
+    plc_sched s = rnd_sched();
+    rnd_times(t, s.par.p);
+    sim_ok(&s, t, &fast);
+    sim_ok(&s, t, &slow);
+    CU_ASSERT(fast.used_fast && !slow.used_fast);
+    PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "int64 and GMP runs differ");
+    plc_sched_free(&s);
+  }
+  plc_sched s = gen(PLC_SCHED_1F1B, 4, 1, 8, 0);
+  set_times(t, 4, 1, 2, 0, 0, 1);
+  mpq_set_ui(t[0].f, 5, 2147483647UL);
+  mpq_set_ui(t[1].b, 7, 2147483629UL);
+  sim_ok(&s, t, &fast);
+  sim_ok(&s, t, &slow);
+  CU_ASSERT(!fast.used_fast);
+  CU_ASSERT(same_results(&fast, &slow));
+  plc_sched_free(&s);
+  plc_sched_times_clear(t, 8);
+  plc_sched_sim_clear(&fast);
+  plc_sched_sim_clear(&slow);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -669,6 +713,7 @@ int main(void)
     {"explicit orders", test_custom_orders},
     {"preconditions", test_preconditions},
     {"random properties", test_random_properties},
+    {"int64 path equals the GMP run", test_fast_path_exact},
     {NULL, NULL},
   };
   return plc_cu_run("schedule", tests);
