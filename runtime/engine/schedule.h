@@ -136,6 +136,17 @@ void plc_sched_free(plc_sched *s);
  * naming the first offending block in msg. */
 int plc_sched_validate(plc_sched *s, char *msg, size_t msglen);
 
+/* What a block waits for: the F or B of (mb, chunk), on stage. */
+typedef struct plc_sched_dep {
+  uint8_t phase;        /* PLC_SCHED_F or PLC_SCHED_B */
+  int32_t mb, chunk;
+  int stage;
+} plc_sched_dep;
+
+/* The blocks b of s waits for, at most 4 (an FB: its forward's and its
+ * backward's), into out; returns their number. */
+int plc_sched_deps(const plc_sched *s, const plc_sched_block *b, plc_sched_dep out[4]);
+
 /* "F(mb 3, chunk 1)" etc. into buf. */
 void plc_sched_block_name(const plc_sched_block *b, char *buf, size_t len);
 
@@ -181,7 +192,8 @@ typedef struct plc_sched_sim {
 void plc_sched_sim_init(plc_sched_sim *sim);
 void plc_sched_sim_clear(plc_sched_sim *sim);
 
-/* Run every stage's blocks in order, each starting at max(stage free, each
+/* s must come from plc_sched_generate or a successful plc_sched_validate.
+ * Run every stage's blocks in order, each starting at max(stage free, each
  * dependency's end + the p2p latency of its stage when it is on another
  * stage).  times has p entries; the properties (faster blocks never make
  * the step longer, bubble >= 0) need them >= 0 and w <= b.  Returns 1, or

@@ -171,6 +171,16 @@ static int block_deps(const plc_sched *s, const plc_sched_block *b, sim_dep *d)
   }
 }
 
+int plc_sched_deps(const plc_sched *s, const plc_sched_block *b, plc_sched_dep out[4])
+{
+  sim_dep d[4];
+  int n = block_deps(s, b, d);
+  for (int i = 0; i < n; i++)
+    out[i] = (plc_sched_dep){d[i].isb ? PLC_SCHED_B : PLC_SCHED_F, d[i].mb, d[i].chunk,
+                             plc_sched_stage_of(s->place, &s->par, d[i].chunk)};
+  return n;
+}
+
 static int dep_done(const plc_sched_sim *sim, const sim_dep *d)
 {
   return d->isb ? sim->bdone[d->key] : sim->fdone[d->key];

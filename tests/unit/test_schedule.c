@@ -121,6 +121,31 @@ static void test_placement(void)
   CU_ASSERT_EQUAL(plc_sched_chunk_part(PLC_SCHED_PLACE_V, &par, 6), 6);
 }
 
+/* Dependencies: interleaved p=4 v=2, F(1, chunk 4) on stage 0 waits for
+ * F(1, chunk 3) on stage 3; B(1, chunk 3) for F(1, 3) and B(1, 4).
+ * DualPipe p=4 mu=8: mb 5 enters at chunk 4 (stage 3), so its F there
+ * waits for nothing; an FB waits for its forward's and backward's. */
+static void test_deps(void)
+{
+  plc_sched s = gen(PLC_SCHED_INTERLEAVED, 4, 2, 8, 0);
+  plc_sched_dep d[4];
+  plc_sched_block f = {PLC_SCHED_F, 0, 1, 4, -1, -1}, b = {PLC_SCHED_B, 0, 1, 3, -1, -1};
+  CU_ASSERT_EQUAL(plc_sched_deps(&s, &f, d), 1);
+  CU_ASSERT(d[0].phase == PLC_SCHED_F && d[0].mb == 1 && d[0].chunk == 3 && d[0].stage == 3);
+  CU_ASSERT_EQUAL(plc_sched_deps(&s, &b, d), 2);
+  CU_ASSERT(d[0].phase == PLC_SCHED_F && d[0].chunk == 3 && d[1].phase == PLC_SCHED_B &&
+            d[1].chunk == 4 && d[1].stage == 0);
+  plc_sched_free(&s);
+  s = gen(PLC_SCHED_DUALPIPE, 4, 2, 8, 0);
+  plc_sched_block f5 = {PLC_SCHED_F, 0, 5, 4, -1, -1}, b7 = {PLC_SCHED_B, 0, 5, 7, -1, -1};
+  plc_sched_block fb = {PLC_SCHED_FB, 0, 6, 5, 0, 2};
+  CU_ASSERT_EQUAL(plc_sched_deps(&s, &f5, d), 0);
+  CU_ASSERT_EQUAL(plc_sched_deps(&s, &b7, d), 1); /* the last chunk of its direction */
+  CU_ASSERT_EQUAL(plc_sched_deps(&s, &fb, d), 3);
+  CU_ASSERT(d[0].chunk == 4 && d[0].stage == 3 && d[2].phase == PLC_SCHED_B && d[2].chunk == 3);
+  plc_sched_free(&s);
+}
+
 /* ---- orders against the sources ------------------------------------------ */
 
 /* Megatron 1F1B: warm-up min(p - s - 1, mu), then F/B pairs, then the
@@ -205,6 +230,64 @@ static void test_dualpipev_counts(void)
   const char *o = order(&s, 3, 1);
   CU_ASSERT(strncmp(o, "F0.3 F0.4 F1.3 F1.4 F2.3 F2.4 F3.3 F3.4 F4.3 B0.4 FB4.4/0.3", 59) == 0);
   plc_sched_free(&s);
+}
+
+/* DualPipeV's README figure (4 ranks, 10 micro-batches), devices 0 and 3
+ * transcribed block by block: chunk 0..3 is the light forward direction,
+ * 4..7 the way back; FBa.c/b.d is a forward of a on c overlapped with a
+ * backward of b on d. */
+static void test_dualpipev_figure(void)
+{
+  plc_sched s = gen(PLC_SCHED_DUALPIPEV, 4, 2, 10, 0);
+  PLC_CU_STR_EQ(order(&s, 0, 1),
+                "F0.0 F1.0 F2.0 F3.0 F4.0 F5.0 F6.0 F0.7 B0.7' W0.7 F1.7 B1.7' W1.7 F2.7 B2.7' "
+                "W2.7 F3.7 FB7.0/3.7 FB4.7/0.0 FB8.0/4.7 FB5.7/1.0 FB9.0/5.7 FB6.7/2.0 B6.7 "
+                "FB7.7/3.0 B7.7 FB8.7/4.0 B8.7 FB9.7/5.0 B9.7 B6.0' W6.0 B7.0' W7.0 B8.0' W8.0 "
+                "B9.0' W9.0");
+  PLC_CU_STR_EQ(order(&s, 3, 1),
+                "F0.3 F0.4 F1.3 F1.4 F2.3 F2.4 F3.3 F3.4 F4.3 B0.4 FB4.4/0.3 FB5.3/1.4 FB5.4/1.3 "
+                "FB6.3/2.4 FB6.4/2.3 FB7.3/3.4 FB7.4/3.3 FB8.3/4.4 FB8.4/4.3 FB9.3/5.4 FB9.4/5.3 "
+                "B6.4 B6.3 B7.4 B7.3 B8.4' B8.3' B9.4' B9.3' W8.4 W8.3 W9.4 W9.3");
+  plc_sched_free(&s);
+}
+
+/* Megatron's interleaved order rebuilt the way schedules.py does it: the
+ * whole get_schedule_table as an array, warm-up forwards table[0..W),
+ * then forward W+k and backward k, then the remaining backwards. */
+static void test_interleaved_megatron(void)
+{
+  static const int grid[][4] = {{4, 2, 8, 0}, {4, 3, 12, 0}, {2, 4, 6, 0}, {4, 2, 9, 5},
+                                {4, 2, 14, 5}, {3, 2, 3, 0}, {8, 2, 16, 0}, {2, 2, 5, 3}};
+  for (size_t c = 0; c < sizeof grid / sizeof grid[0]; c++) {
+    int p = grid[c][0], v = grid[c][1], mu = grid[c][2], g = grid[c][3] ? grid[c][3] : p;
+    int tmb[256], tch[256], n = 0;
+    for (int m0 = 0; m0 < mu; m0 += g) {
+      int hi = m0 + g >= mu ? mu : m0 + g;
+      for (int j = 0; j < v; j++)
+        for (int mb = m0; mb < hi; mb++)
+          tmb[n] = mb, tch[n++] = j;
+    }
+    plc_sched s = gen(PLC_SCHED_INTERLEAVED, p, v, mu, grid[c][3]);
+    for (int st = 0; st < p; st++) {
+      int warm = (p - st - 1) * 2 + (v - 1) * g, i = s.start[st], ok = 1;
+      warm = warm > n ? n : warm;
+      for (int k = 0; k < warm; k++, i++)
+        ok &= s.blocks[i].phase == PLC_SCHED_F && s.blocks[i].mb == tmb[k] &&
+              s.blocks[i].chunk == tch[k] * p + st;
+      for (int k = 0; k < n; k++) {
+        if (k + warm < n) {
+          ok &= s.blocks[i].phase == PLC_SCHED_F && s.blocks[i].mb == tmb[k + warm] &&
+                s.blocks[i].chunk == tch[k + warm] * p + st;
+          i++;
+        }
+        ok &= s.blocks[i].phase == PLC_SCHED_B && s.blocks[i].mb == tmb[k] &&
+              s.blocks[i].chunk == (v - 1 - tch[k]) * p + st;
+        i++;
+      }
+      PLC_CU_ASSERT_MSG(ok && i == s.start[st + 1], "interleaved order differs from Megatron's");
+    }
+    plc_sched_free(&s);
+  }
 }
 
 /* [DP] DualPipe.step, 8 ranks and 20 micro-batches (its README figure):
@@ -699,10 +782,13 @@ int main(void)
   static const plc_cu_test tests[] = {
     {"table", test_table},
     {"placement", test_placement},
+    {"dependencies", test_deps},
     {"1f1b and gpipe orders (Megatron warm-up)", test_1f1b_order},
     {"interleaved order (Megatron table, warm-up)", test_interleaved_order},
     {"zb_h1 order (the paper's hand schedule)", test_zb_h1_order},
     {"dualpipev step counts", test_dualpipev_counts},
+    {"dualpipev order of its README figure", test_dualpipev_figure},
+    {"interleaved order rebuilt as Megatron does", test_interleaved_megatron},
     {"dualpipe step counts", test_dualpipe_counts},
     {"every block once, deadlock-free", test_every_block_once},
     {"in-flight microbatches", test_inflight},
