@@ -12,7 +12,9 @@
  *         megatron/core/pipeline_parallel/efficiency.py get_hand_schedule,
  *         the paper's own ZB-H1 (warmup_c=1) order and its bubble check.
  *   [DP]  deepseek-ai/DualPipe 3da1bbe dualpipe/dualpipe.py and
- *         dualpipe/dualpipev.py DualPipe.step / DualPipeV.step. */
+ *         dualpipe/dualpipev.py DualPipe.step / DualPipeV.step; the order
+ *         of dualpipev's README figure is a test.
+ *   gpipe: PyTorch torch/distributed/pipelining/schedules.py ScheduleGPipe. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -87,9 +89,9 @@ static plc_sched_block *put(plc_sched_block *o, plc_sched_phase ph, int mb, int 
 
 /* ---- gpipe, 1f1b ------------------------------------------------------- */
 
-/* GPipe (Huang et al. 2019): every forward, then every backward, both in
- * microbatch order (the order of the backwards changes neither the bubble
- * nor the in-flight count on uniform stages). */
+/* GPipe (Huang et al. 2019) as PyTorch's ScheduleGPipe runs it
+ * (torch/distributed/pipelining/schedules.py): every forward, then every
+ * full backward, both in microbatch order. */
 static int gen_gpipe(const plc_sched_params *par, int s, plc_sched_block *out)
 {
   int n = 0;
@@ -397,7 +399,8 @@ static const char *check_dualpipev(const plc_sched_params *par)
 /* ---- the table --------------------------------------------------------- */
 
 const plc_sched_info plc_sched_table[PLC_SCHED_NKINDS] = {
-  {"gpipe", PLC_SCHED_PLACE_STAGE, "GPipe, Huang et al. 2019 (arXiv:1811.06965)",
+  {"gpipe", PLC_SCHED_PLACE_STAGE,
+   "GPipe, Huang et al. 2019; PyTorch torch/distributed/pipelining/schedules.py, ScheduleGPipe",
    check_v1, gen_gpipe},
   {"1f1b", PLC_SCHED_PLACE_STAGE,
    "Megatron-LM megatron/core/pipeline_parallel/schedules.py, "

@@ -36,7 +36,8 @@
  *   bubble-pipeline-parallelism, branch arxiv, megatron/core/pipeline_
  *   parallel/efficiency.py get_hand_schedule(warmup_c=1) (zb_h1);
  *   deepseek-ai/DualPipe dualpipe/dualpipe.py and dualpipev.py (dualpipe,
- *   dualpipev); GPipe (Huang et al. 2019) for gpipe.
+ *   dualpipev); GPipe (Huang et al. 2019) as PyTorch's ScheduleGPipe runs
+ *   it (torch/distributed/pipelining/schedules.py) for gpipe.
  *
  * The block model: a block waits for the blocks it depends on and nothing
  * else.  Two things of the real runtimes are left to the op-level engine:
