@@ -42,8 +42,9 @@
  * The block model: a block waits for the blocks it depends on and nothing
  * else.  Two things of the real runtimes are left to the op-level engine:
  * DualPipe defers each send to the next commit and waits for every receive
- * posted so far before a compute; Megatron batches a forward's send with
- * the next receive.
+ * posted so far before a compute; Megatron's 1F1B sends a forward's
+ * output together with the receive of a backward's gradient
+ * (send_forward_recv_backward) and waits for both.
  *
  * Ownership: plc_sched_generate fills a plc_sched whose storage is one
  * allocation, freed by plc_sched_free; plc_sched_sim keeps its scratch
