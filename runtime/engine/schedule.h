@@ -46,6 +46,22 @@
  * output together with the receive of a backward's gradient
  * (send_forward_recv_backward) and waits for both.
  *
+ * Times are per stage and per block (a stage's chunks share them; an
+ * interleaved chunk takes the stage's t_f/v).  For uniform stages without
+ * p2p time the simulated bubble equals the closed forms exactly when
+ * (test_schedule.c checks these over grids of p, mu and rational times;
+ * t_b is the whole backward):
+ *   gpipe, 1f1b   (p-1)(t_f+t_b), always;
+ *   interleaved   (p-1)(t_f+t_b)/v, under Megatron's preconditions;
+ *   zb_h1         (p-1)(t_f+t_b-2t_w), when p = 1, or mu >= p, t_w <= t_f
+ *                 and t_w <= t_b - t_w (the paper's T_W <= T_F, T_B);
+ *   dualpipe      (p/2-1)(t_FB+t_b-3t_w), when t_FB = t_f + t_b,
+ *                 t_b - t_w = t_f and t_w <= t_f (DualPipe's figure:
+ *                 F, input B and W one unit each);
+ *   dualpipev     the same with PP = 2p stages: (p-1)(t_FB+t_b-3t_w).
+ * Outside them (uneven stages, p2p time, a W longer than F or than the
+ * input-gradient B, an FB that overlaps) the two part.
+ *
  * Ownership: plc_sched_generate fills a plc_sched whose storage is one
  * allocation, freed by plc_sched_free; plc_sched_sim keeps its scratch
  * between runs, so a search re-simulates without allocating. */
