@@ -27,7 +27,7 @@
 #include "xalloc.h"
 
 /* Keep every count, key and index well inside an int. */
-#define PLC_SCHED_MAX_BLOCKS (1L << 26)
+#define PLC_SCHED_MAX_BLOCKS (1L << 24)
 
 /* ---- placement --------------------------------------------------------- */
 
@@ -440,7 +440,7 @@ static const char *check_size(plc_sched_placement pl, const plc_sched_params *pa
   long chunks = pl == PLC_SCHED_PLACE_STAGE ? par->p
               : pl == PLC_SCHED_PLACE_ROUND ? (long)par->p * par->v : 2L * par->p;
   if (chunks > PLC_SCHED_MAX_BLOCKS || 3 * chunks * (long)par->mu > PLC_SCHED_MAX_BLOCKS)
-    return "a schedule of more than 2^26 blocks is not supported";
+    return "a schedule of more than 2^24 blocks is not supported";
   return NULL;
 }
 

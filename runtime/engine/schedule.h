@@ -196,7 +196,7 @@ typedef struct plc_sched_sim {
   mpq_t *busy, *idle;   /* per stage */
   int *inflight_b, *inflight_w;
   /* scratch */
-  int cap_p, cap_keys;
+  int cap_p, cap_keys, cap_qkeys;
   mpq_t *fend, *bend;   /* end of F(mb,c), B(mb,c) */
   mpq_t *stage_free, *bsplit, *fbsplit;
   mpq_t tmp, tmp2;

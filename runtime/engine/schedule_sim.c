@@ -79,8 +79,8 @@ void plc_sched_sim_clear(plc_sched_sim *sim)
   mpq_drop(sim->stage_free, sim->cap_p);
   mpq_drop(sim->bsplit, sim->cap_p);
   mpq_drop(sim->fbsplit, sim->cap_p);
-  mpq_drop(sim->fend, sim->cap_keys);
-  mpq_drop(sim->bend, sim->cap_keys);
+  mpq_drop(sim->fend, sim->cap_qkeys);
+  mpq_drop(sim->bend, sim->cap_qkeys);
   free(sim->inflight_b);
   free(sim->inflight_w);
   free(sim->cursor);
@@ -89,6 +89,16 @@ void plc_sched_sim_clear(plc_sched_sim *sim)
   free(sim->fdone);
   free(sim->bdone);
   memset(sim, 0, sizeof *sim);
+}
+
+/* The end times of the GMP path, grown only when that path runs. */
+static void sim_grow_q(plc_sched_sim *sim, int keys)
+{
+  if (keys <= sim->cap_qkeys)
+    return;
+  mpq_grow(&sim->fend, sim->cap_qkeys, keys);
+  mpq_grow(&sim->bend, sim->cap_qkeys, keys);
+  sim->cap_qkeys = keys;
 }
 
 /* Grow the scratch to p stages and keys (mb, chunk) pairs; it is kept for
@@ -112,8 +122,6 @@ static void sim_grow(plc_sched_sim *sim, int p, int keys)
     sim->cap_p = p;
   }
   if (keys > sim->cap_keys) {
-    mpq_grow(&sim->fend, sim->cap_keys, keys);
-    mpq_grow(&sim->bend, sim->cap_keys, keys);
     sim->fdone = plc_xrealloc(sim->fdone, (size_t)keys);
     sim->bdone = plc_xrealloc(sim->bdone, (size_t)keys);
     sim->fend64 = plc_xrealloc(sim->fend64, (size_t)keys * sizeof(int64_t));
@@ -450,6 +458,8 @@ int plc_sched_simulate(const plc_sched *s, const plc_sched_times *times, plc_sch
   sim_run r = {s, times, sim, 0, 0, 0};
   r.fast = fast_setup(&r);
   sim->used_fast = r.fast;
+  if (times && !r.fast)
+    sim_grow_q(sim, s->par.mu * s->nchunks);
   sim_start(&r);
   while (r.count > 0)
     run_stage(&r, pop(&r));

@@ -647,7 +647,7 @@ static void test_preconditions(void)
   PLC_CU_STR_EQ(why(PLC_SCHED_DUALPIPEV, 4, 2, 7, 0), "dualpipev needs mu >= 2p microbatches");
   PLC_CU_STR_EQ(why(PLC_SCHED_DUALPIPEV, 4, 1, 8, 0), "dualpipev places two chunks per stage (v = 2)");
   PLC_CU_STR_EQ(why(PLC_SCHED_GPIPE, 1000, 1, 1000000, 0),
-                "a schedule of more than 2^26 blocks is not supported");
+                "a schedule of more than 2^24 blocks is not supported");
   PLC_CU_STR_EQ(why((plc_sched_kind)99, 2, 1, 2, 0), "unknown schedule");
 }
 
