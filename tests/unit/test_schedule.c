@@ -611,6 +611,27 @@ static void test_custom_orders(void)
                 "which comes later on stage 0");
 }
 
+/* Explicit orders with FB blocks: DualPipe p=2 mu=4 stage 0 is
+ * F0.0 F2.3 F1.0 B2.3 FB3.3/0.0 B3.3 B1.0' W1.0; edit it. */
+static void test_custom_fb(void)
+{
+  char msg[256];
+  plc_sched s = gen(PLC_SCHED_DUALPIPE, 2, 2, 4, 0);
+  plc_sched_block *fb = &s.blocks[4], *w = &s.blocks[7];
+  CU_ASSERT(fb->phase == PLC_SCHED_FB && w->phase == PLC_SCHED_W);
+  fb->mb2 = 1; /* the FB runs B(1, 0), which block 6 runs again */
+  CU_ASSERT(!plc_sched_validate(&s, msg, sizeof msg));
+  PLC_CU_STR_EQ(msg, "stage 0, block 6: B(mb 1, chunk 0): its backward appears twice");
+  fb->mb2 = 0;
+  w->mb = 0; /* a W for B(0,0), whose backward is inside the FB */
+  CU_ASSERT(plc_sched_validate(&s, msg, sizeof msg));
+  CU_ASSERT(s.blocks[4].split == 1 && s.blocks[6].split == 0);
+  w->phase = PLC_SCHED_F; /* a second forward of (0, 0) */
+  CU_ASSERT(!plc_sched_validate(&s, msg, sizeof msg));
+  PLC_CU_STR_EQ(msg, "stage 0, block 7: F(mb 0, chunk 0): its forward appears twice");
+  plc_sched_free(&s);
+}
+
 /* ---- preconditions ------------------------------------------------------------ */
 
 static const char *why(plc_sched_kind k, int p, int v, int mu, int g)
@@ -797,6 +818,7 @@ int main(void)
     {"oracle: dualpipe(v) and its conditions", test_oracle_dualpipe},
     {"formula and simulation part: uneven, p2p, zb_h1", test_uneven_parts},
     {"explicit orders", test_custom_orders},
+    {"explicit orders with FB blocks", test_custom_fb},
     {"preconditions", test_preconditions},
     {"random properties", test_random_properties},
     {"int64 path equals the GMP run", test_fast_path_exact},
