@@ -1,0 +1,209 @@
+/* schedule.h - pipeline schedules as data: generators, custom orders, and
+ * an exact block-level simulator.
+ *
+ * A schedule orders, per pipeline stage, the blocks of one training step:
+ * F(mb, c) the forward of microbatch mb through model chunk c, B(mb, c) its
+ * backward, W(mb, c) its weight-gradient part when the schedule runs that
+ * separately, and FB, a forward and a backward of two different
+ * (mb, chunk) pairs that DualPipe runs overlapped as one block.
+ *
+ * B means the whole backward (input and weight gradients) unless the
+ * schedule also has a W block for the same (mb, chunk); then B is only the
+ * input-gradient part and the block's `split` flag is set.  gpipe, 1f1b and
+ * interleaved never split; zb_h1 always splits; dualpipe and dualpipev
+ * split the backwards the DualPipe sources run with `enable_zb` and keep
+ * the rest whole (an FB's backward is always whole there).
+ *
+ * Placement (model chunk -> stage), by schedule:
+ *   gpipe, 1f1b, zb_h1   p chunks, chunk c on stage c (v = 1);
+ *   interleaved          p*v chunks, round-robin: stage s holds chunks
+ *                        s, s+p, ..., s+(v-1)p (Megatron's vp stages);
+ *   dualpipev            2p chunks in a V: stage s holds s and 2p-1-s; every
+ *                        microbatch runs chunks 0..2p-1;
+ *   dualpipe             two directions over p model stages: chunk c < p is
+ *                        model stage c of the direction fed at stage 0 (on
+ *                        stage c), chunk p+k is model stage k of the
+ *                        direction fed at stage p-1 (on stage p-1-k), so
+ *                        stage_of is the V's; microbatches 0..mu/2-1 run
+ *                        chunks 0..p-1, mu/2..mu-1 run chunks p..2p-1.
+ * Dependencies: F(mb,c) after F(mb,c-1); B(mb,c) after B(mb,c+1) and
+ * F(mb,c); W(mb,c) after B(mb,c) (within the microbatch's chunk range; a
+ * dependency on another stage adds that stage's p2p latency).
+ *
+ * Sources (read, not copied; details in schedule.c and plc(5)):
+ *   Megatron-LM megatron/core/pipeline_parallel/schedules.py (1f1b,
+ *   interleaved); the zero-bubble paper's hand schedule, sail-sg/zero-
+ *   bubble-pipeline-parallelism, branch arxiv, megatron/core/pipeline_
+ *   parallel/efficiency.py get_hand_schedule(warmup_c=1) (zb_h1);
+ *   deepseek-ai/DualPipe dualpipe/dualpipe.py and dualpipev.py (dualpipe,
+ *   dualpipev); GPipe (Huang et al. 2019) as PyTorch's ScheduleGPipe runs
+ *   it (torch/distributed/pipelining/schedules.py) for gpipe.
+ *
+ * The block model: a block waits for the blocks it depends on and nothing
+ * else.  Two things of the real runtimes are left to the op-level engine:
+ * DualPipe defers each send to the next commit and waits for every receive
+ * posted so far before a compute; Megatron's 1F1B sends a forward's
+ * output together with the receive of a backward's gradient
+ * (send_forward_recv_backward) and waits for both.
+ *
+ * Ownership: plc_sched_generate fills a plc_sched whose storage is one
+ * allocation, freed by plc_sched_free; plc_sched_sim keeps its scratch
+ * between runs, so a search re-simulates without allocating. */
+#ifndef PLC_SCHEDULE_H
+#define PLC_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gmp.h>
+
+typedef enum plc_sched_phase {
+  PLC_SCHED_F, PLC_SCHED_B, PLC_SCHED_W, PLC_SCHED_FB
+} plc_sched_phase;
+
+typedef enum plc_sched_kind {
+  PLC_SCHED_GPIPE, PLC_SCHED_1F1B, PLC_SCHED_INTERLEAVED, PLC_SCHED_ZB_H1,
+  PLC_SCHED_DUALPIPE, PLC_SCHED_DUALPIPEV, PLC_SCHED_NKINDS
+} plc_sched_kind;
+
+typedef enum plc_sched_placement {
+  PLC_SCHED_PLACE_STAGE,  /* chunk c on stage c */
+  PLC_SCHED_PLACE_ROUND,  /* chunk c on stage c mod p */
+  PLC_SCHED_PLACE_V,      /* chunk c on c < p ? c : 2p-1-c */
+  PLC_SCHED_PLACE_BIDIR   /* as V, two directions of p chunks each */
+} plc_sched_placement;
+
+typedef struct plc_sched_block {
+  uint8_t phase;        /* plc_sched_phase */
+  uint8_t split;        /* B / FB's backward: a W block does its weights */
+  int32_t mb, chunk;    /* F, B, W; the forward of an FB */
+  int32_t mb2, chunk2;  /* the backward of an FB; else unused (-1) */
+} plc_sched_block;
+
+typedef struct plc_sched_params {
+  int p;      /* pipeline stages (devices) */
+  int v;      /* chunks per stage: 1, vpp for interleaved, 2 for dual* */
+  int mu;     /* microbatches per step */
+  int group;  /* interleaved: Megatron's microbatch_group_size_per_vp_stage;
+                 0 means its default, p */
+} plc_sched_params;
+
+typedef struct plc_sched {
+  plc_sched_placement place;
+  plc_sched_params par;
+  int nchunks;
+  int nblocks;
+  int *start;              /* p+1: stage s has blocks[start[s]..start[s+1]) */
+  plc_sched_block *blocks;
+} plc_sched;
+
+typedef struct plc_sched_info {
+  const char *name;
+  plc_sched_placement place;
+  const char *source;      /* citation, also in plc(5) */
+  /* NULL when the parameters fit, else why not (a static string). */
+  const char *(*check)(const plc_sched_params *par);
+  /* Write stage s's blocks to out (room for plc_sched_max_stage_blocks)
+   * and return their number. */
+  int (*gen)(const plc_sched_params *par, int s, plc_sched_block *out);
+} plc_sched_info;
+
+extern const plc_sched_info plc_sched_table[PLC_SCHED_NKINDS];
+
+/* The table entry named name, or NULL. */
+const plc_sched_info *plc_sched_find(const char *name);
+
+/* Placement maps.  nchunks: p for STAGE, p*v for ROUND, 2p for V/BIDIR. */
+int plc_sched_nchunks(plc_sched_placement pl, const plc_sched_params *par);
+int plc_sched_stage_of(plc_sched_placement pl, const plc_sched_params *par, int chunk);
+/* The chunks microbatch mb runs, in order: [*first, *last]. */
+void plc_sched_mb_range(plc_sched_placement pl, const plc_sched_params *par, int mb,
+                        int *first, int *last);
+/* The model part (layers) chunk c computes: c, or c mod p for BIDIR. */
+int plc_sched_chunk_part(plc_sched_placement pl, const plc_sched_params *par, int chunk);
+
+/* Blocks a stage can have at most: 3 * mu * (chunks per stage). */
+int plc_sched_max_stage_blocks(plc_sched_placement pl, const plc_sched_params *par);
+
+/* Check kind's preconditions and the size limits, then generate.  Returns
+ * NULL on success (free with plc_sched_free) or the reason, with *out
+ * untouched. */
+const char *plc_sched_generate(plc_sched_kind kind, const plc_sched_params *par,
+                               plc_sched *out);
+void plc_sched_free(plc_sched *s);
+
+/* Validate an explicit order (s->place, par, start, blocks filled by the
+ * caller; split flags are set here from the W blocks present).  Returns 1
+ * when every needed block is there exactly once, on the stage that holds
+ * its chunk, and the order runs without deadlock; else 0 with a message
+ * naming the first offending block in msg. */
+int plc_sched_validate(plc_sched *s, char *msg, size_t msglen);
+
+/* What a block waits for: the F or B of (mb, chunk), on stage. */
+typedef struct plc_sched_dep {
+  uint8_t phase;        /* PLC_SCHED_F or PLC_SCHED_B */
+  int32_t mb, chunk;
+  int stage;
+} plc_sched_dep;
+
+/* The blocks b of s waits for, at most 4 (an FB: its forward's and its
+ * backward's), into out; returns their number. */
+int plc_sched_deps(const plc_sched *s, const plc_sched_block *b, plc_sched_dep out[4]);
+
+/* "F(mb 3, chunk 1)" etc. into buf. */
+void plc_sched_block_name(const plc_sched_block *b, char *buf, size_t len);
+
+/* Microbatch-chunks in flight on stage s, at most, from the order alone:
+ * inflight_b counts F done and B not yet done, inflight_w F done and the
+ * whole backward (B, and W when split) not yet done; an FB counts its
+ * forward before its backward. */
+void plc_sched_inflight(const plc_sched *s, int stage, int *inflight_b, int *inflight_w);
+
+/* Per-stage block durations: f forward, b the whole backward (B+W), w the
+ * weight-gradient part (a split B takes b - w), fb an overlapped FB (a
+ * split FB's backward makes it fb - w), p2p the latency of a transfer
+ * leaving the stage. */
+typedef struct plc_sched_times {
+  mpq_t f, b, w, fb, p2p;
+} plc_sched_times;
+
+void plc_sched_times_init(plc_sched_times *t, int n);
+void plc_sched_times_clear(plc_sched_times *t, int n);
+
+/* Simulator results and scratch, reusable across runs. */
+typedef struct plc_sched_sim {
+  mpq_t makespan;
+  mpq_t bubble;         /* makespan - busy of the critical stage */
+  int critical;         /* stage with the most work (the lowest on ties) */
+  int p;
+  int exact_only;       /* set to skip the machine-integer path (tests) */
+  int used_fast;        /* the last run used the machine-integer path */
+  mpq_t *busy, *idle;   /* per stage */
+  int *inflight_b, *inflight_w;
+  /* scratch */
+  int cap_p, cap_keys;
+  mpq_t *fend, *bend;   /* end of F(mb,c), B(mb,c) */
+  mpq_t *stage_free, *bsplit, *fbsplit;
+  mpq_t tmp, tmp2;
+  int *cursor, *queue;
+  unsigned char *queued, *fdone, *bdone;
+  /* the machine-integer path: times scaled by a common denominator */
+  int64_t *fend64, *bend64, *free64, *busy64, *dur64;
+  mpz_t den;
+} plc_sched_sim;
+
+void plc_sched_sim_init(plc_sched_sim *sim);
+void plc_sched_sim_clear(plc_sched_sim *sim);
+
+/* s must come from plc_sched_generate or a successful plc_sched_validate.
+ * Run every stage's blocks in order, each starting at max(stage free, each
+ * dependency's end + the p2p latency of its stage when it is on another
+ * stage).  times has p entries; the properties (faster blocks never make
+ * the step longer, bubble >= 0) need them >= 0 and w <= b.  Returns 1, or
+ * 0 with a message when the order deadlocks (see plc_sched_validate).
+ * When every time over their common denominator fits in 63 bits with room
+ * for the whole step, the run is done in int64 and converted back, which
+ * is exact (tests compare it with the GMP run); else it runs on mpq_t. */
+int plc_sched_simulate(const plc_sched *s, const plc_sched_times *times, plc_sched_sim *sim,
+                       char *msg, size_t msglen);
+
+#endif
