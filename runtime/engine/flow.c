@@ -233,7 +233,8 @@ static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
 {
   mpq_t t;
   mpq_init(t);
-  mpq_set(t, t0);
+  if (t0)
+    mpq_set(t, t0);
   plc_flow_start_ready(st, t);
   while (st->events.n > 0) {
     plc_flow_pop(&st->events);
@@ -263,7 +264,8 @@ static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
     f->cause[i] = -1;
   }
   mpq_init(f->makespan);
-  mpq_set(f->makespan, t0);
+  if (t0)
+    mpq_set(f->makespan, t0);
 }
 
 /* Which op never ran (the first), and the latest end of those that did. */

@@ -42,7 +42,7 @@ typedef struct plc_flow {
   mpq_t makespan;       /* the latest end, or t0 */
 } plc_flow;
 
-/* Run n ops from time t0.  Returns 0, or -1 when some ops can never start
+/* Run n ops from time t0 (NULL: 0).  Returns 0, or -1 when some ops can never start
  * (a dependency cycle, or a dependency on a later op of the same stream):
  * then *stuck is the first such op in index order and f holds the times of
  * the ops that ran.  f is initialised here; free it with plc_flow_free. */
