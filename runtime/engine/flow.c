@@ -1,0 +1,317 @@
+/* flow.c - the event-driven core: serial streams, dependencies and links
+ * shared by processor sharing, over exact rationals (see flow.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "flow.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+
+/* ---- a binary min-heap of (rational key, a, b, c) ------------------------
+ * Entries are swapped with mpq_swap, so keys are initialised once and
+ * reused; ties are broken by a, b, c, which makes every run deterministic. */
+
+typedef struct plc_flow_ent {
+  mpq_t key;
+  int a, b;
+  unsigned c;
+} plc_flow_ent;
+
+typedef struct plc_flow_heap {
+  plc_flow_ent *e;
+  int n, cap;
+} plc_flow_heap;
+
+static int plc_flow_less(const plc_flow_ent *x, const plc_flow_ent *y)
+{
+  int c = mpq_cmp(x->key, y->key);
+  if (c) return c < 0;
+  if (x->a != y->a) return x->a < y->a;
+  if (x->b != y->b) return x->b < y->b;
+  return x->c < y->c;
+}
+
+static void plc_flow_swap(plc_flow_heap *h, int i, int j)
+{
+  mpq_swap(h->e[i].key, h->e[j].key);
+  int a = h->e[i].a, b = h->e[i].b;
+  unsigned c = h->e[i].c;
+  h->e[i].a = h->e[j].a, h->e[i].b = h->e[j].b, h->e[i].c = h->e[j].c;
+  h->e[j].a = a, h->e[j].b = b, h->e[j].c = c;
+}
+
+static void plc_flow_push(plc_flow_heap *h, mpq_srcptr key, int a, int b, unsigned c)
+{
+  if (h->n == h->cap) {
+    int cap = h->cap ? 2 * h->cap : 16;
+    h->e = plc_xrealloc(h->e, (size_t)cap * sizeof *h->e);
+    for (int i = h->cap; i < cap; i++) mpq_init(h->e[i].key);
+    h->cap = cap;
+  }
+  int i = h->n++;
+  mpq_set(h->e[i].key, key);
+  h->e[i].a = a, h->e[i].b = b, h->e[i].c = c;
+  while (i > 0 && plc_flow_less(&h->e[i], &h->e[(i - 1) / 2])) {
+    plc_flow_swap(h, i, (i - 1) / 2);
+    i = (i - 1) / 2;
+  }
+}
+
+/* Remove the root; it stays readable at h->e[h->n] until the next push. */
+static void plc_flow_pop(plc_flow_heap *h)
+{
+  plc_flow_swap(h, 0, --h->n);
+  for (int i = 0;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < h->n && plc_flow_less(&h->e[l], &h->e[m])) m = l;
+    if (r < h->n && plc_flow_less(&h->e[r], &h->e[m])) m = r;
+    if (m == i) break;
+    plc_flow_swap(h, i, m);
+    i = m;
+  }
+}
+
+static void plc_flow_heap_free(plc_flow_heap *h)
+{
+  for (int i = 0; i < h->cap; i++) mpq_clear(h->e[i].key);
+  free(h->e);
+}
+
+/* ---- the simulation state ------------------------------------------------ */
+
+enum { PLC_FLOW_EV_FIXED, PLC_FLOW_EV_LINK };
+
+/* A physical link: k transfers active; its virtual time was v at real time
+ * tv and advances at 1/k; `ends` holds each active transfer's virtual end. */
+typedef struct plc_flow_link {
+  int k;
+  unsigned stamp;       /* only the newest scheduled event of a link counts */
+  mpq_t v, tv;
+  plc_flow_heap ends;
+} plc_flow_link;
+
+typedef struct plc_flow_state {
+  const plc_flow_op *ops;
+  plc_flow *f;
+  int n, share;
+  int *waiting;         /* dependencies and stream predecessor not yet ended */
+  int *succ, *succ_at;  /* successors of op i: succ[succ_at[i] .. succ_at[i+1]) */
+  int *work_phase;      /* the op's fixed part is over and it holds its link */
+  int *ready, nready;   /* ops that may start now */
+  plc_flow_link *links;
+  int nlinks;
+  plc_flow_heap events;
+  mpq_t tmp;
+} plc_flow_state;
+
+static int plc_flow_has_work(const plc_flow_state *st, int i)
+{
+  return st->share && st->ops[i].link >= 0 && st->ops[i].work && mpq_sgn(st->ops[i].work) > 0;
+}
+
+/* Successor lists in one array: each dependency edge reversed, and each op
+ * to the next op of its stream. */
+static void plc_flow_graph(plc_flow_state *st, int nstreams)
+{
+  int n = st->n, *last = plc_xmalloc(((size_t)nstreams + 1) * sizeof *last);
+  int *next = plc_xmalloc(((size_t)n + 1) * sizeof *next);
+  for (int s = 0; s < nstreams; s++) last[s] = -1;
+  st->succ_at = plc_xcalloc((size_t)n + 2, sizeof *st->succ_at);
+  for (int i = n - 1; i >= 0; i--) {
+    int s = st->ops[i].stream;
+    next[i] = last[s];
+    last[s] = i;
+  }
+  for (int i = 0; i < n; i++) {
+    st->waiting[i] += st->ops[i].ndeps;
+    for (int d = 0; d < st->ops[i].ndeps; d++) st->succ_at[st->ops[i].deps[d] + 1]++;
+    if (next[i] >= 0) st->succ_at[i + 1]++, st->waiting[next[i]]++;
+  }
+  for (int i = 0; i < n; i++) st->succ_at[i + 1] += st->succ_at[i];
+  st->succ = plc_xmalloc(((size_t)st->succ_at[n] + 1) * sizeof *st->succ);
+  int *fill = plc_xmalloc(((size_t)n + 1) * sizeof *fill);
+  for (int i = 0; i < n; i++) fill[i] = st->succ_at[i];
+  for (int i = 0; i < n; i++) {
+    for (int d = 0; d < st->ops[i].ndeps; d++) st->succ[fill[st->ops[i].deps[d]]++] = i;
+    if (next[i] >= 0) st->succ[fill[i]++] = next[i];
+  }
+  free(fill);
+  free(next);
+  free(last);
+}
+
+/* Bring a link's virtual time to real time t. */
+static void plc_flow_advance(plc_flow_state *st, plc_flow_link *l, mpq_srcptr t)
+{
+  if (l->k > 0) {
+    mpq_sub(st->tmp, t, l->tv);
+    mpz_mul_ui(mpq_denref(st->tmp), mpq_denref(st->tmp), (unsigned long)l->k);
+    mpq_canonicalize(st->tmp);
+    mpq_add(l->v, l->v, st->tmp);
+  }
+  mpq_set(l->tv, t);
+}
+
+/* Schedule the link's next end: real time tv + (earliest virtual end - v) k. */
+static void plc_flow_reschedule(plc_flow_state *st, int li)
+{
+  plc_flow_link *l = &st->links[li];
+  l->stamp++;
+  if (l->k == 0) return;
+  mpq_sub(st->tmp, l->ends.e[0].key, l->v);
+  mpz_mul_ui(mpq_numref(st->tmp), mpq_numref(st->tmp), (unsigned long)l->k);
+  mpq_canonicalize(st->tmp);
+  mpq_add(st->tmp, st->tmp, l->tv);
+  plc_flow_push(&st->events, st->tmp, PLC_FLOW_EV_LINK, li, l->stamp);
+}
+
+static void plc_flow_join_link(plc_flow_state *st, int i, mpq_srcptr t)
+{
+  int li = st->ops[i].link;
+  plc_flow_link *l = &st->links[li];
+  plc_flow_advance(st, l, t);
+  mpq_add(st->tmp, l->v, st->ops[i].work);
+  plc_flow_push(&l->ends, st->tmp, i, 0, 0);
+  l->k++;
+  st->work_phase[i] = 1;
+  plc_flow_reschedule(st, li);
+}
+
+static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
+{
+  mpq_set(st->f->end[i], t);
+  st->f->ran[i] = 1;
+  for (int k = st->succ_at[i]; k < st->succ_at[i + 1]; k++) {
+    int s = st->succ[k];
+    if (--st->waiting[s] == 0) {
+      st->f->cause[s] = i;
+      st->ready[st->nready++] = s;
+    }
+  }
+}
+
+/* Start op i at t: its fixed part as a timed event, else its transfer on
+ * its link, else (nothing to do) it ends at once. */
+static void plc_flow_start(plc_flow_state *st, int i, mpq_srcptr t)
+{
+  const plc_flow_op *o = &st->ops[i];
+  mpq_set(st->f->start[i], t);
+  mpq_set(st->tmp, t);
+  if (o->fixed) mpq_add(st->tmp, st->tmp, o->fixed);
+  if (!st->share && o->work) mpq_add(st->tmp, st->tmp, o->work);
+  if (mpq_cmp(st->tmp, t) > 0)
+    plc_flow_push(&st->events, st->tmp, PLC_FLOW_EV_FIXED, i, 0);
+  else if (plc_flow_has_work(st, i))
+    plc_flow_join_link(st, i, t);
+  else
+    plc_flow_end(st, i, t);
+}
+
+static void plc_flow_start_ready(plc_flow_state *st, mpq_srcptr t)
+{
+  while (st->nready > 0) plc_flow_start(st, st->ready[--st->nready], t);
+}
+
+/* The link's earliest transfers have reached their virtual end at t. */
+static void plc_flow_link_event(plc_flow_state *st, int li, unsigned stamp, mpq_srcptr t)
+{
+  plc_flow_link *l = &st->links[li];
+  if (stamp != l->stamp) return;
+  plc_flow_advance(st, l, t);
+  while (l->ends.n > 0 && mpq_cmp(l->ends.e[0].key, l->v) <= 0) {
+    int i = l->ends.e[0].a;
+    plc_flow_pop(&l->ends);
+    l->k--;
+    plc_flow_end(st, i, t);
+  }
+  plc_flow_reschedule(st, li);
+}
+
+static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
+{
+  mpq_t t;
+  mpq_init(t);
+  if (t0)
+    mpq_set(t, t0);
+  plc_flow_start_ready(st, t);
+  while (st->events.n > 0) {
+    plc_flow_pop(&st->events);
+    plc_flow_ent *e = &st->events.e[st->events.n];
+    mpq_set(t, e->key);
+    if (e->a == PLC_FLOW_EV_LINK)
+      plc_flow_link_event(st, e->b, e->c, t);
+    else if (plc_flow_has_work(st, e->b) && !st->work_phase[e->b])
+      plc_flow_join_link(st, e->b, t);
+    else
+      plc_flow_end(st, e->b, t);
+    plc_flow_start_ready(st, t);
+  }
+  mpq_clear(t);
+}
+
+static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
+{
+  f->n = n;
+  f->start = plc_xcalloc((size_t)n + 1, sizeof *f->start);
+  f->end = plc_xcalloc((size_t)n + 1, sizeof *f->end);
+  f->cause = plc_xmalloc(((size_t)n + 1) * sizeof *f->cause);
+  f->ran = plc_xcalloc((size_t)n + 1, sizeof *f->ran);
+  for (int i = 0; i < n; i++) {
+    mpq_init(f->start[i]);
+    mpq_init(f->end[i]);
+    f->cause[i] = -1;
+  }
+  mpq_init(f->makespan);
+  if (t0)
+    mpq_set(f->makespan, t0);
+}
+
+/* Which op never ran (the first), and the latest end of those that did. */
+static int plc_flow_finish(plc_flow *f, int *stuck)
+{
+  int first = -1;
+  for (int i = 0; i < f->n; i++) {
+    if (!f->ran[i]) {
+      if (first < 0) first = i;
+    } else if (mpq_cmp(f->end[i], f->makespan) > 0) {
+      mpq_set(f->makespan, f->end[i]);
+    }
+  }
+  if (stuck) *stuck = first;
+  return first < 0 ? 0 : -1;
+}
+
+int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
+                 int share, mpq_srcptr t0, int *stuck)
+{
+  plc_flow_state st = {.ops = ops, .f = f, .n = n, .share = share, .nlinks = nlinks};
+  plc_flow_init(f, n, t0);
+  st.waiting = plc_xcalloc((size_t)n + 1, sizeof *st.waiting);
+  st.work_phase = plc_xcalloc((size_t)n + 1, sizeof *st.work_phase);
+  st.ready = plc_xmalloc(((size_t)n + 1) * sizeof *st.ready);
+  st.links = plc_xcalloc((size_t)nlinks + 1, sizeof *st.links);
+  for (int li = 0; li < nlinks; li++) mpq_inits(st.links[li].v, st.links[li].tv, NULL);
+  mpq_init(st.tmp);
+  plc_flow_graph(&st, nstreams);
+  for (int i = n - 1; i >= 0; i--)
+    if (st.waiting[i] == 0) st.ready[st.nready++] = i;
+  plc_flow_loop(&st, t0);
+  for (int li = 0; li < nlinks; li++) {
+    mpq_clears(st.links[li].v, st.links[li].tv, NULL);
+    plc_flow_heap_free(&st.links[li].ends);
+  }
+  plc_flow_heap_free(&st.events);
+  mpq_clear(st.tmp);
+  free(st.links), free(st.ready), free(st.work_phase), free(st.waiting);
+  free(st.succ), free(st.succ_at);
+  return plc_flow_finish(f, stuck);
+}
+
+void plc_flow_free(plc_flow *f)
+{
+  for (int i = 0; i < f->n; i++) mpq_clears(f->start[i], f->end[i], NULL);
+  mpq_clear(f->makespan);
+  free(f->start), free(f->end), free(f->cause), free(f->ran);
+}

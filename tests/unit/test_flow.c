@@ -1,0 +1,393 @@
+/* test_flow.c - the event-driven core: streams, dependencies and links
+ * shared by processor sharing (runtime/engine/flow.c).
+ *
+ * Hand-derived cases, then a differential test against a naive simulator
+ * written here independently (it re-evaluates every active op's rate at
+ * each event, O(n^2)), then invariants over random graphs. */
+#include <stdlib.h>
+
+#include "flow.h"
+#include "cu_main.h"
+
+static mpq_t zero; /* every run starts at t0 = 0 */
+
+/* ---- building ops from small integers ---------------------------------- */
+
+#define MAXOPS 32
+
+typedef struct fixture {
+  plc_flow_op ops[MAXOPS];
+  mpq_t fixed[MAXOPS], work[MAXOPS];
+  int deps[MAXOPS][MAXOPS];
+  int n;
+} fixture;
+
+static void fx_init(fixture *x)
+{
+  x->n = 0;
+  for (int i = 0; i < MAXOPS; i++) mpq_inits(x->fixed[i], x->work[i], NULL);
+}
+
+static void fx_clear(fixture *x)
+{
+  for (int i = 0; i < MAXOPS; i++) mpq_clears(x->fixed[i], x->work[i], NULL);
+}
+
+/* Add an op: fixed and work as fractions fn/fd, wn/wd (seconds). */
+static int fx_op(fixture *x, int stream, int link, long fn, long fd, long wn, long wd)
+{
+  int i = x->n++;
+  mpq_set_si(x->fixed[i], fn, (unsigned long)fd);
+  mpq_canonicalize(x->fixed[i]);
+  mpq_set_si(x->work[i], wn, (unsigned long)wd);
+  mpq_canonicalize(x->work[i]);
+  x->ops[i] = (plc_flow_op){.stream = stream, .link = link, .fixed = x->fixed[i],
+                            .work = x->work[i], .deps = x->deps[i], .ndeps = 0};
+  return i;
+}
+
+static void fx_dep(fixture *x, int i, int on)
+{
+  x->deps[i][x->ops[i].ndeps++] = on;
+}
+
+static int q_is(mpq_srcptr q, long num, unsigned long den)
+{
+  mpq_t w;
+  mpq_init(w);
+  mpq_set_si(w, num, den);
+  mpq_canonicalize(w);
+  int eq = mpq_equal(q, w);
+  mpq_clear(w);
+  return eq;
+}
+
+/* ---- hand-derived cases ------------------------------------------------- */
+
+/* Two transfers of 1 s each on one link from t = 0: sharing halves each
+ * one's rate, so both end at 2 s (the link moves 2 s of work in 2 s); with
+ * sharing off each has the whole link and ends at 1 s. */
+static void test_two_equal(void)
+{
+  fixture x;
+  fx_init(&x);
+  fx_op(&x, 0, 0, 0, 1, 1, 1);
+  fx_op(&x, 1, 0, 0, 1, 1, 1);
+  for (int share = 0; share <= 1; share++) {
+    plc_flow f;
+    int stuck = 99;
+    CU_ASSERT_EQUAL(plc_flow_run(&f, x.ops, x.n, 2, 1, share, zero,
+                                 &stuck), 0);
+    CU_ASSERT_EQUAL(stuck, -1);
+    CU_ASSERT(q_is(f.end[0], share ? 2 : 1, 1));
+    CU_ASSERT(q_is(f.end[1], share ? 2 : 1, 1));
+    CU_ASSERT(q_is(f.makespan, share ? 2 : 1, 1));
+    plc_flow_free(&f);
+  }
+  fx_clear(&x);
+}
+
+/* A: 3 s of link at t = 0 on stream 0.  C: 1 s of compute on stream 1, then
+ * B: 1 s of the same link on stream 1.  Shared: A alone on [0, 1) does 1 s
+ * of work; from 1 both progress at 1/2, B needs 2 s more and ends at 3, when
+ * A has done 2 s; A's last second alone ends it at 4.  Unshared: A ends at
+ * 3, B at 2. */
+static void test_late_join(void)
+{
+  fixture x;
+  fx_init(&x);
+  int a = fx_op(&x, 0, 0, 0, 1, 3, 1);
+  int c = fx_op(&x, 1, -1, 1, 1, 0, 1);
+  int b = fx_op(&x, 1, 0, 0, 1, 1, 1);
+  plc_flow f;
+  CU_ASSERT_EQUAL(plc_flow_run(&f, x.ops, x.n, 2, 1, 1, zero, NULL), 0);
+  CU_ASSERT(q_is(f.start[b], 1, 1));
+  CU_ASSERT(q_is(f.end[b], 3, 1));
+  CU_ASSERT(q_is(f.end[a], 4, 1));
+  CU_ASSERT_EQUAL(f.cause[b], c);
+  plc_flow_free(&f);
+  CU_ASSERT_EQUAL(plc_flow_run(&f, x.ops, x.n, 2, 1, 0, zero, NULL), 0);
+  CU_ASSERT(q_is(f.end[b], 2, 1));
+  CU_ASSERT(q_is(f.end[a], 3, 1));
+  plc_flow_free(&f);
+  fx_clear(&x);
+}
+
+/* Latency is not shared.  P: 1/2 s latency then 1 s of link; Q: 1 s of the
+ * link at once.  Q alone on [0, 1/2) does 1/2; both share from 1/2, Q's last
+ * 1/2 takes 1 s and ends at 3/2, when P has done 1/2; P's last 1/2 alone
+ * ends at 2.  The link is busy [0, 2) for 2 s of work: nothing is lost. */
+static void test_latency_not_shared(void)
+{
+  fixture x;
+  fx_init(&x);
+  int p = fx_op(&x, 0, 0, 1, 2, 1, 1);
+  int q = fx_op(&x, 1, 0, 0, 1, 1, 1);
+  plc_flow f;
+  CU_ASSERT_EQUAL(plc_flow_run(&f, x.ops, x.n, 2, 1, 1, zero, NULL), 0);
+  CU_ASSERT(q_is(f.end[q], 3, 2));
+  CU_ASSERT(q_is(f.end[p], 2, 1));
+  plc_flow_free(&f);
+  fx_clear(&x);
+}
+
+/* Three on one link, staggered: X 2 s at 0, Y 2 s at 1 (after 1 s of
+ * compute), Z 1/2 s at 1 (after the same compute, other stream).  On
+ * [0, 1) X alone: X has 1 left.  From 1, three share at 1/3: Z's 1/2 takes
+ * 3/2, ending at 5/2, when X and Y have done 1/2 each (X 1/2 left, Y 3/2).
+ * Then two at 1/2: X's 1/2 takes 1, ends at 7/2 (Y 1 left); Y alone ends at
+ * 9/2.  Total work 9/2 s in [0, 9/2): the link never idles. */
+static void test_three_staggered(void)
+{
+  fixture x;
+  fx_init(&x);
+  int xx = fx_op(&x, 0, 0, 0, 1, 2, 1);
+  int c = fx_op(&x, 1, -1, 1, 1, 0, 1);
+  int y = fx_op(&x, 1, 0, 0, 1, 2, 1);
+  int z = fx_op(&x, 2, 0, 0, 1, 1, 2);
+  fx_dep(&x, z, c);
+  plc_flow f;
+  CU_ASSERT_EQUAL(plc_flow_run(&f, x.ops, x.n, 3, 1, 1, zero, NULL), 0);
+  CU_ASSERT(q_is(f.end[z], 5, 2));
+  CU_ASSERT(q_is(f.end[xx], 7, 2));
+  CU_ASSERT(q_is(f.end[y], 9, 2));
+  plc_flow_free(&f);
+  fx_clear(&x);
+}
+
+/* Different links do not share; one stream runs its ops one at a time. */
+static void test_links_and_streams(void)
+{
+  fixture x;
+  fx_init(&x);
+  int a = fx_op(&x, 0, 0, 0, 1, 1, 1);
+  int b = fx_op(&x, 1, 1, 0, 1, 1, 1);
+  int c = fx_op(&x, 0, -1, 5, 1, 0, 1);  /* after a on stream 0 */
+  plc_flow f;
+  CU_ASSERT_EQUAL(plc_flow_run(&f, x.ops, x.n, 2, 2, 1, zero, NULL), 0);
+  CU_ASSERT(q_is(f.end[a], 1, 1));
+  CU_ASSERT(q_is(f.end[b], 1, 1));
+  CU_ASSERT(q_is(f.start[c], 1, 1));
+  CU_ASSERT(q_is(f.end[c], 6, 1));
+  CU_ASSERT_EQUAL(f.cause[c], a);
+  plc_flow_free(&f);
+  fx_clear(&x);
+}
+
+/* A dependency on a later op of the same stream can never be met: the run
+ * says which op is stuck instead of looping or inventing a time. */
+static void test_stuck(void)
+{
+  fixture x;
+  fx_init(&x);
+  int a = fx_op(&x, 0, -1, 1, 1, 0, 1);
+  int b = fx_op(&x, 0, -1, 1, 1, 0, 1);
+  fx_dep(&x, a, b);
+  plc_flow f;
+  int stuck = -1;
+  CU_ASSERT_EQUAL(plc_flow_run(&f, x.ops, x.n, 1, 0, 1, zero, &stuck), -1);
+  CU_ASSERT_EQUAL(stuck, a);
+  plc_flow_free(&f);
+  fx_clear(&x);
+}
+
+/* ---- the naive oracle ------------------------------------------------------ */
+
+/* Step from event to event; at each, every active op's rate is recomputed
+ * from scratch: 1 in its fixed part, 1/k on a link with k active. */
+static void naive_run(const fixture *x, int share, mpq_t *start, mpq_t *end)
+{
+  int n = x->n, phase[MAXOPS] = {0}; /* 0 waiting, 1 fixed, 2 link, 3 done */
+  mpq_t rem[MAXOPS], t, dt, r;
+  mpq_inits(t, dt, r, NULL);
+  for (int i = 0; i < n; i++) mpq_init(rem[i]);
+  for (;;) {
+    for (int changed = 1; changed;) {
+      changed = 0;
+      for (int i = 0; i < n; i++) {
+        if (phase[i] == 0) {
+          int ok = 1;
+          for (int j = 0; j < i; j++)
+            if (x->ops[j].stream == x->ops[i].stream && phase[j] != 3) ok = 0;
+          for (int d = 0; d < x->ops[i].ndeps; d++)
+            if (phase[x->ops[i].deps[d]] != 3) ok = 0;
+          if (!ok) continue;
+          mpq_set(start[i], t);
+          phase[i] = 1;
+          mpq_set(rem[i], x->fixed[i]);
+          if (!share || x->ops[i].link < 0) mpq_add(rem[i], rem[i], x->work[i]);
+          changed = 1;
+        }
+        if (phase[i] == 1 && mpq_sgn(rem[i]) == 0) {
+          int link = share && x->ops[i].link >= 0 && mpq_sgn(x->work[i]) > 0;
+          phase[i] = link ? 2 : 3;
+          if (link) mpq_set(rem[i], x->work[i]);
+          else mpq_set(end[i], t);
+          changed = 1;
+        }
+        if (phase[i] == 2 && mpq_sgn(rem[i]) == 0) {
+          phase[i] = 3;
+          mpq_set(end[i], t);
+          changed = 1;
+        }
+      }
+    }
+    int k[MAXOPS] = {0}, active = 0;
+    for (int i = 0; i < n; i++) {
+      if (phase[i] == 2) k[x->ops[i].link]++;
+      if (phase[i] == 1 || phase[i] == 2) active = 1;
+    }
+    if (!active) break;
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+      if (phase[i] != 1 && phase[i] != 2) continue;
+      mpq_set(r, rem[i]);
+      if (phase[i] == 2) {
+        mpz_mul_ui(mpq_numref(r), mpq_numref(r), (unsigned long)k[x->ops[i].link]);
+        mpq_canonicalize(r);
+      }
+      if (first || mpq_cmp(r, dt) < 0) mpq_set(dt, r);
+      first = 0;
+    }
+    mpq_add(t, t, dt);
+    for (int i = 0; i < n; i++) {
+      if (phase[i] == 1) mpq_sub(rem[i], rem[i], dt);
+      if (phase[i] == 2) {
+        mpq_set(r, dt);
+        mpz_mul_ui(mpq_denref(r), mpq_denref(r), (unsigned long)k[x->ops[i].link]);
+        mpq_canonicalize(r);
+        mpq_sub(rem[i], rem[i], r);
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) mpq_clear(rem[i]);
+  mpq_clears(t, dt, r, NULL);
+}
+
+static unsigned long rng_state = 12345;
+static unsigned rnd(unsigned m)
+{
+  rng_state = rng_state * 6364136223846793005UL + 1442695040888963407UL;
+  return (unsigned)((rng_state >> 33) % m);
+}
+
+/* A random graph: edges only to earlier ops, so it never deadlocks. */
+static void random_fixture(fixture *x, int *nstreams, int *nlinks)
+{
+  int want = 1 + (int)rnd(14);
+  x->n = 0;
+  *nstreams = 1 + (int)rnd(4);
+  *nlinks = 1 + (int)rnd(3);
+  for (int i = 0; i < want; i++) {
+    int link = rnd(3) ? (int)rnd((unsigned)*nlinks) : -1;
+    long fnum = rnd(3) ? 0 : (long)rnd(4);
+    fx_op(x, (int)rnd((unsigned)*nstreams), link, fnum, 1 + rnd(3), link >= 0 ? (long)rnd(6) : 0,
+          1 + rnd(4));
+    for (int d = 0; d < i; d++)
+      if (rnd(5) == 0) fx_dep(x, i, d);
+  }
+}
+
+static void test_random_against_naive(void)
+{
+  int bad = 0;
+  for (int round = 0; round < 400; round++) {
+    fixture x;
+    fx_init(&x);
+    int ns, nl;
+    random_fixture(&x, &ns, &nl);
+    int n = x.n;
+    for (int share = 0; share <= 1; share++) {
+      mpq_t s[MAXOPS], e[MAXOPS];
+      for (int i = 0; i < n; i++) mpq_inits(s[i], e[i], NULL);
+      naive_run(&x, share, s, e);
+      plc_flow f;
+      if (plc_flow_run(&f, x.ops, n, ns, nl, share, zero, NULL) != 0) bad++;
+      for (int i = 0; i < n; i++)
+        if (!mpq_equal(f.start[i], s[i]) || !mpq_equal(f.end[i], e[i])) bad++;
+      plc_flow_free(&f);
+      for (int i = 0; i < n; i++) mpq_clears(s[i], e[i], NULL);
+    }
+    fx_clear(&x);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* Invariants: an op starts after its dependencies and its stream's previous
+ * op end; a stream's ops never overlap; sharing never shortens an op below
+ * its own time; and a shared link does not idle while it has work: the
+ * union of its ops' link phases is exactly as long as their work. */
+static void test_random_invariants(void)
+{
+  int bad = 0;
+  mpq_t lo, hi, len, sum, a;
+  mpq_inits(lo, hi, len, sum, a, NULL);
+  for (int round = 0; round < 400; round++) {
+    fixture x;
+    fx_init(&x);
+    int ns, nl;
+    random_fixture(&x, &ns, &nl);
+    plc_flow f;
+    plc_flow_run(&f, x.ops, x.n, ns, nl, 1, zero, NULL);
+    for (int i = 0; i < x.n; i++) {
+      for (int d = 0; d < x.ops[i].ndeps; d++)
+        if (mpq_cmp(f.start[i], f.end[x.ops[i].deps[d]]) < 0) bad++;
+      for (int j = 0; j < i; j++)
+        if (x.ops[j].stream == x.ops[i].stream && mpq_cmp(f.start[i], f.end[j]) < 0) bad++;
+      mpq_add(a, f.start[i], x.fixed[i]);
+      mpq_add(a, a, x.work[i]);
+      if (mpq_cmp(f.end[i], a) < 0) bad++;
+    }
+    /* Link phases [start + fixed, end) of one link, in order of start: they
+     * come from a work-conserving link, so their union equals their work. */
+    for (int l = 0; l < nl; l++) {
+      mpq_set_ui(len, 0, 1), mpq_set_ui(sum, 0, 1), mpq_set_si(hi, -1, 1);
+      int idx[MAXOPS], m = 0;
+      for (int i = 0; i < x.n; i++)
+        if (x.ops[i].link == l && mpq_sgn(x.work[i]) > 0) idx[m++] = i;
+      for (int p = 1; p < m; p++) /* insertion sort by link-phase start */
+        for (int q = p; q > 0; q--) {
+          mpq_t *s1 = &f.start[idx[q - 1]], *s2 = &f.start[idx[q]];
+          mpq_add(lo, *s1, x.fixed[idx[q - 1]]);
+          mpq_add(a, *s2, x.fixed[idx[q]]);
+          if (mpq_cmp(lo, a) <= 0) break;
+          int t = idx[q]; idx[q] = idx[q - 1]; idx[q - 1] = t;
+        }
+      for (int p = 0; p < m; p++) {
+        int i = idx[p];
+        mpq_add(sum, sum, x.work[i]);
+        mpq_add(lo, f.start[i], x.fixed[i]);
+        if (mpq_cmp(lo, hi) < 0) mpq_set(lo, hi);
+        if (mpq_cmp(f.end[i], lo) > 0) {
+          mpq_sub(a, f.end[i], lo);
+          mpq_add(len, len, a);
+          mpq_set(hi, f.end[i]);
+        }
+      }
+      if (!mpq_equal(len, sum)) bad++;
+    }
+    plc_flow_free(&f);
+    fx_clear(&x);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  mpq_clears(lo, hi, len, sum, a, NULL);
+}
+
+int main(void)
+{
+  static const plc_cu_test tests[] = {
+    {"two equal transfers share a link", test_two_equal},
+    {"a late transfer joins a busy link", test_late_join},
+    {"latency is not shared", test_latency_not_shared},
+    {"three staggered transfers", test_three_staggered},
+    {"links and streams", test_links_and_streams},
+    {"an op that can never start is named", test_stuck},
+    {"random graphs against a naive simulator", test_random_against_naive},
+    {"invariants over random graphs", test_random_invariants},
+    {NULL, NULL},
+  };
+  mpq_init(zero);
+  int rc = plc_cu_run("flow", tests);
+  mpq_clear(zero);
+  return rc;
+}
