@@ -373,6 +373,67 @@ static void test_random_invariants(void)
   mpq_clears(lo, hi, len, sum, a, NULL);
 }
 
+/* Sharing has scheduling anomalies, as real networks do: here a faster
+ * link makes the step slower.  Links 0 and 1; A (3 s on link 1) and P
+ * (5 s on link 1) start at 0 and share it; C is 1 s of compute.  G (link
+ * 0) waits for A and C, then Q (1 s on link 1) follows G on A's stream; R
+ * is 2 s of compute after P.
+ *   G takes 3 s: A ends at 6 (P has 2 left, alone: ends 8); G runs 6..9;
+ *     Q alone 9..10; R 8..10.  Step 10.
+ *   G takes 3/2 s: G ends at 15/2, when P still has 1/2 left; Q and P
+ *     share, P ends at 17/2 and Q at 9; R runs 17/2..21/2.  Step 21/2.
+ * plc(5) says so; without sharing a faster op never delays anything
+ * (test_random_monotone_unshared). */
+static void test_sharing_anomaly(void)
+{
+  fixture x;
+  fx_init(&x);
+  fx_op(&x, 1, 1, 0, 1, 3, 1);            /* A */
+  int p = fx_op(&x, 0, 1, 0, 1, 5, 1);    /* P */
+  fx_op(&x, 0, -1, 2, 1, 0, 1);           /* R, after P on stream 0 */
+  fx_op(&x, 2, -1, 1, 1, 0, 1);           /* C */
+  int g = fx_op(&x, 1, 0, 0, 1, 3, 1);    /* G, after A on stream 1 */
+  fx_dep(&x, g, 3);
+  fx_op(&x, 1, 1, 0, 1, 1, 1);            /* Q, after G */
+  plc_flow f;
+  plc_flow_run(&f, x.ops, x.n, 3, 2, 1, zero, NULL);
+  CU_ASSERT(q_is(f.makespan, 10, 1));
+  plc_flow_free(&f);
+  mpq_set_si(x.work[g], 3, 2);
+  plc_flow_run(&f, x.ops, x.n, 3, 2, 1, zero, NULL);
+  CU_ASSERT(q_is(f.end[p], 17, 2));
+  CU_ASSERT(q_is(f.makespan, 21, 2));
+  plc_flow_free(&f);
+  fx_clear(&x);
+}
+
+/* Without sharing every end is a max-plus expression of the durations:
+ * halving any op's time never makes any op end later. */
+static void test_random_monotone_unshared(void)
+{
+  int bad = 0;
+  for (int round = 0; round < 400; round++) {
+    fixture x;
+    fx_init(&x);
+    int ns, nl;
+    random_fixture(&x, &ns, &nl);
+    plc_flow a, b;
+    plc_flow_run(&a, x.ops, x.n, ns, nl, 0, zero, NULL);
+    int k = (int)rnd((unsigned)x.n);
+    mpz_mul_ui(mpq_denref(x.fixed[k]), mpq_denref(x.fixed[k]), 2);
+    mpq_canonicalize(x.fixed[k]);
+    mpz_mul_ui(mpq_denref(x.work[k]), mpq_denref(x.work[k]), 2);
+    mpq_canonicalize(x.work[k]);
+    plc_flow_run(&b, x.ops, x.n, ns, nl, 0, zero, NULL);
+    for (int i = 0; i < x.n; i++)
+      if (mpq_cmp(b.end[i], a.end[i]) > 0) bad++;
+    plc_flow_free(&a);
+    plc_flow_free(&b);
+    fx_clear(&x);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -384,6 +445,8 @@ int main(void)
     {"an op that can never start is named", test_stuck},
     {"random graphs against a naive simulator", test_random_against_naive},
     {"invariants over random graphs", test_random_invariants},
+    {"sharing has anomalies: a faster link, a slower step", test_sharing_anomaly},
+    {"without sharing, faster ops never end anything later", test_random_monotone_unshared},
     {NULL, NULL},
   };
   mpq_init(zero);
