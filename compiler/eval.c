@@ -364,7 +364,7 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
     return plc_eval_default(ev, o, f, use);
   const plc_field *r = o->kind == PLC_DECL_TRAIN ? plc_schema_field(PLC_SCHEMA_RESULT, name) : NULL;
   if (r && !ev->abstract && ev->result) { /* a result of the evaluated run */
-    plc_value *v = ev->result(ev, o, name);
+    plc_value *v = ev->result(ev, o, name, use);
     if (v)
       return v;
   }
