@@ -94,7 +94,7 @@ static void plc_cli_usage(FILE *out)
         "The report of a training run gives the placement of each parallel dimension,\n"
         "every collective's time, overlap window and exposed part, the pipeline bubble,\n"
         "the step time and its parts, eta, MFU and the bottleneck.  A failed assert\n"
-        "makes plc exit with status 1.\n"
+        "makes plc exit with status 1; the reports (and -o FILE) are still written.\n"
         "\n"
         "Imports are searched in the importing file's directory, the -I directories,\n"
         "$PLC_PATH (colon-separated) and the standard library.\n"
