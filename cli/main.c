@@ -420,11 +420,11 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
     ? plc_json_new(PACKAGE_VERSION, cli->defines, cli->ndefines) : NULL;
   plc_trace *trace = cli->trace ? plc_trace_new() : NULL;
   plc_svg *svg = cli->svg ? plc_svg_new(&o) : NULL;
-  for (int i = 0; i < n && !cli->nevals; i++) {
+  for (int i = 0, shown = 0; i < n && !cli->nevals; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
     if (!r)
       continue;
-    if (i > 0 && !doc)
+    if (shown++ > 0 && !doc)
       fputc('\n', cli->out);
     if (cli->action == PLC_ACT_IR)
       plc_ir_dump(cli->out, r->ir);

@@ -435,8 +435,10 @@ static plc_value *plc_eval_definition(plc_eval *ev, plc_binding *b)
 
 plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
 {
-  if (b->val)
+  if (b->val) {
+    ev->err_reads += b->val->tag == PLC_V_ERR; /* see plc_eval.err_reads */
     return b->val;
+  }
   if (b->busy) {
     plc_error(ev->diag, use, "'%s' is defined in terms of itself", b->name);
     return b->val = plc_value_err(ev);

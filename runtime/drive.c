@@ -90,13 +90,16 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
   plc_eval *ev = &d->sema->ev;
   const plc_ast *decl = r->decl;
   int errors = ev->diag->errors, promoted = ev->diag->promoted;
+  long err_reads = ev->err_reads;
   plc_binding *b = plc_env_find_local(ev->global, decl->name);
   plc_value *v = b ? plc_eval_binding(ev, b, &decl->loc) : NULL;
   if (v && v->tag == PLC_V_OBJ)
     r->ir = plc_lower_train(ev, decl, v->obj);
-  /* an error on the way (a field reading a failed or cyclic result) would
-   * leave figures computed from error values: the run fails instead */
-  if (!r->ir || r->poisoned || plc_drive_new_errors(ev->diag, errors, promoted))
+  /* an error on the way (a field reading a failed or cyclic result, or a
+   * definition that was an error already) would leave figures computed
+   * from error values: the run fails instead */
+  if (!r->ir || r->poisoned || ev->err_reads != err_reads ||
+      plc_drive_new_errors(ev->diag, errors, promoted))
     return;
   plc_analyse(&r->res, r->ir);
   plc_sensitivity(&r->res, r->ir);

@@ -80,6 +80,23 @@ run o-error 1 -o error.txt -D 't.tp=t.step_time/1s' a.plan
 if [ ! -e error.txt ]; then pass; else fail "-o wrote error.txt though the plan has an error"; fi
 count o-error o-error.err 'depends on its own result' 1
 
+# Cycles through results: the runs on the cycle, and runs computed from a
+# definition the cycle left in error, are not reported (no figures computed
+# from error values: zeros); the others are.
+cat > cyc.plan <<'EOF'
+import "a.plan"
+model slow = tiny { t_mm = c.step_time / 100 }
+framework fw2 { template dense { op mm: compute { time = model.t_mm } } }
+train c = t { model = slow; framework = fw2 }
+train d = t { model = slow; framework = fw2 }
+train e = t { optimizer_time = e.step_time }
+report t, c, d, e
+EOF
+run cyc 1 cyc.plan
+count cyc cyc.out '^train ' 1
+has cyc cyc.out '^train t (a.plan:6)'
+count cyc cyc.err 'depends on its own result' 2
+
 # --compare: the comparison is printed when only assertions fail.
 printf 'report t, t2\n' >> a.plan
 run cmp 1 --compare -D limit=10ms a.plan
