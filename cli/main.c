@@ -570,9 +570,9 @@ static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
   plc_sema s;
   plc_sema_check(&s, prog, cli->defines, cli->ndefines);
   cli->failed_asserts = (int)s.nfailed_asserts;
-  if (!prog->diag->errors && cli->action == PLC_ACT_CHECK)
+  if (plc_cli_only_asserts(cli, prog) && cli->action == PLC_ACT_CHECK)
     plc_cli_evals(cli, &s, prog);
-  else if (plc_cli_only_asserts(cli, prog) && cli->action != PLC_ACT_CHECK)
+  else if (plc_cli_only_asserts(cli, prog))
     plc_cli_evaluate(cli, &s, prog);
   if (cli->status)
     return cli->status;

@@ -65,6 +65,12 @@ run md 1 --format=md -D budget=10ms a.plan
 has md md.out 't'
 has md md.out '24 ms'
 
+# -e values are printed too, with --check as without.
+run check-e 1 --check -D budget=10ms -e budget a.plan
+has check-e check-e.out '^10 ms$'
+run eval-e 1 -D limit=10ms -e t.step_time a.plan
+has eval-e eval-e.out '^24 ms$'
+
 # -o: written when assertions fail, whether decided before evaluation or
 # after; not written when the plan has an error (a cycle through results).
 run o-const 1 -o const.txt -D budget=10ms a.plan
