@@ -108,6 +108,8 @@ printf 'report t, t2\n' >> a.plan
 run cmp 1 --compare -D limit=10ms a.plan
 has cmp cmp.out '^comparison of 2 runs'
 count cmp cmp.err 'assertion failed' 1
+run cmp-o 1 --compare -o cmp.txt -D limit=10ms a.plan
+has cmp-o cmp.txt '^comparison of 2 runs'
 
 # A write error on standard output is reported, also for --help.
 if [ -w /dev/full ]; then
