@@ -132,7 +132,9 @@ static plc_drive_run *plc_drive_start(plc_drive *d, const plc_ast *decl, const p
     r->read_at = *at;
   r->read_field = field;
   d->current = r;
+  d->nesting++;
   plc_drive_evaluate(d, r);
+  d->nesting--;
   d->current = r->outer;
   r->outer = NULL;
   if (r->state == PLC_RUN_BUSY)
@@ -197,10 +199,13 @@ static plc_value *plc_drive_result(plc_eval *ev, plc_obj *train, const char *nam
   plc_drive_run *r = plc_drive_find(d, train->node);
   if (r && r->state == PLC_RUN_BUSY)
     plc_drive_cycle(d, r, name, where);
+  else if (!r && d->nesting >= PLC_DRIVE_MAX_NESTING)
+    plc_error(ev->diag, where, "runs read each other's results more than %d deep",
+              PLC_DRIVE_MAX_NESTING);
   else if (!r)
     r = plc_drive_start(d, train->node, where, name);
   plc_value *v = NULL;
-  if (r->state == PLC_RUN_DONE) {
+  if (r && r->state == PLC_RUN_DONE) {
     plc_quantity q;
     plc_q_init(&q);
     v = plc_report_figure(&r->res, name, &q) ? plc_value_num(ev, &q) : NULL;

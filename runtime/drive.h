@@ -32,10 +32,15 @@ typedef struct plc_drive {
   plc_drive_run **runs;
   int nruns;
   plc_drive_run *current;  /* the innermost run being evaluated */
+  int nesting;             /* how many runs are being evaluated, one inside another */
   const plc_ast *const *skip_asserts; /* decided (false) already by the semantic pass */
   size_t nskip;
   int failed_asserts;      /* assertions plc_drive_asserts found false */
 } plc_drive;
+
+/* Runs evaluated one inside another (a field of one reads the result of
+ * the next): each level takes C stack for lowering, so it is bounded. */
+#define PLC_DRIVE_MAX_NESTING 64
 
 void plc_drive_init(plc_drive *d, plc_sema *s, plc_program *p, const plc_report_opts *o);
 void plc_drive_free(plc_drive *d);
