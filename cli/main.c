@@ -6,6 +6,7 @@
 #include <config.h>
 #endif
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,8 @@ typedef struct plc_cli {
   int timeline, timeline_stage, timeline_width; /* --timeline[=STAGE]: stage -1 is the critical one */
   const char *trace, *svg;                      /* --trace=FILE, --svg=FILE */
   int status;      /* 2 after a usage or I/O error found while evaluating */
+  int failed_asserts; /* errors that are false assertions: the output is still written */
+  int keep_output;    /* exit status 1 for false assertions only: keep the output */
 } plc_cli;
 
 static void plc_cli_usage(FILE *out)
@@ -91,7 +94,7 @@ static void plc_cli_usage(FILE *out)
         "The report of a training run gives the placement of each parallel dimension,\n"
         "every collective's time, overlap window and exposed part, the pipeline bubble,\n"
         "the step time and its parts, eta, MFU and the bottleneck.  A failed assert\n"
-        "makes plc exit with status 1.\n"
+        "makes plc exit with status 1; the reports (and -o FILE) are still written.\n"
         "\n"
         "Imports are searched in the importing file's directory, the -I directories,\n"
         "$PLC_PATH (colon-separated) and the standard library.\n"
@@ -395,24 +398,33 @@ static void plc_cli_draw(plc_cli *cli, const plc_result *res, const plc_report_o
   plc_timeline_print(cli->out, res, cli->timeline_stage, width > 0 ? width : 100, o);
 }
 
+/* No errors but false assertions: the outputs are written all the same. */
+static int plc_cli_only_asserts(const plc_cli *cli, const plc_program *prog)
+{
+  return prog->diag->errors == cli->failed_asserts;
+}
+
 /* Lower and analyse the trains of the files named on the command line:
- * print their reports (or the IR), then decide every assertion. */
+ * print their reports (or the IR), then decide every assertion (but those
+ * the semantic pass found false). */
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
 {
   plc_drive d;
   plc_report_opts o = {cli->digits, cli->exact, cli->ops, cli->defines, (int)cli->ndefines};
   plc_drive_init(&d, s, prog, &o);
+  d.skip_asserts = s->failed_asserts;
+  d.nskip = s->nfailed_asserts;
   const plc_ast **trains;
   int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);
   plc_json_doc *doc = cli->format == PLC_FMT_JSON && cli->action == PLC_ACT_REPORT && !cli->nevals
     ? plc_json_new(PACKAGE_VERSION, cli->defines, cli->ndefines) : NULL;
   plc_trace *trace = cli->trace ? plc_trace_new() : NULL;
   plc_svg *svg = cli->svg ? plc_svg_new(&o) : NULL;
-  for (int i = 0; i < n && !cli->nevals; i++) {
+  for (int i = 0, shown = 0; i < n && !cli->nevals; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
     if (!r)
       continue;
-    if (i > 0 && !doc)
+    if (shown++ > 0 && !doc)
       fputc('\n', cli->out);
     if (cli->action == PLC_ACT_IR)
       plc_ir_dump(cli->out, r->ir);
@@ -428,16 +440,19 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   free(trains);
   if (doc)
     plc_json_finish(doc, cli->out);
-  if (trace && !prog->diag->errors && !cli->status && plc_trace_save(trace, cli->trace) != 0)
+  int ok = plc_cli_only_asserts(cli, prog);
+  if (trace && ok && !cli->status && plc_trace_save(trace, cli->trace) != 0)
     cli->status = 2;
   plc_trace_free(trace);
-  if (svg && !prog->diag->errors && !cli->status && plc_svg_save(svg, cli->svg) != 0)
+  if (svg && ok && !cli->status && plc_svg_save(svg, cli->svg) != 0)
     cli->status = 2;
   plc_svg_free(svg);
-  if (!prog->diag->errors)
+  if (ok)
     plc_cli_evals(cli, s, prog);
-  if (cli->action == PLC_ACT_REPORT && !prog->diag->errors)
+  if (cli->action == PLC_ACT_REPORT && plc_cli_only_asserts(cli, prog)) {
     plc_drive_asserts(&d);
+    cli->failed_asserts += d.failed_asserts;
+  }
   plc_drive_free(&d);
 }
 
@@ -450,12 +465,19 @@ typedef struct plc_cmp_unit {
   plc_sema sema;
   plc_drive drive;
   int ok;
+  int failed_asserts;
 } plc_cmp_unit;
 
-static void plc_cli_compare_unit(plc_cli *cli, plc_cmp_unit *u, const char *file,
-                                 const plc_result ***runs, const char ***labels, int *n)
+/* Compile and evaluate one file of --compare, adding its runs to runs and
+ * labels; each file has its own diagnostics, with the command line's -w
+ * and -Werror. */
+static void plc_cli_compare_unit(plc_cli *cli, const plc_diag *main_diag, plc_cmp_unit *u,
+                                 const char *file, const plc_result ***runs,
+                                 const char ***labels, int *n)
 {
   plc_diag_init(&u->diag, stderr);
+  u->diag.werror = main_diag->werror;
+  u->diag.no_warnings = main_diag->no_warnings;
   u->arena = plc_arena_new();
   plc_program_init(&u->prog, u->arena, &u->diag);
   for (size_t i = 0; i < cli->ndirs; i++)
@@ -464,10 +486,12 @@ static void plc_cli_compare_unit(plc_cli *cli, plc_cmp_unit *u, const char *file
   if (plc_load_main(&u->prog, file) != 0 || u->diag.errors)
     return;
   plc_sema_check(&u->sema, &u->prog, cli->defines, cli->ndefines);
-  if (u->diag.errors)
+  if (u->diag.errors != (int)u->sema.nfailed_asserts)
     return;
   plc_report_opts o = {cli->digits, cli->exact, 0, cli->defines, (int)cli->ndefines};
   plc_drive_init(&u->drive, &u->sema, &u->prog, &o);
+  u->drive.skip_asserts = u->sema.failed_asserts;
+  u->drive.nskip = u->sema.nfailed_asserts;
   u->ok = 1;
   plc_ast *main_file = u->prog.files[u->prog.nfiles - 1];
   const plc_ast **trains;
@@ -482,19 +506,26 @@ static void plc_cli_compare_unit(plc_cli *cli, plc_cmp_unit *u, const char *file
     (*labels)[(*n)++] = trains[i]->name;
   }
   free(trains);
-  plc_drive_asserts(&u->drive);
+  if (u->diag.errors == (int)u->sema.nfailed_asserts)
+    plc_drive_asserts(&u->drive);
+  u->failed_asserts = (int)u->sema.nfailed_asserts + u->drive.failed_asserts;
 }
 
-static int plc_cli_compare(plc_cli *cli, char **files, int n)
+/* --compare: the comparison is printed when the files have no errors but
+ * false assertions (exit status 1 then, as for reports). */
+static int plc_cli_compare(plc_cli *cli, const plc_diag *main_diag, char **files, int n)
 {
   plc_cmp_unit *units = plc_xcalloc((size_t)n, sizeof *units);
   const plc_result **runs = NULL;
   const char **labels = NULL;
-  int nruns = 0, errors = 0;
+  int nruns = 0, errors = 0, asserts = 0;
   for (int i = 0; i < n; i++) {
-    plc_cli_compare_unit(cli, &units[i], files[i], &runs, &labels, &nruns);
+    plc_cli_compare_unit(cli, main_diag, &units[i], files[i], &runs, &labels, &nruns);
     errors += units[i].diag.errors;
+    asserts += units[i].failed_asserts;
   }
+  cli->keep_output = errors == asserts;
+  errors -= asserts;
   if (!errors && nruns < 2)
     fprintf(stderr, "plc: error: --compare needs two runs or more (files or trains)\n");
   plc_report_opts o = {cli->digits, cli->exact, 0, cli->defines, (int)cli->ndefines};
@@ -509,13 +540,13 @@ static int plc_cli_compare(plc_cli *cli, char **files, int n)
   free(units);
   free(runs);
   free(labels);
-  return errors ? 1 : nruns < 2 ? 2 : 0;
+  return errors ? 1 : nruns < 2 ? 2 : asserts ? 1 : 0;
 }
 
 static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
 {
   if (cli->action == PLC_ACT_COMPARE)
-    return plc_cli_compare(cli, files, n);
+    return plc_cli_compare(cli, prog->diag, files, n);
   if (cli->action == PLC_ACT_TOKENS)
     return plc_cli_tokens(cli, files, n, prog);
   cli->mains = plc_xcalloc((size_t)n + 1, sizeof *cli->mains);
@@ -538,17 +569,20 @@ static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
     return 1;
   plc_sema s;
   plc_sema_check(&s, prog, cli->defines, cli->ndefines);
-  if (!prog->diag->errors && cli->action == PLC_ACT_CHECK)
+  cli->failed_asserts = (int)s.nfailed_asserts;
+  if (plc_cli_only_asserts(cli, prog) && cli->action == PLC_ACT_CHECK)
     plc_cli_evals(cli, &s, prog);
-  else if (!prog->diag->errors)
+  else if (plc_cli_only_asserts(cli, prog))
     plc_cli_evaluate(cli, &s, prog);
   if (cli->status)
     return cli->status;
-  if (prog->diag->errors)
+  if (!plc_cli_only_asserts(cli, prog))
     return 1;
+  /* the plan is correct: its outputs are written, also when assertions fail */
   if (cli->deps.MD && plc_deps_write(&cli->deps, prog, files[0], cli->out_path))
     return 2;
-  return 0;
+  cli->keep_output = 1;
+  return prog->diag->errors ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -568,11 +602,13 @@ int main(int argc, char **argv)
     plc_program_add_default_dirs(&prog);
     prog.stdin_name = "<stdin>";
     rc = plc_cli_run(&cli, argv + optind, argc - optind, &prog);
-    if (rc == 0 && plc_output_commit(&out) != 0)
+    int keep = rc == 0 || (rc == 1 && cli.keep_output);
+    if (keep && plc_output_commit(&out) != 0)
       rc = 2;
-    else if (rc != 0)
+    else if (!keep)
       plc_output_abort(&out); /* no half-written file; the old one stays */
-  } else if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+  } else if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) { /* --help, --version */
+    fprintf(stderr, "plc: error: writing standard output: %s\n", strerror(errno));
     rc = 2;
   }
   plc_program_free(&prog);

@@ -364,7 +364,7 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
     return plc_eval_default(ev, o, f, use);
   const plc_field *r = o->kind == PLC_DECL_TRAIN ? plc_schema_field(PLC_SCHEMA_RESULT, name) : NULL;
   if (r && !ev->abstract && ev->result) { /* a result of the evaluated run */
-    plc_value *v = ev->result(ev, o, name);
+    plc_value *v = ev->result(ev, o, name, use);
     if (v)
       return v;
   }
@@ -435,8 +435,10 @@ static plc_value *plc_eval_definition(plc_eval *ev, plc_binding *b)
 
 plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
 {
-  if (b->val)
+  if (b->val) {
+    ev->err_reads += b->val->tag == PLC_V_ERR; /* see plc_eval.err_reads */
     return b->val;
+  }
   if (b->busy) {
     plc_error(ev->diag, use, "'%s' is defined in terms of itself", b->name);
     return b->val = plc_value_err(ev);

@@ -80,10 +80,16 @@ typedef struct plc_eval {
   plc_env *global;
   int abstract;
   int depth;
-  /* Results of evaluated trains (step_time, eta, ...) for asserts and -e;
-   * NULL before evaluation.  Returns NULL when the train has none. */
-  plc_value *(*result)(struct plc_eval *ev, plc_obj *train, const char *name);
+  /* Results of evaluated trains (step_time, eta, ...) for asserts and -e,
+   * read at `use`; NULL before evaluation.  Returns NULL when the train
+   * has none. */
+  plc_value *(*result)(struct plc_eval *ev, plc_obj *train, const char *name,
+                       const plc_loc *use);
   void *result_ctx;
+  /* Reads of definitions whose value is an error (reported when it was
+   * computed): the driver fails a run whose evaluation read one, rather
+   * than report figures computed from it. */
+  long err_reads;
   int dry;  /* > 0: checking a branch that is not taken: types and dimensions
                only, no values, so `n == 0 ? 0 : 1 / n` is fine at n = 0 */
 } plc_eval;

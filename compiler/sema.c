@@ -616,6 +616,11 @@ static void plc_sema_assert(plc_sema *s, const plc_ast *it)
   } else if (v->known && !v->b) { /* constant: decidable now */
     plc_error(DIAG, &it->loc, "assertion failed%s%s", it->b ? ": " : "",
               it->b ? it->b->name : "");
+    const plc_ast **f = plc_arena_alloc(s->prog->arena, (s->nfailed_asserts + 1) * sizeof *f);
+    if (s->nfailed_asserts)
+      memcpy(f, s->failed_asserts, s->nfailed_asserts * sizeof *f);
+    f[s->nfailed_asserts++] = it;
+    s->failed_asserts = f;
   }
 }
 
@@ -641,15 +646,29 @@ static void plc_sema_top(plc_sema *s, const plc_ast *file)
 
 /* ---- -D overrides -------------------------------------------------------- */
 
-/* Parse the expression of a -D argument; the argument itself is the source
- * line diagnostics show. */
-static plc_ast *plc_sema_define_expr(plc_sema *s, const char *arg, size_t offset)
+/* The source of a -D argument: diagnostics about it are located in
+ * "<command line>" and show the argument as the source line. */
+static const plc_source *plc_sema_define_source(plc_sema *s, const char *arg)
 {
   plc_source *src = plc_source_new("<command line>", NULL, arg, strlen(arg));
   s->prog->sources = plc_xrealloc(s->prog->sources,
                                   (s->prog->nsources + 1) * sizeof *s->prog->sources);
   s->prog->sources[s->prog->nsources++] = src;
-  return plc_parse_expr(s->prog->arena, DIAG, src, offset);
+  return src;
+}
+
+/* The location of bytes [from, to) of the first line of a -D argument. */
+static plc_loc plc_sema_define_loc(const plc_source *src, size_t from, size_t to)
+{
+  plc_loc l = {src, 1, 1, 1, 1};
+  int col = 1;
+  for (size_t i = 0; i < to && i < src->len && src->text[i] != '\n'; i++) {
+    if (i == from)
+      l.first_column = col;
+    col = plc_loc_advance(col, (unsigned char)src->text[i]);
+  }
+  l.last_column = col > l.first_column ? col : l.first_column + 1;
+  return l;
 }
 
 /* -D NAME=EXPR on a top-level let: the new value must have the old type. */
@@ -675,11 +694,11 @@ static void plc_sema_override_let(plc_sema *s, plc_binding *b, const plc_ast *ex
 /* -D DECL.FIELD=EXPR: replace or add the field; the declaration's normal
  * check then validates it against the schema. */
 static void plc_sema_override_field(plc_sema *s, plc_binding *b, const char *field,
-                                    const plc_ast *expr, const char *name)
+                                    const plc_ast *expr, const char *name, const plc_loc *at)
 {
   plc_ast *decl = (plc_ast *)b->def;
   if (decl->kind != PLC_AST_DECL) {
-    plc_error(DIAG, NULL, "-D %s: '%s' is not a declaration", name, b->name);
+    plc_error(DIAG, at, "-D %s: '%s' is not a declaration", name, b->name);
     return;
   }
   for (plc_ast *it = decl->list.head; it; it = it->next)
@@ -693,34 +712,39 @@ static void plc_sema_override_field(plc_sema *s, plc_binding *b, const char *fie
   plc_ast_list_push(&decl->list, set);
 }
 
+/* -D NAME=EXPR or -D DECL.FIELD=EXPR; errors about NAME or DECL are
+ * located at it in the argument. */
 static void plc_sema_override(plc_sema *s, const char *def)
 {
+  const plc_source *src = plc_sema_define_source(s, def);
   const char *eq = strchr(def, '=');
   if (!eq || eq == def) {
-    plc_error(DIAG, NULL, "-D %s: expected NAME=EXPR", def);
+    plc_loc all = plc_sema_define_loc(src, 0, strlen(def));
+    plc_error(DIAG, &all, "-D %s: expected NAME=EXPR", def);
     return;
   }
   char *name = plc_arena_strndup(s->prog->arena, def, (size_t)(eq - def));
   char *dot = strchr(name, '.');
+  size_t len = dot ? (size_t)(dot - name) : strlen(name);
+  plc_loc at = plc_sema_define_loc(src, 0, len);
   if (dot)
     *dot = '\0';
   plc_binding *b = plc_env_find_local(s->ev.global, name);
   if (dot)
     *dot = '.';
   if (!b) {
-    plc_error(DIAG, NULL, "-D %s: no top-level definition named '%.*s'", name,
-              dot ? (int)(dot - name) : (int)strlen(name), name);
+    plc_error(DIAG, &at, "-D %s: no top-level definition named '%.*s'", name, (int)len, name);
     return;
   }
-  const plc_ast *expr = plc_sema_define_expr(s, def, (size_t)(eq + 1 - def));
+  const plc_ast *expr = plc_parse_expr(s->prog->arena, DIAG, src, (size_t)(eq + 1 - def));
   if (!expr)
     return;
   if (dot)
-    plc_sema_override_field(s, b, dot + 1, expr, name);
+    plc_sema_override_field(s, b, dot + 1, expr, name, &at);
   else if (b->def->kind == PLC_AST_LET && !b->def->params.head)
     plc_sema_override_let(s, b, expr, name);
   else
-    plc_error(DIAG, NULL, "-D %s: '%s' is not a constant; name a field, as in %s.FIELD=...",
+    plc_error(DIAG, &at, "-D %s: '%s' is not a constant; name a field, as in %s.FIELD=...",
               name, name, name);
 }
 

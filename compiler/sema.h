@@ -17,6 +17,10 @@ typedef struct plc_sema {
   plc_eval ev;
   const char **options; /* every framework option name, for run.NAME */
   size_t noptions;
+  /* Constant assertions found false (and reported): a report is still
+   * written, and the driver does not decide these again. */
+  const plc_ast **failed_asserts; /* in the program's arena */
+  size_t nfailed_asserts;
 } plc_sema;
 
 /* Check the whole program after applying the -D NAME=EXPR overrides (NAME

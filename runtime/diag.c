@@ -115,8 +115,10 @@ void plc_diag_vreport(plc_diag *d, plc_diag_level level, const plc_loc *loc,
 {
   if (level == PLC_DIAG_WARNING && d->no_warnings)
     return;
-  if (level == PLC_DIAG_WARNING && d->werror)
+  if (level == PLC_DIAG_WARNING && d->werror) {
     level = PLC_DIAG_ERROR;
+    d->promoted++;
+  }
   if (level == PLC_DIAG_ERROR && d->max_errors && d->errors >= d->max_errors) {
     if (!d->truncated)
       fprintf(d->out, "plc: error: too many errors, stopping after %d\n", d->max_errors);

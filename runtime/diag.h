@@ -31,6 +31,7 @@ typedef struct plc_diag {
   FILE *out;
   int errors, warnings;
   int werror;      /* treat warnings as errors */
+  int promoted;    /* errors that are warnings counted as errors by werror */
   int no_warnings; /* -w */
   int max_errors;  /* stop reporting after this many (0: no limit) */
   int truncated;   /* the limit was reached */

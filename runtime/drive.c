@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static plc_value *plc_drive_result(plc_eval *ev, plc_obj *train, const char *name);
+static plc_value *plc_drive_result(plc_eval *ev, plc_obj *train, const char *name,
+                                   const plc_loc *at);
 
 void plc_drive_init(plc_drive *d, plc_sema *s, plc_program *p, const plc_report_opts *o)
 {
@@ -27,9 +28,11 @@ void plc_drive_init(plc_drive *d, plc_sema *s, plc_program *p, const plc_report_
 
 void plc_drive_free(plc_drive *d)
 {
-  for (int i = 0; i < d->nruns; i++)
-    if (d->runs[i].state == 1)
-      plc_result_free(&d->runs[i].res);
+  for (int i = 0; i < d->nruns; i++) {
+    if (d->runs[i]->state == PLC_RUN_DONE)
+      plc_result_free(&d->runs[i]->res);
+    free(d->runs[i]);
+  }
   free(d->runs);
 }
 
@@ -74,49 +77,146 @@ int plc_drive_select(plc_drive *d, plc_ast *const *files, int nfiles, const plc_
   return n;
 }
 
-plc_drive_run *plc_drive_train(plc_drive *d, const plc_ast *decl)
+/* Errors reported since `before`, leaving out warnings that -Werror
+ * turned into errors: those do not make a run's figures wrong. */
+static int plc_drive_new_errors(const plc_diag *g, int before_errors, int before_promoted)
 {
-  for (int i = 0; i < d->nruns; i++)
-    if (d->runs[i].decl == decl)
-      return d->runs[i].state == 1 ? &d->runs[i] : NULL;
-  d->runs = plc_xrealloc(d->runs, (size_t)(d->nruns + 1) * sizeof *d->runs);
-  plc_drive_run *r = &d->runs[d->nruns++];
-  memset(r, 0, sizeof *r);
-  r->decl = decl;
-  r->state = -1;
+  return g->errors - before_errors > g->promoted - before_promoted;
+}
+
+/* Evaluate the train's instance, lower and analyse it into r. */
+static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
+{
   plc_eval *ev = &d->sema->ev;
+  const plc_ast *decl = r->decl;
+  int errors = ev->diag->errors, promoted = ev->diag->promoted;
+  long err_reads = ev->err_reads;
   plc_binding *b = plc_env_find_local(ev->global, decl->name);
   plc_value *v = b ? plc_eval_binding(ev, b, &decl->loc) : NULL;
-  if (!v || v->tag != PLC_V_OBJ)
-    return NULL;
-  r->ir = plc_lower_train(ev, decl, v->obj);
-  if (!r->ir)
-    return NULL;
+  if (v && v->tag == PLC_V_OBJ)
+    r->ir = plc_lower_train(ev, decl, v->obj);
+  /* an error on the way (a field reading a failed or cyclic result, or a
+   * definition that was an error already) would leave figures computed
+   * from error values: the run fails instead */
+  if (!r->ir || r->poisoned || ev->err_reads != err_reads ||
+      plc_drive_new_errors(ev->diag, errors, promoted))
+    return;
   plc_analyse(&r->res, r->ir);
   plc_sensitivity(&r->res, r->ir);
-  r->state = 1;
+  r->state = PLC_RUN_DONE;
+}
+
+static plc_drive_run *plc_drive_find(const plc_drive *d, const plc_ast *decl)
+{
+  for (int i = 0; i < d->nruns; i++)
+    if (d->runs[i]->decl == decl)
+      return d->runs[i];
+  return NULL;
+}
+
+/* Lower and analyse a train on behalf of a read of its result `field` at
+ * `at` (NULL when the driver asks); the run being evaluated is left busy
+ * meanwhile, so a read that comes back to it is a cycle. */
+static plc_drive_run *plc_drive_start(plc_drive *d, const plc_ast *decl, const plc_loc *at,
+                                      const char *field)
+{
+  plc_drive_run *r = plc_drive_find(d, decl);
+  if (r)
+    return r;
+  d->runs = plc_xrealloc(d->runs, (size_t)(d->nruns + 1) * sizeof *d->runs);
+  r = d->runs[d->nruns++] = plc_xcalloc(1, sizeof *r);
+  r->decl = decl;
+  r->state = PLC_RUN_BUSY;
+  r->outer = d->current;
+  if (at)
+    r->read_at = *at;
+  r->read_field = field;
+  d->current = r;
+  d->nesting++;
+  plc_drive_evaluate(d, r);
+  d->nesting--;
+  d->current = r->outer;
+  r->outer = NULL;
+  if (r->state == PLC_RUN_BUSY)
+    r->state = PLC_RUN_FAILED;
   return r;
 }
 
-/* The evaluator asks for a train's results: evaluate it on demand. */
-static plc_value *plc_drive_result(plc_eval *ev, plc_obj *train, const char *name)
+plc_drive_run *plc_drive_train(plc_drive *d, const plc_ast *decl)
+{
+  plc_drive_run *r = plc_drive_start(d, decl, NULL, NULL);
+  return r->state == PLC_RUN_DONE ? r : NULL;
+}
+
+/* Append "A reads B.field" to the chain of a cycle message. */
+static void plc_drive_chain_add(char **buf, size_t *len, const char *a, const char *b,
+                                const char *field)
+{
+  size_t need = strlen(a) + strlen(b) + strlen(field) + 16;
+  *buf = plc_xrealloc(*buf, *len + need);
+  *len += (size_t)snprintf(*buf + *len, need, "%s%s reads %s.%s", *len ? ", " : "", a, b, field);
+}
+
+/* The busy run r is read (r.field at `at`) while the innermost run is
+ * evaluated: a cycle.  The busy runs from r inwards are the runs whose
+ * evaluation led here; the message gives their reads in order. */
+static void plc_drive_cycle(plc_drive *d, const plc_drive_run *r, const char *field,
+                            const plc_loc *at)
+{
+  int n = 0;
+  for (const plc_drive_run *x = d->current; x && x != r; x = x->outer)
+    n++;
+  const plc_drive_run **frames = plc_xmalloc((size_t)(n + 1) * sizeof *frames);
+  const plc_drive_run *x = d->current;
+  for (int i = n; i >= 0; i--, x = x->outer)
+    frames[i] = x; /* frames[0] is r, frames[n] the innermost reader */
+  char *chain = NULL;
+  size_t len = 0;
+  for (int i = 1; i <= n; i++)
+    plc_drive_chain_add(&chain, &len, frames[i - 1]->decl->name, frames[i]->decl->name,
+                        frames[i]->read_field);
+  plc_drive_chain_add(&chain, &len, frames[n]->decl->name, r->decl->name, field);
+  plc_error(d->prog->diag, at, "train '%s' depends on its own result: %s", r->decl->name,
+            chain);
+  for (int i = 1; i <= n; i++) /* where the reads on the way are */
+    if (frames[i]->read_at.src)
+      plc_note(d->prog->diag, &frames[i]->read_at, "%s.%s is read here", frames[i]->decl->name,
+               frames[i]->read_field);
+  free(chain);
+  free(frames);
+}
+
+/* The evaluator asks for a train's results (train.name read at `at`):
+ * evaluate the train on demand.  An error value poisons the run being
+ * evaluated, if any: its figures would be computed from it. */
+static plc_value *plc_drive_result(plc_eval *ev, plc_obj *train, const char *name,
+                                   const plc_loc *at)
 {
   plc_drive *d = ev->result_ctx;
   if (!train->node)
     return NULL;
-  plc_drive_run *r = plc_drive_train(d, train->node);
-  if (!r)
-    return plc_value_err(ev);
-  plc_quantity q;
-  plc_q_init(&q);
-  plc_value *v = plc_report_figure(&r->res, name, &q) ? plc_value_num(ev, &q) : NULL;
-  plc_q_clear(&q);
-  if (!v) {
-    plc_error(ev->diag, &train->node->loc, "train '%s' has no %s (its compute times are "
-              "pinned, so its FLOPs are unknown)", train->name, name);
-    v = plc_value_err(ev);
+  const plc_loc *where = at ? at : &train->node->loc;
+  plc_drive_run *r = plc_drive_find(d, train->node);
+  if (r && r->state == PLC_RUN_BUSY)
+    plc_drive_cycle(d, r, name, where);
+  else if (!r && d->nesting >= PLC_DRIVE_MAX_NESTING)
+    plc_error(ev->diag, where, "runs read each other's results more than %d deep",
+              PLC_DRIVE_MAX_NESTING);
+  else if (!r)
+    r = plc_drive_start(d, train->node, where, name);
+  plc_value *v = NULL;
+  if (r && r->state == PLC_RUN_DONE) {
+    plc_quantity q;
+    plc_q_init(&q);
+    v = plc_report_figure(&r->res, name, &q) ? plc_value_num(ev, &q) : NULL;
+    plc_q_clear(&q);
+    if (!v)
+      plc_error(ev->diag, where, "train '%s' has no %s (its compute times are pinned, so its "
+                "FLOPs are unknown)", train->name, name);
   }
-  return v;
+  if (!v && d->current)
+    d->current->poisoned = 1;
+  return v ? v : plc_value_err(ev);
 }
 
 static void plc_drive_show(plc_drive *d, const plc_value *v, char *buf, size_t n)
@@ -135,13 +235,13 @@ static void plc_drive_show(plc_drive *d, const plc_value *v, char *buf, size_t n
   }
 }
 
-/* A failed assertion shows the values it compared. */
-static void plc_drive_assert(plc_drive *d, const plc_ast *it)
+/* A failed assertion shows the values it compared; returns 1 when false. */
+static int plc_drive_assert(plc_drive *d, const plc_ast *it)
 {
   plc_eval *ev = &d->sema->ev;
   plc_value *v = plc_eval_expr(ev, it->a, ev->global);
   if (v->tag != PLC_V_BOOL || !v->known || v->b)
-    return;
+    return 0;
   const plc_ast *e = it->a;
   if (e->kind == PLC_AST_BINARY && e->op >= PLC_OP_EQ && e->op <= PLC_OP_GE) {
     char l[128], r[128];
@@ -153,12 +253,21 @@ static void plc_drive_assert(plc_drive *d, const plc_ast *it)
     plc_error(d->prog->diag, &it->loc, "assertion failed%s%s", it->b ? ": " : "",
               it->b ? it->b->name : "");
   }
+  return 1;
+}
+
+static int plc_drive_skipped(const plc_drive *d, const plc_ast *it)
+{
+  for (size_t i = 0; i < d->nskip; i++)
+    if (d->skip_asserts[i] == it)
+      return 1;
+  return 0;
 }
 
 void plc_drive_asserts(plc_drive *d)
 {
   for (size_t f = 0; f < d->prog->nfiles; f++)
     for (const plc_ast *it = d->prog->files[f]->list.head; it; it = it->next)
-      if (it->kind == PLC_AST_ASSERT)
-        plc_drive_assert(d, it);
+      if (it->kind == PLC_AST_ASSERT && !plc_drive_skipped(d, it))
+        d->failed_asserts += plc_drive_assert(d, it);
 }
