@@ -55,11 +55,15 @@ has "second run" '>plc timeline: train llama70b_fsdp2</text>' "$two"
 n=$(grep -c '>stage 0 (critical)</text>' "$two")
 if [ "$n" -eq 2 ]; then pass; else fail "two runs: $n critical stage 0 headings, expected 2"; fi
 
-# Atomic writes: a failed run leaves the old picture alone.
-echo old > "$outdir/keep.svg"
+# Atomic writes: a failed run leaves the old picture alone (in a directory
+# of its own: trace.sh may be writing in $outdir meanwhile).
+a="$outdir/svg-atomic"
+rm -rf "$a"
+mkdir -p "$a"
+echo old > "$a/keep.svg"
 printf 'let x = 1 +\n' > "$outdir/bad.plan"
-"$PLC" --svg="$outdir/keep.svg" "$outdir/bad.plan" > /dev/null 2>&1
-if [ $? -eq 1 ] && [ "$(cat "$outdir/keep.svg")" = old ] && [ -z "$(ls "$outdir" | grep "^keep.svg.")" ]; then pass
+"$PLC" --svg="$a/keep.svg" "$outdir/bad.plan" > /dev/null 2>&1
+if [ $? -eq 1 ] && [ "$(cat "$a/keep.svg")" = old ] && [ -z "$(ls -A "$a" | grep "^keep.svg.\|^\.plc-")" ]; then pass
 else fail "a plan with errors must not replace the picture"; fi
 "$PLC" --svg="$outdir/no/such/dir/x.svg" "$small" > /dev/null 2>&1
 if [ $? -eq 2 ]; then pass; else fail "an unwritable picture is an I/O error (status 2)"; fi

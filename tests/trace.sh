@@ -62,17 +62,21 @@ sound m3 "$m3"
 check "m3: four stages, critical 3" \
   '.otherData.trains[0] | .stages == 4 and .critical_stage == 3 and .microbatches == 4' "$m3"
 
-# Atomic writes: errors leave an old file as it was and no temporary.
-echo old > "$outdir/keep.json"
+# Atomic writes: errors leave an old file as it was and no temporary (in a
+# directory of its own: svg.sh may be writing in $outdir meanwhile).
+a="$outdir/trace-atomic"
+rm -rf "$a"
+mkdir -p "$a"
+echo old > "$a/keep.json"
 printf 'let x = 1 +\n' > "$outdir/bad.plan"
-"$PLC" --trace="$outdir/keep.json" "$outdir/bad.plan" > /dev/null 2>&1
-if [ $? -eq 1 ] && [ "$(cat "$outdir/keep.json")" = old ] && [ -z "$(ls "$outdir" | grep "^keep.json.")" ]; then pass
+"$PLC" --trace="$a/keep.json" "$outdir/bad.plan" > /dev/null 2>&1
+if [ $? -eq 1 ] && [ "$(cat "$a/keep.json")" = old ] && [ -z "$(ls -A "$a" | grep "^keep.json.\|^\.plc-")" ]; then pass
 else fail "a plan with errors must not replace the trace file"; fi
 "$PLC" --trace="$outdir/no/such/dir/t.json" "$small" > /dev/null 2> "$outdir/nodir.err"
 if [ $? -eq 2 ] && grep -q "cannot write" "$outdir/nodir.err"; then pass
 else fail "an unwritable trace file is an I/O error (status 2)"; cat "$outdir/nodir.err"; fi
-mkdir -p "$outdir/adir"
-"$PLC" --trace="$outdir/adir" "$small" > /dev/null 2>&1
-if [ $? -eq 2 ] && [ -d "$outdir/adir" ] && [ -z "$(ls "$outdir" | grep "^adir.")" ]; then pass
+mkdir -p "$a/adir"
+"$PLC" --trace="$a/adir" "$small" > /dev/null 2>&1
+if [ $? -eq 2 ] && [ -d "$a/adir" ] && [ -z "$(ls -A "$a" | grep "^adir.\|^\.plc-")" ]; then pass
 else fail "renaming over a directory fails cleanly"; fi
 finish
