@@ -245,11 +245,12 @@ int plc_output_commit(plc_output *o)
     return -1;
   }
   int bad = ferror(o->f);
+  errno = 0; /* fclose's flush says why, mostly (ENOSPC); else a generic text */
   bad |= fclose(o->f) != 0;
   o->f = NULL;
   if (bad || (o->tmp && rename(o->tmp, o->dest) != 0)) {
     fprintf(stderr, "plc: error: cannot write '%s': %s\n", o->path,
-            bad && !errno ? "write error" : strerror(errno));
+            errno ? strerror(errno) : "write error");
     plc_output_abort(o);
     return -1;
   }

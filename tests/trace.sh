@@ -37,6 +37,8 @@ if "$PLC" --trace="$t" "$small" > "$outdir/trace.stdout" 2>&1; then pass
 else fail "plc --trace exit status"; cat "$outdir/trace.stdout"; fi
 check "top level" '.displayTimeUnit == "ns" and (.traceEvents | type) == "array"' "$t"
 sound small "$t"
+check "every event has a cat, metadata too (some loaders reject one without)" \
+  '[.traceEvents[] | (.cat | type) == "string"] | all and ([.traceEvents[] | select(.ph == "M") | .cat] | unique) == ["__metadata"]' "$t"
 check "process names" \
   '[.traceEvents[] | select(.name == "process_name") | .args.name] == ["small: stage 0 of 2 (critical)", "small: stage 1 of 2"]' "$t"
 check "mm is 40 ms exactly" \
@@ -61,6 +63,24 @@ else fail "plc --trace on m3-megatron"; fi
 sound m3 "$m3"
 check "m3: four stages, critical 3" \
   '.otherData.trains[0] | .stages == 4 and .critical_stage == 3 and .microbatches == 4' "$m3"
+
+# Streaming: a 24 MB trace (bench/large.plan cut to pp = 4 and 100 layers:
+# 4 stages x 32 microbatches x ~25 layers x ~7 ops x 3 lists, about 67,000
+# events) is written event by event, in well under 100 MB of address space;
+# built whole in memory it took 230 MB.  Skipped where plc cannot start in
+# 100 MB at all (sanitizer builds reserve terabytes).
+mid="$outdir/mid.plan"
+sed -e 's/dense = 900; moe = 100/dense = 90; moe = 10/' -e 's/pp = 64; vpp = 4/pp = 4/' \
+  -e 's/schedule = interleaved/schedule = "1f1b"/' -e 's/nodes = 1024/nodes = 64/' \
+  "$top_srcdir/bench/large.plan" > "$mid"
+if (ulimit -v 100000 && "$PLC" --version) > /dev/null 2>&1; then
+  if (ulimit -v 100000 && exec "$PLC" --trace="$outdir/mid.json" "$mid") > /dev/null 2>&1 &&
+     [ "$(jq '.traceEvents | length' "$outdir/mid.json")" -gt 60000 ]; then pass
+  else fail "a 24 MB trace in 100 MB of memory"; fi
+  rm -f "$outdir/mid.json"
+else
+  echo "(plc does not start in 100 MB of address space: the streaming case is skipped)"
+fi
 
 # Atomic writes: errors leave an old file as it was and no temporary (in a
 # directory of its own: svg.sh may be writing in $outdir meanwhile).
