@@ -38,7 +38,7 @@ else fail "plc --trace exit status"; cat "$outdir/trace.stdout"; fi
 check "top level" '.displayTimeUnit == "ns" and (.traceEvents | type) == "array"' "$t"
 sound small "$t"
 check "every event has a cat, metadata too (some loaders reject one without)" \
-  '[.traceEvents[] | (.cat | type) == "string"] | all and ([.traceEvents[] | select(.ph == "M") | .cat] | unique) == ["__metadata"]' "$t"
+  '([.traceEvents[] | (.cat | type) == "string"] | all) and ([.traceEvents[] | select(.ph == "M") | .cat] | unique) == ["__metadata"]' "$t"
 check "process names" \
   '[.traceEvents[] | select(.name == "process_name") | .args.name] == ["small: stage 0 of 2 (critical)", "small: stage 1 of 2"]' "$t"
 check "mm is 40 ms exactly" \
