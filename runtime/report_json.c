@@ -151,8 +151,13 @@ static json_t *plc_json_placement(const plc_ir_run *run, const plc_report_opts *
 
 /* ---- communication ------------------------------------------------------------------ */
 
-static json_t *plc_json_row(const plc_coll_row *row, const plc_report_opts *o)
+static json_t *plc_json_row(const plc_ir_run *run, const plc_coll_row *row,
+                            const plc_report_opts *o)
 {
+  mpq_t each, all;
+  mpq_inits(each, all, NULL);
+  plc_report_rank_bytes(each, row->kind, run->size[row->dim], row->size_each);
+  plc_report_row_rank_total(all, run, row);
   json_t *j = json_object();
   plc_json_set(j, "dim", plc_json_str(plc_pdim_name(row->dim)));
   plc_json_set(j, "primitive", plc_json_str(plc_opk_name(row->kind)));
@@ -161,6 +166,9 @@ static json_t *plc_json_row(const plc_coll_row *row, const plc_report_opts *o)
   plc_json_set(j, "bytes_per_op", row->uniform ? plc_json_q(o, row->size_each, 1, 0, 0) : NULL);
   plc_json_set(j, "time_per_op", row->uniform ? plc_json_time(o, row->time_each) : NULL);
   plc_json_set(j, "bytes", plc_json_q(o, row->bytes, 1, 0, 0));
+  plc_json_set(j, "rank_bytes_per_op", row->uniform ? plc_json_q(o, each, 1, 0, 0) : NULL);
+  plc_json_set(j, "rank_bytes", plc_json_q(o, all, 1, 0, 0));
+  mpq_clears(each, all, NULL);
   plc_json_set(j, "total", plc_json_time(o, row->time));
   plc_json_set(j, "window", plc_json_time(o, row->window));
   plc_json_set(j, "exposed", plc_json_time(o, row->exposed));
@@ -178,7 +186,7 @@ static json_t *plc_json_communication(const plc_result *r, const plc_report_opts
 {
   json_t *a = json_array();
   for (int i = 0; i < r->nrows; i++)
-    json_array_append_new(a, plc_json_row(&r->rows[i], o));
+    json_array_append_new(a, plc_json_row(r->run, &r->rows[i], o));
   return a;
 }
 
@@ -205,6 +213,11 @@ static void plc_json_op(void *ctx, const char *list, const plc_ir_list *l, int i
   plc_json_set(j, "group", json_integer(op->group));
   plc_json_set(j, "stream", plc_json_str(c->run->streams[op->stream]));
   plc_json_set(j, "bytes", op->size ? plc_json_q(c->o, op->size, 1, 0, 0) : NULL);
+  mpq_t b;
+  mpq_init(b);
+  plc_report_rank_bytes(b, op->kind, op->group, op->size);
+  plc_json_set(j, "rank_bytes", plc_json_q(c->o, b, 1, 0, 0));
+  mpq_clear(b);
   plc_json_set(j, "start", plc_json_time(c->o, so->start));
   plc_json_set(j, "consumer", so->consumer >= 0 ? plc_json_str(l->ops[so->consumer].name) : NULL);
   plc_json_set(j, "window", plc_json_time(c->o, so->window));

@@ -136,6 +136,38 @@ void plc_report_hidden(mpq_t out, const plc_coll_row *row)
   }
 }
 
+void plc_report_rank_bytes(mpq_t out, plc_opk kind, long n, mpq_srcptr size)
+{
+  if (kind == PLC_OPK_ALL_REDUCE)
+    mpq_set_si(out, 2 * (n - 1), (unsigned long)n);
+  else if (kind == PLC_OPK_P2P || kind == PLC_OPK_BROADCAST || n < 1)
+    mpq_set_si(out, 1, 1);
+  else
+    mpq_set_si(out, n - 1, (unsigned long)n);
+  mpq_canonicalize(out);
+  mpq_mul(out, out, size);
+}
+
+/* Every op of a row has the group of its dimension (lower.c), so the
+ * factor is the row's. */
+char *plc_report_row_rank_each(const plc_report_opts *o, const plc_ir_run *run,
+                               const plc_coll_row *row)
+{
+  if (!row->uniform)
+    return plc_xstrdup("mixed");
+  mpq_t b;
+  mpq_init(b);
+  plc_report_rank_bytes(b, row->kind, run->size[row->dim], row->size_each);
+  char *s = plc_report_bytes(o, b);
+  mpq_clear(b);
+  return s;
+}
+
+void plc_report_row_rank_total(mpq_t out, const plc_ir_run *run, const plc_coll_row *row)
+{
+  plc_report_rank_bytes(out, row->kind, run->size[row->dim], row->bytes);
+}
+
 /* ---- the parts of the step ---------------------------------------------------- */
 
 static plc_report_part *plc_report_part_add(const plc_result *r, plc_report_part *parts, int *n,
@@ -287,12 +319,17 @@ void plc_report_op_cells(const plc_report_opts *o, const char *list, const plc_i
   cells[1] = plc_report_sprintf("%d", op->layer);
   cells[2] = plc_xstrdup(op->name);
   cells[3] = plc_report_sprintf("%s(%s)", plc_opk_name(op->kind), plc_pdim_name(op->dim));
-  cells[4] = plc_report_time(o, so->start);
-  cells[5] = plc_xstrdup(so->consumer >= 0 ? l->ops[so->consumer].name : "-");
-  cells[6] = plc_report_time(o, so->window);
-  cells[7] = plc_report_time(o, op->time);
-  cells[8] = plc_report_time(o, so->exposed);
-  cells[9] = plc_xstrdup(plc_why_text(so->why));
+  mpq_t b;
+  mpq_init(b);
+  plc_report_rank_bytes(b, op->kind, op->group, op->size);
+  cells[4] = plc_report_bytes(o, b);
+  mpq_clear(b);
+  cells[5] = plc_report_time(o, so->start);
+  cells[6] = plc_xstrdup(so->consumer >= 0 ? l->ops[so->consumer].name : "-");
+  cells[7] = plc_report_time(o, so->window);
+  cells[8] = plc_report_time(o, op->time);
+  cells[9] = plc_report_time(o, so->exposed);
+  cells[10] = plc_xstrdup(plc_why_text(so->why));
 }
 
 void plc_report_cells_free(char **cells, int n)

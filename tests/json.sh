@@ -62,6 +62,31 @@ check ep-row "$m3" '.runs[0].communication[0] | .count == 28 and .bytes_per_op.e
 check bottleneck "$m3" '.runs[0].bottleneck | .part == "exposed" and .dim == "ep" and .what == "exposed ep communication" and .share.exact == "73400320/145645657"'
 check no-ops "$m3" '.runs[0] | has("ops") | not'
 
+# Bytes each rank moves, against the reference article's traffic figures
+# (seed-numbers.md; D_TP = 2 x 8192 x 6144 x 2 B = 201,326,592 B):
+#   TP all-reduce, tp = 4: 2 (3/4) D_TP = 301,989,888 B (301.99 MB), 30 per
+#     microbatch: 9,059,696,640 B;
+#   EP all-to-all of 2 D_TP, ep = 8: (7/8) 402,653,184 B = 352,321,536 B
+#     (352.32 MB);
+#   p2p: the whole 201,326,592 B;
+#   FSDP all-gather of a 70B layer, 0.875e9 x 2 B, shard 8: (7/8) 1.75e9 B =
+#     1,531,250,000 B (1.531 GB).
+check rank-tp "$m3" '.runs[0].communication[1] | .rank_bytes_per_op.exact == "301989888" and .rank_bytes.exact == "9059696640"'
+check rank-ep "$m3" '.runs[0].communication[0] | .rank_bytes_per_op.exact == "352321536" and .rank_bytes_per_op.value == "352.3" and .rank_bytes_per_op.unit == "MB"'
+check rank-pp "$m3" '.runs[0].communication[2].rank_bytes_per_op.exact == "201326592"'
+run fsdp 0 --format=json --ops examples/llama70b-fsdp2-h100.plan
+check rank-fsdp "$outdir/fsdp.json" '.runs[0].communication[0] | .primitive == "all_gather" and .rank_bytes_per_op.exact == "1531250000" and .rank_bytes_per_op.value == "1.531" and .rank_bytes_per_op.unit == "GB"'
+check rank-fsdp-ops "$outdir/fsdp.json" '[.runs[0].ops[] | select(.primitive == "all_gather") | .rank_bytes.exact] | unique == ["1531250000"]'
+"$PLC" --digits=5 --ops examples/m3-h100.plan > "$outdir/m3-rank.txt" 2> /dev/null
+for want in 'tp +all_reduce +fwd +30 +201.33 MB +301.99 MB ' 'ep +all_to_all +fwd +28 +402.65 MB +352.32 MB ' \
+            'a2a\[0\] +all_to_all\(ep\) +352.32 MB ' 'ar\[0\] +all_reduce\(tp\) +301.99 MB '; do
+  if grep -qE "$want" "$outdir/m3-rank.txt"; then pass; else fail "text report: no '$want'"; fi
+done
+"$PLC" --format=md --digits=5 --ops examples/m3-h100.plan > "$outdir/m3-rank.md" 2> /dev/null
+for want in '| tp | all_reduce | fwd | 30 | 201.33 MB | 301.99 MB |' '| all_to_all(ep) | 352.32 MB |'; do
+  if grep -qF "$want" "$outdir/m3-rank.md"; then pass; else fail "Markdown report: no '$want'"; fi
+done
+
 # what-if: the -D strings are recorded and take effect; the example's own
 # assertions then fail (exit 1), but the document is complete
 run what-if 1 --format=json -D m3_h100.ep=16 -D 'NVLink4_article.latency=1us' examples/m3-h100.plan
