@@ -94,7 +94,7 @@ static void plc_report_placement(FILE *out, const plc_result *r, const plc_repor
   plc_table_row(&t, "dim", "size", "stride", "span", "tier", "link", "bandwidth used");
   for (int d = 0; d < PLC_PD_COUNT; d++) {
     const plc_ir_place *p = &run->place[d];
-    if (p->size < 2)
+    if (!plc_report_place_shown(run, d))
       continue;
     char *sz = plc_report_sprintf("%d", p->size), *st = plc_report_sprintf("%d", p->stride);
     char *sp = plc_report_sprintf("%ld", p->span), *bw = plc_report_bandwidths(p, o);

@@ -144,7 +144,7 @@ static json_t *plc_json_placement(const plc_ir_run *run, const plc_report_opts *
 {
   json_t *a = json_array();
   for (int d = 0; d < PLC_PD_COUNT; d++)
-    if (run->place[d].size > 1)
+    if (plc_report_place_shown(run, d))
       json_array_append_new(a, plc_json_place(&run->place[d], (plc_pdim)d, o));
   return a;
 }

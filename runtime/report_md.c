@@ -107,7 +107,7 @@ static void plc_md_placement(FILE *out, const plc_result *r, const plc_report_op
   int any = 0;
   fputs("\n### Placement\n\n", out);
   for (int d = 0; d < PLC_PD_COUNT; d++) {
-    if (run->place[d].size < 2)
+    if (!plc_report_place_shown(run, d))
       continue;
     if (!any++) {
       plc_md_row(out, 7, "dim", "size", "stride", "span", "tier", "link", "bandwidth used");

@@ -71,16 +71,17 @@ char *plc_report_layout(const plc_ir_run *run)
   if (s[PLC_PD_SHARD] > 1 || s[PLC_PD_REPLICATE] > 1)
     snprintf(fsdp, sizeof fsdp, " (shard %d x replicate %d)", s[PLC_PD_SHARD],
              s[PLC_PD_REPLICATE]);
-  return plc_report_sprintf("%d devices of %s: tp %d x cp %d x dp %d x pp %d%s%s; vpp %d; "
-                            "%s schedule", run->world, run->device, s[PLC_PD_TP],
+  return plc_report_sprintf("%d device%s of %s: tp %d x cp %d x dp %d x pp %d%s%s; vpp %d; "
+                            "%s schedule", run->world, run->world == 1 ? "" : "s", run->device,
+                            s[PLC_PD_TP],
                             s[PLC_PD_CP], s[PLC_PD_DP], s[PLC_PD_PP], ep, fsdp, run->vpp,
                             run->schedule);
 }
 
 char *plc_report_batch(const plc_ir_run *run)
 {
-  return plc_report_sprintf("mu = %ld microbatches of %d x %d tokens per step; recompute %s",
-                            run->mu, run->micro_batch, run->seq,
+  return plc_report_sprintf("mu = %ld microbatch%s of %d x %d tokens per step; recompute %s",
+                            run->mu, run->mu == 1 ? "" : "es", run->micro_batch, run->seq,
                             plc_report_recompute(run->recompute));
 }
 
@@ -96,6 +97,19 @@ char *plc_report_bandwidths(const plc_ir_place *p, const plc_report_opts *o)
       out = n;
     }
   return out;
+}
+
+int plc_report_place_shown(const plc_ir_run *run, int d)
+{
+  const plc_ir_place *p = &run->place[d];
+  if (p->size < 2)
+    return 0;
+  if (d != PLC_PD_EDP || run->place[PLC_PD_EP].size >= 2)
+    return 1;
+  for (int k = 1; k < PLC_OPK_COUNT; k++)
+    if (p->bw[k])
+      return 1;
+  return 0;
 }
 
 const char *plc_report_phase(plc_phase p) { return plc_phase_name(p); }

@@ -40,6 +40,11 @@ char *plc_report_batch(const plc_ir_run *run);
 /* "all_reduce 360 GB/s, p2p 50 GB/s": the bandwidths a dimension used. */
 char *plc_report_bandwidths(const plc_ir_place *p, const plc_report_opts *o);
 
+/* Whether the placement table has a row for dimension d: size 2 or more,
+ * except edp on a run without expert parallelism (ep 1), where edp is dp
+ * again, unless some op uses it. */
+int plc_report_place_shown(const plc_ir_run *run, int d);
+
 /* Names of phases ("fwd", "recomp", "bwd", "step"), recompute settings
  * ("none", "selective", "full") and DP tail kinds ("none", "pinned",
  * "declared", "simulated"); static strings. */
