@@ -254,19 +254,10 @@ static void plc_report_sensitivity(FILE *out, const plc_result *r, const plc_rep
   plc_table_row(&t, "dim", "primitive", "phase", "exposed/mb", "bandwidth", "to hide",
                 "step if hidden");
   for (int i = 0; i < r->nsense; i++) {
-    const plc_sense *sn = &r->sense[i];
-    const plc_coll_row *row = &r->rows[sn->row];
-    char *e = plc_report_time(o, row->exposed), *now = plc_report_bw(o, sn->bw_now);
-    char *need = sn->possible ? plc_report_bw(o, sn->bw_needed) : plc_xstrdup("none suffices");
-    char *st = plc_report_time(o, sn->step_if);
-    char *step = plc_report_sprintf("%s%s", st, sn->possible ? "" : " (if free)");
-    plc_table_row(&t, plc_pdim_name(row->dim), plc_opk_name(row->kind),
-                  plc_report_phase(row->phase), e, now, need, step);
-    free(e);
-    free(now);
-    free(need);
-    free(st);
-    free(step);
+    char *v[PLC_REPORT_SENSE_CELLS];
+    plc_report_sense_cells(o, r, i, v);
+    plc_table_row(&t, v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+    plc_report_cells_free(v, PLC_REPORT_SENSE_CELLS);
   }
   fputs("\nwhat would hide the exposed communication\n", out);
   plc_table_print(out, &t, 1);

@@ -11,6 +11,7 @@
 
 #include "report_json.h"
 #include "report_parts.h"
+#include "sensitivity.h"
 #include "xalloc.h"
 
 #include <jansson.h>
@@ -229,6 +230,29 @@ static void plc_json_op(void *ctx, const char *list, const plc_ir_list *l, int i
 
 /* ---- bubble, step, efficiency, bottleneck ------------------------------------------- */
 
+/* "What would hide the exposed communication": one object per exposed
+ * row of the inventory. */
+static json_t *plc_json_sensitivity(const plc_result *r, const plc_report_opts *o)
+{
+  json_t *a = json_array();
+  for (int i = 0; i < r->nsense; i++) {
+    const plc_sense *sn = &r->sense[i];
+    const plc_coll_row *row = &r->rows[sn->row];
+    json_t *j = json_object();
+    plc_json_set(j, "dim", plc_json_str(plc_pdim_name(row->dim)));
+    plc_json_set(j, "primitive", plc_json_str(plc_opk_name(row->kind)));
+    plc_json_set(j, "phase", plc_json_str(plc_report_phase(row->phase)));
+    plc_json_set(j, "exposed", plc_json_time(o, row->exposed));
+    plc_json_set(j, "bandwidth", plc_json_q(o, sn->bw_now, 1, -1, 0));
+    plc_json_set(j, "possible", json_boolean(sn->possible));
+    plc_json_set(j, "bandwidth_needed", sn->possible ? plc_json_q(o, sn->bw_needed, 1, -1, 0)
+                                                     : NULL);
+    plc_json_set(j, "step_if_hidden", plc_json_time(o, sn->step_if));
+    json_array_append_new(a, j);
+  }
+  return a;
+}
+
 static json_t *plc_json_bubble(const plc_result *r, const plc_report_opts *o)
 {
   json_t *j = json_object();
@@ -337,6 +361,7 @@ static json_t *plc_json_run(const plc_result *r, const plc_report_opts *o)
   }
   plc_json_set(j, "bubble", plc_json_bubble(r, o));
   plc_json_set(j, "step", plc_json_step(r, o));
+  plc_json_set(j, "sensitivity", plc_json_sensitivity(r, o));
   plc_json_set(j, "efficiency", plc_json_efficiency(r, o));
   plc_json_set(j, "bottleneck", plc_json_bottleneck(r, o));
   return j;

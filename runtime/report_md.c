@@ -265,6 +265,23 @@ static void plc_md_bottleneck(FILE *out, const plc_result *r, const plc_report_o
   plc_report_parts_clear(&b, 1);
 }
 
+/* For each exposed row: the bandwidth that would hide it, and the step. */
+static void plc_md_sensitivity(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  if (r->nsense == 0)
+    return;
+  fputs("\n### What would hide the exposed communication\n\n", out);
+  plc_md_row(out, 7, "dim", "primitive", "phase", "exposed/mb", "bandwidth", "to hide",
+             "step if hidden");
+  plc_md_rule(out, "lllrrrr");
+  for (int i = 0; i < r->nsense; i++) {
+    char *v[PLC_REPORT_SENSE_CELLS];
+    plc_report_sense_cells(o, r, i, v);
+    plc_md_row(out, 7, v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+    plc_report_cells_free(v, PLC_REPORT_SENSE_CELLS);
+  }
+}
+
 void plc_md_report(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   plc_md_header(out, r);
@@ -274,6 +291,7 @@ void plc_md_report(FILE *out, const plc_result *r, const plc_report_opts *o)
     plc_md_ops(out, r, o);
   plc_md_bubble(out, r, o);
   plc_md_step(out, r, o);
+  plc_md_sensitivity(out, r, o);
   plc_md_efficiency(out, r, o);
   plc_md_bottleneck(out, r, o);
 }

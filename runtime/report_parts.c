@@ -4,6 +4,7 @@
 #endif
 
 #include "report_parts.h"
+#include "sensitivity.h"
 #include "xalloc.h"
 
 #include <stdarg.h>
@@ -344,6 +345,21 @@ void plc_report_op_cells(const plc_report_opts *o, const char *list, const plc_i
   cells[8] = plc_report_time(o, op->time);
   cells[9] = plc_report_time(o, so->exposed);
   cells[10] = plc_xstrdup(plc_why_text(so->why));
+}
+
+void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i, char **cells)
+{
+  const plc_sense *sn = &r->sense[i];
+  const plc_coll_row *row = &r->rows[sn->row];
+  cells[0] = plc_xstrdup(plc_pdim_name(row->dim));
+  cells[1] = plc_xstrdup(plc_opk_name(row->kind));
+  cells[2] = plc_xstrdup(plc_report_phase(row->phase));
+  cells[3] = plc_report_time(o, row->exposed);
+  cells[4] = plc_report_bw(o, sn->bw_now);
+  cells[5] = sn->possible ? plc_report_bw(o, sn->bw_needed) : plc_xstrdup("none suffices");
+  char *st = plc_report_time(o, sn->step_if);
+  cells[6] = plc_report_sprintf("%s%s", st, sn->possible ? "" : " (if free)");
+  free(st);
 }
 
 void plc_report_cells_free(char **cells, int n)

@@ -126,4 +126,12 @@ void plc_report_op_cells(const plc_report_opts *o, const char *list, const plc_i
                          const plc_sim_op *so, char **cells);
 void plc_report_cells_free(char **cells, int n);
 
+/* One row of "what would hide the exposed communication" (r->sense[i]) as
+ * the text and Markdown reports list it: dim, primitive, phase, exposed
+ * per microbatch, the bandwidth now, the bandwidth that would hide it (or
+ * "none suffices"), the step time then (with " (if free)" when none does);
+ * freed with plc_report_cells_free. */
+#define PLC_REPORT_SENSE_CELLS 7
+void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i, char **cells);
+
 #endif

@@ -74,6 +74,15 @@ check no-ops "$m3" '.runs[0] | has("ops") | not'
 check rank-tp "$m3" '.runs[0].communication[1] | .rank_bytes_per_op.exact == "301989888" and .rank_bytes.exact == "9059696640"'
 check rank-ep "$m3" '.runs[0].communication[0] | .rank_bytes_per_op.exact == "352321536" and .rank_bytes_per_op.value == "352.3" and .rank_bytes_per_op.unit == "MB"'
 check rank-pp "$m3" '.runs[0].communication[2].rank_bytes_per_op.exact == "201326592"'
+# "what would hide" (tests/golden/sensitivity.plan, by hand: c exposed 5 ms
+# at 100 GB/s would need 1.5 GB / 10 ms = 150 GB/s, giving a 90 ms step),
+# and M3's ep row, which no bandwidth hides (on the compute stream): the
+# step with its all-to-alls free, 1202 ms as the text report gives it.
+run sense 0 --format=json tests/golden/sensitivity.plan
+check sense "$outdir/sense.json" '.runs[0].sensitivity == [{"dim": "tp", "primitive": "all_reduce", "phase": "fwd", "exposed": {"exact": "1/200", "base_unit": "s", "value": "5", "unit": "ms"}, "bandwidth": {"exact": "100000000000", "base_unit": "B/s", "value": "100", "unit": "GB/s"}, "possible": true, "bandwidth_needed": {"exact": "150000000000", "base_unit": "B/s", "value": "150", "unit": "GB/s"}, "step_if_hidden": {"exact": "9/100", "base_unit": "s", "value": "90", "unit": "ms"}}]'
+check sense-none "$m3" '.runs[0].sensitivity[0] | .dim == "ep" and .possible == false and .bandwidth_needed == null and .step_if_hidden.exact == "939124557/781250000"'
+run dense 0 --format=json examples/llama70b-megatron-h100.plan
+check no-edp-on-dense "$outdir/dense.json" '[.runs[0].placement[].dim] == ["tp", "dp", "pp"]'
 run fsdp 0 --format=json --ops examples/llama70b-fsdp2-h100.plan
 check rank-fsdp "$outdir/fsdp.json" '.runs[0].communication[0] | .primitive == "all_gather" and .rank_bytes_per_op.exact == "1531250000" and .rank_bytes_per_op.value == "1.531" and .rank_bytes_per_op.unit == "GB"'
 check rank-fsdp-ops "$outdir/fsdp.json" '[.runs[0].ops[] | select(.primitive == "all_gather") | .rank_bytes.exact] | unique == ["1531250000"]'
