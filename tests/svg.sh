@@ -45,6 +45,14 @@ n=$(grep -c '>stage [0-3]\( (critical)\)\{0,1\}</text>' "$m3")
 if [ "$n" -eq 4 ]; then pass; else fail "m3: $n stage headings, expected 4"; fi
 has "m3 legend" '>all_to_all</text>' "$m3"
 
+# FSDP2's slot marks (ops of no duration on streams ag_slotN) get no lane.
+fs="$outdir/svg-fsdp2-slots.plan"
+printf '%s\n' 'import "hw/nvidia"' 'import "models/llama3"' 'import "frameworks/fsdp2"' \
+  'train fs { model = Llama3_8B; cluster = dgx_h100(nodes = 1); framework = fsdp2; shard = 8' \
+  '  micro_batch = 1; global_batch = 8; seq = 4096 }' > "$fs"
+if "$PLC" --svg="$outdir/fs.svg" "$fs" > /dev/null 2>&1 && ! grep -q 'ag_slot' "$outdir/fs.svg"; then pass
+else fail "fsdp2: a lane for the slot marks"; fi
+
 # Two runs, one under the other, each with its own critical stage.
 two="$outdir/two.svg"
 if "$PLC" --svg="$two" "$small" "$top_srcdir/examples/llama70b-fsdp2-h100.plan" > /dev/null 2>&1 &&

@@ -64,6 +64,18 @@ sound m3 "$m3"
 check "m3: four stages, critical 3" \
   '.otherData.trains[0] | .stages == 4 and .critical_stage == 3 and .microbatches == 4' "$m3"
 
+# FSDP2's slot marks (compute ops of no duration on streams ag_slotN that
+# bound the prefetch) are neither events nor lanes.
+fs="$outdir/fsdp2-slots.plan"
+printf '%s\n' 'import "hw/nvidia"' 'import "models/llama3"' 'import "frameworks/fsdp2"' \
+  'train fs { model = Llama3_8B; cluster = dgx_h100(nodes = 1); framework = fsdp2; shard = 8' \
+  '  micro_batch = 1; global_batch = 8; seq = 4096 }' > "$fs"
+if "$PLC" --trace="$outdir/fs.json" "$fs" > /dev/null 2>&1; then pass; else fail "plc --trace on fsdp2"; fi
+check "fsdp2: lanes compute, ag, rs only" \
+  '[.traceEvents[] | select(.name == "thread_name") | .args.name] | unique == ["ag", "compute", "rs"]' "$outdir/fs.json"
+check "fsdp2: no event of no duration" \
+  '[.traceEvents[] | select(.ph == "X" and .args.duration == "0 s")] | length == 0' "$outdir/fs.json"
+
 # Streaming: a 24 MB trace (bench/large.plan cut to pp = 4 and 100 layers:
 # 4 stages x 32 microbatches x ~25 layers x ~7 ops x 3 lists, about 67,000
 # events) is written event by event, in well under 100 MB of address space;
