@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Write a file name for make: spaces and '#' escaped, '$' doubled. */
+/* Write a file name for make: spaces, ':' and '#' escaped, '$' doubled
+ * (an unescaped ':' would end the prerequisites: "a:b.plan" is "a" and a
+ * rule for it). */
 static void plc_deps_name(FILE *f, const char *s)
 {
   for (; *s; s++) {
-    if (*s == ' ' || *s == '\t' || *s == '#')
+    if (*s == ' ' || *s == '\t' || *s == '#' || *s == ':')
       fputc('\\', f);
     if (*s == '$')
       fputc('$', f);

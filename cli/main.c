@@ -418,7 +418,9 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);
   plc_json_doc *doc = cli->format == PLC_FMT_JSON && cli->action == PLC_ACT_REPORT && !cli->nevals
     ? plc_json_new(PACKAGE_VERSION, cli->defines, cli->ndefines) : NULL;
-  plc_trace *trace = cli->trace ? plc_trace_new() : NULL;
+  plc_trace *trace = cli->trace ? plc_trace_open(cli->trace) : NULL;
+  if (cli->trace && !trace)
+    cli->status = 2;
   plc_svg *svg = cli->svg ? plc_svg_new(&o) : NULL;
   for (int i = 0, shown = 0; i < n && !cli->nevals; i++) {
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
@@ -441,7 +443,7 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   if (doc)
     plc_json_finish(doc, cli->out);
   int ok = plc_cli_only_asserts(cli, prog);
-  if (trace && ok && !cli->status && plc_trace_save(trace, cli->trace) != 0)
+  if (trace && ok && !cli->status && plc_trace_finish(trace) != 0)
     cli->status = 2;
   plc_trace_free(trace);
   if (svg && ok && !cli->status && plc_svg_save(svg, cli->svg) != 0)

@@ -94,7 +94,7 @@ static void plc_report_placement(FILE *out, const plc_result *r, const plc_repor
   plc_table_row(&t, "dim", "size", "stride", "span", "tier", "link", "bandwidth used");
   for (int d = 0; d < PLC_PD_COUNT; d++) {
     const plc_ir_place *p = &run->place[d];
-    if (p->size < 2)
+    if (!plc_report_place_shown(run, d))
       continue;
     char *sz = plc_report_sprintf("%d", p->size), *st = plc_report_sprintf("%d", p->stride);
     char *sp = plc_report_sprintf("%ld", p->span), *bw = plc_report_bandwidths(p, o);
@@ -115,12 +115,13 @@ static void plc_report_placement(FILE *out, const plc_result *r, const plc_repor
   }
 }
 
-static void plc_report_inventory_row(plc_table *t, const plc_coll_row *row,
-                                     const plc_report_opts *o)
+static void plc_report_inventory_row(plc_table *t, const plc_ir_run *run,
+                                     const plc_coll_row *row, const plc_report_opts *o)
 {
   char cnt[24];
   snprintf(cnt, sizeof cnt, "%ld", row->count);
   char *b = row->uniform ? plc_report_bytes(o, row->size_each) : plc_xstrdup("mixed");
+  char *br = plc_report_row_rank_each(o, run, row);
   char *te = row->uniform ? plc_report_time(o, row->time_each) : plc_xstrdup("mixed");
   char *tt = plc_report_time(o, row->time), *w = plc_report_time(o, row->window);
   char *e = plc_report_time(o, row->exposed);
@@ -129,9 +130,10 @@ static void plc_report_inventory_row(plc_table *t, const plc_coll_row *row,
   plc_report_hidden(h, row);
   char *hp = plc_report_pct(o, h);
   plc_table_row(t, plc_pdim_name(row->dim), plc_opk_name(row->kind),
-                plc_report_phase(row->phase), cnt, b, te, tt, w, e, hp, plc_report_why(row));
+                plc_report_phase(row->phase), cnt, b, br, te, tt, w, e, hp, plc_report_why(row));
   mpq_clear(h);
   free(b);
+  free(br);
   free(te);
   free(tt);
   free(w);
@@ -141,11 +143,11 @@ static void plc_report_inventory_row(plc_table *t, const plc_coll_row *row,
 
 static void plc_report_inventory(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  plc_table t = {.cols = 11};
-  plc_table_row(&t, "dim", "primitive", "phase", "count", "bytes/op", "time/op", "total",
-                "window", "exposed", "hidden", "reason");
+  plc_table t = {.cols = 12};
+  plc_table_row(&t, "dim", "primitive", "phase", "count", "bytes/op", "bytes/rank", "time/op",
+                "total", "window", "exposed", "hidden", "reason");
   for (int i = 0; i < r->nrows; i++)
-    plc_report_inventory_row(&t, &r->rows[i], o);
+    plc_report_inventory_row(&t, r->run, &r->rows[i], o);
   fprintf(out, "\ncommunication per microbatch, critical stage %d of %d\n", r->critical,
           r->run->nstages);
   if (r->nrows == 0) {
@@ -169,15 +171,15 @@ static void plc_report_op(void *ctx, const char *list, const plc_ir_list *l, int
   const plc_report_ops_ctx *c = ctx;
   char *v[PLC_REPORT_OP_CELLS];
   plc_report_op_cells(c->o, list, l, i, so, v);
-  plc_table_row(c->t, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+  plc_table_row(c->t, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
   plc_report_cells_free(v, PLC_REPORT_OP_CELLS);
 }
 
 static void plc_report_ops(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  plc_table t = {.cols = 10};
-  plc_table_row(&t, "list", "layer", "op", "primitive", "start", "consumer", "window", "time",
-                "exposed", "reason");
+  plc_table t = {.cols = 11};
+  plc_table_row(&t, "list", "layer", "op", "primitive", "bytes/rank", "start", "consumer",
+                "window", "time", "exposed", "reason");
   plc_report_ops_ctx c = {&t, o};
   plc_report_each_coll(r, plc_report_op, &c);
   fprintf(out, "\ncollectives of one microbatch, critical stage %d\n", r->critical);
@@ -252,19 +254,10 @@ static void plc_report_sensitivity(FILE *out, const plc_result *r, const plc_rep
   plc_table_row(&t, "dim", "primitive", "phase", "exposed/mb", "bandwidth", "to hide",
                 "step if hidden");
   for (int i = 0; i < r->nsense; i++) {
-    const plc_sense *sn = &r->sense[i];
-    const plc_coll_row *row = &r->rows[sn->row];
-    char *e = plc_report_time(o, row->exposed), *now = plc_report_bw(o, sn->bw_now);
-    char *need = sn->possible ? plc_report_bw(o, sn->bw_needed) : plc_xstrdup("none suffices");
-    char *st = plc_report_time(o, sn->step_if);
-    char *step = plc_report_sprintf("%s%s", st, sn->possible ? "" : " (if free)");
-    plc_table_row(&t, plc_pdim_name(row->dim), plc_opk_name(row->kind),
-                  plc_report_phase(row->phase), e, now, need, step);
-    free(e);
-    free(now);
-    free(need);
-    free(st);
-    free(step);
+    char *v[PLC_REPORT_SENSE_CELLS];
+    plc_report_sense_cells(o, r, i, v);
+    plc_table_row(&t, v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+    plc_report_cells_free(v, PLC_REPORT_SENSE_CELLS);
   }
   fputs("\nwhat would hide the exposed communication\n", out);
   plc_table_print(out, &t, 1);

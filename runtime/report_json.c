@@ -11,6 +11,7 @@
 
 #include "report_json.h"
 #include "report_parts.h"
+#include "sensitivity.h"
 #include "xalloc.h"
 
 #include <jansson.h>
@@ -144,15 +145,20 @@ static json_t *plc_json_placement(const plc_ir_run *run, const plc_report_opts *
 {
   json_t *a = json_array();
   for (int d = 0; d < PLC_PD_COUNT; d++)
-    if (run->place[d].size > 1)
+    if (plc_report_place_shown(run, d))
       json_array_append_new(a, plc_json_place(&run->place[d], (plc_pdim)d, o));
   return a;
 }
 
 /* ---- communication ------------------------------------------------------------------ */
 
-static json_t *plc_json_row(const plc_coll_row *row, const plc_report_opts *o)
+static json_t *plc_json_row(const plc_ir_run *run, const plc_coll_row *row,
+                            const plc_report_opts *o)
 {
+  mpq_t each, all;
+  mpq_inits(each, all, NULL);
+  plc_report_rank_bytes(each, row->kind, run->size[row->dim], row->size_each);
+  plc_report_row_rank_total(all, run, row);
   json_t *j = json_object();
   plc_json_set(j, "dim", plc_json_str(plc_pdim_name(row->dim)));
   plc_json_set(j, "primitive", plc_json_str(plc_opk_name(row->kind)));
@@ -161,6 +167,9 @@ static json_t *plc_json_row(const plc_coll_row *row, const plc_report_opts *o)
   plc_json_set(j, "bytes_per_op", row->uniform ? plc_json_q(o, row->size_each, 1, 0, 0) : NULL);
   plc_json_set(j, "time_per_op", row->uniform ? plc_json_time(o, row->time_each) : NULL);
   plc_json_set(j, "bytes", plc_json_q(o, row->bytes, 1, 0, 0));
+  plc_json_set(j, "rank_bytes_per_op", row->uniform ? plc_json_q(o, each, 1, 0, 0) : NULL);
+  plc_json_set(j, "rank_bytes", plc_json_q(o, all, 1, 0, 0));
+  mpq_clears(each, all, NULL);
   plc_json_set(j, "total", plc_json_time(o, row->time));
   plc_json_set(j, "window", plc_json_time(o, row->window));
   plc_json_set(j, "exposed", plc_json_time(o, row->exposed));
@@ -178,7 +187,7 @@ static json_t *plc_json_communication(const plc_result *r, const plc_report_opts
 {
   json_t *a = json_array();
   for (int i = 0; i < r->nrows; i++)
-    json_array_append_new(a, plc_json_row(&r->rows[i], o));
+    json_array_append_new(a, plc_json_row(r->run, &r->rows[i], o));
   return a;
 }
 
@@ -205,6 +214,11 @@ static void plc_json_op(void *ctx, const char *list, const plc_ir_list *l, int i
   plc_json_set(j, "group", json_integer(op->group));
   plc_json_set(j, "stream", plc_json_str(c->run->streams[op->stream]));
   plc_json_set(j, "bytes", op->size ? plc_json_q(c->o, op->size, 1, 0, 0) : NULL);
+  mpq_t b;
+  mpq_init(b);
+  plc_report_rank_bytes(b, op->kind, op->group, op->size);
+  plc_json_set(j, "rank_bytes", plc_json_q(c->o, b, 1, 0, 0));
+  mpq_clear(b);
   plc_json_set(j, "start", plc_json_time(c->o, so->start));
   plc_json_set(j, "consumer", so->consumer >= 0 ? plc_json_str(l->ops[so->consumer].name) : NULL);
   plc_json_set(j, "window", plc_json_time(c->o, so->window));
@@ -215,6 +229,29 @@ static void plc_json_op(void *ctx, const char *list, const plc_ir_list *l, int i
 }
 
 /* ---- bubble, step, efficiency, bottleneck ------------------------------------------- */
+
+/* "What would hide the exposed communication": one object per exposed
+ * row of the inventory. */
+static json_t *plc_json_sensitivity(const plc_result *r, const plc_report_opts *o)
+{
+  json_t *a = json_array();
+  for (int i = 0; i < r->nsense; i++) {
+    const plc_sense *sn = &r->sense[i];
+    const plc_coll_row *row = &r->rows[sn->row];
+    json_t *j = json_object();
+    plc_json_set(j, "dim", plc_json_str(plc_pdim_name(row->dim)));
+    plc_json_set(j, "primitive", plc_json_str(plc_opk_name(row->kind)));
+    plc_json_set(j, "phase", plc_json_str(plc_report_phase(row->phase)));
+    plc_json_set(j, "exposed", plc_json_time(o, row->exposed));
+    plc_json_set(j, "bandwidth", plc_json_q(o, sn->bw_now, 1, -1, 0));
+    plc_json_set(j, "possible", json_boolean(sn->possible));
+    plc_json_set(j, "bandwidth_needed", sn->possible ? plc_json_q(o, sn->bw_needed, 1, -1, 0)
+                                                     : NULL);
+    plc_json_set(j, "step_if_hidden", plc_json_time(o, sn->step_if));
+    json_array_append_new(a, j);
+  }
+  return a;
+}
 
 static json_t *plc_json_bubble(const plc_result *r, const plc_report_opts *o)
 {
@@ -324,6 +361,7 @@ static json_t *plc_json_run(const plc_result *r, const plc_report_opts *o)
   }
   plc_json_set(j, "bubble", plc_json_bubble(r, o));
   plc_json_set(j, "step", plc_json_step(r, o));
+  plc_json_set(j, "sensitivity", plc_json_sensitivity(r, o));
   plc_json_set(j, "efficiency", plc_json_efficiency(r, o));
   plc_json_set(j, "bottleneck", plc_json_bottleneck(r, o));
   return j;

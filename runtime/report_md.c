@@ -107,7 +107,7 @@ static void plc_md_placement(FILE *out, const plc_result *r, const plc_report_op
   int any = 0;
   fputs("\n### Placement\n\n", out);
   for (int d = 0; d < PLC_PD_COUNT; d++) {
-    if (run->place[d].size < 2)
+    if (!plc_report_place_shown(run, d))
       continue;
     if (!any++) {
       plc_md_row(out, 7, "dim", "size", "stride", "span", "tier", "link", "bandwidth used");
@@ -119,10 +119,12 @@ static void plc_md_placement(FILE *out, const plc_result *r, const plc_report_op
     fputs("Every parallel dimension has size 1.\n", out);
 }
 
-static void plc_md_inventory_row(FILE *out, const plc_coll_row *row, const plc_report_opts *o)
+static void plc_md_inventory_row(FILE *out, const plc_ir_run *run, const plc_coll_row *row,
+                                 const plc_report_opts *o)
 {
   char *cnt = plc_report_sprintf("%ld", row->count);
   char *b = row->uniform ? plc_report_bytes(o, row->size_each) : plc_xstrdup("mixed");
+  char *br = plc_report_row_rank_each(o, run, row);
   char *te = row->uniform ? plc_report_time(o, row->time_each) : plc_xstrdup("mixed");
   char *tt = plc_report_time(o, row->time), *w = plc_report_time(o, row->window);
   char *e = plc_report_time(o, row->exposed);
@@ -130,11 +132,12 @@ static void plc_md_inventory_row(FILE *out, const plc_coll_row *row, const plc_r
   mpq_init(h);
   plc_report_hidden(h, row);
   char *hp = plc_report_pct(o, h);
-  plc_md_row(out, 11, plc_pdim_name(row->dim), plc_opk_name(row->kind),
-             plc_report_phase(row->phase), cnt, b, te, tt, w, e, hp, plc_report_why(row));
+  plc_md_row(out, 12, plc_pdim_name(row->dim), plc_opk_name(row->kind),
+             plc_report_phase(row->phase), cnt, b, br, te, tt, w, e, hp, plc_report_why(row));
   mpq_clear(h);
   free(cnt);
   free(b);
+  free(br);
   free(te);
   free(tt);
   free(w);
@@ -150,11 +153,11 @@ static void plc_md_inventory(FILE *out, const plc_result *r, const plc_report_op
     fputs("No collectives.\n", out);
     return;
   }
-  plc_md_row(out, 11, "dim", "primitive", "phase", "count", "bytes/op", "time/op", "total",
-             "window", "exposed", "hidden", "reason");
-  plc_md_rule(out, "lllrrrrrrrl");
+  plc_md_row(out, 12, "dim", "primitive", "phase", "count", "bytes/op", "bytes/rank", "time/op",
+             "total", "window", "exposed", "hidden", "reason");
+  plc_md_rule(out, "lllrrrrrrrrl");
   for (int i = 0; i < r->nrows; i++)
-    plc_md_inventory_row(out, &r->rows[i], o);
+    plc_md_inventory_row(out, r->run, &r->rows[i], o);
 }
 
 typedef struct plc_md_ops_ctx {
@@ -168,16 +171,16 @@ static void plc_md_op(void *ctx, const char *list, const plc_ir_list *l, int i,
   const plc_md_ops_ctx *c = ctx;
   char *v[PLC_REPORT_OP_CELLS];
   plc_report_op_cells(c->o, list, l, i, so, v);
-  plc_md_row(c->out, 10, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+  plc_md_row(c->out, 11, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
   plc_report_cells_free(v, PLC_REPORT_OP_CELLS);
 }
 
 static void plc_md_ops(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   fprintf(out, "\n### Collectives of one microbatch, critical stage %d\n\n", r->critical);
-  plc_md_row(out, 10, "list", "layer", "op", "primitive", "start", "consumer", "window", "time",
-             "exposed", "reason");
-  plc_md_rule(out, "lrllrlrrrl");
+  plc_md_row(out, 11, "list", "layer", "op", "primitive", "bytes/rank", "start", "consumer",
+             "window", "time", "exposed", "reason");
+  plc_md_rule(out, "lrllrrlrrrl");
   plc_md_ops_ctx c = {out, o};
   plc_report_each_coll(r, plc_md_op, &c);
 }
@@ -262,6 +265,23 @@ static void plc_md_bottleneck(FILE *out, const plc_result *r, const plc_report_o
   plc_report_parts_clear(&b, 1);
 }
 
+/* For each exposed row: the bandwidth that would hide it, and the step. */
+static void plc_md_sensitivity(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  if (r->nsense == 0)
+    return;
+  fputs("\n### What would hide the exposed communication\n\n", out);
+  plc_md_row(out, 7, "dim", "primitive", "phase", "exposed/mb", "bandwidth", "to hide",
+             "step if hidden");
+  plc_md_rule(out, "lllrrrr");
+  for (int i = 0; i < r->nsense; i++) {
+    char *v[PLC_REPORT_SENSE_CELLS];
+    plc_report_sense_cells(o, r, i, v);
+    plc_md_row(out, 7, v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+    plc_report_cells_free(v, PLC_REPORT_SENSE_CELLS);
+  }
+}
+
 void plc_md_report(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   plc_md_header(out, r);
@@ -271,6 +291,7 @@ void plc_md_report(FILE *out, const plc_result *r, const plc_report_opts *o)
     plc_md_ops(out, r, o);
   plc_md_bubble(out, r, o);
   plc_md_step(out, r, o);
+  plc_md_sensitivity(out, r, o);
   plc_md_efficiency(out, r, o);
   plc_md_bottleneck(out, r, o);
 }

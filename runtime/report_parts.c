@@ -4,6 +4,7 @@
 #endif
 
 #include "report_parts.h"
+#include "sensitivity.h"
 #include "xalloc.h"
 
 #include <stdarg.h>
@@ -71,16 +72,17 @@ char *plc_report_layout(const plc_ir_run *run)
   if (s[PLC_PD_SHARD] > 1 || s[PLC_PD_REPLICATE] > 1)
     snprintf(fsdp, sizeof fsdp, " (shard %d x replicate %d)", s[PLC_PD_SHARD],
              s[PLC_PD_REPLICATE]);
-  return plc_report_sprintf("%d devices of %s: tp %d x cp %d x dp %d x pp %d%s%s; vpp %d; "
-                            "%s schedule", run->world, run->device, s[PLC_PD_TP],
+  return plc_report_sprintf("%d device%s of %s: tp %d x cp %d x dp %d x pp %d%s%s; vpp %d; "
+                            "%s schedule", run->world, run->world == 1 ? "" : "s", run->device,
+                            s[PLC_PD_TP],
                             s[PLC_PD_CP], s[PLC_PD_DP], s[PLC_PD_PP], ep, fsdp, run->vpp,
                             run->schedule);
 }
 
 char *plc_report_batch(const plc_ir_run *run)
 {
-  return plc_report_sprintf("mu = %ld microbatches of %d x %d tokens per step; recompute %s",
-                            run->mu, run->micro_batch, run->seq,
+  return plc_report_sprintf("mu = %ld microbatch%s of %d x %d tokens per step; recompute %s",
+                            run->mu, run->mu == 1 ? "" : "es", run->micro_batch, run->seq,
                             plc_report_recompute(run->recompute));
 }
 
@@ -96,6 +98,19 @@ char *plc_report_bandwidths(const plc_ir_place *p, const plc_report_opts *o)
       out = n;
     }
   return out;
+}
+
+int plc_report_place_shown(const plc_ir_run *run, int d)
+{
+  const plc_ir_place *p = &run->place[d];
+  if (p->size < 2)
+    return 0;
+  if (d != PLC_PD_EDP || run->place[PLC_PD_EP].size >= 2)
+    return 1;
+  for (int k = 1; k < PLC_OPK_COUNT; k++)
+    if (p->bw[k])
+      return 1;
+  return 0;
 }
 
 const char *plc_report_phase(plc_phase p) { return plc_phase_name(p); }
@@ -134,6 +149,38 @@ void plc_report_hidden(mpq_t out, const plc_coll_row *row)
     mpq_sub(out, row->time, row->exposed);
     mpq_div(out, out, row->time);
   }
+}
+
+void plc_report_rank_bytes(mpq_t out, plc_opk kind, long n, mpq_srcptr size)
+{
+  if (kind == PLC_OPK_ALL_REDUCE)
+    mpq_set_si(out, 2 * (n - 1), (unsigned long)n);
+  else if (kind == PLC_OPK_P2P || kind == PLC_OPK_BROADCAST || n < 1)
+    mpq_set_si(out, 1, 1);
+  else
+    mpq_set_si(out, n - 1, (unsigned long)n);
+  mpq_canonicalize(out);
+  mpq_mul(out, out, size);
+}
+
+/* Every op of a row has the group of its dimension (lower.c), so the
+ * factor is the row's. */
+char *plc_report_row_rank_each(const plc_report_opts *o, const plc_ir_run *run,
+                               const plc_coll_row *row)
+{
+  if (!row->uniform)
+    return plc_xstrdup("mixed");
+  mpq_t b;
+  mpq_init(b);
+  plc_report_rank_bytes(b, row->kind, run->size[row->dim], row->size_each);
+  char *s = plc_report_bytes(o, b);
+  mpq_clear(b);
+  return s;
+}
+
+void plc_report_row_rank_total(mpq_t out, const plc_ir_run *run, const plc_coll_row *row)
+{
+  plc_report_rank_bytes(out, row->kind, run->size[row->dim], row->bytes);
 }
 
 /* ---- the parts of the step ---------------------------------------------------- */
@@ -287,12 +334,32 @@ void plc_report_op_cells(const plc_report_opts *o, const char *list, const plc_i
   cells[1] = plc_report_sprintf("%d", op->layer);
   cells[2] = plc_xstrdup(op->name);
   cells[3] = plc_report_sprintf("%s(%s)", plc_opk_name(op->kind), plc_pdim_name(op->dim));
-  cells[4] = plc_report_time(o, so->start);
-  cells[5] = plc_xstrdup(so->consumer >= 0 ? l->ops[so->consumer].name : "-");
-  cells[6] = plc_report_time(o, so->window);
-  cells[7] = plc_report_time(o, op->time);
-  cells[8] = plc_report_time(o, so->exposed);
-  cells[9] = plc_xstrdup(plc_why_text(so->why));
+  mpq_t b;
+  mpq_init(b);
+  plc_report_rank_bytes(b, op->kind, op->group, op->size);
+  cells[4] = plc_report_bytes(o, b);
+  mpq_clear(b);
+  cells[5] = plc_report_time(o, so->start);
+  cells[6] = plc_xstrdup(so->consumer >= 0 ? l->ops[so->consumer].name : "-");
+  cells[7] = plc_report_time(o, so->window);
+  cells[8] = plc_report_time(o, op->time);
+  cells[9] = plc_report_time(o, so->exposed);
+  cells[10] = plc_xstrdup(plc_why_text(so->why));
+}
+
+void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i, char **cells)
+{
+  const plc_sense *sn = &r->sense[i];
+  const plc_coll_row *row = &r->rows[sn->row];
+  cells[0] = plc_xstrdup(plc_pdim_name(row->dim));
+  cells[1] = plc_xstrdup(plc_opk_name(row->kind));
+  cells[2] = plc_xstrdup(plc_report_phase(row->phase));
+  cells[3] = plc_report_time(o, row->exposed);
+  cells[4] = plc_report_bw(o, sn->bw_now);
+  cells[5] = sn->possible ? plc_report_bw(o, sn->bw_needed) : plc_xstrdup("none suffices");
+  char *st = plc_report_time(o, sn->step_if);
+  cells[6] = plc_report_sprintf("%s%s", st, sn->possible ? "" : " (if free)");
+  free(st);
 }
 
 void plc_report_cells_free(char **cells, int n)

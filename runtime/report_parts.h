@@ -40,6 +40,11 @@ char *plc_report_batch(const plc_ir_run *run);
 /* "all_reduce 360 GB/s, p2p 50 GB/s": the bandwidths a dimension used. */
 char *plc_report_bandwidths(const plc_ir_place *p, const plc_report_opts *o);
 
+/* Whether the placement table has a row for dimension d: size 2 or more,
+ * except edp on a run without expert parallelism (ep 1), where edp is dp
+ * again, unless some op uses it. */
+int plc_report_place_shown(const plc_ir_run *run, int d);
+
 /* Names of phases ("fwd", "recomp", "bwd", "step"), recompute settings
  * ("none", "selective", "full") and DP tail kinds ("none", "pinned",
  * "declared", "simulated"); static strings. */
@@ -53,6 +58,18 @@ const char *plc_report_why(const plc_coll_row *row);
 /* out = the hidden fraction of a row's time, (time - exposed) / time; 0
  * for a row that takes no time. */
 void plc_report_hidden(mpq_t out, const plc_coll_row *row);
+
+/* out = the bytes each rank of a group of n sends (and receives) for a
+ * collective moving size S: 2(n-1)/n S for an all-reduce, (n-1)/n S for an
+ * all-gather, reduce-scatter or all-to-all, S for a p2p or a broadcast --
+ * the bus bytes nccl-tests and hand analyses compare (the factor plc
+ * times the op with). */
+void plc_report_rank_bytes(mpq_t out, plc_opk kind, long n, mpq_srcptr size);
+/* A row's bytes per rank for one op ("mixed" when its ops differ) and in
+ * all (the row's ops in one microbatch). */
+char *plc_report_row_rank_each(const plc_report_opts *o, const plc_ir_run *run,
+                               const plc_coll_row *row);
+void plc_report_row_rank_total(mpq_t out, const plc_ir_run *run, const plc_coll_row *row);
 
 /* The parts of the step: step = compute + exposed communication of each
  * dimension + waits + bubble + DP tail + optimizer. */
@@ -102,11 +119,19 @@ typedef void plc_report_coll_fn(void *ctx, const char *list, const plc_ir_list *
 void plc_report_each_coll(const plc_result *r, plc_report_coll_fn *fn, void *ctx);
 
 /* One collective of --ops as the text and Markdown reports list it: list,
- * layer, op, primitive(dim), start, consumer, window, time, exposed,
- * reason; each cell malloc'd, freed with plc_report_cells_free. */
-#define PLC_REPORT_OP_CELLS 10
+ * layer, op, primitive(dim), bytes per rank, start, consumer, window, time,
+ * exposed, reason; each cell malloc'd, freed with plc_report_cells_free. */
+#define PLC_REPORT_OP_CELLS 11
 void plc_report_op_cells(const plc_report_opts *o, const char *list, const plc_ir_list *l, int i,
                          const plc_sim_op *so, char **cells);
 void plc_report_cells_free(char **cells, int n);
+
+/* One row of "what would hide the exposed communication" (r->sense[i]) as
+ * the text and Markdown reports list it: dim, primitive, phase, exposed
+ * per microbatch, the bandwidth now, the bandwidth that would hide it (or
+ * "none suffices"), the step time then (with " (if free)" when none does);
+ * freed with plc_report_cells_free. */
+#define PLC_REPORT_SENSE_CELLS 7
+void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i, char **cells);
 
 #endif

@@ -239,8 +239,8 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
       so->why = so->consumer < 0 ? PLC_WHY_NO_CONSUMER : PLC_WHY_HIDDEN;
     else if (so->queued_behind >= 0 && mpq_cmp(so->start, so->ready) > 0)
       so->why = PLC_WHY_QUEUED;
-    else if (mpq_cmp(so->window, op->time) >= 0)
-      so->why = PLC_WHY_BLOCKS;
+    else if (mpq_cmp(so->window, op->time) >= 0 || so->consumer < 0)
+      so->why = PLC_WHY_BLOCKS; /* with no consumer, only what queued behind it can wait */
     else
       so->why = mpq_sgn(so->window) == 0 ? PLC_WHY_NO_WORK : PLC_WHY_SHORT;
   }

@@ -60,14 +60,23 @@ static void plc_timeline_place(plc_timeline_stage *st, const plc_ir_list *l, con
     mpq_set(st->end, at);
 }
 
-/* The streams with ops in the stage's blocks: compute first, then by name. */
+/* Whether an op is drawn: it ran and took time.  Ops of no duration are
+ * markers (the slot ops that bound FSDP2's and ZeRO-3's lookahead): an
+ * event of length 0, and a lane holding only such, would show nothing. */
+static int plc_timeline_drawn(const plc_sim_op *so)
+{
+  return so->ran && mpq_cmp(so->start, so->end) < 0;
+}
+
+/* The streams with ops drawn in the stage's blocks: compute first, then by
+ * name. */
 static void plc_timeline_streams(plc_timeline_stage *st, const plc_ir_run *run)
 {
   int *used = plc_xcalloc((size_t)run->nstreams + 1, sizeof *used);
   used[0] = 1;
   for (int k = 0; k < st->nblocks; k++)
     for (int i = 0; i < st->blocks[k].list->n; i++)
-      if (st->blocks[k].sim->ops[i].ran)
+      if (plc_timeline_drawn(&st->blocks[k].sim->ops[i]))
         used[st->blocks[k].list->ops[i].stream] = 1;
   st->streams = plc_xmalloc(((size_t)run->nstreams + 1) * sizeof *st->streams);
   for (int k = 0; k < run->nstreams; k++)
@@ -211,7 +220,7 @@ void plc_timeline_each(const plc_timeline_stage *st, plc_timeline_fn *fn, void *
     w.blk = &st->blocks[k];
     for (int i = 0; i < w.blk->list->n; i++) {
       const plc_sim_op *so = &w.blk->sim->ops[i];
-      if (!so->ran)
+      if (!plc_timeline_drawn(so))
         continue;
       mpq_add(w.a, w.blk->off, so->start);
       mpq_add(w.b, w.blk->off, so->end);

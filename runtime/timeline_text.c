@@ -5,11 +5,19 @@
  * the time [c T/cols, (c+1) T/cols).  How much of each cell each kind of
  * item covers is summed exactly; a cell shows
  *   !  when any of it is exposed communication: on the compute row the
- *      stream waiting for a collective, on a collective's row the part of
- *      it that was waited for;
+ *      stream waiting for a collective or running one (a collective on the
+ *      compute stream blocks it: all of it is exposed), on a collective's
+ *      row the part of it that was waited for;
  *   .  (compute row) when the stream waits for compute on another stream;
- *   #  or =  otherwise, whichever of compute and communication covers more
- *      of it (compute on a tie); blank when nothing runs.
+ *   #, = or !  otherwise, for compute, communication or a collective on
+ *      the compute stream: whichever covers more of it, counting what the
+ *      cells before it on the row covered and did not show (error
+ *      diffusion, compute first on a tie), so that over a stretch of cells
+ *      each kind gets its share even where it is the minority of every
+ *      cell; blank when nothing runs.
+ * A compute op still without a # in or beside its cells then gets the cell
+ * of its midpoint, unless a wait is shown there: compute never vanishes
+ * from a row that is mostly communication.
  * An op at least three cells wide (endpoints rounded to cells) is drawn
  * [like this] with its label where it fits, never over a wait. */
 #ifdef HAVE_CONFIG_H
@@ -22,7 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PLC_TLC_COMPUTE, PLC_TLC_COMM, PLC_TLC_EXPOSED, PLC_TLC_OTHER, PLC_TLC_N };
+/* What covers a cell: compute, a collective running on another stream, a
+ * collective running on the compute stream (it blocks it), a wait for a
+ * collective or its waited-for part, a wait for other compute. */
+enum { PLC_TLC_COMPUTE, PLC_TLC_COMM, PLC_TLC_BLOCK, PLC_TLC_EXPOSED, PLC_TLC_OTHER, PLC_TLC_N };
 
 #define PLC_TIMELINE_NAME_MAX 24 /* longest stream name shown whole */
 
@@ -32,6 +43,7 @@ typedef struct plc_timeline_grid {
   int *row_of;         /* stream -> row */
   mpq_t *cover;        /* [row][col][category] */
   char *cells;         /* [row][col] */
+  int *ncompute;       /* [row][col]: compute ops touching the cell */
   mpq_t k;             /* cells per second */
   mpq_t ua, ub, lo, hi;
 } plc_timeline_grid;
@@ -50,6 +62,7 @@ static void plc_timeline_grid_init(plc_timeline_grid *g, const plc_timeline *tl,
   for (size_t i = 0; i < n * PLC_TLC_N; i++)
     mpq_init(g->cover[i]);
   g->cells = plc_xmalloc(n + 1);
+  g->ncompute = plc_xcalloc(n + 1, sizeof *g->ncompute);
   memset(g->cells, ' ', n);
   mpq_inits(g->k, g->ua, g->ub, g->lo, g->hi, NULL);
   if (mpq_sgn(tl->end) > 0) {
@@ -65,6 +78,7 @@ static void plc_timeline_grid_free(plc_timeline_grid *g)
     mpq_clear(g->cover[i]);
   free(g->cover);
   free(g->cells);
+  free(g->ncompute);
   free(g->row_of);
   mpq_clears(g->k, g->ua, g->ub, g->lo, g->hi, NULL);
 }
@@ -91,6 +105,8 @@ static void plc_timeline_cover(plc_timeline_grid *g, int row, int cat, mpq_srcpt
   if (mpq_cmp(g->ua, g->ub) >= 0)
     return;
   long c0 = plc_timeline_cell(g, g->ua, 0), c1 = plc_timeline_cell(g, g->ub, 1);
+  for (long c = c0; c < c1 && cat == PLC_TLC_COMPUTE; c++)
+    g->ncompute[(size_t)row * (size_t)g->cols + (size_t)c]++;
   for (long c = c0; c < c1; c++) {
     mpq_set_si(g->lo, c, 1);
     mpq_set_si(g->hi, c + 1, 1);
@@ -110,8 +126,10 @@ static void plc_timeline_cover_item(void *ctx, const plc_timeline_item *it)
 {
   plc_timeline_grid *g = ctx;
   int row = g->row_of[it->stream], cat;
-  if (it->what == PLC_TL_OP)
-    cat = it->op->kind == PLC_OPK_COMPUTE ? PLC_TLC_COMPUTE : PLC_TLC_COMM;
+  if (it->what == PLC_TL_OP && it->op->kind == PLC_OPK_COMPUTE)
+    cat = PLC_TLC_COMPUTE;
+  else if (it->what == PLC_TL_OP)
+    cat = it->stream == 0 ? PLC_TLC_BLOCK : PLC_TLC_COMM;
   else if (it->what == PLC_TL_EXPOSED)
     cat = PLC_TLC_EXPOSED;
   else
@@ -119,20 +137,75 @@ static void plc_timeline_cover_item(void *ctx, const plc_timeline_item *it)
   plc_timeline_cover(g, row, cat, it->a, it->b);
 }
 
-/* Each cell's character from what covers it. */
+/* The cells of one row: waits first, then the diffused majority. */
+static void plc_timeline_fill_row(plc_timeline_grid *g, int row, mpq_t *carry)
+{
+  static const char glyph[] = {'#', '=', '!'};
+  for (int k = 0; k < 3; k++)
+    mpq_set_ui(carry[k], 0, 1);
+  for (long c = 0; c < g->cols; c++) {
+    size_t i = (size_t)row * (size_t)g->cols + (size_t)c;
+    mpq_t *v = &g->cover[i * PLC_TLC_N];
+    if (mpq_sgn(v[PLC_TLC_EXPOSED]) > 0 || mpq_sgn(v[PLC_TLC_OTHER]) > 0) {
+      g->cells[i] = mpq_sgn(v[PLC_TLC_EXPOSED]) > 0 ? '!' : '.';
+      continue;
+    }
+    int best = -1;
+    mpq_set_ui(g->lo, 0, 1);
+    for (int k = 0; k < 3; k++)
+      if (mpq_sgn(v[k]) > 0) {
+        mpq_add(carry[k], carry[k], v[k]);
+        mpq_add(g->lo, g->lo, v[k]);
+        if (best < 0 || mpq_cmp(carry[k], carry[best]) > 0)
+          best = k;
+      }
+    if (best < 0) {
+      g->cells[i] = ' ';
+      for (int k = 0; k < 3; k++)
+        mpq_set_ui(carry[k], 0, 1);
+      continue;
+    }
+    g->cells[i] = glyph[best];
+    mpq_sub(carry[best], carry[best], g->lo);
+  }
+}
+
 static void plc_timeline_fill(plc_timeline_grid *g)
 {
-  for (size_t i = 0; i < (size_t)g->rows * (size_t)g->cols; i++) {
-    mpq_t *c = &g->cover[i * PLC_TLC_N];
-    if (mpq_sgn(c[PLC_TLC_EXPOSED]) > 0)
-      g->cells[i] = '!';
-    else if (mpq_sgn(c[PLC_TLC_OTHER]) > 0)
-      g->cells[i] = '.';
-    else if (mpq_sgn(c[PLC_TLC_COMPUTE]) == 0 && mpq_sgn(c[PLC_TLC_COMM]) == 0)
-      g->cells[i] = ' ';
-    else
-      g->cells[i] = mpq_cmp(c[PLC_TLC_COMPUTE], c[PLC_TLC_COMM]) >= 0 ? '#' : '=';
-  }
+  mpq_t carry[3];
+  for (int k = 0; k < 3; k++)
+    mpq_init(carry[k]);
+  for (int r = 0; r < g->rows; r++)
+    plc_timeline_fill_row(g, r, carry);
+  for (int k = 0; k < 3; k++)
+    mpq_clear(carry[k]);
+}
+
+/* A compute op alone in and beside the cells it touches, with no # there
+ * (outweighed by communication sharing them), gets the cell of its
+ * midpoint, unless a wait is shown there.  Where compute ops are many, the
+ * diffusion already gives them their share. */
+static void plc_timeline_keep_item(void *ctx, const plc_timeline_item *it)
+{
+  plc_timeline_grid *g = ctx;
+  if (it->what != PLC_TL_OP || it->op->kind != PLC_OPK_COMPUTE)
+    return;
+  char *cell = &g->cells[(size_t)g->row_of[it->stream] * (size_t)g->cols];
+  mpq_mul(g->ua, it->a, g->k);
+  mpq_mul(g->ub, it->b, g->k);
+  long c0 = plc_timeline_cell(g, g->ua, 0), c1 = plc_timeline_cell(g, g->ub, 1);
+  const int *n = &g->ncompute[(size_t)g->row_of[it->stream] * (size_t)g->cols];
+  for (long c = c0 > 0 ? c0 - 1 : 0; c < c1 + 1 && c < g->cols; c++)
+    if (cell[c] == '#' || n[c] > (c >= c0 && c < c1))
+      return;
+  mpq_add(g->lo, g->ua, g->ub);
+  mpq_div_2exp(g->lo, g->lo, 1);
+  long mid = plc_timeline_cell(g, g->lo, 0);
+  mid = mid < g->cols ? mid : g->cols - 1;
+  const mpq_t *v = &g->cover[((size_t)g->row_of[it->stream] * (size_t)g->cols + (size_t)mid) *
+                             PLC_TLC_N];
+  if (mpq_sgn(v[PLC_TLC_EXPOSED]) == 0 && mpq_sgn(v[PLC_TLC_OTHER]) == 0)
+    cell[mid] = '#';
 }
 
 /* Brackets and labels go over an op's own cells only: its fill character,
@@ -172,7 +245,7 @@ static void plc_timeline_label_item(void *ctx, const plc_timeline_item *it)
   long c0 = mpz_get_si(a), c1 = mpz_get_si(b), w = c1 - c0; /* both within [0, cols] */
   mpz_clears(a, b, NULL);
   int row = g->row_of[it->stream];
-  char fill = it->op->kind == PLC_OPK_COMPUTE ? '#' : '=';
+  char fill = it->op->kind == PLC_OPK_COMPUTE ? '#' : it->stream == 0 ? '!' : '=';
   if (w < 3)
     return;
   plc_timeline_put_label(g, row, c0, w, it->op, fill);
@@ -303,10 +376,11 @@ static void plc_timeline_legend(FILE *out, const plc_timeline *tl, int cols,
   mpq_div(col, tl->end, col);
   char *c = plc_timeline_time(col, o);
   fprintf(out, "  one column = %s\n"
-          "  # compute  = communication  [L3 mm] an op of layer 3, labelled where it fits\n"
+          "  # compute (every compute op keeps a column)  = communication, hidden\n"
+          "  [L3 mm] an op of layer 3, labelled where it fits\n"
           "  ! exposed communication: the compute stream waits for it, and on the row of\n"
           "    the collective it waits for, the part it waits for; a collective on the\n"
-          "    compute row blocks the stream, so all of its time is exposed\n"
+          "    compute row blocks the stream, so all of its time is exposed and drawn !\n"
           "  . the compute stream waits for compute on another stream\n", c);
   free(c);
   mpq_clear(col);
@@ -329,6 +403,7 @@ void plc_timeline_print(FILE *out, const plc_result *res, int stage, int width,
   plc_timeline_grid_init(&g, &tl, cols < 10 ? 10 : cols);
   plc_timeline_each(st, plc_timeline_cover_item, &g);
   plc_timeline_fill(&g);
+  plc_timeline_each(st, plc_timeline_keep_item, &g);
   plc_timeline_each(st, plc_timeline_label_item, &g);
   mpz_t cb;
   mpz_init(cb);

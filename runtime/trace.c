@@ -1,12 +1,15 @@
-/* trace.c - building trace-event JSON with jansson (see trace.h). */
+/* trace.c - trace-event JSON, each event made with jansson and written at
+ * once (see trace.h). */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
 
 #include "trace.h"
+#include "output.h"
 #include "timeline.h"
 #include "xalloc.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +19,14 @@
 #endif
 
 struct plc_trace {
-  json_t *events;   /* traceEvents */
-  json_t *trains;   /* otherData.trains */
+  FILE *f;          /* where the events go, one at a time */
+  plc_output out;   /* the file, when plc_trace_open made it */
+  int own;          /* out is ours to commit or abort */
+  long nevents;     /* written so far: a comma goes before the next */
+  json_t *trains;   /* otherData.trains, small: kept until the end */
   long next_pid, next_tid;
-  int failed;       /* jansson ran out of memory */
+  int failed;       /* jansson ran out of memory, or a write failed */
+  int err;          /* the errno of the first failed write, or 0 */
   int range;        /* a time does not fit a JSON integer */
 };
 
@@ -31,13 +38,25 @@ typedef struct plc_trace_ctx {
   mpq_t us;         /* microseconds per second */
 } plc_trace_ctx;
 
-plc_trace *plc_trace_new(void)
+/* The head of the document: the events follow as they are made. */
+plc_trace *plc_trace_new(FILE *f)
 {
   plc_trace *t = plc_xcalloc(1, sizeof *t);
-  t->events = json_array();
+  t->f = f;
   t->trains = json_array();
   t->next_pid = t->next_tid = 1;
-  t->failed = !t->events || !t->trains;
+  t->failed = !t->trains || fputs("{\"traceEvents\":[", f) == EOF;
+  return t;
+}
+
+plc_trace *plc_trace_open(const char *path)
+{
+  plc_output out;
+  if (plc_output_open(&out, path) != 0)
+    return NULL;
+  plc_trace *t = plc_trace_new(out.f);
+  t->out = out;
+  t->own = 1;
   return t;
 }
 
@@ -45,17 +64,26 @@ void plc_trace_free(plc_trace *t)
 {
   if (!t)
     return;
-  json_decref(t->events);
+  if (t->own)
+    plc_output_abort(&t->out); /* not finished: the old file stays */
   json_decref(t->trains);
   free(t);
 }
 
 /* ---- values ------------------------------------------------------------------ */
 
+/* Write one event and let it go: the file is never held in memory. */
 static void plc_trace_push(plc_trace *t, json_t *ev)
 {
-  if (!ev || json_array_append_new(t->events, ev) != 0)
+  errno = 0;
+  if (!ev || t->failed || (t->nevents && fputc(',', t->f) == EOF) ||
+      json_dumpf(ev, t->f, JSON_COMPACT) != 0) {
+    if (!t->failed && ferror(t->f))
+      t->err = errno;
     t->failed = 1;
+  }
+  t->nevents++;
+  json_decref(ev);
 }
 
 static void plc_trace_set(plc_trace *t, json_t *obj, const char *key, json_t *v)
@@ -93,8 +121,11 @@ static long plc_trace_us(plc_trace_ctx *c, mpq_srcptr v)
 static void plc_trace_meta(plc_trace *t, const char *what, long pid, long tid, const char *key,
                            json_t *value)
 {
-  json_t *ev = json_pack("{s:s, s:s, s:I, s:I, s:{s:o}}", "name", what, "ph", "M", "pid",
-                         (json_int_t)pid, "tid", (json_int_t)tid, "args", key, value);
+  /* "cat" too, though Chrome's format leaves it optional there: some
+   * loaders reject an event without one; "__metadata" is Chrome's own. */
+  json_t *ev = json_pack("{s:s, s:s, s:s, s:I, s:I, s:{s:o}}", "name", what, "cat", "__metadata",
+                         "ph", "M", "pid", (json_int_t)pid, "tid", (json_int_t)tid, "args", key,
+                         value);
   plc_trace_push(t, ev);
 }
 
@@ -236,30 +267,36 @@ int plc_trace_add(plc_trace *t, const plc_result *res)
   return t->range ? -1 : 0;
 }
 
-int plc_trace_print(FILE *f, const plc_trace *t)
+/* The tail: the end of the events, then otherData. */
+static int plc_trace_tail(plc_trace *t)
 {
-  json_t *root = json_pack("{s:O, s:s, s:{s:s, s:s, s:s, s:O}}", "traceEvents", t->events,
-                           "displayTimeUnit", "ns", "otherData", "generator", "plc " PACKAGE_VERSION,
-                           "time", "ts and dur: whole microseconds, endpoints rounded; args: "
-                           "exact values in seconds",
-                           "layout", "per stage, mu microbatches forward then backward back to "
-                           "back, the last backward with its gradient sync (once ops), then the "
-                           "step list; each stage from 0; not a pipeline schedule; beyond 32 microbatches "
-                           "the first 31 and the last, at their true offsets",
-                           "trains", t->trains);
+  json_t *other = json_pack("{s:s, s:s, s:s, s:O}", "generator", "plc " PACKAGE_VERSION,
+                            "time", "ts and dur: whole microseconds, endpoints rounded; args: "
+                            "exact values in seconds",
+                            "layout", "per stage, mu microbatches forward then backward back to "
+                            "back, the last backward with its gradient sync (once ops), then the "
+                            "step list; each stage from 0; not a pipeline schedule; beyond 32 "
+                            "microbatches the first 31 and the last, at their true offsets",
+                            "trains", t->trains);
   int rc = -1;
-  if (root && !t->failed && json_dumpf(root, f, JSON_COMPACT) == 0 && fputc('\n', f) != EOF)
+  if (other && !t->failed && fputs("],\"displayTimeUnit\":\"ns\",\"otherData\":", t->f) != EOF &&
+      json_dumpf(other, t->f, JSON_COMPACT) == 0 && fputs("}\n", t->f) != EOF)
     rc = 0;
-  json_decref(root);
+  json_decref(other);
   return rc;
 }
 
-static int plc_trace_write(FILE *f, void *ctx)
+int plc_trace_finish(plc_trace *t)
 {
-  return plc_trace_print(f, ctx);
-}
-
-int plc_trace_save(plc_trace *t, const char *path)
-{
-  return plc_timeline_save(path, plc_trace_write, t);
+  int rc = plc_trace_tail(t);
+  if (!t->own)
+    return rc;
+  t->own = 0;
+  if (rc != 0) {
+    fprintf(stderr, "plc: error: cannot write '%s': %s\n", t->out.path,
+            t->err ? strerror(t->err) : "the output could not be produced");
+    plc_output_abort(&t->out);
+    return -1;
+  }
+  return plc_output_commit(&t->out);
 }

@@ -1,7 +1,8 @@
 /* trace.h - the simulated timeline as Chrome/Perfetto trace-event JSON.
  *
- * {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}, built
- * with jansson.  Each pipeline stage of each train is a process
+ * {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}: each
+ * event is built with jansson (which escapes its strings) and written out
+ * at once, so the file is never held in memory, however long.  Each pipeline stage of each train is a process
  * (process_name metadata), each stream with ops on it a thread with a tid
  * unique in the file (thread_name, thread_sort_index: compute first, then
  * by name).  Every op is a complete event ("ph": "X"); every stall of the
@@ -23,13 +24,18 @@
 
 typedef struct plc_trace plc_trace;
 
-plc_trace *plc_trace_new(void);
+/* A trace whose events are written to f as the trains are added. */
+plc_trace *plc_trace_new(FILE *f);
+/* A trace written to a file atomically (output.h); NULL, with a message,
+ * when it cannot be created. */
+plc_trace *plc_trace_open(const char *path);
 /* Add one analysed train; -1 (with a message) when a time does not fit. */
 int plc_trace_add(plc_trace *t, const plc_result *res);
-/* Write the JSON to f; 0, or -1 when it cannot be produced or written. */
-int plc_trace_print(FILE *f, const plc_trace *t);
-/* Write the file atomically (plc_timeline_save); 0 or -1. */
-int plc_trace_save(plc_trace *t, const char *path);
+/* Write the end of the document and, for plc_trace_open, put the file in
+ * place; 0, or -1 (with a message for a file) when it could not be
+ * produced or written. */
+int plc_trace_finish(plc_trace *t);
+/* Free the trace; an unfinished file is removed (the old one stays). */
 void plc_trace_free(plc_trace *t);
 
 #endif

@@ -63,6 +63,40 @@ check ep-row "$m3" '.runs[0].communication[0] | .count == 28 and .bytes_per_op.e
 check bottleneck "$m3" '.runs[0].bottleneck | .part == "exposed" and .dim == "ep" and .what == "exposed ep communication" and .share.exact == "73400320/145645657"'
 check no-ops "$m3" '.runs[0] | has("ops") | not'
 
+# Bytes each rank moves, against the reference article's traffic figures
+# (seed-numbers.md; D_TP = 2 x 8192 x 6144 x 2 B = 201,326,592 B):
+#   TP all-reduce, tp = 4: 2 (3/4) D_TP = 301,989,888 B (301.99 MB), 30 per
+#     microbatch: 9,059,696,640 B;
+#   EP all-to-all of 2 D_TP, ep = 8: (7/8) 402,653,184 B = 352,321,536 B
+#     (352.32 MB);
+#   p2p: the whole 201,326,592 B;
+#   FSDP all-gather of a 70B layer, 0.875e9 x 2 B, shard 8: (7/8) 1.75e9 B =
+#     1,531,250,000 B (1.531 GB).
+check rank-tp "$m3" '.runs[0].communication[1] | .rank_bytes_per_op.exact == "301989888" and .rank_bytes.exact == "9059696640"'
+check rank-ep "$m3" '.runs[0].communication[0] | .rank_bytes_per_op.exact == "352321536" and .rank_bytes_per_op.value == "352.3" and .rank_bytes_per_op.unit == "MB"'
+check rank-pp "$m3" '.runs[0].communication[2].rank_bytes_per_op.exact == "201326592"'
+# "what would hide" (tests/golden/sensitivity.plan, by hand: c exposed 5 ms
+# at 100 GB/s would need 1.5 GB / 10 ms = 150 GB/s, giving a 90 ms step),
+# and M3's ep row, which no bandwidth hides (on the compute stream): the
+# step with its all-to-alls free, 1202 ms as the text report gives it.
+run sense 0 --format=json tests/golden/sensitivity.plan
+check sense "$outdir/sense.json" '.runs[0].sensitivity == [{"dim": "tp", "primitive": "all_reduce", "phase": "fwd", "exposed": {"exact": "1/200", "base_unit": "s", "value": "5", "unit": "ms"}, "bandwidth": {"exact": "100000000000", "base_unit": "B/s", "value": "100", "unit": "GB/s"}, "possible": true, "bandwidth_needed": {"exact": "150000000000", "base_unit": "B/s", "value": "150", "unit": "GB/s"}, "step_if_hidden": {"exact": "9/100", "base_unit": "s", "value": "90", "unit": "ms"}}]'
+check sense-none "$m3" '.runs[0].sensitivity[0] | .dim == "ep" and .possible == false and .bandwidth_needed == null and .step_if_hidden.exact == "939124557/781250000"'
+run dense 0 --format=json examples/llama70b-megatron-h100.plan
+check no-edp-on-dense "$outdir/dense.json" '[.runs[0].placement[].dim] == ["tp", "dp", "pp"]'
+run fsdp 0 --format=json --ops examples/llama70b-fsdp2-h100.plan
+check rank-fsdp "$outdir/fsdp.json" '.runs[0].communication[0] | .primitive == "all_gather" and .rank_bytes_per_op.exact == "1531250000" and .rank_bytes_per_op.value == "1.531" and .rank_bytes_per_op.unit == "GB"'
+check rank-fsdp-ops "$outdir/fsdp.json" '[.runs[0].ops[] | select(.primitive == "all_gather") | .rank_bytes.exact] | unique == ["1531250000"]'
+"$PLC" --digits=5 --ops examples/m3-h100.plan > "$outdir/m3-rank.txt" 2> /dev/null
+for want in 'tp +all_reduce +fwd +30 +201.33 MB +301.99 MB ' 'ep +all_to_all +fwd +28 +402.65 MB +352.32 MB ' \
+            'a2a\[0\] +all_to_all\(ep\) +352.32 MB ' 'ar\[0\] +all_reduce\(tp\) +301.99 MB '; do
+  if grep -qE "$want" "$outdir/m3-rank.txt"; then pass; else fail "text report: no '$want'"; fi
+done
+"$PLC" --format=md --digits=5 --ops examples/m3-h100.plan > "$outdir/m3-rank.md" 2> /dev/null
+for want in '| tp | all_reduce | fwd | 30 | 201.33 MB | 301.99 MB |' '| all_to_all(ep) | 352.32 MB |'; do
+  if grep -qF "$want" "$outdir/m3-rank.md"; then pass; else fail "Markdown report: no '$want'"; fi
+done
+
 # what-if: the -D strings are recorded and take effect; the example's own
 # assertions then fail (exit 1), but the document is complete
 run what-if 1 --format=json -D m3_h100.ep=16 -D 'NVLink4_article.latency=1us' examples/m3-h100.plan

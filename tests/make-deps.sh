@@ -36,6 +36,6 @@ else fail "-M rule"; cat rule.txt; fi
 # -o: on error no file is left and the old one stays
 printf 'let S = 1 s +\n' > lib.plan
 if plc -o main.out -e T main.plan 2> err.txt; then fail "a broken plan succeeded"; else pass; fi
-if [ "$(cat main.out)" = "4 ms" ] && [ "$(ls | grep -c '^main.out')" -eq 1 ]; then pass
+if [ "$(cat main.out)" = "4 ms" ] && [ "$(ls -A | grep -c '^main.out\|^\.plc-')" -eq 1 ]; then pass
 else fail "-o after an error: $(ls)"; fi
 finish

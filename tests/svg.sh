@@ -45,6 +45,14 @@ n=$(grep -c '>stage [0-3]\( (critical)\)\{0,1\}</text>' "$m3")
 if [ "$n" -eq 4 ]; then pass; else fail "m3: $n stage headings, expected 4"; fi
 has "m3 legend" '>all_to_all</text>' "$m3"
 
+# FSDP2's slot marks (ops of no duration on streams ag_slotN) get no lane.
+fs="$outdir/svg-fsdp2-slots.plan"
+printf '%s\n' 'import "hw/nvidia"' 'import "models/llama3"' 'import "frameworks/fsdp2"' \
+  'train fs { model = Llama3_8B; cluster = dgx_h100(nodes = 1); framework = fsdp2; shard = 8' \
+  '  micro_batch = 1; global_batch = 8; seq = 4096 }' > "$fs"
+if "$PLC" --svg="$outdir/fs.svg" "$fs" > /dev/null 2>&1 && ! grep -q 'ag_slot' "$outdir/fs.svg"; then pass
+else fail "fsdp2: a lane for the slot marks"; fi
+
 # Two runs, one under the other, each with its own critical stage.
 two="$outdir/two.svg"
 if "$PLC" --svg="$two" "$small" "$top_srcdir/examples/llama70b-fsdp2-h100.plan" > /dev/null 2>&1 &&
@@ -55,11 +63,15 @@ has "second run" '>plc timeline: train llama70b_fsdp2</text>' "$two"
 n=$(grep -c '>stage 0 (critical)</text>' "$two")
 if [ "$n" -eq 2 ]; then pass; else fail "two runs: $n critical stage 0 headings, expected 2"; fi
 
-# Atomic writes: a failed run leaves the old picture alone.
-echo old > "$outdir/keep.svg"
+# Atomic writes: a failed run leaves the old picture alone (in a directory
+# of its own: trace.sh may be writing in $outdir meanwhile).
+a="$outdir/svg-atomic"
+rm -rf "$a"
+mkdir -p "$a"
+echo old > "$a/keep.svg"
 printf 'let x = 1 +\n' > "$outdir/bad.plan"
-"$PLC" --svg="$outdir/keep.svg" "$outdir/bad.plan" > /dev/null 2>&1
-if [ $? -eq 1 ] && [ "$(cat "$outdir/keep.svg")" = old ] && [ -z "$(ls "$outdir" | grep "^keep.svg.")" ]; then pass
+"$PLC" --svg="$a/keep.svg" "$outdir/bad.plan" > /dev/null 2>&1
+if [ $? -eq 1 ] && [ "$(cat "$a/keep.svg")" = old ] && [ -z "$(ls -A "$a" | grep "^keep.svg.\|^\.plc-")" ]; then pass
 else fail "a plan with errors must not replace the picture"; fi
 "$PLC" --svg="$outdir/no/such/dir/x.svg" "$small" > /dev/null 2>&1
 if [ $? -eq 2 ]; then pass; else fail "an unwritable picture is an I/O error (status 2)"; fi

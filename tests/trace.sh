@@ -37,6 +37,8 @@ if "$PLC" --trace="$t" "$small" > "$outdir/trace.stdout" 2>&1; then pass
 else fail "plc --trace exit status"; cat "$outdir/trace.stdout"; fi
 check "top level" '.displayTimeUnit == "ns" and (.traceEvents | type) == "array"' "$t"
 sound small "$t"
+check "every event has a cat, metadata too (some loaders reject one without)" \
+  '([.traceEvents[] | (.cat | type) == "string"] | all) and ([.traceEvents[] | select(.ph == "M") | .cat] | unique) == ["__metadata"]' "$t"
 check "process names" \
   '[.traceEvents[] | select(.name == "process_name") | .args.name] == ["small: stage 0 of 2 (critical)", "small: stage 1 of 2"]' "$t"
 check "mm is 40 ms exactly" \
@@ -62,17 +64,51 @@ sound m3 "$m3"
 check "m3: four stages, critical 3" \
   '.otherData.trains[0] | .stages == 4 and .critical_stage == 3 and .microbatches == 4' "$m3"
 
-# Atomic writes: errors leave an old file as it was and no temporary.
-echo old > "$outdir/keep.json"
+# FSDP2's slot marks (compute ops of no duration on streams ag_slotN that
+# bound the prefetch) are neither events nor lanes.
+fs="$outdir/fsdp2-slots.plan"
+printf '%s\n' 'import "hw/nvidia"' 'import "models/llama3"' 'import "frameworks/fsdp2"' \
+  'train fs { model = Llama3_8B; cluster = dgx_h100(nodes = 1); framework = fsdp2; shard = 8' \
+  '  micro_batch = 1; global_batch = 8; seq = 4096 }' > "$fs"
+if "$PLC" --trace="$outdir/fs.json" "$fs" > /dev/null 2>&1; then pass; else fail "plc --trace on fsdp2"; fi
+check "fsdp2: lanes compute, ag, rs only" \
+  '[.traceEvents[] | select(.name == "thread_name") | .args.name] | unique == ["ag", "compute", "rs"]' "$outdir/fs.json"
+check "fsdp2: no event of no duration" \
+  '[.traceEvents[] | select(.ph == "X" and .args.duration == "0 s")] | length == 0' "$outdir/fs.json"
+
+# Streaming: a 24 MB trace (bench/large.plan cut to pp = 4 and 100 layers:
+# 4 stages x 32 microbatches x ~25 layers x ~7 ops x 3 lists, about 67,000
+# events) is written event by event, in well under 100 MB of address space;
+# built whole in memory it took 230 MB.  Skipped where plc cannot start in
+# 100 MB at all (sanitizer builds reserve terabytes).
+mid="$outdir/mid.plan"
+sed -e 's/dense = 900; moe = 100/dense = 90; moe = 10/' -e 's/pp = 64; vpp = 4/pp = 4/' \
+  -e 's/schedule = interleaved/schedule = "1f1b"/' -e 's/nodes = 1024/nodes = 64/' \
+  "$top_srcdir/bench/large.plan" > "$mid"
+if (ulimit -v 100000 && "$PLC" --version) > /dev/null 2>&1; then
+  if (ulimit -v 100000 && exec "$PLC" --trace="$outdir/mid.json" "$mid") > /dev/null 2>&1 &&
+     [ "$(jq '.traceEvents | length' "$outdir/mid.json")" -gt 60000 ]; then pass
+  else fail "a 24 MB trace in 100 MB of memory"; fi
+  rm -f "$outdir/mid.json"
+else
+  echo "(plc does not start in 100 MB of address space: the streaming case is skipped)"
+fi
+
+# Atomic writes: errors leave an old file as it was and no temporary (in a
+# directory of its own: svg.sh may be writing in $outdir meanwhile).
+a="$outdir/trace-atomic"
+rm -rf "$a"
+mkdir -p "$a"
+echo old > "$a/keep.json"
 printf 'let x = 1 +\n' > "$outdir/bad.plan"
-"$PLC" --trace="$outdir/keep.json" "$outdir/bad.plan" > /dev/null 2>&1
-if [ $? -eq 1 ] && [ "$(cat "$outdir/keep.json")" = old ] && [ -z "$(ls "$outdir" | grep "^keep.json.")" ]; then pass
+"$PLC" --trace="$a/keep.json" "$outdir/bad.plan" > /dev/null 2>&1
+if [ $? -eq 1 ] && [ "$(cat "$a/keep.json")" = old ] && [ -z "$(ls -A "$a" | grep "^keep.json.\|^\.plc-")" ]; then pass
 else fail "a plan with errors must not replace the trace file"; fi
 "$PLC" --trace="$outdir/no/such/dir/t.json" "$small" > /dev/null 2> "$outdir/nodir.err"
 if [ $? -eq 2 ] && grep -q "cannot write" "$outdir/nodir.err"; then pass
 else fail "an unwritable trace file is an I/O error (status 2)"; cat "$outdir/nodir.err"; fi
-mkdir -p "$outdir/adir"
-"$PLC" --trace="$outdir/adir" "$small" > /dev/null 2>&1
-if [ $? -eq 2 ] && [ -d "$outdir/adir" ] && [ -z "$(ls "$outdir" | grep "^adir.")" ]; then pass
+mkdir -p "$a/adir"
+"$PLC" --trace="$a/adir" "$small" > /dev/null 2>&1
+if [ $? -eq 2 ] && [ -d "$a/adir" ] && [ -z "$(ls -A "$a" | grep "^adir.\|^\.plc-")" ]; then pass
 else fail "renaming over a directory fails cleanly"; fi
 finish

@@ -31,10 +31,10 @@ static void plc_fuzz_evaluate(plc_fuzz *f)
     plc_md_report(f->sink, &r->res, &o);
     plc_json_add_run(doc, &r->res, &o);
     plc_timeline_print(f->sink, &r->res, -1, 100, &o);
-    plc_trace *t = plc_trace_new();
+    plc_trace *t = plc_trace_new(f->sink);
     plc_svg *g = plc_svg_new(&o);
     if (plc_trace_add(t, &r->res) == 0)
-      plc_trace_print(f->sink, t);
+      plc_trace_finish(t);
     plc_svg_add(g, &r->res);
     plc_svg_print(f->sink, g);
     plc_trace_free(t);

@@ -1,6 +1,7 @@
 /* test_timeline.c - CUnit tests of the pictures' helpers: rounding a time
  * to a position (half up, exact), escaping SVG text, and the atomic file
- * writer (a failed write leaves the old file and no temporary). */
+ * writer (a failed write leaves the old file and no temporary, and a signal
+ * that ends the process removes the temporary too). */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -8,7 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "output.h"
 
 #include "cu_main.h"
 #include "svg.h"
@@ -96,12 +102,58 @@ static void test_save(void)
   remove(path);
 }
 
+/* Files in a directory other than . and .. */
+static int entries(const char *dir)
+{
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  if (d)
+    closedir(d);
+  return n;
+}
+
+/* A child opens an output, writes to it and is ended by `sig` before the
+ * commit: it must die of that signal and leave its directory empty. */
+static void signalled(int sig)
+{
+  int err = system("rm -rf test-output/sig && mkdir -p test-output/sig");
+  CU_ASSERT_EQUAL(err, 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    plc_output o;
+    if (plc_output_open(&o, "test-output/sig/out.txt") != 0 || fputs("half", o.f) < 0 ||
+        fflush(o.f) != 0 || entries("test-output/sig") != 1)
+      _exit(3);
+    raise(sig);
+    _exit(4);
+  }
+  int status = 0;
+  CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+  CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+  PLC_CU_ASSERT_MSG(entries("test-output/sig") == 0, strsignal(sig));
+}
+
+static void test_signals(void)
+{
+  signalled(SIGINT);
+  signalled(SIGTERM);
+  signalled(SIGHUP);
+  signalled(SIGABRT); /* abort(): an assertion or a failed allocation in a library */
+}
+
 int main(void)
 {
+  /* As for a foreground command: plc leaves a signal ignored on entry
+   * ignored (a background job's SIGINT), and the test may run as one. */
+  signal(SIGINT, SIG_DFL);
   static const plc_cu_test tests[] = {
     {"round half up, exactly", test_round},
     {"SVG text escaping", test_escape},
     {"atomic file writes", test_save},
+    {"no temporary file survives a signal", test_signals},
     {NULL, NULL},
   };
   return plc_cu_run("timeline", tests);
