@@ -260,7 +260,36 @@ static mpq_ptr plc_lower_bw(plc_lctx *c, const plc_ir_op *op, const plc_ast *nod
   return p->latency ? p->bw[op->kind] : NULL;
 }
 
-/* The alpha-beta cost of DESIGN.md section 4 (nccl-tests bus bandwidth). */
+/* The alpha-beta time of a collective of op->size bytes (DESIGN.md
+ * section 4, nccl-tests bus bandwidth), on the bandwidth of its own
+ * primitive: a mirrored backward op is timed here again after its kind
+ * changed.  node locates a missing bandwidth. */
+static int plc_lower_coll_time(plc_lctx *c, const plc_ast *node, plc_ir_op *op)
+{
+  mpq_ptr bw = plc_lower_bw(c, op, node);
+  if (!bw)
+    return 0;
+  long n = op->group, steps = n - 1;
+  mpq_t f, a;
+  mpq_init(f);
+  mpq_init(a);
+  switch (op->kind) {
+  case PLC_OPK_ALL_REDUCE: mpq_set_si(f, 2 * (n - 1), (unsigned long)n); steps = 2 * (n - 1); break;
+  case PLC_OPK_P2P: mpq_set_si(f, 1, 1); steps = 1; break;
+  case PLC_OPK_BROADCAST: mpq_set_si(f, 1, 1); break;
+  default: mpq_set_si(f, n - 1, (unsigned long)n); break;
+  }
+  mpq_canonicalize(f);
+  mpq_mul(op->time, f, op->size);
+  mpq_div(op->time, op->time, bw);
+  mpq_set_si(a, steps, 1);
+  mpq_mul(a, a, c->L->run->place[op->dim].latency);
+  mpq_add(op->time, op->time, a);
+  mpq_clear(f);
+  mpq_clear(a);
+  return 1;
+}
+
 static int plc_lower_coll_cost(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
 {
   plc_value *sv = plc_lower_opfield(c, env, "size");
@@ -274,29 +303,10 @@ static int plc_lower_coll_cost(plc_lctx *c, plc_env *env, const plc_ast *node, p
               "negative");
     return 0;
   }
-  mpq_ptr bw = size ? plc_lower_bw(c, op, node) : NULL;
-  if (!bw)
+  if (!size)
     return 0;
   mpq_set(op->size, size);
-  long n = op->group, steps = n - 1;
-  mpq_t f, a;
-  mpq_init(f);
-  mpq_init(a);
-  switch (op->kind) {
-  case PLC_OPK_ALL_REDUCE: mpq_set_si(f, 2 * (n - 1), (unsigned long)n); steps = 2 * (n - 1); break;
-  case PLC_OPK_P2P: mpq_set_si(f, 1, 1); steps = 1; break;
-  case PLC_OPK_BROADCAST: mpq_set_si(f, 1, 1); break;
-  default: mpq_set_si(f, n - 1, (unsigned long)n); break;
-  }
-  mpq_canonicalize(f);
-  mpq_mul(op->time, f, size);
-  mpq_div(op->time, op->time, bw);
-  mpq_set_si(a, steps, 1);
-  mpq_mul(a, a, c->L->run->place[op->dim].latency);
-  mpq_add(op->time, op->time, a);
-  mpq_clear(f);
-  mpq_clear(a);
-  return 1;
+  return plc_lower_coll_time(c, node, op);
 }
 
 /* ---- ops ----------------------------------------------------------------------- */
@@ -420,6 +430,7 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
       return;
     }
     mpq_set(op.time, q);
+    op.pinned = 1;
     plc_value *f = plc_lower_opfield(c, env, "flops");
     if (f && f->tag == PLC_V_NUM && f->known)
       mpq_set(op.flops, f->q);
@@ -745,6 +756,10 @@ static void plc_lower_mirror(plc_lctx *c, const plc_ir_list *fwd, int lo, int hi
       continue;
     plc_ir_op op = plc_lower_copy(c->L, &fwd->ops[i], PLC_PH_BWD);
     op.kind = plc_mirror_kind[op.kind];
+    /* a gather mirrored into a reduce-scatter (and back) runs at that
+     * primitive's bandwidth, unless its time was pinned */
+    if (op.kind != fwd->ops[i].kind && !op.pinned && !plc_lower_coll_time(c, op.node, &op))
+      return;
     if (op.kind == PLC_OPK_COMPUTE) { /* input and weight gradients: twice the work */
       mpq_t two;
       mpq_init(two);
