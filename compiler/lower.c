@@ -926,7 +926,15 @@ static const char **plc_lower_layers(plc_lower *L, int *nlayers)
 static int plc_lower_split(plc_lower *L, int nlayers)
 {
   plc_ir_run *r = L->run;
-  int p = r->size[PLC_PD_PP], v = r->vpp, chunks = p * v;
+  /* pp <= world and vpp <= 2^24: bound the product before it is an int */
+  long p = r->size[PLC_PD_PP], v = r->vpp;
+  if (p * v > PLC_LOWER_MAX_CHUNKS) {
+    const plc_ast *at = plc_lower_field_node(L->train, v > 1 ? "vpp" : "pp");
+    plc_error(L->diag, &at->loc, "pp x vpp = %ld x %ld pipeline chunks; the limit is %d", p, v,
+              PLC_LOWER_MAX_CHUNKS);
+    return 0;
+  }
+  int chunks = (int)(p * v);
   int *len = plc_xcalloc((size_t)chunks, sizeof *len);
   const plc_ast *sn = plc_lower_field_node(L->train, "stages");
   if (sn && sn->kind == PLC_AST_LIST && sn != L->train->node) {
@@ -960,10 +968,14 @@ static int plc_lower_split(plc_lower *L, int nlayers)
     for (int j = 0; j < chunks; j++)
       len[j] = nlayers / chunks + (j < nlayers % chunks);
   }
-  r->nstages = p;
+  r->nstages = (int)p;
   r->stages = plc_arena_alloc(L->ar, (size_t)p * sizeof *r->stages);
-  for (int s = 0; s < p; s++)
-    r->stages[s].layers = plc_arena_alloc(L->ar, (size_t)nlayers * sizeof(int));
+  for (int j = 0; j < chunks; j++) /* count first: pp x nlayers could be gigabytes */
+    r->stages[j % p].nlayers += len[j];
+  for (int s = 0; s < p; s++) {
+    r->stages[s].layers = plc_arena_alloc(L->ar, ((size_t)r->stages[s].nlayers + 1) * sizeof(int));
+    r->stages[s].nlayers = 0;
+  }
   for (int j = 0, first = 0; j < chunks; first += len[j++]) {
     plc_ir_stage *st = &r->stages[j % p];
     for (int k = 0; k < len[j]; k++)

@@ -15,6 +15,7 @@
 #define PLC_LOWER_MAX_LAYERS 100000
 #define PLC_LOWER_MAX_OPS 1000000
 #define PLC_LOWER_MAX_LOOP 100000
+#define PLC_LOWER_MAX_CHUNKS 10000 /* pp x vpp: each stage costs some kilobytes */
 
 typedef struct plc_lower {
   plc_eval *ev;
