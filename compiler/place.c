@@ -360,6 +360,45 @@ static void plc_place_lint(plc_lower *L, const plc_tier *t)
                 "never fills", r->mu, r->size[PLC_PD_PP]);
 }
 
+/* The preconditions of the pipeline schedules, where their implementations
+ * assert them: DualPipe (github.com/deepseek-ai/DualPipe, dualpipe.py,
+ * DualPipe.step) needs an even number of ranks and an even number of
+ * microbatches, at least twice the ranks; Megatron-LM's interleaved 1F1B
+ * needs more than one virtual stage and (core/pipeline_parallel/
+ * schedules.py) a number of microbatches divisible by pp. */
+static int plc_place_schedule(plc_lower *L)
+{
+  plc_ir_run *r = L->run;
+  const plc_ast *at = plc_lower_field_node(L->train, "schedule");
+  long p = r->size[PLC_PD_PP];
+  if (!strcmp(r->schedule, "dualpipe")) {
+    if (p % 2) {
+      plc_error(L->diag, &at->loc, "schedule dualpipe needs an even pp (DualPipe runs two "
+                "pipelines in opposite directions over halves of the stages); pp is %ld", p);
+      return 0;
+    }
+    if (r->mu % 2 || r->mu < 2 * p) {
+      plc_error(L->diag, &at->loc, "schedule dualpipe needs an even number of microbatches, "
+                "at least 2 x pp = %ld; there are %ld", 2 * p, r->mu);
+      return 0;
+    }
+  } else if (!strcmp(r->schedule, "interleaved")) {
+    if (r->vpp < 2) {
+      plc_error(L->diag, &at->loc, "schedule interleaved needs vpp > 1 (with one virtual stage "
+                "it is 1f1b)");
+      return 0;
+    }
+    if (r->mu >= p && r->mu % p) /* fewer than pp has its own warning */
+      plc_warning(L->diag, &at->loc, "Megatron-LM's interleaved schedule needs the number of "
+                  "microbatches (%ld) to be a multiple of pp (%ld)", r->mu, p);
+  } else if (r->vpp > 1) {
+    plc_warning(L->diag, &plc_lower_field_node(L->train, "vpp")->loc, "vpp = %d with schedule "
+                "%s: the layers are split into pp x vpp chunks, but the %s bubble does not "
+                "depend on vpp", r->vpp, r->schedule, r->schedule);
+  }
+  return 1;
+}
+
 int plc_place_run(plc_lower *L)
 {
   plc_ir_run *r = L->run;
@@ -373,7 +412,7 @@ int plc_place_run(plc_lower *L)
   r->dp_hidden = plc_place_pin(L, "dp_hidden", none);
   r->dp_tail = plc_place_pin(L, "dp_tail", secs);
   r->optimizer_time = plc_place_pin(L, "optimizer_time", secs);
-  if (!plc_place_device(L))
+  if (!plc_place_schedule(L) || !plc_place_device(L))
     return 0;
   plc_tier tiers[16];
   int nt = plc_place_tiers(L, tiers, 16);
