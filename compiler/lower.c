@@ -13,6 +13,7 @@
 #endif
 
 #include "lower.h"
+#include "quantity.h"
 #include "schema.h"
 #include "xalloc.h"
 
@@ -1181,6 +1182,63 @@ static plc_obj *plc_lower_ref(plc_lower *L, const char *field, int kind)
   return NULL;
 }
 
+/* ---- the size of the interpreter's values ------------------------------------ */
+
+/* Every time the interpreter and the analysis compute is a sum, difference,
+ * maximum or small multiple of op times (and the pins), so its denominator
+ * divides the least common multiple of theirs.  Bounding that multiple (and
+ * each time) by the size limit of a value (PLC_Q_MAX_BITS) bounds the cost
+ * of the whole run before it starts: times like 1 s / (3^36864 + i) would
+ * otherwise grow sums of millions of bits.  Returns 0 after an error
+ * located at the op that passes the bound. */
+typedef struct plc_lcm {
+  mpz_t l;
+  int ok;
+} plc_lcm;
+
+static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *at, const char *name)
+{
+  if (!m->ok)
+    return;
+  if (mpz_sizeinbase(mpq_numref(q), 2) > PLC_Q_MAX_BITS ||
+      mpz_sizeinbase(mpq_denref(q), 2) > PLC_Q_MAX_BITS) {
+    plc_error(L->diag, &at->loc, "the time of '%s' has a numerator or denominator of more than "
+              "%d bits, the size limit of a value", name, PLC_Q_MAX_BITS);
+    m->ok = 0;
+    return;
+  }
+  if (mpz_divisible_p(m->l, mpq_denref(q)))
+    return;
+  mpz_lcm(m->l, m->l, mpq_denref(q));
+  if (mpz_sizeinbase(m->l, 2) > PLC_Q_MAX_BITS) {
+    plc_error(L->diag, &at->loc, "the time of '%s' and the times before it have a common "
+              "denominator of more than %d bits: the interpreter's sums of them would pass the "
+              "size limit of a value", name, PLC_Q_MAX_BITS);
+    m->ok = 0;
+  }
+}
+
+static int plc_lower_check_sizes(plc_lower *L)
+{
+  plc_lcm m;
+  mpz_init_set_ui(m.l, 1);
+  m.ok = 1;
+  plc_ir_run *r = L->run;
+  mpq_ptr pins[] = {r->dp_tail, r->optimizer_time};
+  static const char *const pin_names[] = {"dp_tail", "optimizer_time"};
+  for (int k = 0; k < 2; k++)
+    if (pins[k])
+      plc_lcm_add(L, &m, pins[k], plc_lower_field_node(L->train, pin_names[k]), pin_names[k]);
+  for (int s = 0; s < r->nstages && m.ok; s++) {
+    const plc_ir_list *lists[3] = {&r->stages[s].fwd, &r->stages[s].bwd, &r->stages[s].step};
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < lists[k]->n && m.ok; i++)
+        plc_lcm_add(L, &m, lists[k]->ops[i].time, lists[k]->ops[i].node, lists[k]->ops[i].name);
+  }
+  mpz_clear(m.l);
+  return m.ok;
+}
+
 /* Layers, their split, the size check, then every stage's lists. */
 static int plc_lower_body(plc_lower *L)
 {
@@ -1192,7 +1250,7 @@ static int plc_lower_body(plc_lower *L)
   for (int s = 0; s < L->run->nstages; s++)
     if (!plc_lower_stage(L, s, kinds))
       return 0;
-  return 1;
+  return plc_lower_check_sizes(L);
 }
 
 plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
