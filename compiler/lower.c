@@ -1109,7 +1109,10 @@ static int plc_lower_count(plc_lower *L, const plc_tmpl *t, int index, plc_value
   plc_lctx c = {.L = L, .list = &scratch, .phase = PLC_PH_FWD, .layer = index, .cur = &cur};
   L->nops = 0;
   L->cap = cap;
+  int quiet = L->diag->no_warnings; /* the real lowering warns once */
+  L->diag->no_warnings = 1;
   plc_lower_instance(&c, t, layer);
+  L->diag->no_warnings = quiet;
   *ops = L->nops;
   L->stop = 0;
   L->cap = PLC_LOWER_MAX_OPS;
