@@ -5,9 +5,14 @@
  * backward list holds, layer by layer in reverse, the recompute ops and the
  * backward ops, then the `pipeline` template's backward ops.  A template's
  * backward defaults to the mirror of its forward (reverse order, compute x2,
- * all_gather <-> reduce_scatter, dependencies reversed); its recompute
- * defaults to a copy of its forward under `recompute = full`.  The `step`
- * template's ops run once per step, after the last backward. */
+ * all_gather <-> reduce_scatter timed at the swapped primitive's bandwidth,
+ * dependencies reversed); its recompute defaults to a copy of its forward
+ * under `recompute = full`.  The `step` template's ops run once per step,
+ * after the last backward.  Before any list is built the plan's op count is
+ * estimated against PLC_LOWER_MAX_OPS; after, the op times' common
+ * denominator is bounded, so interpreting the lists costs bounded sizes.
+ * Names are found through a hash index per instance, so dependencies cost
+ * time linear in ops and edges. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -217,8 +222,8 @@ static void plc_lower_check_missing(plc_lctx *c)
   for (int i = 0; i < c->missing->n; i++) {
     const plc_inst_key *e = plc_inst_find(c->cur, c->missing->ops[i].name);
     if (e && e->latest >= 0)
-      plc_error(c->L->diag, &c->missing->ops[i].at->loc, "op '%s' is waited for before it runs (list it "
-                "earlier in the template)", c->missing->ops[i].name);
+      plc_error(c->L->diag, &c->missing->ops[i].at->loc, "op '%s' is waited for before it "
+                "runs (list it earlier in the template)", c->missing->ops[i].name);
   }
   c->missing->n = 0;
 }

@@ -28,7 +28,7 @@ typedef struct plc_lower {
   plc_value *run_val;    /* what templates see as `run` */
   long nops;             /* ops created so far, against cap */
   long cap;              /* PLC_LOWER_MAX_OPS, or the estimate's bound for one instance */
-  int stop;              /* the cap was passed: stop lowering (an error, or the estimate's answer) */
+  int stop;              /* the cap was passed: stop (an error, or the estimate's answer) */
   long *mark, nmark;     /* per op index: the stamp of the last dependency list holding it */
   long stamp;
   int errors;            /* diagnostics count when lowering began */

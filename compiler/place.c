@@ -149,7 +149,8 @@ static int plc_place_sizes(plc_lower *L)
   const plc_ast *edpn = plc_lower_field_node(L->train, "edp");
   if (edpn != L->train->node) { /* given: ep x edp must fill the dp x cp block */
     long edp;
-    if (!plc_lower_int(L, plc_lower_field(L, L->train, "edp"), 1, PLC_PLACE_MAX_SIZE, edpn, "'edp'", &edp))
+    if (!plc_lower_int(L, plc_lower_field(L, L->train, "edp"), 1, PLC_PLACE_MAX_SIZE, edpn,
+                       "'edp'", &edp))
       return 0;
     if (edp * s[PLC_PD_EP] != dpcp) {
       plc_error(L->diag, &edpn->loc, "ep x edp (%d x %ld) must equal dp x cp (%ld)",
