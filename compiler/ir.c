@@ -94,6 +94,10 @@ static void plc_ir_dump_list(FILE *out, const plc_ir_run *r, int stage, const ch
       fputs(" useful", out);
     if (op->once)
       fputs(" once", out);
+    if (op->wgrad) /* t_w of ZB-H1 and DualPipe sums these */
+      fputs(" wgrad", out);
+    if (op->pinned)
+      fputs(" pinned", out);
     fputc('\n', out);
   }
 }

@@ -43,6 +43,7 @@ typedef struct plc_ir_op {
   int useful;           /* compute that counts toward eta */
   int once;             /* only in the last microbatch of the step */
   int wgrad;            /* a weight-gradient op: part of t_w */
+  int pinned;           /* its time was given (`time =`), not derived from its work */
   mpq_ptr time;         /* duration, s */
   mpq_ptr flops;        /* compute work, FLOP (0 when pinned by time) */
   mpq_ptr size;         /* collective buffer, B */

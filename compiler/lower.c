@@ -5,14 +5,20 @@
  * backward list holds, layer by layer in reverse, the recompute ops and the
  * backward ops, then the `pipeline` template's backward ops.  A template's
  * backward defaults to the mirror of its forward (reverse order, compute x2,
- * all_gather <-> reduce_scatter, dependencies reversed); its recompute
- * defaults to a copy of its forward under `recompute = full`.  The `step`
- * template's ops run once per step, after the last backward. */
+ * all_gather <-> reduce_scatter timed at the swapped primitive's bandwidth,
+ * dependencies reversed); its recompute defaults to a copy of its forward
+ * under `recompute = full`.  The `step` template's ops run once per step,
+ * after the last backward.  Before any list is built the plan's op count is
+ * estimated against PLC_LOWER_MAX_OPS; after, the op times' common
+ * denominator is bounded, so interpreting the lists costs bounded sizes.
+ * Names are found through a hash index per instance, so dependencies cost
+ * time linear in ops and edges. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
 
 #include "lower.h"
+#include "quantity.h"
 #include "schema.h"
 #include "xalloc.h"
 
@@ -27,11 +33,24 @@ typedef struct plc_inst_op {
   int idx;
   int *deps, ndeps;
   const plc_ast *at;  /* where a missing name was used */
+  int fam_next;       /* the next op of its family name[...], or -1 */
 } plc_inst_op;
 
+/* A name's entry in an instance's index: the latest op of exactly that
+ * name, and the family of ops named name[...], in order. */
+typedef struct plc_inst_key {
+  const char *key;
+  size_t len;
+  int latest, fam_first, fam_last;  /* op indices, or -1 */
+} plc_inst_key;
+
+/* Names are looked up through a hash index, so `after` costs time in the
+ * ops it names, not in the size of the instance. */
 typedef struct plc_inst {
   plc_inst_op *ops;
   int n, cap;
+  plc_inst_key *keys;  /* open addressing, nkeys a power of two */
+  int nkeys, used;
 } plc_inst;
 
 typedef struct plc_lctx {
@@ -41,10 +60,55 @@ typedef struct plc_lctx {
   int layer;
   plc_inst *cur, *prev, *fwd; /* this instance, the previous one, this layer's forward */
   plc_inst *missing;          /* `after` names not found (yet) in this instance */
+  int sent;                   /* the layers' last compute-stream op, for pipeline ops; 0 unknown */
 } plc_lctx;
 
 static const int PLC_SECS[PLC_NDIM] = {0, 1, 0}, PLC_BYTES[PLC_NDIM] = {1, 0, 0},
                  PLC_FLOPS[PLC_NDIM] = {0, 0, 1}, PLC_NONE[PLC_NDIM] = {0, 0, 0};
+
+static size_t plc_inst_hash(const char *k, size_t len)
+{
+  size_t h = 5381;
+  for (size_t i = 0; i < len; i++)
+    h = h * 33 + (unsigned char)k[i];
+  return h;
+}
+
+/* The slot of a key, or the empty slot where it would go. */
+static plc_inst_key *plc_inst_slot(plc_inst_key *keys, int nkeys, const char *k, size_t len)
+{
+  size_t m = (size_t)nkeys - 1, i = plc_inst_hash(k, len) & m;
+  while (keys[i].key && (keys[i].len != len || memcmp(keys[i].key, k, len)))
+    i = (i + 1) & m;
+  return &keys[i];
+}
+
+static const plc_inst_key *plc_inst_find(const plc_inst *in, const char *k)
+{
+  if (!in || !in->nkeys)
+    return NULL;
+  const plc_inst_key *e = plc_inst_slot(in->keys, in->nkeys, k, strlen(k));
+  return e->key ? e : NULL;
+}
+
+static plc_inst_key *plc_inst_key_get(plc_lower *L, plc_inst *in, const char *k, size_t len)
+{
+  if (2 * (in->used + 1) > in->nkeys) { /* keep it at most half full */
+    int n = in->nkeys ? in->nkeys * 2 : 16;
+    plc_inst_key *keys = plc_arena_alloc(L->ar, (size_t)n * sizeof *keys);
+    for (int i = 0; i < in->nkeys; i++)
+      if (in->keys[i].key)
+        *plc_inst_slot(keys, n, in->keys[i].key, in->keys[i].len) = in->keys[i];
+    in->keys = keys;
+    in->nkeys = n;
+  }
+  plc_inst_key *e = plc_inst_slot(in->keys, in->nkeys, k, len);
+  if (!e->key) {
+    *e = (plc_inst_key){k, len, -1, -1, -1};
+    in->used++;
+  }
+  return e;
+}
 
 static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, int *deps,
                          int ndeps)
@@ -57,21 +121,50 @@ static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, 
     in->ops = ops;
     in->cap = cap;
   }
-  in->ops[in->n++] = (plc_inst_op){name, idx, deps, ndeps, NULL};
+  int at = in->n++;
+  in->ops[at] = (plc_inst_op){name, idx, deps, ndeps, NULL, -1};
+  plc_inst_key_get(L, in, name, strlen(name))->latest = at;
+  const char *br = strchr(name, '[');
+  if (br) { /* a member of the family name[...] */
+    plc_inst_key *f = plc_inst_key_get(L, in, name, (size_t)(br - name));
+    if (f->fam_last >= 0)
+      in->ops[f->fam_last].fam_next = at;
+    else
+      f->fam_first = at;
+    f->fam_last = at;
+  }
 }
 
 /* ---- dependencies --------------------------------------------------------- */
 
+/* A dependency list being built; duplicates are dropped in constant time
+ * by stamping each op index with the list's stamp (L->mark). */
 typedef struct plc_deps {
+  plc_lower *L;
   int *v;
   int n, cap;
+  long stamp;
 } plc_deps;
+
+static plc_deps plc_deps_new(plc_lower *L)
+{
+  return (plc_deps){.L = L, .stamp = ++L->stamp};
+}
 
 static void plc_deps_add(plc_deps *d, int idx)
 {
-  for (int i = 0; i < d->n; i++)
-    if (d->v[i] == idx)
-      return;
+  plc_lower *L = d->L;
+  if (idx >= L->nmark) {
+    long n = L->nmark ? L->nmark : 64;
+    while (n <= idx)
+      n *= 2;
+    L->mark = plc_xrealloc(L->mark, (size_t)n * sizeof *L->mark);
+    memset(L->mark + L->nmark, 0, (size_t)(n - L->nmark) * sizeof *L->mark);
+    L->nmark = n;
+  }
+  if (L->mark[idx] == d->stamp)
+    return;
+  L->mark[idx] = d->stamp;
   if (d->n == d->cap)
     d->v = plc_xrealloc(d->v, (size_t)(d->cap = d->cap ? d->cap * 2 : 8) * sizeof *d->v);
   d->v[d->n++] = idx;
@@ -90,20 +183,16 @@ static void plc_deps_entry(plc_deps *d, const plc_inst_op *e)
  * Returns how many matched. */
 static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
 {
-  if (!in)
+  const plc_inst_key *e = plc_inst_find(in, name);
+  if (!e)
     return 0;
-  for (int i = in->n - 1; i >= 0; i--) /* the latest op of that name */
-    if (!strcmp(in->ops[i].name, name)) {
-      plc_deps_entry(d, &in->ops[i]);
-      return 1;
-    }
-  size_t n = strlen(name);
+  if (e->latest >= 0) { /* the latest op of that name */
+    plc_deps_entry(d, &in->ops[e->latest]);
+    return 1;
+  }
   int found = 0;
-  for (int i = 0; i < in->n; i++)
-    if (!strncmp(in->ops[i].name, name, n) && in->ops[i].name[n] == '[') {
-      plc_deps_entry(d, &in->ops[i]);
-      found++;
-    }
+  for (int i = e->fam_first; i >= 0; i = in->ops[i].fam_next, found++)
+    plc_deps_entry(d, &in->ops[i]);
   return found;
 }
 
@@ -130,20 +219,19 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
 /* After an instance: an `after` name that appeared later in program order. */
 static void plc_lower_check_missing(plc_lctx *c)
 {
-  for (int i = 0; i < c->missing->n; i++)
-    for (int k = 0; k < c->cur->n; k++)
-      if (!strcmp(c->cur->ops[k].name, c->missing->ops[i].name)) {
-        plc_error(c->L->diag, &c->missing->ops[i].at->loc, "op '%s' is waited for before it runs (list it "
-                  "earlier in the template)", c->missing->ops[i].name);
-        break;
-      }
+  for (int i = 0; i < c->missing->n; i++) {
+    const plc_inst_key *e = plc_inst_find(c->cur, c->missing->ops[i].name);
+    if (e && e->latest >= 0)
+      plc_error(c->L->diag, &c->missing->ops[i].at->loc, "op '%s' is waited for before it "
+                "runs (list it earlier in the template)", c->missing->ops[i].name);
+  }
   c->missing->n = 0;
 }
 
 static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op)
 {
   plc_binding *b = plc_env_find_local(env, "after");
-  plc_deps d = {0};
+  plc_deps d = plc_deps_new(c->L);
   int ok = 1;
   if (b) {
     plc_value *v = plc_eval_binding(c->L->ev, b, &b->def->loc);
@@ -260,7 +348,36 @@ static mpq_ptr plc_lower_bw(plc_lctx *c, const plc_ir_op *op, const plc_ast *nod
   return p->latency ? p->bw[op->kind] : NULL;
 }
 
-/* The alpha-beta cost of DESIGN.md section 4 (nccl-tests bus bandwidth). */
+/* The alpha-beta time of a collective of op->size bytes (DESIGN.md
+ * section 4, nccl-tests bus bandwidth), on the bandwidth of its own
+ * primitive: a mirrored backward op is timed here again after its kind
+ * changed.  node locates a missing bandwidth. */
+static int plc_lower_coll_time(plc_lctx *c, const plc_ast *node, plc_ir_op *op)
+{
+  mpq_ptr bw = plc_lower_bw(c, op, node);
+  if (!bw)
+    return 0;
+  long n = op->group, steps = n - 1;
+  mpq_t f, a;
+  mpq_init(f);
+  mpq_init(a);
+  switch (op->kind) {
+  case PLC_OPK_ALL_REDUCE: mpq_set_si(f, 2 * (n - 1), (unsigned long)n); steps = 2 * (n - 1); break;
+  case PLC_OPK_P2P: mpq_set_si(f, 1, 1); steps = 1; break;
+  case PLC_OPK_BROADCAST: mpq_set_si(f, 1, 1); break;
+  default: mpq_set_si(f, n - 1, (unsigned long)n); break;
+  }
+  mpq_canonicalize(f);
+  mpq_mul(op->time, f, op->size);
+  mpq_div(op->time, op->time, bw);
+  mpq_set_si(a, steps, 1);
+  mpq_mul(a, a, c->L->run->place[op->dim].latency);
+  mpq_add(op->time, op->time, a);
+  mpq_clear(f);
+  mpq_clear(a);
+  return 1;
+}
+
 static int plc_lower_coll_cost(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
 {
   plc_value *sv = plc_lower_opfield(c, env, "size");
@@ -274,29 +391,10 @@ static int plc_lower_coll_cost(plc_lctx *c, plc_env *env, const plc_ast *node, p
               "negative");
     return 0;
   }
-  mpq_ptr bw = size ? plc_lower_bw(c, op, node) : NULL;
-  if (!bw)
+  if (!size)
     return 0;
   mpq_set(op->size, size);
-  long n = op->group, steps = n - 1;
-  mpq_t f, a;
-  mpq_init(f);
-  mpq_init(a);
-  switch (op->kind) {
-  case PLC_OPK_ALL_REDUCE: mpq_set_si(f, 2 * (n - 1), (unsigned long)n); steps = 2 * (n - 1); break;
-  case PLC_OPK_P2P: mpq_set_si(f, 1, 1); steps = 1; break;
-  case PLC_OPK_BROADCAST: mpq_set_si(f, 1, 1); break;
-  default: mpq_set_si(f, n - 1, (unsigned long)n); break;
-  }
-  mpq_canonicalize(f);
-  mpq_mul(op->time, f, size);
-  mpq_div(op->time, op->time, bw);
-  mpq_set_si(a, steps, 1);
-  mpq_mul(a, a, c->L->run->place[op->dim].latency);
-  mpq_add(op->time, op->time, a);
-  mpq_clear(f);
-  mpq_clear(a);
-  return 1;
+  return plc_lower_coll_time(c, node, op);
 }
 
 /* ---- ops ----------------------------------------------------------------------- */
@@ -372,22 +470,27 @@ static void plc_lower_pipeline_dep(plc_lctx *c, plc_ir_op *op)
 {
   if (c->layer != -1 || op->phase == PLC_PH_STEP || op->ndeps > 0)
     return;
-  for (int i = c->list->n - 1; i >= 0; i--)
-    if (c->list->ops[i].stream == 0 && c->list->ops[i].layer >= 0) {
-      op->deps = plc_arena_alloc(c->L->ar, sizeof *op->deps);
-      op->deps[0] = i;
-      op->ndeps = 1;
-      return;
-    }
+  if (!c->sent) { /* found once: the pipeline ops follow every layer op */
+    c->sent = -1;
+    for (int i = c->list->n - 1; i >= 0 && c->sent < 0; i--)
+      if (c->list->ops[i].stream == 0 && c->list->ops[i].layer >= 0)
+        c->sent = i + 1;
+  }
+  if (c->sent > 0) {
+    op->deps = plc_arena_alloc(c->L->ar, sizeof *op->deps);
+    op->deps[0] = c->sent - 1;
+    op->ndeps = 1;
+  }
 }
 
 static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
 {
   plc_lower *L = c->L;
-  if (++L->nops > PLC_LOWER_MAX_OPS) {
-    if (L->nops == PLC_LOWER_MAX_OPS + 1)
+  if (++L->nops > L->cap) { /* the estimate's side lowering just stops */
+    if (L->cap == PLC_LOWER_MAX_OPS)
       plc_error(L->diag, &node->loc, "the plan lowers to more than %d ops; refusing to go on",
                 PLC_LOWER_MAX_OPS);
+    L->stop = 1;
     return;
   }
   plc_env *env = plc_env_new(L->ev, outer);
@@ -420,6 +523,7 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
       return;
     }
     mpq_set(op.time, q);
+    op.pinned = 1;
     plc_value *f = plc_lower_opfield(c, env, "flops");
     if (f && f->tag == PLC_V_NUM && f->known)
       mpq_set(op.flops, f->q);
@@ -662,30 +766,33 @@ static plc_env *plc_lower_context(plc_lower *L, const plc_tmpl *t, plc_value *la
 
 /* ---- mirrored backward and copied recompute ------------------------------------- */
 
-/* Ops of the forward list that wait for op x (users), built once per stage. */
+/* Ops of the forward list that wait for op x (users), built once per stage
+ * in time linear in ops and edges: the users of x are v[at[x] .. at[x+1]). */
 typedef struct plc_users {
-  int **v;
-  int *n;
+  int *at, *v;
 } plc_users;
 
 static plc_users plc_lower_users(const plc_ir_list *l)
 {
-  plc_users u = {plc_xcalloc((size_t)l->n + 1, sizeof *u.v), plc_xcalloc((size_t)l->n + 1, sizeof *u.n)};
+  plc_users u = {plc_xcalloc((size_t)l->n + 2, sizeof *u.at), NULL};
+  long edges = 0;
   for (int i = 0; i < l->n; i++)
-    for (int d = 0; d < l->ops[i].ndeps; d++) {
-      int x = l->ops[i].deps[d];
-      u.v[x] = plc_xrealloc(u.v[x], (size_t)(u.n[x] + 1) * sizeof **u.v);
-      u.v[x][u.n[x]++] = i;
-    }
+    for (int d = 0; d < l->ops[i].ndeps; d++, edges++)
+      u.at[l->ops[i].deps[d] + 2]++;
+  for (int x = 0; x < l->n; x++)
+    u.at[x + 2] += u.at[x + 1];
+  u.v = plc_xmalloc(((size_t)edges + 1) * sizeof *u.v);
+  for (int i = 0; i < l->n; i++) /* at[x+1] is the fill point of x */
+    for (int d = 0; d < l->ops[i].ndeps; d++)
+      u.v[u.at[l->ops[i].deps[d] + 1]++] = i;
   return u;
 }
 
 static void plc_lower_users_free(plc_users *u, int n)
 {
-  for (int i = 0; i < n; i++)
-    free(u->v[i]);
+  (void)n;
+  free(u->at);
   free(u->v);
-  free(u->n);
 }
 
 static plc_ir_op plc_lower_copy(plc_lower *L, const plc_ir_op *f, plc_phase phase)
@@ -707,7 +814,7 @@ static void plc_lower_set_deps(plc_lower *L, plc_ir_op *op, plc_deps *d)
   if (d->n)
     memcpy(op->deps, d->v, (size_t)d->n * sizeof *op->deps);
   free(d->v);
-  *d = (plc_deps){0};
+  *d = plc_deps_new(L);
 }
 
 /* Forward ops [lo, hi) of a layer, re-run before its backward (full
@@ -720,7 +827,7 @@ static void plc_lower_recompute_copy(plc_lctx *c, const plc_ir_list *fwd, int lo
       continue;
     plc_ir_op op = plc_lower_copy(c->L, &fwd->ops[i], PLC_PH_RECOMP);
     op.useful = 0;
-    plc_deps d = {0};
+    plc_deps d = plc_deps_new(c->L);
     for (int k = 0; k < fwd->ops[i].ndeps; k++)
       if (fwd->ops[i].deps[k] >= lo && map[fwd->ops[i].deps[k]] >= 0)
         plc_deps_add(&d, map[fwd->ops[i].deps[k]]);
@@ -745,6 +852,10 @@ static void plc_lower_mirror(plc_lctx *c, const plc_ir_list *fwd, int lo, int hi
       continue;
     plc_ir_op op = plc_lower_copy(c->L, &fwd->ops[i], PLC_PH_BWD);
     op.kind = plc_mirror_kind[op.kind];
+    /* a gather mirrored into a reduce-scatter (and back) runs at that
+     * primitive's bandwidth, unless its time was pinned */
+    if (op.kind != fwd->ops[i].kind && !op.pinned && !plc_lower_coll_time(c, op.node, &op))
+      return;
     if (op.kind == PLC_OPK_COMPUTE) { /* input and weight gradients: twice the work */
       mpq_t two;
       mpq_init(two);
@@ -753,10 +864,10 @@ static void plc_lower_mirror(plc_lctx *c, const plc_ir_list *fwd, int lo, int hi
       mpq_mul(op.flops, op.flops, two);
       mpq_clear(two);
     }
-    plc_deps d = {0};
-    for (int k = 0; k < users->n[i]; k++)
-      if (map[users->v[i][k]] >= 0)
-        plc_deps_add(&d, map[users->v[i][k]]);
+    plc_deps d = plc_deps_new(c->L);
+    for (int k = users->at[i]; k < users->at[i + 1]; k++)
+      if (map[users->v[k]] >= 0)
+        plc_deps_add(&d, map[users->v[k]]);
     plc_lower_set_deps(c->L, &op, &d);
     map[i] = plc_ir_push(c->L->ar, c->list, &op);
     plc_inst_add(c->L, c->cur, op.name, map[i], NULL, 0);
@@ -911,7 +1022,15 @@ static const char **plc_lower_layers(plc_lower *L, int *nlayers)
 static int plc_lower_split(plc_lower *L, int nlayers)
 {
   plc_ir_run *r = L->run;
-  int p = r->size[PLC_PD_PP], v = r->vpp, chunks = p * v;
+  /* pp <= world and vpp <= 2^24: bound the product before it is an int */
+  long p = r->size[PLC_PD_PP], v = r->vpp;
+  if (p * v > PLC_LOWER_MAX_CHUNKS) {
+    const plc_ast *at = plc_lower_field_node(L->train, v > 1 ? "vpp" : "pp");
+    plc_error(L->diag, &at->loc, "pp x vpp = %ld x %ld pipeline chunks; the limit is %d", p, v,
+              PLC_LOWER_MAX_CHUNKS);
+    return 0;
+  }
+  int chunks = (int)(p * v);
   int *len = plc_xcalloc((size_t)chunks, sizeof *len);
   const plc_ast *sn = plc_lower_field_node(L->train, "stages");
   if (sn && sn->kind == PLC_AST_LIST && sn != L->train->node) {
@@ -945,10 +1064,14 @@ static int plc_lower_split(plc_lower *L, int nlayers)
     for (int j = 0; j < chunks; j++)
       len[j] = nlayers / chunks + (j < nlayers % chunks);
   }
-  r->nstages = p;
+  r->nstages = (int)p;
   r->stages = plc_arena_alloc(L->ar, (size_t)p * sizeof *r->stages);
-  for (int s = 0; s < p; s++)
-    r->stages[s].layers = plc_arena_alloc(L->ar, (size_t)nlayers * sizeof(int));
+  for (int j = 0; j < chunks; j++) /* count first: pp x nlayers could be gigabytes */
+    r->stages[j % p].nlayers += len[j];
+  for (int s = 0; s < p; s++) {
+    r->stages[s].layers = plc_arena_alloc(L->ar, ((size_t)r->stages[s].nlayers + 1) * sizeof(int));
+    r->stages[s].nlayers = 0;
+  }
   for (int j = 0, first = 0; j < chunks; first += len[j++]) {
     plc_ir_stage *st = &r->stages[j % p];
     for (int k = 0; k < len[j]; k++)
@@ -981,12 +1104,44 @@ static int plc_lower_stage(plc_lower *L, int s, const char **kinds)
   return ok && !PLC_LOWER_FAILED(L);
 }
 
+/* Lower one instance of a template on the side, stopping after cap ops
+ * (then *ops = cap + 1).  Returns 0 on an error in the template. */
+static int plc_lower_count(plc_lower *L, const plc_tmpl *t, int index, plc_value *layer,
+                           long cap, long *ops)
+{
+  plc_ir_list scratch = {0};
+  plc_inst cur = {0};
+  plc_lctx c = {.L = L, .list = &scratch, .phase = PLC_PH_FWD, .layer = index, .cur = &cur};
+  L->nops = 0;
+  L->cap = cap;
+  int quiet = L->diag->no_warnings; /* the real lowering warns once */
+  L->diag->no_warnings = 1;
+  plc_lower_instance(&c, t, layer);
+  L->diag->no_warnings = quiet;
+  *ops = L->nops;
+  L->stop = 0;
+  L->cap = PLC_LOWER_MAX_OPS;
+  L->nops = 0; /* the estimate's own ops do not count */
+  return !PLC_LOWER_FAILED(L);
+}
+
+static int plc_lower_too_many(plc_lower *L, const plc_tmpl *t, long total, long n,
+                              const char *what, long each)
+{
+  plc_error(L->diag, &t->decl->loc, "the plan would lower to %ld ops or more (%ld %s with %ld "
+            "ops or more each, x3 for recompute and backward); the limit is %d", total, n, what,
+            each, PLC_LOWER_MAX_OPS);
+  return 0;
+}
+
 /* Refuse a plan whose lists would hold more than PLC_LOWER_MAX_OPS ops
  * before building them: lower the first layer of each kind once, on the
- * side, and count forward, recompute and backward as three copies. */
+ * side, and count forward, recompute and backward as three copies; the
+ * pipeline and step templates likewise once per stage.  The side lowering
+ * stops as soon as its count is enough to refuse, so refusing costs little. */
 static int plc_lower_estimate(plc_lower *L, const char **kinds, int nlayers)
 {
-  long total = 0;
+  long total = 0, ops, p = L->run->nstages;
   for (int i = 0; i < nlayers; i++) {
     int first = 1;
     for (int j = 0; j < i && first; j++)
@@ -997,21 +1152,30 @@ static int plc_lower_estimate(plc_lower *L, const char **kinds, int nlayers)
     long n = 0;
     for (int j = i; j < nlayers; j++)
       n += !strcmp(kinds[j], kinds[i]);
-    plc_ir_list scratch = {0};
-    plc_inst cur = {0};
-    plc_lctx c = {.L = L, .list = &scratch, .phase = PLC_PH_FWD, .layer = i, .cur = &cur};
-    plc_lower_instance(&c, &t, plc_lower_layer_value(L, i, kinds[i], 0, 1, 1));
-    if (PLC_LOWER_FAILED(L))
+    long cap = (PLC_LOWER_MAX_OPS - total) / (3 * n) + 1;
+    if (!plc_lower_count(L, &t, i, plc_lower_layer_value(L, i, kinds[i], 0, 1, 1), cap, &ops))
       return 0;
-    total += 3 * n * (scratch.n + 1);
+    total += 3 * n * ops;
     if (total > PLC_LOWER_MAX_OPS) {
-      plc_error(L->diag, &t.decl->loc, "the plan would lower to about %ld ops or more "
-                "(%ld layers of kind '%s' with %d ops each, x3 for recompute and backward); "
-                "the limit is %d", total, n, kinds[i], scratch.n, PLC_LOWER_MAX_OPS);
-      return 0;
+      char what[96];
+      snprintf(what, sizeof what, "layers of kind '%.60s'", kinds[i]);
+      return plc_lower_too_many(L, &t, total, n, what, ops);
     }
   }
-  L->nops = 0; /* the estimate's own ops do not count */
+  static const char *const extra[] = {"pipeline", "step"};
+  for (int k = 0; k < 2; k++) {
+    plc_tmpl t;
+    if (!plc_lower_find_template(L, extra[k], &t))
+      continue;
+    long cap = (PLC_LOWER_MAX_OPS - total) / (3 * p) + 1;
+    if (!plc_lower_count(L, &t, -1, plc_lower_layer_value(L, -1, extra[k], 0, 1, p == 1), cap,
+                         &ops))
+      return 0;
+    total += 3 * p * ops;
+    if (total > PLC_LOWER_MAX_OPS)
+      return plc_lower_too_many(L, &t, total, p, k ? "stages' step ops" : "stages' pipeline ops",
+                                ops);
+  }
   return 1;
 }
 
@@ -1026,9 +1190,81 @@ static plc_obj *plc_lower_ref(plc_lower *L, const char *field, int kind)
   return NULL;
 }
 
+/* ---- the size of the interpreter's values ------------------------------------ */
+
+/* Every time the interpreter and the analysis compute is a sum, difference,
+ * maximum or small multiple of op times (and the pins), so its denominator
+ * divides the least common multiple of theirs.  Bounding that multiple (and
+ * each time) by the size limit of a value (PLC_Q_MAX_BITS) bounds the cost
+ * of the whole run before it starts: times like 1 s / (3^36864 + i) would
+ * otherwise grow sums of millions of bits.  Returns 0 after an error
+ * located at the op that passes the bound. */
+typedef struct plc_lcm {
+  mpz_t l;
+  int ok;
+} plc_lcm;
+
+static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *at, const char *name)
+{
+  if (!m->ok)
+    return;
+  if (mpz_sizeinbase(mpq_numref(q), 2) > PLC_Q_MAX_BITS ||
+      mpz_sizeinbase(mpq_denref(q), 2) > PLC_Q_MAX_BITS) {
+    plc_error(L->diag, &at->loc, "the time of '%s' has a numerator or denominator of more than "
+              "%d bits, the size limit of a value", name, PLC_Q_MAX_BITS);
+    m->ok = 0;
+    return;
+  }
+  if (mpz_divisible_p(m->l, mpq_denref(q)))
+    return;
+  mpz_lcm(m->l, m->l, mpq_denref(q));
+  if (mpz_sizeinbase(m->l, 2) > PLC_Q_MAX_BITS) {
+    plc_error(L->diag, &at->loc, "the time of '%s' and the times before it have a common "
+              "denominator of more than %d bits: the interpreter's sums of them would pass the "
+              "size limit of a value", name, PLC_Q_MAX_BITS);
+    m->ok = 0;
+  }
+}
+
+static int plc_lower_check_sizes(plc_lower *L)
+{
+  plc_lcm m;
+  mpz_init_set_ui(m.l, 1);
+  m.ok = 1;
+  plc_ir_run *r = L->run;
+  mpq_ptr pins[] = {r->dp_tail, r->optimizer_time};
+  static const char *const pin_names[] = {"dp_tail", "optimizer_time"};
+  for (int k = 0; k < 2; k++)
+    if (pins[k])
+      plc_lcm_add(L, &m, pins[k], plc_lower_field_node(L->train, pin_names[k]), pin_names[k]);
+  for (int s = 0; s < r->nstages && m.ok; s++) {
+    const plc_ir_list *lists[3] = {&r->stages[s].fwd, &r->stages[s].bwd, &r->stages[s].step};
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < lists[k]->n && m.ok; i++)
+        plc_lcm_add(L, &m, lists[k]->ops[i].time, lists[k]->ops[i].node, lists[k]->ops[i].name);
+  }
+  mpz_clear(m.l);
+  return m.ok;
+}
+
+/* Layers, their split, the size check, then every stage's lists. */
+static int plc_lower_body(plc_lower *L)
+{
+  plc_lower_run_value(L);
+  int nlayers;
+  const char **kinds = plc_lower_layers(L, &nlayers);
+  if (!kinds || !plc_lower_split(L, nlayers) || !plc_lower_estimate(L, kinds, nlayers))
+    return 0;
+  for (int s = 0; s < L->run->nstages; s++)
+    if (!plc_lower_stage(L, s, kinds))
+      return 0;
+  return plc_lower_check_sizes(L);
+}
+
 plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
 {
-  plc_lower L = {.ev = ev, .ar = ev->arena, .diag = ev->diag, .train = train};
+  plc_lower L = {.ev = ev, .ar = ev->arena, .diag = ev->diag, .train = train,
+                 .cap = PLC_LOWER_MAX_OPS};
   L.errors = ev->diag->errors;
   L.run = plc_arena_alloc(ev->arena, sizeof *L.run);
   L.run->name = decl->name;
@@ -1037,15 +1273,7 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   L.model = plc_lower_ref(&L, "model", PLC_DECL_MODEL);
   L.cluster = plc_lower_ref(&L, "cluster", PLC_DECL_CLUSTER);
   L.framework = plc_lower_ref(&L, "framework", PLC_DECL_FRAMEWORK);
-  if (!L.model || !L.cluster || !L.framework || !plc_place_run(&L))
-    return NULL;
-  plc_lower_run_value(&L);
-  int nlayers;
-  const char **kinds = plc_lower_layers(&L, &nlayers);
-  if (!kinds || !plc_lower_split(&L, nlayers) || !plc_lower_estimate(&L, kinds, nlayers))
-    return NULL;
-  for (int s = 0; s < L.run->nstages; s++)
-    if (!plc_lower_stage(&L, s, kinds))
-      return NULL;
-  return L.run;
+  int ok = L.model && L.cluster && L.framework && plc_place_run(&L) && plc_lower_body(&L);
+  free(L.mark);
+  return ok ? L.run : NULL;
 }

@@ -13,8 +13,9 @@
 
 /* Lowering refuses plans larger than this before allocating them. */
 #define PLC_LOWER_MAX_LAYERS 100000
-#define PLC_LOWER_MAX_OPS 1000000
+#define PLC_LOWER_MAX_OPS 250000 /* about 2 KB each: half a gigabyte at most */
 #define PLC_LOWER_MAX_LOOP 100000
+#define PLC_LOWER_MAX_CHUNKS 10000 /* pp x vpp: each stage costs some kilobytes */
 
 typedef struct plc_lower {
   plc_eval *ev;
@@ -25,7 +26,11 @@ typedef struct plc_lower {
   plc_obj *model, *cluster, *framework, *device;
   plc_obj *links[PLC_PD_COUNT]; /* the link each dimension runs on */
   plc_value *run_val;    /* what templates see as `run` */
-  long nops;             /* ops created so far, against PLC_LOWER_MAX_OPS */
+  long nops;             /* ops created so far, against cap */
+  long cap;              /* PLC_LOWER_MAX_OPS, or the estimate's bound for one instance */
+  int stop;              /* the cap was passed: stop (an error, or the estimate's answer) */
+  long *mark, nmark;     /* per op index: the stamp of the last dependency list holding it */
+  long stamp;
   int errors;            /* diagnostics count when lowering began */
 } plc_lower;
 
@@ -43,6 +48,6 @@ int plc_lower_int(plc_lower *L, plc_value *v, long lo, long hi, const plc_ast *a
                   const char *what, long *out);
 mpq_ptr plc_lower_num(plc_lower *L, plc_value *v, const int e[PLC_NDIM], const plc_ast *at,
                       const char *what);
-#define PLC_LOWER_FAILED(L) ((L)->diag->errors > (L)->errors)
+#define PLC_LOWER_FAILED(L) ((L)->stop || (L)->diag->errors > (L)->errors)
 
 #endif

@@ -13,8 +13,11 @@
 #include "lower.h"
 #include "schema.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define PLC_PLACE_MAX_SIZE (1L << 24) /* plc(5) LIMITS: parallel and batch sizes */
 
 /* ---- helpers shared with lower.c --------------------------------------- */
 
@@ -81,7 +84,8 @@ static int plc_place_size(plc_lower *L, const char *name, long *out)
   }
   char what[64];
   snprintf(what, sizeof what, "'%s'", name);
-  return plc_lower_int(L, v, 1, 1L << 24, plc_lower_field_node(L->train, name), what, out);
+  return plc_lower_int(L, v, 1, PLC_PLACE_MAX_SIZE, plc_lower_field_node(L->train, name), what,
+                       out);
 }
 
 /* An enum field's word: the name or string written, or dflt. */
@@ -126,10 +130,17 @@ static int plc_place_sizes(plc_lower *L)
   r->seq = (int)seq;
   int *s = r->size;
   const plc_ast *dpn = plc_lower_field_node(L->train, "dp");
-  if (s[PLC_PD_DP] == 1 && s[PLC_PD_SHARD] * s[PLC_PD_REPLICATE] > 1)
-    s[PLC_PD_DP] = s[PLC_PD_SHARD] * s[PLC_PD_REPLICATE]; /* FSDP/HSDP: dp = shard x replicate */
-  else if (s[PLC_PD_SHARD] * s[PLC_PD_REPLICATE] > 1 &&
-           s[PLC_PD_SHARD] * s[PLC_PD_REPLICATE] != s[PLC_PD_DP]) {
+  /* sizes are at most 2^24, so products of two fit in 64 bits */
+  int64_t sr = (int64_t)s[PLC_PD_SHARD] * s[PLC_PD_REPLICATE];
+  if (s[PLC_PD_DP] == 1 && sr > PLC_PLACE_MAX_SIZE) {
+    plc_error(L->diag, &plc_lower_field_node(L->train, "replicate")->loc, "dp = shard x replicate "
+              "(%d x %d) is larger than %ld", s[PLC_PD_SHARD], s[PLC_PD_REPLICATE],
+              PLC_PLACE_MAX_SIZE);
+    return 0;
+  }
+  if (s[PLC_PD_DP] == 1 && sr > 1)
+    s[PLC_PD_DP] = (int)sr; /* FSDP/HSDP: dp = shard x replicate */
+  else if (sr > 1 && sr != s[PLC_PD_DP]) {
     plc_error(L->diag, &dpn->loc, "dp (%d) must equal shard x replicate (%d x %d)", s[PLC_PD_DP],
               s[PLC_PD_SHARD], s[PLC_PD_REPLICATE]);
     return 0;
@@ -138,7 +149,8 @@ static int plc_place_sizes(plc_lower *L)
   const plc_ast *edpn = plc_lower_field_node(L->train, "edp");
   if (edpn != L->train->node) { /* given: ep x edp must fill the dp x cp block */
     long edp;
-    if (!plc_lower_int(L, plc_lower_field(L, L->train, "edp"), 1, 1L << 24, edpn, "'edp'", &edp))
+    if (!plc_lower_int(L, plc_lower_field(L, L->train, "edp"), 1, PLC_PLACE_MAX_SIZE, edpn,
+                       "'edp'", &edp))
       return 0;
     if (edp * s[PLC_PD_EP] != dpcp) {
       plc_error(L->diag, &edpn->loc, "ep x edp (%d x %ld) must equal dp x cp (%ld)",
@@ -146,6 +158,10 @@ static int plc_place_sizes(plc_lower *L)
       return 0;
     }
     s[PLC_PD_EDP] = (int)edp;
+  } else if (s[PLC_PD_EP] > dpcp) { /* expert groups are carved out of the dp x cp block */
+    plc_error(L->diag, &plc_lower_field_node(L->train, "ep")->loc, "ep (%d) is larger than "
+              "dp x cp (%ld): expert groups are made of data-parallel ranks", s[PLC_PD_EP], dpcp);
+    return 0;
   } else if (dpcp % s[PLC_PD_EP] != 0) {
     plc_warning(L->diag, &plc_lower_field_node(L->train, "ep")->loc,
                 "ep (%d) does not divide dp x cp (%ld); expert groups are uneven", s[PLC_PD_EP], dpcp);
@@ -153,7 +169,6 @@ static int plc_place_sizes(plc_lower *L)
   } else {
     s[PLC_PD_EDP] = (int)(dpcp / s[PLC_PD_EP]);
   }
-  r->world = s[PLC_PD_TP] * s[PLC_PD_CP] * s[PLC_PD_DP] * s[PLC_PD_PP];
   long per = (long)s[PLC_PD_DP] * mb;
   r->mu = gb / per;
   if (gb % per != 0 || r->mu < 1) {
@@ -164,6 +179,30 @@ static int plc_place_sizes(plc_lower *L)
       r->mu = 1;
   }
   return 1;
+}
+
+/* The world size tp x cp x dp x pp, exactly (GMP: four sizes of up to 2^24
+ * overflow 64 bits); more than the cluster's devices is an error, so every
+ * product of sizes and strides placement makes later fits in an int. */
+static int plc_place_world(plc_lower *L)
+{
+  plc_ir_run *r = L->run;
+  mpz_t w;
+  mpz_init_set_ui(w, 1);
+  static const int dims[] = {PLC_PD_TP, PLC_PD_CP, PLC_PD_DP, PLC_PD_PP};
+  for (int i = 0; i < 4; i++)
+    mpz_mul_ui(w, w, (unsigned long)r->size[dims[i]]);
+  int ok = mpz_cmp_si(w, r->devices) <= 0;
+  if (!ok) {
+    char *t = mpz_get_str(NULL, 10, w);
+    plc_error(L->diag, &L->train->node->loc, "the layout needs tp x cp x dp x pp = %s devices, "
+              "but cluster '%s' has %d", t, L->cluster->name, r->devices);
+    free(t);
+  } else {
+    r->world = (int)mpz_get_si(w);
+  }
+  mpz_clear(w);
+  return ok;
 }
 
 /* ---- the cluster ----------------------------------------------------------- */
@@ -281,7 +320,7 @@ static int plc_place_dims(plc_lower *L, const plc_tier *t, int nt, plc_obj **lin
     plc_ir_place *p = &L->run->place[d];
     p->size = L->run->size[d];
     p->stride = (int)stride[d];
-    p->span = (long)(p->size - 1) * stride[d] + 1;
+    p->span = (long)(p->size - 1) * stride[d] + 1; /* < 2^24 x 2^30: no overflow */
     int k = 0;
     while (k < nt && t[k].size < p->span)
       k++;
@@ -322,6 +361,45 @@ static void plc_place_lint(plc_lower *L, const plc_tier *t)
                 "never fills", r->mu, r->size[PLC_PD_PP]);
 }
 
+/* The preconditions of the pipeline schedules, where their implementations
+ * assert them: DualPipe (github.com/deepseek-ai/DualPipe, dualpipe.py,
+ * DualPipe.step) needs an even number of ranks and an even number of
+ * microbatches, at least twice the ranks; Megatron-LM's interleaved 1F1B
+ * needs more than one virtual stage and (core/pipeline_parallel/
+ * schedules.py) a number of microbatches divisible by pp. */
+static int plc_place_schedule(plc_lower *L)
+{
+  plc_ir_run *r = L->run;
+  const plc_ast *at = plc_lower_field_node(L->train, "schedule");
+  long p = r->size[PLC_PD_PP];
+  if (!strcmp(r->schedule, "dualpipe")) {
+    if (p % 2) {
+      plc_error(L->diag, &at->loc, "schedule dualpipe needs an even pp (DualPipe runs two "
+                "pipelines in opposite directions over halves of the stages); pp is %ld", p);
+      return 0;
+    }
+    if (r->mu % 2 || r->mu < 2 * p) {
+      plc_error(L->diag, &at->loc, "schedule dualpipe needs an even number of microbatches, "
+                "at least 2 x pp = %ld; there are %ld", 2 * p, r->mu);
+      return 0;
+    }
+  } else if (!strcmp(r->schedule, "interleaved")) {
+    if (r->vpp < 2) {
+      plc_error(L->diag, &at->loc, "schedule interleaved needs vpp > 1 (with one virtual stage "
+                "it is 1f1b)");
+      return 0;
+    }
+    if (r->mu >= p && r->mu % p) /* fewer than pp has its own warning */
+      plc_warning(L->diag, &at->loc, "Megatron-LM's interleaved schedule needs the number of "
+                  "microbatches (%ld) to be a multiple of pp (%ld)", r->mu, p);
+  } else if (r->vpp > 1) {
+    plc_warning(L->diag, &plc_lower_field_node(L->train, "vpp")->loc, "vpp = %d with schedule "
+                "%s: the layers are split into pp x vpp chunks, but the %s bubble does not "
+                "depend on vpp", r->vpp, r->schedule, r->schedule);
+  }
+  return 1;
+}
+
 int plc_place_run(plc_lower *L)
 {
   plc_ir_run *r = L->run;
@@ -335,18 +413,15 @@ int plc_place_run(plc_lower *L)
   r->dp_hidden = plc_place_pin(L, "dp_hidden", none);
   r->dp_tail = plc_place_pin(L, "dp_tail", secs);
   r->optimizer_time = plc_place_pin(L, "optimizer_time", secs);
-  if (!plc_place_device(L))
+  if (!plc_place_schedule(L) || !plc_place_device(L))
     return 0;
   plc_tier tiers[16];
   int nt = plc_place_tiers(L, tiers, 16);
   if (nt < 0)
     return 0;
   r->devices = (int)tiers[nt - 1].size;
-  if (r->world > r->devices) {
-    plc_error(L->diag, &L->train->node->loc, "the layout needs tp x cp x dp x pp = %d devices, "
-              "but cluster '%s' has %d", r->world, L->cluster->name, r->devices);
+  if (!plc_place_world(L))
     return 0;
-  }
   if (r->world < r->devices)
     plc_warning(L->diag, &L->train->node->loc, "the layout uses tp x cp x dp x pp = %d of the "
                 "%d devices of cluster '%s'", r->world, r->devices, L->cluster->name);

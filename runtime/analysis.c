@@ -274,13 +274,16 @@ static void plc_tail(plc_result *r)
 
 /* ---- efficiency ---------------------------------------------------------------- */
 
+/* The useful FLOPs of a list.  An op costed from bytes alone does no model
+ * FLOPs (a memory-bound op); only an op whose time was pinned without flops
+ * leaves them unknown. */
 static void plc_flops_useful(const plc_ir_list *l, mpq_t out, int *all_known)
 {
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     if (!op->useful || op->once)
       continue;
-    if (mpq_sgn(op->flops) == 0)
+    if (op->pinned && mpq_sgn(op->flops) == 0)
       *all_known = 0;
     mpq_add(out, out, op->flops);
   }
@@ -289,7 +292,7 @@ static void plc_flops_useful(const plc_ir_list *l, mpq_t out, int *all_known)
 /* MFU = model FLOPs per step / (world x peak x step).  The useful FLOPs of
  * one microbatch over all stages are done by world/pp replicas mu times, so
  * MFU = mu x sum_s useful_s / (pp x peak x step).  Unknown when some useful
- * compute has only a pinned time. */
+ * compute has only a pinned time, or when the step takes no time. */
 static void plc_mfu(plc_result *r)
 {
   const plc_ir_run *run = r->run;
@@ -300,7 +303,11 @@ static void plc_mfu(plc_result *r)
     plc_flops_useful(&run->stages[s].fwd, f, &r->mfu_known);
     plc_flops_useful(&run->stages[s].bwd, f, &r->mfu_known);
   }
-  if (r->mfu_known && mpq_sgn(r->step) > 0 && mpq_sgn(f) > 0) {
+  if (!r->mfu_known)
+    r->mfu_why = "useful compute with a pinned time and no flops";
+  else if (mpq_sgn(r->step) <= 0)
+    r->mfu_why = "the step takes no time";
+  if (!r->mfu_why) {
     mpq_set_si(d, run->mu, 1);
     mpq_mul(f, f, d);
     mpq_set_si(d, run->size[PLC_PD_PP], 1);

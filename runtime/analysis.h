@@ -47,7 +47,8 @@ typedef struct plc_result {
   mpq_t exposed_mb[PLC_PD_COUNT];
   mpq_t stall_mb;          /* compute waiting for compute on other streams */
   mpq_t eta, busy, mfu, tokens_per_s;
-  int mfu_known;           /* every useful op has FLOPs */
+  int mfu_known;           /* the model FLOPs are known and the step is not empty */
+  const char *mfu_why;     /* why not, when not known: for the report */
   plc_coll_row *rows;
   int nrows;
   struct plc_sense *sense; /* sensitivity.h; NULL until computed */

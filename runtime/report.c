@@ -221,7 +221,8 @@ static void plc_report_step(FILE *out, const plc_result *r, const plc_report_opt
 static void plc_report_efficiency(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   char *eta = plc_report_pct(o, r->eta), *busy = plc_report_pct(o, r->busy);
-  char *mfu = r->mfu_known ? plc_report_pct(o, r->mfu) : plc_xstrdup("n/a (compute times pinned)");
+  char *mfu = r->mfu_known ? plc_report_pct(o, r->mfu)
+                           : plc_report_sprintf("n/a (%s)", r->mfu_why);
   char *tps = plc_report_num(o, r->tokens_per_s);
   fprintf(out, "\nefficiency\n  eta  %s  (useful compute / step)\n  busy %s  (all compute, "
           "recompute included / step)\n  MFU  %s\n  tokens/s %s\n", eta, busy, mfu, tps);

@@ -238,7 +238,7 @@ static void plc_md_efficiency(FILE *out, const plc_result *r, const plc_report_o
   plc_md_row(out, 3, "eta", eta, "useful compute / step");
   plc_md_row(out, 3, "busy", busy, "all compute, recompute included / step");
   plc_md_row(out, 3, "MFU", mfu, r->mfu_known ? "model FLOPs / (world x peak x step)"
-                                              : "compute times pinned");
+                                              : r->mfu_why);
   plc_md_row(out, 3, "tokens/s", tps, "global batch x seq / step");
   free(eta);
   free(busy);

@@ -64,13 +64,12 @@ static void plc_sim_add_charge(plc_sim *s, const plc_ir_list *l, int x, mpq_srcp
  * waited for; a part before anything held it goes to -1.  Each op gets only
  * time while it ran, so a collective's share never exceeds its time, and
  * the parts add up to the stall exactly.  Parts come latest first. */
-void plc_sim_stall_parts(const plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a,
-                         mpq_srcptr b, plc_sim_part_fn *fn, void *ctx)
+static void plc_sim_parts_from(const plc_sim *s, const plc_ir_list *l, int x, mpq_srcptr a,
+                               mpq_srcptr b, plc_sim_part_fn *fn, void *ctx)
 {
   mpq_t lo, hi;
   mpq_inits(lo, hi, NULL);
   mpq_set(hi, b);
-  int x = plc_sim_blocker(s, l, i);
   while (mpq_cmp(hi, a) > 0) {
     if (x < 0) {
       fn(ctx, -1, a, hi);
@@ -85,6 +84,12 @@ void plc_sim_stall_parts(const plc_sim *s, const plc_ir_list *l, int i, mpq_srcp
     x = plc_sim_blocker(s, l, x);
   }
   mpq_clears(lo, hi, NULL);
+}
+
+void plc_sim_stall_parts(const plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a,
+                         mpq_srcptr b, plc_sim_part_fn *fn, void *ctx)
+{
+  plc_sim_parts_from(s, l, plc_sim_blocker(s, l, i), a, b, fn, ctx);
 }
 
 typedef struct plc_sim_charging {
@@ -110,6 +115,29 @@ static void plc_sim_charge(plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a
   plc_sim_stall_parts(s, l, i, a, b, plc_sim_charge_part, &c);
 }
 
+/* Ops on other streams that outlive the compute stream hold the list up as
+ * much as a stall does (the next list cannot start before every stream is
+ * free): the tail [compute end, end) is charged like a stall, from the op
+ * that ends last, and the makespan is the end of every stream.  So a list
+ * whose compute stream is empty still takes the time of its collectives. */
+static int plc_sim_last(const plc_sim *s, const plc_ir_list *l)
+{
+  int last = -1;
+  for (int i = 0; i < l->n; i++)
+    if (s->ops[i].ran && (last < 0 || mpq_cmp(s->ops[i].end, s->ops[last].end) >= 0))
+      last = i;
+  return last;
+}
+
+static void plc_sim_tail(plc_sim *s, const plc_ir_list *l, mpq_srcptr compute_end)
+{
+  if (mpq_cmp(s->end, compute_end) <= 0)
+    return;
+  plc_sim_charging c = {s, l};
+  plc_sim_parts_from(s, l, plc_sim_last(s, l), compute_end, s->end, plc_sim_charge_part, &c);
+  mpq_set(s->makespan, s->end);
+}
+
 void plc_sim_stalls(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, plc_sim_part_fn *fn,
                     void *ctx)
 {
@@ -123,6 +151,8 @@ void plc_sim_stalls(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, plc_s
       plc_sim_stall_parts(s, l, i, free_at, s->ops[i].start, fn, ctx);
     mpq_set(free_at, s->ops[i].end);
   }
+  if (mpq_cmp(s->makespan, free_at) > 0) /* the tail other streams leave */
+    plc_sim_parts_from(s, l, plc_sim_last(s, l), free_at, s->makespan, fn, ctx);
   mpq_clear(free_at);
 }
 
@@ -224,6 +254,13 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
     mpq_init(cum[k + 1]);
     mpq_add(cum[k + 1], cum[k], l->ops[order[k]].time);
   }
+  /* blocks[i]: an op that something waits for queued behind op i and so
+   * started late (then i's exposure is that wait, not outliving the list) */
+  unsigned char *blocks = plc_xcalloc((size_t)l->n + 1, 1);
+  for (int i = 0; i < l->n; i++)
+    if (s->ops[i].ran && s->ops[i].queued_behind >= 0 && s->ops[i].consumer >= 0 &&
+        mpq_cmp(s->ops[i].start, s->ops[i].ready) > 0)
+      blocks[s->ops[i].queued_behind] = 1;
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     plc_sim_op *so = &s->ops[i];
@@ -239,8 +276,10 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
       so->why = so->consumer < 0 ? PLC_WHY_NO_CONSUMER : PLC_WHY_HIDDEN;
     else if (so->queued_behind >= 0 && mpq_cmp(so->start, so->ready) > 0)
       so->why = PLC_WHY_QUEUED;
-    else if (mpq_cmp(so->window, op->time) >= 0 || so->consumer < 0)
-      so->why = PLC_WHY_BLOCKS; /* with no consumer, only what queued behind it can wait */
+    else if (mpq_cmp(so->window, op->time) >= 0 || (so->consumer < 0 && blocks[i]))
+      so->why = PLC_WHY_BLOCKS; /* with no consumer, what queued behind it was waited for */
+    else if (so->consumer < 0) /* exposed by outliving the compute stream */
+      so->why = PLC_WHY_NO_CONSUMER;
     else
       so->why = mpq_sgn(so->window) == 0 ? PLC_WHY_NO_WORK : PLC_WHY_SHORT;
   }
@@ -248,6 +287,7 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
     mpq_clear(cum[k]);
   free(cum);
   free(order);
+  free(blocks);
 }
 
 static int plc_sim_by_start(const void *a, const void *b)
@@ -298,6 +338,7 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
     if (with_once || !l->ops[i].once)
       plc_sim_step(s, l, i, free_at, holder, t0);
   mpq_set(s->makespan, free_at[0]);
+  plc_sim_tail(s, l, free_at[0]);
   plc_sim_windows(s, l);
   plc_sim_union(s, l, 0, s->all_compute);
   plc_sim_union(s, l, 1, s->useful);

@@ -4,8 +4,10 @@
  * free, its dependencies have finished).  Exposure is measured on stream 0,
  * the compute stream: a collective issued on it is wholly exposed; when an
  * op on it starts later than the stream became free, the gap is charged to
- * the dependency that finished last.  So the compute stream's makespan is
- * exactly the sum of its ops' durations plus the charged stalls. */
+ * the dependency that finished last.  The list ends when every stream is
+ * free: ops on other streams that outlive the compute stream are charged
+ * for the tail the same way.  So the makespan is exactly the sum of the
+ * compute stream's ops' durations plus the charged stalls. */
 #ifndef PLC_SIM_H
 #define PLC_SIM_H
 
@@ -37,7 +39,7 @@ typedef struct plc_sim_op {
 typedef struct plc_sim {
   int n;
   plc_sim_op *ops;
-  mpq_t makespan;       /* end of the compute stream */
+  mpq_t makespan;       /* end of the list: every stream, the compute stream's tail charged */
   mpq_t end;            /* end of every stream */
   mpq_t busy;           /* durations of the ops on the compute stream */
   mpq_t compute;        /* compute ops on the compute stream */
@@ -60,8 +62,9 @@ typedef void plc_sim_part_fn(void *ctx, int op, mpq_srcptr lo, mpq_srcptr hi);
  * parts charged to each op, latest first (the interpreter charges with it). */
 void plc_sim_stall_parts(const plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a,
                          mpq_srcptr b, plc_sim_part_fn *fn, void *ctx);
-/* Every stall of the compute stream of a list run from t0, in op order:
- * the parts whose lengths the run charged, for drawing them. */
+/* Every stall of the compute stream of a list run from t0, in op order,
+ * then the tail other streams leave after it: the parts whose lengths the
+ * run charged, for drawing them. */
 void plc_sim_stalls(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, plc_sim_part_fn *fn,
                     void *ctx);
 const char *plc_why_text(plc_why w);

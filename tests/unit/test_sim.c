@@ -95,6 +95,37 @@ static void test_same_stream_and_queue(void)
   mpq_clear(zero);
 }
 
+/* Streams other than compute bound the list too.  Only collectives, on a
+ * comm stream: r1 (3) then r2 (4) queued behind it, nothing on the compute
+ * stream: the list takes 7 (it took 0), all of it exposure.  With compute
+ * a (2) on the compute stream and r (5) after it on comm, no consumer: 7,
+ * the 5 past the compute charged to r. */
+static void test_other_streams_bound(void)
+{
+  plc_ir_list l = {0}, m = {0};
+  mpq_t zero;
+  mpq_init(zero);
+  int r1 = add(&l, PLC_OPK_ALL_REDUCE, 1, 3, 1, 0);
+  int r2 = add(&l, PLC_OPK_REDUCE_SCATTER, 1, 4, 1, 0);
+  plc_sim s;
+  plc_sim_run(&s, &l, 2, 0, zero);
+  CU_ASSERT(eq_si(s.makespan, 7));
+  CU_ASSERT(eq_si(s.exposed, 7));
+  CU_ASSERT(eq_si(s.ops[r1].exposed, 3));
+  CU_ASSERT(eq_si(s.ops[r2].exposed, 4));
+  CU_ASSERT_EQUAL(s.ops[r1].why, PLC_WHY_NO_CONSUMER);
+  CU_ASSERT_EQUAL(s.ops[r2].why, PLC_WHY_QUEUED);
+  plc_sim_free(&s);
+  int a = add(&m, PLC_OPK_COMPUTE, 0, 2, 1, 0);
+  int r = add(&m, PLC_OPK_ALL_GATHER, 1, 5, 1, 1, a);
+  plc_sim_run(&s, &m, 2, 0, zero);
+  CU_ASSERT(eq_si(s.makespan, 7));
+  CU_ASSERT(eq_si(s.busy, 2));
+  CU_ASSERT(eq_si(s.ops[r].exposed, 5));
+  plc_sim_free(&s);
+  mpq_clear(zero);
+}
+
 /* Compute overlapped on two streams counts once in the compute time:
  * a (10) on the compute stream and b (6) on another, both from 0: the union
  * is 10, not 16; c (4) after b on the other stream adds nothing (6..10);
@@ -294,6 +325,7 @@ int main(void)
     {"window and exposure (four-step test)", test_window_and_exposure},
     {"same stream, queueing", test_same_stream_and_queue},
     {"compute on two streams counts once", test_compute_union},
+    {"other streams bound the list", test_other_streams_bound},
     {"invariants over random lists", test_random_invariants},
     {"faster links never slow a step", test_random_faster},
     {"stall parts add up to the charges", test_random_stall_parts},
