@@ -102,6 +102,36 @@ plc_env *plc_env_new(plc_eval *ev, plc_env *parent)
   return e;
 }
 
+/* FNV-1a: names are short, and this is only an index. */
+static size_t plc_env_hash(const char *s)
+{
+  size_t h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+/* Point the index at binding i (the latest of its name wins: shadowing). */
+static void plc_env_index_put(plc_env *env, size_t i)
+{
+  size_t mask = env->index_cap - 1, h = plc_env_hash(env->b[i].name) & mask;
+  while (env->index[h] && strcmp(env->b[env->index[h] - 1].name, env->b[i].name))
+    h = (h + 1) & mask;
+  env->index[h] = i + 1;
+}
+
+/* Environments with more than a few names get a hash index, so that a
+ * file of tens of thousands of top-level names resolves in linear time. */
+static void plc_env_reindex(plc_eval *ev, plc_env *env)
+{
+  if (env->n < 16 || env->n * 2 < env->index_cap)
+    return;
+  env->index_cap = env->index_cap ? env->index_cap * 2 : 64;
+  env->index = plc_arena_alloc(ev->arena, env->index_cap * sizeof *env->index);
+  for (size_t i = 0; i < env->n; i++)
+    plc_env_index_put(env, i);
+}
+
 static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name)
 {
   if (env->n == env->cap) {
@@ -115,6 +145,10 @@ static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name)
   plc_binding *b = &env->b[env->n++];
   memset(b, 0, sizeof *b);
   b->name = name;
+  if (env->index && env->n * 2 < env->index_cap)
+    plc_env_index_put(env, env->n - 1);
+  else
+    plc_env_reindex(ev, env);
   return b;
 }
 
@@ -145,6 +179,13 @@ void plc_env_forget_unknown(plc_env *env)
 
 plc_binding *plc_env_find_local(plc_env *env, const char *name)
 {
+  if (env->index) {
+    size_t mask = env->index_cap - 1, h = plc_env_hash(name) & mask;
+    for (; env->index[h]; h = (h + 1) & mask)
+      if (!strcmp(env->b[env->index[h] - 1].name, name))
+        return &env->b[env->index[h] - 1];
+    return NULL;
+  }
   for (size_t i = env->n; i-- > 0;)
     if (!strcmp(env->b[i].name, name))
       return &env->b[i];
@@ -324,27 +365,70 @@ static plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const plc_field *f,
   return v;
 }
 
-/* An environment in which a base declaration's field is evaluated for a
- * derived one: the base's own scope, with the derived declarations' items
- * (the most derived last, so found first) laid over it.  So
- * `model B = A { hidden = 20 }` gives B.params from B's hidden. */
-static plc_env *plc_eval_overlay(plc_eval *ev, plc_obj *o, plc_obj *base)
+/* Is c the object o or one of the declarations o is derived from? */
+static int plc_obj_derives(const plc_obj *o, const plc_obj *c)
 {
-  plc_obj *chain[64];
-  int n = 0;
-  for (plc_obj *cur = o; cur && cur != base && n < 64; cur = cur->base)
-    chain[n++] = cur;
-  plc_env *x = plc_env_new(ev, base->env);
-  x->self = o;
-  while (n-- > 0)
-    for (size_t i = 0; i < chain[n]->env->n; i++) {
-      plc_binding *b = &chain[n]->env->b[i];
-      /* items only: a derived declaration's parameters are not the base's */
-      if (!b->def || b->def->kind == PLC_AST_PARAM)
-        continue;
-      plc_env_define(ev, x, b->name, b->def, b->def_env)->val = b->val;
-    }
+  for (; o; o = o->base)
+    if (o == c)
+      return 1;
+  return 0;
+}
+
+/* Items that a derived declaration takes from its base and evaluates late,
+ * in its own scope: fields, lets, sections and nested declarations (not
+ * parameters, ops or options). */
+static int plc_eval_is_late_item(const plc_binding *b)
+{
+  if (!b->def)
+    return 0;
+  switch (b->def->kind) {
+  case PLC_AST_SET: case PLC_AST_LET: case PLC_AST_SECTION: case PLC_AST_DECL: return 1;
+  default: return 0;
+  }
+}
+
+/* An environment in which a base declaration's item is evaluated for a
+ * derived object o: the item's own scope, marked so that a name there that
+ * is an item of one of o's bases resolves through o (plc_eval_name).  So
+ * `model B = A { hidden = 20 }` gives B.params from B's hidden, and every
+ * item params depends on, at any depth and through any number of derived
+ * declarations, sees B's hidden too. */
+static plc_env *plc_eval_overlay(plc_eval *ev, plc_obj *o, plc_env *scope)
+{
+  plc_env *x = plc_env_new(ev, scope);
+  x->late = o;
   return x;
+}
+
+/* The slot of name in o's table of late items (empty when absent). */
+static plc_binding **plc_obj_late_slot(plc_obj *o, const char *name)
+{
+  size_t mask = o->late_cap - 1, h = plc_env_hash(name) & mask;
+  while (o->late[h] && strcmp(o->late[h]->name, name))
+    h = (h + 1) & mask;
+  return &o->late[h];
+}
+
+/* The late binding of a base's item b for o, made on first use. */
+static plc_binding *plc_obj_late(plc_eval *ev, plc_obj *o, const plc_binding *b)
+{
+  if (o->late_cap && *plc_obj_late_slot(o, b->name))
+    return *plc_obj_late_slot(o, b->name);
+  if ((o->nlate + 1) * 2 > o->late_cap) {
+    plc_binding **old = o->late;
+    size_t old_cap = o->late_cap;
+    o->late_cap = old_cap ? old_cap * 2 : 16;
+    o->late = plc_arena_alloc(ev->arena, o->late_cap * sizeof *o->late);
+    for (size_t i = 0; i < old_cap; i++)
+      if (old[i])
+        *plc_obj_late_slot(o, old[i]->name) = old[i];
+  }
+  plc_binding *late = plc_arena_alloc(ev->arena, sizeof *late);
+  late->name = b->name;
+  late->def = b->def;
+  late->def_env = plc_eval_overlay(ev, o, b->def_env);
+  o->nlate++;
+  return *plc_obj_late_slot(o, b->name) = late;
 }
 
 plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_loc *use)
@@ -353,11 +437,10 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
     plc_binding *b = plc_env_find_local(cur->env, name);
     if (!b)
       continue;
-    if (cur == o || !b->def || (b->def->kind != PLC_AST_SET && b->def->kind != PLC_AST_LET))
+    if (cur == o || !plc_eval_is_late_item(b))
       return plc_eval_binding(ev, b, use);
-    /* a field of the base, evaluated late: memoised in the derived object */
-    plc_binding *late = plc_env_define(ev, o->env, name, b->def, plc_eval_overlay(ev, o, cur));
-    return plc_eval_binding(ev, late, use);
+    /* an item of the base, evaluated late: memoised in the derived object */
+    return plc_eval_binding(ev, plc_obj_late(ev, o, b), use);
   }
   const plc_field *f = plc_schema_field(o->kind, name);
   if (f && f->dflt)
@@ -735,11 +818,27 @@ static plc_value *plc_eval_cond(plc_eval *ev, const plc_ast *e, plc_env *env)
 
 /* ---- names, fields, calls ---------------------------------------------- */
 
+/* A name in scope.  Inside a base's item evaluated for a derived object
+ * (an overlay on the way out), an item of one of that object's bases is
+ * the derived object's field: the override if it has one, else the base's
+ * item evaluated late again, so late binding reaches any depth. */
 static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
-  plc_binding *b = plc_env_lookup(env, e->name);
-  if (b)
+  plc_obj *late = NULL;
+  for (plc_env *x = env; x; x = x->parent) {
+    if (x->late && !late)
+      late = x->late;
+    plc_binding *b = plc_env_find_local(x, e->name);
+    if (!b)
+      continue;
+    if (late && x->self && x->self != late && plc_eval_is_late_item(b) &&
+        plc_obj_derives(late, x->self)) {
+      plc_value *v = plc_eval_field(ev, late, e->name, &e->loc);
+      if (v)
+        return v;
+    }
     return plc_eval_binding(ev, b, &e->loc);
+  }
   for (size_t i = 0; i < PLC_NBUILTINS; i++)
     if (!strcmp(plc_builtins[i], e->name)) {
       plc_value *f = plc_value_new(ev, PLC_V_FUNC);

@@ -26,6 +26,7 @@ typedef enum plc_vtag {
 typedef struct plc_env plc_env;
 typedef struct plc_obj plc_obj;
 typedef struct plc_value plc_value;
+typedef struct plc_binding plc_binding;
 
 struct plc_value {
   plc_vtag tag;
@@ -52,6 +53,11 @@ struct plc_obj {
   plc_env *env;          /* parameters, fields and lets of this instance */
   plc_obj *base;         /* derived declarations: the instance they copy */
   int abstract;          /* plc_abstract: what a field not given means */
+  /* The base's items evaluated late for this object, hashed by name.  Not
+   * in env: a binding there moves when env grows, and these are added while
+   * others are being evaluated. */
+  plc_binding **late;
+  size_t nlate, late_cap;
 };
 
 /* Objects of the semantic pass stand for any instance: a field they do not
@@ -59,19 +65,23 @@ struct plc_obj {
  * only the names of the kind's schema, as for `run`), not an error. */
 enum plc_abstract { PLC_CONCRETE = 0, PLC_ABSTRACT_ANY = 1, PLC_ABSTRACT_TYPED = 2 };
 
-typedef struct plc_binding {
+struct plc_binding {
   const char *name;
   const plc_ast *def;  /* LET, SET, DECL, OPTION, OP... (NULL when val is given) */
   plc_env *def_env;    /* environment the definition is evaluated in */
   plc_value *val;      /* memoised value */
   int busy;            /* being evaluated: a second visit is a cycle */
-} plc_binding;
+};
 
 struct plc_env {
   plc_env *parent;
   plc_binding *b;
   size_t n, cap;
+  size_t *index;       /* hash of names to binding number + 1 (large envs) */
+  size_t index_cap;    /* slots in index (a power of two), 0: none yet */
   plc_obj *self;       /* instance whose items these bindings are, if any */
+  plc_obj *late;       /* a derived object on whose behalf a base's item is
+                          evaluated: base items found beyond resolve via it */
 };
 
 typedef struct plc_eval {
