@@ -15,6 +15,8 @@ enum { PLC_BI_MIN = 1, PLC_BI_MAX, PLC_BI_ABS, PLC_BI_FLOOR, PLC_BI_CEIL, PLC_BI
 static const char *const plc_builtins[] = {"min", "max", "abs", "floor", "ceil", "sum", "len"};
 #define PLC_NBUILTINS (sizeof plc_builtins / sizeof plc_builtins[0])
 
+long plc_eval_max_steps = PLC_EVAL_MAX_STEPS;
+
 /* ---- values ------------------------------------------------------------ */
 
 plc_value *plc_value_new(plc_eval *ev, plc_vtag tag)
@@ -524,11 +526,21 @@ plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
     plc_error(ev->diag, use, "'%s' is defined in terms of itself", b->name);
     return b->val = plc_value_err(ev);
   }
+  if (ev->stopped)
+    return plc_value_err(ev);
+  if (ev->depth >= PLC_EVAL_MAX_DEPTH) { /* a chain of definitions counts, as calls do */
+    plc_error(ev->diag, use, "definitions nested too deeply (more than %d calls and "
+              "definitions)", PLC_EVAL_MAX_DEPTH);
+    ev->stopped = 1;
+    return plc_value_err(ev);
+  }
   b->busy = 1;
+  ev->depth++;
   int dry = ev->dry; /* a definition has its real value wherever it is used */
   ev->dry = 0;
   plc_value *v = plc_eval_definition(ev, b);
   ev->dry = dry;
+  ev->depth--;
   b->busy = 0;
   if (!b->val)
     b->val = v;
@@ -938,7 +950,9 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
   }
   if (++ev->depth > PLC_EVAL_MAX_DEPTH) {
     ev->depth--;
-    plc_error(ev->diag, &e->loc, "calls nested too deeply (more than %d)", PLC_EVAL_MAX_DEPTH);
+    plc_error(ev->diag, &e->loc, "calls nested too deeply (more than %d calls and definitions)",
+              PLC_EVAL_MAX_DEPTH);
+    ev->stopped = 1;
     return plc_value_err(ev);
   }
   plc_value *v = plc_eval_expr(ev, f->def->a, call);
@@ -1120,9 +1134,33 @@ static plc_value *plc_eval_index(plc_eval *ev, const plc_ast *e, plc_env *env)
 
 static plc_value *plc_eval_node(plc_eval *ev, const plc_ast *e, plc_env *env);
 
+/* The evaluation limits of plc(5): every expression evaluated is a step, and
+ * expressions nest (across calls and definitions) only so deep.  The first
+ * limit reached is reported once, where it is reached; from then on every
+ * evaluation is an error at once, so the remaining work unwinds quickly. */
+static int plc_eval_limits(plc_eval *ev, const plc_ast *e)
+{
+  if (ev->stopped)
+    return 0;
+  if (++ev->steps > plc_eval_max_steps)
+    plc_error(ev->diag, &e->loc, "evaluation takes more than %ld steps (the limit of plc(5); "
+              "is a recursion or a loop unbounded?)", plc_eval_max_steps);
+  else if (ev->nest >= PLC_EVAL_MAX_NEST)
+    plc_error(ev->diag, &e->loc, "evaluation nested too deeply (more than %d expressions "
+              "across calls and definitions)", PLC_EVAL_MAX_NEST);
+  else
+    return 1;
+  ev->stopped = 1;
+  return 0;
+}
+
 plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
+  if (!plc_eval_limits(ev, e))
+    return plc_value_err(ev);
+  ev->nest++;
   plc_value *v = plc_eval_node(ev, e, env);
+  ev->nest--;
   if (!ev->dry || !v->known || (v->tag != PLC_V_NUM && v->tag != PLC_V_BOOL))
     return v;
   plc_value *u = plc_value_new(ev, v->tag); /* keep the type, forget the value */

@@ -89,7 +89,10 @@ typedef struct plc_eval {
   plc_diag *diag;
   plc_env *global;
   int abstract;
-  int depth;
+  int depth;          /* calls and definitions being evaluated */
+  int nest;           /* expressions being evaluated, across calls */
+  long steps;         /* expressions evaluated so far */
+  int stopped;        /* an evaluation limit was reported: evaluate nothing more */
   /* Results of evaluated trains (step_time, eta, ...) for asserts and -e;
    * NULL before evaluation.  Returns NULL when the train has none. */
   plc_value *(*result)(struct plc_eval *ev, plc_obj *train, const char *name);
@@ -98,7 +101,17 @@ typedef struct plc_eval {
                only, no values, so `n == 0 ? 0 : 1 / n` is fine at n = 0 */
 } plc_eval;
 
+/* Limits of plc(5) LIMITS.  Nested calls and definitions; nested expressions
+ * in all (so a deep expression in each of many nested calls cannot overflow
+ * the stack); expressions evaluated in one compilation (so an exponential
+ * recursion or a huge loop stops before it costs minutes and gigabytes: a
+ * step allocates about 100 bytes). */
 #define PLC_EVAL_MAX_DEPTH 1000
+#define PLC_EVAL_MAX_NEST 10000
+#define PLC_EVAL_MAX_STEPS 4000000
+/* The step limit in force: PLC_EVAL_MAX_STEPS; tests lower it to reach it
+ * quickly. */
+extern long plc_eval_max_steps;
 
 void plc_eval_init(plc_eval *ev, plc_arena *ar, plc_diag *d);
 plc_env *plc_env_new(plc_eval *ev, plc_env *parent);

@@ -60,7 +60,15 @@ static void plc_yyerror(const PLC_YYLTYPE *loc, yyscan_t scanner, plc_parse_ctx 
                         const char *msg);
 static plc_ast *plc_parse_node(plc_parse_ctx *ctx, plc_ast_kind kind, const plc_loc *loc);
 static plc_ast *plc_parse_check_depth(plc_parse_ctx *ctx, plc_ast *n);
+static void plc_parse_check_chain(plc_parse_ctx *ctx, plc_ast *n);
 static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc);
+/* The parser's stack: an expression within PLC_AST_MAX_DEPTH needs at most
+ * about 4 entries a level ("c ? x :" before the next level; "if c {} else"
+ * for an 'else if' chain of that length), and brackets
+ * are limited to PLC_PARSE_MAX_NEST, so this never stops a legal plan; a
+ * deeper chain (a long "- - - 1", nothing reduced yet) exhausts it, and
+ * that is reported as the depth error it is (plc_yyerror). */
+#define YYMAXDEPTH (8 * PLC_AST_MAX_DEPTH + 16 * PLC_PARSE_MAX_NEST)
 #define NODE(kind, loc) plc_parse_node(ctx, (kind), &(loc))
 #define BIN(op, x, y, loc) plc_parse_check_depth(ctx, plc_ast_binary(ctx->arena, &(loc), (op), (x), (y)))
 }
@@ -193,7 +201,8 @@ op_item:
 ;
 
 if_item:
-  IF expr block else_part   { $$ = NODE(PLC_AST_IF, @1); $$->a = $2; $$->list = $3; $$->b = $4; }
+  IF expr block else_part   { $$ = NODE(PLC_AST_IF, @1); $$->a = $2; $$->list = $3; $$->b = $4;
+                              plc_parse_check_chain(ctx, $$); }
 ;
 
 else_part:
@@ -304,12 +313,33 @@ static plc_ast *plc_parse_check_depth(plc_parse_ctx *ctx, plc_ast *n)
   return n;
 }
 
+/* An 'else if' chain is a right-nested tree that later passes walk
+ * recursively: its length counts against the same limit (IF's depth is
+ * the chain's length below it). */
+static void plc_parse_check_chain(plc_parse_ctx *ctx, plc_ast *n)
+{
+  n->depth = n->b && n->b->kind == PLC_AST_IF ? n->b->depth + 1 : 1;
+  if (n->depth > PLC_AST_MAX_DEPTH && !ctx->fatal) {
+    plc_error(ctx->diag, &n->loc, "'else if' chain too long (more than %d)", PLC_AST_MAX_DEPTH);
+    ctx->fatal = 1;
+  }
+}
+
 static void plc_yyerror(const PLC_YYLTYPE *loc, yyscan_t scanner, plc_parse_ctx *ctx,
                         const char *msg)
 {
   (void)scanner;
-  if (!ctx->fatal)
-    plc_error(ctx->diag, loc, "%s", msg);
+  if (ctx->fatal)
+    return;
+  /* bison's stack is full: only an expression or an 'else if' chain deeper
+   * than the limit gets there (see YYMAXDEPTH) */
+  if (!strcmp(msg, "memory exhausted")) {
+    plc_error(ctx->diag, loc, "too deeply nested (more than %d levels of expression or "
+              "'else if')", PLC_AST_MAX_DEPTH);
+    ctx->fatal = 1;
+    return;
+  }
+  plc_error(ctx->diag, loc, "%s", msg);
 }
 
 const char *plc_parse_token_name(int tok)
@@ -372,7 +402,7 @@ plc_ast *plc_parse_source(plc_arena *ar, plc_diag *d, const plc_source *src)
   plc_lex_begin(&ctx, &scanner, 0);
   int rc = plc_yyparse(scanner, &ctx);
   plc_lex_end(scanner);
-  if (rc == 2)
+  if (rc == 2 && !ctx.fatal)
     plc_error(d, NULL, "%s: parser ran out of memory", src->path);
   if (!ctx.file) {
     plc_loc loc = {src, 1, 1, 1, 1};
