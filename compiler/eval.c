@@ -17,6 +17,12 @@ static const char *const plc_builtins[] = {"min", "max", "abs", "floor", "ceil",
 
 long plc_eval_max_steps = PLC_EVAL_MAX_STEPS;
 
+/* Evaluation recurses (expressions, calls, definitions): helpers with large
+ * locals (buffers, candidate lists, GMP temporaries) are kept out of line so
+ * that the frames on the recursive path stay small, and the limits of
+ * plc(5) fit in an 8 MB stack even with ASan's larger frames. */
+#define PLC_NOINLINE __attribute__((noinline))
+
 /* ---- values ------------------------------------------------------------ */
 
 plc_value *plc_value_new(plc_eval *ev, plc_vtag tag)
@@ -205,7 +211,7 @@ plc_binding *plc_env_lookup(plc_env *env, const char *name)
 }
 
 /* Every name visible from env, for "did you mean" hints. */
-static const char *plc_env_suggest(plc_env *env, const char *name)
+static PLC_NOINLINE const char *plc_env_suggest(plc_env *env, const char *name)
 {
   size_t n = 0, cap = 0;
   const char **cands = NULL;
@@ -274,8 +280,8 @@ void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items)
 /* Bind parameters to arguments: positional first, then by name, then the
  * parameters' defaults. */
 static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const plc_ast_list *args,
-                              plc_env *args_env, plc_env *into, const char *what,
-                              const plc_loc *use)
+                              plc_env *args_env, plc_env *into, const char *kind,
+                              const char *name, const plc_loc *use)
 {
   int ok = 1, pos = 0, i = 0;
   const plc_ast *p, *a;
@@ -292,20 +298,21 @@ static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const pl
         if (!strcmp(plist[k]->name, a->name))
           slot = k;
       if (slot < 0) {
-        plc_error(ev->diag, &a->loc, "%s has no parameter '%s'", what, a->name);
+        plc_error(ev->diag, &a->loc, "%s '%s' has no parameter '%s'", kind, name, a->name);
         ok = 0;
         continue;
       }
     } else {
       slot = pos++;
       if (slot >= i) {
-        plc_error(ev->diag, &a->loc, "too many arguments to %s (it takes %d)", what, i);
+        plc_error(ev->diag, &a->loc, "too many arguments to %s '%s' (it takes %d)", kind, name, i);
         ok = 0;
         break;
       }
     }
     if (given[slot]) {
-      plc_error(ev->diag, &a->loc, "parameter '%s' of %s given twice", plist[slot]->name, what);
+      plc_error(ev->diag, &a->loc, "parameter '%s' of %s '%s' given twice", plist[slot]->name,
+                kind, name);
       ok = 0;
     }
     given[slot] = a;
@@ -316,7 +323,7 @@ static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const pl
     else if (plist[k]->a)
       plc_env_define(ev, into, plist[k]->name, plist[k], into);
     else {
-      plc_error(ev->diag, use, "missing argument '%s' to %s", plist[k]->name, what);
+      plc_error(ev->diag, use, "missing argument '%s' to %s '%s'", plist[k]->name, kind, name);
       ok = 0;
     }
   }
@@ -329,9 +336,9 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
                              const plc_ast_list *args, plc_env *args_env, const plc_loc *use)
 {
   plc_obj *o = plc_obj_new(ev, decl->op, decl, def_env);
-  char what[160];
-  snprintf(what, sizeof what, "%s '%s'", plc_decl_kind_name(decl->op), decl->name);
-  if (args && !plc_eval_bind_args(ev, &decl->params, args, args_env, o->env, what, use))
+  const char *kind = plc_decl_kind_name(decl->op);
+  if (args && !plc_eval_bind_args(ev, &decl->params, args, args_env, o->env, kind, decl->name,
+                                  use))
     return plc_value_err(ev);
   if (decl->a) {
     plc_value *base = plc_eval_expr(ev, decl->a, o->env);
@@ -339,8 +346,8 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
       return base;
     if (base->tag != PLC_V_OBJ || !base->obj || base->obj->kind != decl->op) {
       char *d = plc_value_describe(base);
-      plc_error(ev->diag, &decl->a->loc, "%s is derived from %s, not a %s", what, d,
-                plc_decl_kind_name(decl->op));
+      plc_error(ev->diag, &decl->a->loc, "%s '%s' is derived from %s, not a %s", kind,
+                decl->name, d, kind);
       free(d);
       return plc_value_err(ev);
     }
@@ -353,7 +360,7 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
 
 /* The value of an absent field that has a default: a number, or the value
  * of another field (a link's all_reduce defaults to its bw). */
-static plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const plc_field *f,
+static PLC_NOINLINE plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const plc_field *f,
                                    const plc_loc *use)
 {
   if (plc_schema_field(o->kind, f->dflt))
@@ -549,7 +556,7 @@ plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
 
 /* ---- arithmetic -------------------------------------------------------- */
 
-static plc_value *plc_eval_q_error(plc_eval *ev, plc_q_status st, const plc_ast *e,
+static PLC_NOINLINE plc_value *plc_eval_q_error(plc_eval *ev, plc_q_status st, const plc_ast *e,
                                    const plc_value *l, const plc_value *r)
 {
   if (st == PLC_Q_DIM_MISMATCH) {
@@ -600,7 +607,7 @@ static plc_value *plc_eval_arith_unknown(plc_eval *ev, const plc_ast *e, const p
   return st == PLC_Q_OK ? v : plc_eval_q_error(ev, st, e, l, r);
 }
 
-static plc_value *plc_eval_pow(plc_eval *ev, const plc_ast *e, const plc_value *l,
+static PLC_NOINLINE plc_value *plc_eval_pow(plc_eval *ev, const plc_ast *e, const plc_value *l,
                                const plc_value *r)
 {
   if (r->dim_known && !plc_dim_is_none(r->dim)) {
@@ -651,7 +658,7 @@ static plc_value *plc_eval_pow(plc_eval *ev, const plc_ast *e, const plc_value *
   return v;
 }
 
-static plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, const plc_value *l,
+static PLC_NOINLINE plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, const plc_value *l,
                                  const plc_value *r)
 {
   if (e->op == PLC_OP_POW)
@@ -678,7 +685,7 @@ static plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, const plc_value
   return v;
 }
 
-static plc_value *plc_eval_compare(plc_eval *ev, const plc_ast *e, const plc_value *l,
+static PLC_NOINLINE plc_value *plc_eval_compare(plc_eval *ev, const plc_ast *e, const plc_value *l,
                                    const plc_value *r)
 {
   if (l->tag != r->tag && l->tag != PLC_V_ANY && r->tag != PLC_V_ANY) {
@@ -729,6 +736,17 @@ static int plc_eval_want(plc_eval *ev, const plc_value *v, plc_vtag tag, const p
   return 0;
 }
 
+/* An operand of arithmetic must be a number (out of line: the message). */
+static PLC_NOINLINE int plc_eval_want_num(plc_eval *ev, const plc_value *v, const plc_ast *e,
+                                          const plc_ast *at)
+{
+  if (v->tag == PLC_V_NUM || v->tag == PLC_V_ANY || v->tag == PLC_V_ERR)
+    return v->tag != PLC_V_ERR;
+  char msg[64];
+  snprintf(msg, sizeof msg, "operands of '%s' must be numbers", plc_ast_op_name(e->op));
+  return plc_eval_want(ev, v, PLC_V_NUM, at, msg);
+}
+
 static plc_value *plc_eval_logic(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   plc_value *l = plc_eval_expr(ev, e->a, env);
@@ -764,9 +782,7 @@ static plc_value *plc_eval_binary(plc_eval *ev, const plc_ast *e, plc_env *env)
       return plc_value_err(ev);
     return plc_value_any(ev);
   }
-  char msg[64];
-  snprintf(msg, sizeof msg, "operands of '%s' must be numbers", plc_ast_op_name(e->op));
-  if (!plc_eval_want(ev, l, PLC_V_NUM, e->a, msg) || !plc_eval_want(ev, r, PLC_V_NUM, e->b, msg))
+  if (!plc_eval_want_num(ev, l, e, e->a) || !plc_eval_want_num(ev, r, e, e->b))
     return plc_value_err(ev);
   return plc_eval_arith(ev, e, l, r);
 }
@@ -866,7 +882,7 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
   return plc_value_err(ev);
 }
 
-static void plc_eval_no_field(plc_eval *ev, const plc_ast *e, const plc_obj *o)
+static PLC_NOINLINE void plc_eval_no_field(plc_eval *ev, const plc_ast *e, const plc_obj *o)
 {
   const char *what = o->kind >= 0 && o->kind < PLC_DECL_KIND_COUNT
                      ? plc_decl_kind_name(o->kind) : "section";
@@ -937,9 +953,8 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
   if (ev->dry) /* an untaken branch: the function's body is checked on its own */
     return plc_value_any(ev);
   plc_env *call = plc_env_new(ev, f->env);
-  char what[128];
-  snprintf(what, sizeof what, "function '%s'", f->def->name);
-  if (!plc_eval_bind_args(ev, &f->def->params, &e->list, env, call, what, &e->loc))
+  if (!plc_eval_bind_args(ev, &f->def->params, &e->list, env, call, "function", f->def->name,
+                          &e->loc))
     return plc_value_err(ev);
   for (size_t i = 0; i < call->n; i++) {
     plc_value *a = plc_eval_binding(ev, &call->b[i], &e->loc);
@@ -986,7 +1001,7 @@ static plc_value **plc_eval_builtin_args(plc_eval *ev, const plc_ast *e, plc_env
 
 /* Check a builtin's numeric arguments: numbers of one dimension.  Returns
  * NULL when they are fine, else the value to return (an error, or unknown). */
-static plc_value *plc_eval_builtin_check(plc_eval *ev, const plc_value *f, const plc_ast *e,
+static PLC_NOINLINE plc_value *plc_eval_builtin_check(plc_eval *ev, const plc_value *f, const plc_ast *e,
                                          plc_value **args, size_t n, int *known)
 {
   if (n == 0) {
@@ -1017,7 +1032,7 @@ static plc_value *plc_eval_builtin_check(plc_eval *ev, const plc_value *f, const
 }
 
 /* min, max, sum, abs, floor, ceil over known numbers. */
-static plc_value *plc_eval_builtin_fold(plc_eval *ev, const plc_value *f, const plc_ast *e,
+static PLC_NOINLINE plc_value *plc_eval_builtin_fold(plc_eval *ev, const plc_value *f, const plc_ast *e,
                                         plc_value **args, size_t n)
 {
   plc_quantity acc, x;
@@ -1046,8 +1061,8 @@ static plc_value *plc_eval_builtin_fold(plc_eval *ev, const plc_value *f, const 
   return v;
 }
 
-static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_ast *e,
-                                   plc_env *env)
+static PLC_NOINLINE plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f,
+                                                const plc_ast *e, plc_env *env)
 {
   size_t n;
   plc_value *err = NULL;

@@ -171,8 +171,8 @@ static void test_derivation_chain(void)
 
 /* A function nested 998 calls deep whose recursive call sits under 1800
  * unary signs: 998 x 1800 expressions nested, far past 10,000.  Before: a
- * stack overflow.  With 6 signs a level (about 9 expressions a call, 9,000
- * in all) it is within the limits and evaluates: f(990) = 0. */
+ * stack overflow.  Within the limits it evaluates (f(n) = -(...(f(n-1)))
+ * with an even number of signs in all: f(998) = g = 0). */
 static void test_nested_calls(void)
 {
   buf b = {0};
@@ -185,7 +185,11 @@ static void test_nested_calls(void)
                                      "expressions across calls and definitions)"));
   CU_ASSERT(strncmp(got, "t.plan:1:", 9) == 0);
   free(got);
-  put(&b, "let f(n) = n == 0 ? 0 : - - - - - - f(n - 1)\nassert f(990) == 0\n");
+  /* near both limits at once: 999 calls of 9 nested expressions each (?:,
+   * 7 signs, the call) and g's 1001 at the bottom, about 9,990 in all */
+  put(&b, "let g = ");
+  repeat(&b, "- ", 1000);
+  put(&b, "0\nlet f(n) = n == 0 ? g : - - - - - - - f(n - 1)\nassert f(998) == 0\n");
   EXPECT(&b, "");
   /* recursion past 1000 calls */
   put(&b, "let f(n) = n == 0 ? 0 : f(n - 1)\nlet y = f(5000)\n");
