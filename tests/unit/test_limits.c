@@ -15,12 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cu_main.h"
 #include "eval.h"
 #include "load.h"
 #include "sema.h"
+#include "xalloc.h"
 
 /* A growing string. */
 typedef struct buf {
@@ -230,6 +233,34 @@ static void test_many_names(void)
   PLC_CU_ASSERT_MSG(secs < 5, "40,000 names took more than 5 s");
 }
 
+/* Out of memory is one line and exit status 2, not an abort (before: "plc:
+ * out of memory" and SIGABRT).  A child asks for more than any machine has.
+ * Skipped under ASan, whose allocator reports such a request itself. */
+static void test_out_of_memory(void)
+{
+#ifndef __SANITIZE_ADDRESS__
+  int fd[2];
+  CU_ASSERT_FATAL(pipe(fd) == 0);
+  pid_t pid = fork();
+  CU_ASSERT_FATAL(pid >= 0);
+  if (pid == 0) {
+    dup2(fd[1], 2);
+    volatile size_t huge = (size_t)-1 / 2;
+    plc_xmalloc(huge);
+    _exit(0);
+  }
+  close(fd[1]);
+  char out[128] = "";
+  ssize_t n = read(fd[0], out, sizeof out - 1);
+  out[n > 0 ? n : 0] = '\0';
+  close(fd[0]);
+  int status;
+  waitpid(pid, &status, 0);
+  PLC_CU_STR_EQ(out, "plc: error: out of memory\n");
+  CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+#endif
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -240,6 +271,7 @@ int main(void)
     {"nested calls", test_nested_calls},
     {"step limit", test_step_limit},
     {"many names", test_many_names},
+    {"out of memory", test_out_of_memory},
     {NULL, NULL},
   };
   return plc_cu_run("limits", tests);
