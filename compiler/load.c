@@ -23,6 +23,9 @@ void plc_program_init(plc_program *p, plc_arena *ar, plc_diag *d)
 
 void plc_program_free(plc_program *p)
 {
+  /* the compilation is over: the warnings past the cap are counted now */
+  if (p->diag)
+    plc_diag_summary(p->diag);
   for (size_t i = 0; i < p->nsources; i++)
     plc_source_free(p->sources[i]);
   free(p->sources);

@@ -32,6 +32,8 @@ typedef struct plc_program {
 } plc_program;
 
 void plc_program_init(plc_program *p, plc_arena *ar, plc_diag *d);
+/* Free the program; first say how many warnings were not shown (the
+ * diagnostics show at most max_warnings). */
 void plc_program_free(plc_program *p);
 /* Add an import directory (-I), searched in the order added. */
 void plc_program_add_dir(plc_program *p, const char *dir);

@@ -17,6 +17,15 @@ void plc_diag_init(plc_diag *d, FILE *out)
   memset(d, 0, sizeof *d);
   d->out = out;
   d->max_errors = 50;
+  d->max_warnings = 50;
+}
+
+void plc_diag_summary(plc_diag *d)
+{
+  if (d->hidden_warnings > 0)
+    fprintf(d->out, "plc: warning: %d more warning%s not shown (at most %d are)\n",
+            d->hidden_warnings, d->hidden_warnings == 1 ? "" : "s", d->max_warnings);
+  d->hidden_warnings = 0;
 }
 
 int plc_loc_advance(int col, unsigned char c)
@@ -122,6 +131,16 @@ void plc_diag_vreport(plc_diag *d, plc_diag_level level, const plc_loc *loc,
       fprintf(d->out, "plc: error: too many errors, stopping after %d\n", d->max_errors);
     d->truncated = 1;
     d->errors++;
+    d->muted = 1;
+    return;
+  }
+  if (level == PLC_DIAG_NOTE && d->muted)
+    return;
+  d->muted = 0;
+  if (level == PLC_DIAG_WARNING && d->max_warnings && d->warnings >= d->max_warnings) {
+    d->warnings++; /* counted, not shown: plc_diag_summary says how many */
+    d->hidden_warnings++;
+    d->muted = 1;
     return;
   }
   if (level == PLC_DIAG_ERROR)
