@@ -875,7 +875,11 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
       return f;
     }
   const char *hint = plc_env_suggest(env, e->name);
-  if (hint)
+  const char *imp = ev->import_hint ? ev->import_hint(ev->import_ctx, e->name) : NULL;
+  if (imp) /* declared in the standard library, not imported */
+    plc_error(ev->diag, &e->loc, "unknown name '%s'; it is declared in the standard library: "
+              "add import \"%s\"", e->name, imp);
+  else if (hint)
     plc_error(ev->diag, &e->loc, "unknown name '%s'; did you mean '%s'?", e->name, hint);
   else
     plc_error(ev->diag, &e->loc, "unknown name '%s'", e->name);

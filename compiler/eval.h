@@ -99,6 +99,9 @@ typedef struct plc_eval {
   void *result_ctx;
   int dry;  /* > 0: checking a branch that is not taken: types and dimensions
                only, no values, so `n == 0 ? 0 : 1 / n` is fine at n = 0 */
+  /* For an unknown name: the import that would define it, or NULL. */
+  const char *(*import_hint)(void *ctx, const char *name);
+  void *import_ctx;
 } plc_eval;
 
 /* Limits of plc(5) LIMITS.  Nested calls and definitions; nested expressions

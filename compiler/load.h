@@ -44,6 +44,9 @@ void plc_program_add_default_dirs(plc_program *p);
  * Returns 0 on success (the plan may still have errors: see p->diag),
  * 2 when the file itself cannot be read. */
 int plc_load_main(plc_program *p, const char *path);
+/* The standard-library import ("hw/nvidia") whose file declares name at
+ * top level, or NULL: the hint for an unknown name. */
+const char *plc_load_which_import(plc_program *p, const char *name);
 /* Load a plan held in memory (fuzzing, -D expressions, tests). */
 plc_ast *plc_load_text(plc_program *p, const char *name, const char *text, size_t len);
 

@@ -231,14 +231,20 @@ static void plc_sema_field_value(plc_sema *s, const plc_ast *set, const plc_fiel
 
 /* A framework option named like a train field: check the value's type
  * against the option's default. */
-static int plc_sema_train_option(plc_sema *s, const plc_ast *set, plc_env *env)
+/* The value of a train's framework field (its own or its base's), or NULL. */
+static plc_value *plc_sema_framework(plc_sema *s, const plc_ast *set, plc_env *env)
 {
   plc_binding *fw = plc_env_find_local(env, "framework");
   for (plc_obj *o = env->self ? env->self->base : NULL; !fw && o; o = o->base)
     fw = plc_env_find_local(o->env, "framework"); /* a derived train's base sets it */
-  if (!fw)
+  return fw ? plc_eval_binding(&s->ev, fw, &set->loc) : NULL;
+}
+
+static int plc_sema_train_option(plc_sema *s, const plc_ast *set, plc_env *env)
+{
+  plc_value *f = plc_sema_framework(s, set, env);
+  if (!f)
     return 0;
-  plc_value *f = plc_eval_binding(&s->ev, fw, &set->loc);
   if (f->tag != PLC_V_OBJ || f->obj->kind != PLC_DECL_FRAMEWORK)
     return f->tag == PLC_V_ERR || f->tag == PLC_V_ANY;
   plc_value *def = plc_eval_field(&s->ev, f->obj, set->name, &set->loc);
@@ -261,10 +267,18 @@ static int plc_sema_train_option(plc_sema *s, const plc_ast *set, plc_env *env)
 
 static void plc_sema_unknown_field(plc_sema *s, const plc_ast *set, int kind, plc_env *env)
 {
-  const char *cands[64];
+  const char *cands[256];
   size_t n = 0;
   for (size_t i = 0; n < 64 && plc_schema_at(kind, i); i++)
     cands[n++] = plc_schema_at(kind, i)->name;
+  /* a train may also set its framework's options: sequence_paralel is
+   * most likely the option sequence_parallel */
+  plc_value *f = kind == PLC_DECL_TRAIN ? plc_sema_framework(s, set, env) : NULL;
+  if (f && f->tag == PLC_V_OBJ && f->obj->kind == PLC_DECL_FRAMEWORK)
+    for (plc_obj *o = f->obj; o; o = o->base)
+      for (size_t i = 0; i < o->env->n && n < 256; i++)
+        if (o->env->b[i].def && o->env->b[i].def->kind == PLC_AST_OPTION)
+          cands[n++] = o->env->b[i].name;
   const char *hint = plc_schema_suggest(set->name, cands, n);
   char what[160];
   if (kind == PLC_SCHEMA_OP)
@@ -724,11 +738,18 @@ static void plc_sema_override(plc_sema *s, const char *def)
               name, name, name);
 }
 
+static const char *plc_sema_import_hint(void *prog, const char *name)
+{
+  return plc_load_which_import(prog, name);
+}
+
 void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, size_t ndefines)
 {
   memset(s, 0, sizeof *s);
   s->prog = prog;
   plc_eval_init(&s->ev, prog->arena, prog->diag);
+  s->ev.import_hint = plc_sema_import_hint;
+  s->ev.import_ctx = prog;
   s->ev.abstract = 1;
   plc_sema_globals(s);
   plc_sema_options(s);

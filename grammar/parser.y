@@ -49,6 +49,8 @@ const char *plc_parse_token_name(int tok);
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema.h"
+
 /* A line break after '}' ends the 'if', so 'else' on the next line starts
  * a statement of its own: say so, and parse its block as if all were well. */
 static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc)
@@ -347,6 +349,54 @@ const char *plc_parse_token_name(int tok)
   return yysymbol_name(YYTRANSLATE(tok));
 }
 
+/* Byte of the source at a display column of a line (NULL past the line). */
+static const char *plc_parse_at(const plc_source *src, int line, int col)
+{
+  const char *p = src->text, *end = src->text + src->len;
+  for (int l = 1; l < line && p < end; p++)
+    if (*p == '\n')
+      l++;
+  for (int c = 1; p < end && *p != '\n' && c < col; p++)
+    c = plc_loc_advance(c, (unsigned char)*p);
+  return p < end ? p : NULL;
+}
+
+/* A name right after a number: a unit plc does not know ("400 Gb/s": the
+ * unit meant is Gbit/s), or a word that starts with digits and should be a
+ * string (schedule = 1f1b).  Writes "; did you mean ...?" into hint. */
+static void plc_parse_number_hint(plc_parse_ctx *ctx, char *hint, size_t size)
+{
+  const char *id = ctx->last_ident;
+  hint[0] = '\0';
+  if (ctx->prev_tok != TOK_NUMBER || !id || ctx->prev.first_line != ctx->last.first_line)
+    return;
+  const char *after = plc_parse_at(ctx->src, ctx->last.first_line, ctx->last.last_column);
+  int per_s = after && !strncmp(after, "/s", 2);
+  size_t n = strlen(id);
+  char unit[64];
+  const char *best = NULL;
+  if (n <= 2 && id[n - 1] == 'b' && (n == 1 || strchr("KMGT", id[0]))) {
+    snprintf(unit, sizeof unit, "%.*sbit%s", (int)n - 1, id, per_s ? "/s" : "");
+    best = unit; /* a lowercase b is a bit: 400 Gb/s is 400 Gbit/s, not GB/s */
+  } else if (!strpbrk(id, "0123456789")) {
+    const char *cands[128];
+    size_t k = 0;
+    for (const plc_unit *u; k < 128 && (u = plc_unit_at(k)); k++)
+      cands[k] = u->name;
+    snprintf(unit, sizeof unit, "%s%s", id, per_s ? "/s" : "");
+    best = plc_schema_suggest(unit, cands, k);
+  }
+  if (best) {
+    snprintf(hint, size, "; '%s%s' is not a unit: did you mean '%s'?", id, per_s ? "/s" : "",
+             best);
+    return;
+  }
+  const char *from = plc_parse_at(ctx->src, ctx->prev.first_line, ctx->prev.first_column);
+  const char *to = after ? after : ctx->src->text + ctx->src->len;
+  if (from && ctx->prev.last_column == ctx->last.first_column) /* "1f1b", one word */
+    snprintf(hint, size, "; did you mean \"%.*s\"?", (int)(to - from), from);
+}
+
 /* "unexpected X, expected Y or Z", with hints for the common slips. */
 static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner, plc_parse_ctx *ctx)
 {
@@ -380,7 +430,10 @@ static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner, pl
       len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s",
                               i == 0 ? ", expected " : i == n - 1 ? " or " : ", ",
                               yysymbol_name(expected[i]));
-  plc_error(ctx->diag, yypcontext_location(yyctx), "%s", buf);
+  char hint[160] = "";
+  if (got == YYSYMBOL_IDENT)
+    plc_parse_number_hint(ctx, hint, sizeof hint);
+  plc_error(ctx->diag, yypcontext_location(yyctx), "%s%s", buf, hint);
   return 0;
 }
 
