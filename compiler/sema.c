@@ -360,6 +360,47 @@ static plc_ctx plc_sema_body_ctx(int kind)
 
 static void plc_sema_template_context(plc_sema *s, plc_env *env);
 
+/* Where a tier's size is written (the tier itself when it has no 'size'). */
+static const plc_loc *plc_sema_size_loc(const plc_obj *tier)
+{
+  for (const plc_ast *it = tier->node->list.head; it; it = it->next)
+    if (it->kind == PLC_AST_SET && !strcmp(it->name, "size"))
+      return &it->a->loc;
+  return &tier->node->loc;
+}
+
+/* plc(5): each tier's size divides the next.  Checked when the sizes are
+ * known (a cluster without parameters, or an instance of one with them);
+ * the tiers are the cluster's own, else its base's, as placement takes them. */
+static void plc_sema_tier_sizes(plc_sema *s, plc_obj *o)
+{
+  const plc_obj *prev = NULL;
+  mpz_srcptr prev_size = NULL;
+  for (plc_obj *c = o; c && !prev; c = c->base)
+    for (size_t i = 0; i < c->env->n; i++) {
+      const plc_ast *d = c->env->b[i].def;
+      if (!d || d->kind != PLC_AST_DECL || d->op != PLC_DECL_TIER)
+        continue;
+      plc_value *t = plc_eval_field(&s->ev, o, c->env->b[i].name, &d->loc);
+      plc_value *size = t && t->tag == PLC_V_OBJ ? plc_eval_field(&s->ev, t->obj, "size", &d->loc)
+                                                : NULL;
+      if (!size || size->tag != PLC_V_NUM || !size->known || mpq_sgn(size->q) <= 0 ||
+          mpz_cmp_ui(mpq_denref(size->q), 1) != 0)
+        return; /* unknown here, or an error reported elsewhere */
+      if (prev && !mpz_divisible_p(mpq_numref(size->q), prev_size)) {
+        char *a = mpz_get_str(NULL, 10, mpq_numref(size->q)), *b = mpz_get_str(NULL, 10, prev_size);
+        plc_error(DIAG, plc_sema_size_loc(t->obj), "the size of tier '%s' (%s) is not a multiple "
+                  "of the size of tier '%s' (%s): each tier's size must divide the next",
+                  t->obj->name, a, prev->name, b);
+        free(a);
+        free(b);
+        return;
+      }
+      prev = t->obj;
+      prev_size = mpq_numref(size->q);
+    }
+}
+
 static void plc_sema_decl(plc_sema *s, const plc_ast *decl, plc_env *env)
 {
   if (decl->op == PLC_DECL_TEMPLATE) {
@@ -379,6 +420,8 @@ static void plc_sema_decl(plc_sema *s, const plc_ast *decl, plc_env *env)
       tiers += it->kind == PLC_AST_DECL && it->op == PLC_DECL_TIER;
     if (!tiers && !decl->a)
       plc_error(DIAG, &decl->loc, "cluster '%s' has no tiers", decl->name);
+    if (!o->abstract)
+      plc_sema_tier_sizes(s, o);
   }
 }
 
