@@ -1173,6 +1173,12 @@ static int plc_eval_limits(plc_eval *ev, const plc_ast *e)
   return 0;
 }
 
+int plc_eval_step(plc_eval *ev, const plc_ast *at, long weight)
+{
+  ev->steps += weight - 1; /* plc_eval_limits counts the last one */
+  return plc_eval_limits(ev, at);
+}
+
 plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   if (!plc_eval_limits(ev, e))

@@ -128,6 +128,13 @@ plc_binding *plc_env_lookup(plc_env *env, const char *name);
 /* Name every op of a template body (in every phase, branch and loop) in
  * env, so `after = [x]` can refer to any of them. */
 void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items);
+/* Count work that evaluates no expression (an iteration of a template's
+ * for loop) against the step limit, as `weight` steps (about its memory in
+ * expression steps); 0 (the error reported at `at`, once) when the budget
+ * is spent. */
+int plc_eval_step(plc_eval *ev, const plc_ast *at, long weight);
+/* A for loop's iteration allocates a scope, a value and a rational. */
+#define PLC_EVAL_LOOP_STEPS 8
 /* Evaluate an expression; errors are reported and give PLC_V_ERR. */
 plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env);
 /* The value of a binding (evaluates and memoises). */
