@@ -346,7 +346,12 @@ const char *plc_load_which_import(plc_program *p, const char *name)
         size_t len;
         if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, f->d_name) >= sizeof path)
           continue;
-        char *text = plc_load_read(path, &len);
+        char *raw = plc_load_read(path, &len), *text = NULL;
+        if (raw) { /* plc_load_read gives bytes, not a string */
+          text = memcpy(plc_xmalloc(len + 1), raw, len);
+          text[len] = '\0';
+          free(raw);
+        }
         if (text && plc_load_declares(text, name)) {
           char imp[PATH_MAX];
           if ((size_t)snprintf(imp, sizeof imp, "%s/%.*s", sub->d_name, (int)(fl - 5),
