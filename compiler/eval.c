@@ -15,6 +15,14 @@ enum { PLC_BI_MIN = 1, PLC_BI_MAX, PLC_BI_ABS, PLC_BI_FLOOR, PLC_BI_CEIL, PLC_BI
 static const char *const plc_builtins[] = {"min", "max", "abs", "floor", "ceil", "sum", "len"};
 #define PLC_NBUILTINS (sizeof plc_builtins / sizeof plc_builtins[0])
 
+long plc_eval_max_steps = PLC_EVAL_MAX_STEPS;
+
+/* Evaluation recurses (expressions, calls, definitions): helpers with large
+ * locals (buffers, candidate lists, GMP temporaries) are kept out of line so
+ * that the frames on the recursive path stay small, and the limits of
+ * plc(5) fit in an 8 MB stack even with ASan's larger frames. */
+#define PLC_NOINLINE __attribute__((noinline))
+
 /* ---- values ------------------------------------------------------------ */
 
 plc_value *plc_value_new(plc_eval *ev, plc_vtag tag)
@@ -102,6 +110,36 @@ plc_env *plc_env_new(plc_eval *ev, plc_env *parent)
   return e;
 }
 
+/* FNV-1a: names are short, and this is only an index. */
+static size_t plc_env_hash(const char *s)
+{
+  size_t h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+/* Point the index at binding i (the latest of its name wins: shadowing). */
+static void plc_env_index_put(plc_env *env, size_t i)
+{
+  size_t mask = env->index_cap - 1, h = plc_env_hash(env->b[i].name) & mask;
+  while (env->index[h] && strcmp(env->b[env->index[h] - 1].name, env->b[i].name))
+    h = (h + 1) & mask;
+  env->index[h] = i + 1;
+}
+
+/* Environments with more than a few names get a hash index, so that a
+ * file of tens of thousands of top-level names resolves in linear time. */
+static void plc_env_reindex(plc_eval *ev, plc_env *env)
+{
+  if (env->n < 16 || env->n * 2 < env->index_cap)
+    return;
+  env->index_cap = env->index_cap ? env->index_cap * 2 : 64;
+  env->index = plc_arena_alloc(ev->arena, env->index_cap * sizeof *env->index);
+  for (size_t i = 0; i < env->n; i++)
+    plc_env_index_put(env, i);
+}
+
 static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name)
 {
   if (env->n == env->cap) {
@@ -115,6 +153,10 @@ static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name)
   plc_binding *b = &env->b[env->n++];
   memset(b, 0, sizeof *b);
   b->name = name;
+  if (env->index && env->n * 2 < env->index_cap)
+    plc_env_index_put(env, env->n - 1);
+  else
+    plc_env_reindex(ev, env);
   return b;
 }
 
@@ -145,6 +187,13 @@ void plc_env_forget_unknown(plc_env *env)
 
 plc_binding *plc_env_find_local(plc_env *env, const char *name)
 {
+  if (env->index) {
+    size_t mask = env->index_cap - 1, h = plc_env_hash(name) & mask;
+    for (; env->index[h]; h = (h + 1) & mask)
+      if (!strcmp(env->b[env->index[h] - 1].name, name))
+        return &env->b[env->index[h] - 1];
+    return NULL;
+  }
   for (size_t i = env->n; i-- > 0;)
     if (!strcmp(env->b[i].name, name))
       return &env->b[i];
@@ -162,7 +211,7 @@ plc_binding *plc_env_lookup(plc_env *env, const char *name)
 }
 
 /* Every name visible from env, for "did you mean" hints. */
-static const char *plc_env_suggest(plc_env *env, const char *name)
+static PLC_NOINLINE const char *plc_env_suggest(plc_env *env, const char *name)
 {
   size_t n = 0, cap = 0;
   const char **cands = NULL;
@@ -231,8 +280,8 @@ void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items)
 /* Bind parameters to arguments: positional first, then by name, then the
  * parameters' defaults. */
 static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const plc_ast_list *args,
-                              plc_env *args_env, plc_env *into, const char *what,
-                              const plc_loc *use)
+                              plc_env *args_env, plc_env *into, const char *kind,
+                              const char *name, const plc_loc *use)
 {
   int ok = 1, pos = 0, i = 0;
   const plc_ast *p, *a;
@@ -249,20 +298,21 @@ static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const pl
         if (!strcmp(plist[k]->name, a->name))
           slot = k;
       if (slot < 0) {
-        plc_error(ev->diag, &a->loc, "%s has no parameter '%s'", what, a->name);
+        plc_error(ev->diag, &a->loc, "%s '%s' has no parameter '%s'", kind, name, a->name);
         ok = 0;
         continue;
       }
     } else {
       slot = pos++;
       if (slot >= i) {
-        plc_error(ev->diag, &a->loc, "too many arguments to %s (it takes %d)", what, i);
+        plc_error(ev->diag, &a->loc, "too many arguments to %s '%s' (it takes %d)", kind, name, i);
         ok = 0;
         break;
       }
     }
     if (given[slot]) {
-      plc_error(ev->diag, &a->loc, "parameter '%s' of %s given twice", plist[slot]->name, what);
+      plc_error(ev->diag, &a->loc, "parameter '%s' of %s '%s' given twice", plist[slot]->name,
+                kind, name);
       ok = 0;
     }
     given[slot] = a;
@@ -273,7 +323,7 @@ static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const pl
     else if (plist[k]->a)
       plc_env_define(ev, into, plist[k]->name, plist[k], into);
     else {
-      plc_error(ev->diag, use, "missing argument '%s' to %s", plist[k]->name, what);
+      plc_error(ev->diag, use, "missing argument '%s' to %s '%s'", plist[k]->name, kind, name);
       ok = 0;
     }
   }
@@ -286,9 +336,9 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
                              const plc_ast_list *args, plc_env *args_env, const plc_loc *use)
 {
   plc_obj *o = plc_obj_new(ev, decl->op, decl, def_env);
-  char what[160];
-  snprintf(what, sizeof what, "%s '%s'", plc_decl_kind_name(decl->op), decl->name);
-  if (args && !plc_eval_bind_args(ev, &decl->params, args, args_env, o->env, what, use))
+  const char *kind = plc_decl_kind_name(decl->op);
+  if (args && !plc_eval_bind_args(ev, &decl->params, args, args_env, o->env, kind, decl->name,
+                                  use))
     return plc_value_err(ev);
   if (decl->a) {
     plc_value *base = plc_eval_expr(ev, decl->a, o->env);
@@ -296,8 +346,8 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
       return base;
     if (base->tag != PLC_V_OBJ || !base->obj || base->obj->kind != decl->op) {
       char *d = plc_value_describe(base);
-      plc_error(ev->diag, &decl->a->loc, "%s is derived from %s, not a %s", what, d,
-                plc_decl_kind_name(decl->op));
+      plc_error(ev->diag, &decl->a->loc, "%s '%s' is derived from %s, not a %s", kind,
+                decl->name, d, kind);
       free(d);
       return plc_value_err(ev);
     }
@@ -310,7 +360,7 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
 
 /* The value of an absent field that has a default: a number, or the value
  * of another field (a link's all_reduce defaults to its bw). */
-static plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const plc_field *f,
+static PLC_NOINLINE plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const plc_field *f,
                                    const plc_loc *use)
 {
   if (plc_schema_field(o->kind, f->dflt))
@@ -324,27 +374,70 @@ static plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const plc_field *f,
   return v;
 }
 
-/* An environment in which a base declaration's field is evaluated for a
- * derived one: the base's own scope, with the derived declarations' items
- * (the most derived last, so found first) laid over it.  So
- * `model B = A { hidden = 20 }` gives B.params from B's hidden. */
-static plc_env *plc_eval_overlay(plc_eval *ev, plc_obj *o, plc_obj *base)
+/* Is c the object o or one of the declarations o is derived from? */
+static int plc_obj_derives(const plc_obj *o, const plc_obj *c)
 {
-  plc_obj *chain[64];
-  int n = 0;
-  for (plc_obj *cur = o; cur && cur != base && n < 64; cur = cur->base)
-    chain[n++] = cur;
-  plc_env *x = plc_env_new(ev, base->env);
-  x->self = o;
-  while (n-- > 0)
-    for (size_t i = 0; i < chain[n]->env->n; i++) {
-      plc_binding *b = &chain[n]->env->b[i];
-      /* items only: a derived declaration's parameters are not the base's */
-      if (!b->def || b->def->kind == PLC_AST_PARAM)
-        continue;
-      plc_env_define(ev, x, b->name, b->def, b->def_env)->val = b->val;
-    }
+  for (; o; o = o->base)
+    if (o == c)
+      return 1;
+  return 0;
+}
+
+/* Items that a derived declaration takes from its base and evaluates late,
+ * in its own scope: fields, lets, sections and nested declarations (not
+ * parameters, ops or options). */
+static int plc_eval_is_late_item(const plc_binding *b)
+{
+  if (!b->def)
+    return 0;
+  switch (b->def->kind) {
+  case PLC_AST_SET: case PLC_AST_LET: case PLC_AST_SECTION: case PLC_AST_DECL: return 1;
+  default: return 0;
+  }
+}
+
+/* An environment in which a base declaration's item is evaluated for a
+ * derived object o: the item's own scope, marked so that a name there that
+ * is an item of one of o's bases resolves through o (plc_eval_name).  So
+ * `model B = A { hidden = 20 }` gives B.params from B's hidden, and every
+ * item params depends on, at any depth and through any number of derived
+ * declarations, sees B's hidden too. */
+static plc_env *plc_eval_overlay(plc_eval *ev, plc_obj *o, plc_env *scope)
+{
+  plc_env *x = plc_env_new(ev, scope);
+  x->late = o;
   return x;
+}
+
+/* The slot of name in o's table of late items (empty when absent). */
+static plc_binding **plc_obj_late_slot(plc_obj *o, const char *name)
+{
+  size_t mask = o->late_cap - 1, h = plc_env_hash(name) & mask;
+  while (o->late[h] && strcmp(o->late[h]->name, name))
+    h = (h + 1) & mask;
+  return &o->late[h];
+}
+
+/* The late binding of a base's item b for o, made on first use. */
+static plc_binding *plc_obj_late(plc_eval *ev, plc_obj *o, const plc_binding *b)
+{
+  if (o->late_cap && *plc_obj_late_slot(o, b->name))
+    return *plc_obj_late_slot(o, b->name);
+  if ((o->nlate + 1) * 2 > o->late_cap) {
+    plc_binding **old = o->late;
+    size_t old_cap = o->late_cap;
+    o->late_cap = old_cap ? old_cap * 2 : 16;
+    o->late = plc_arena_alloc(ev->arena, o->late_cap * sizeof *o->late);
+    for (size_t i = 0; i < old_cap; i++)
+      if (old[i])
+        *plc_obj_late_slot(o, old[i]->name) = old[i];
+  }
+  plc_binding *late = plc_arena_alloc(ev->arena, sizeof *late);
+  late->name = b->name;
+  late->def = b->def;
+  late->def_env = plc_eval_overlay(ev, o, b->def_env);
+  o->nlate++;
+  return *plc_obj_late_slot(o, b->name) = late;
 }
 
 plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_loc *use)
@@ -353,11 +446,10 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
     plc_binding *b = plc_env_find_local(cur->env, name);
     if (!b)
       continue;
-    if (cur == o || !b->def || (b->def->kind != PLC_AST_SET && b->def->kind != PLC_AST_LET))
+    if (cur == o || !plc_eval_is_late_item(b))
       return plc_eval_binding(ev, b, use);
-    /* a field of the base, evaluated late: memoised in the derived object */
-    plc_binding *late = plc_env_define(ev, o->env, name, b->def, plc_eval_overlay(ev, o, cur));
-    return plc_eval_binding(ev, late, use);
+    /* an item of the base, evaluated late: memoised in the derived object */
+    return plc_eval_binding(ev, plc_obj_late(ev, o, b), use);
   }
   const plc_field *f = plc_schema_field(o->kind, name);
   if (f && f->dflt)
@@ -443,11 +535,21 @@ plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
     plc_error(ev->diag, use, "'%s' is defined in terms of itself", b->name);
     return b->val = plc_value_err(ev);
   }
+  if (ev->stopped)
+    return plc_value_err(ev);
+  if (ev->depth >= PLC_EVAL_MAX_DEPTH) { /* a chain of definitions counts, as calls do */
+    plc_error(ev->diag, use, "definitions nested too deeply (more than %d calls and "
+              "definitions)", PLC_EVAL_MAX_DEPTH);
+    ev->stopped = 1;
+    return plc_value_err(ev);
+  }
   b->busy = 1;
+  ev->depth++;
   int dry = ev->dry; /* a definition has its real value wherever it is used */
   ev->dry = 0;
   plc_value *v = plc_eval_definition(ev, b);
   ev->dry = dry;
+  ev->depth--;
   b->busy = 0;
   if (!b->val)
     b->val = v;
@@ -456,7 +558,7 @@ plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
 
 /* ---- arithmetic -------------------------------------------------------- */
 
-static plc_value *plc_eval_q_error(plc_eval *ev, plc_q_status st, const plc_ast *e,
+static PLC_NOINLINE plc_value *plc_eval_q_error(plc_eval *ev, plc_q_status st, const plc_ast *e,
                                    const plc_value *l, const plc_value *r)
 {
   if (st == PLC_Q_DIM_MISMATCH) {
@@ -507,7 +609,7 @@ static plc_value *plc_eval_arith_unknown(plc_eval *ev, const plc_ast *e, const p
   return st == PLC_Q_OK ? v : plc_eval_q_error(ev, st, e, l, r);
 }
 
-static plc_value *plc_eval_pow(plc_eval *ev, const plc_ast *e, const plc_value *l,
+static PLC_NOINLINE plc_value *plc_eval_pow(plc_eval *ev, const plc_ast *e, const plc_value *l,
                                const plc_value *r)
 {
   if (r->dim_known && !plc_dim_is_none(r->dim)) {
@@ -558,7 +660,7 @@ static plc_value *plc_eval_pow(plc_eval *ev, const plc_ast *e, const plc_value *
   return v;
 }
 
-static plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, const plc_value *l,
+static PLC_NOINLINE plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, const plc_value *l,
                                  const plc_value *r)
 {
   if (e->op == PLC_OP_POW)
@@ -585,7 +687,7 @@ static plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, const plc_value
   return v;
 }
 
-static plc_value *plc_eval_compare(plc_eval *ev, const plc_ast *e, const plc_value *l,
+static PLC_NOINLINE plc_value *plc_eval_compare(plc_eval *ev, const plc_ast *e, const plc_value *l,
                                    const plc_value *r)
 {
   if (l->tag != r->tag && l->tag != PLC_V_ANY && r->tag != PLC_V_ANY) {
@@ -636,6 +738,17 @@ static int plc_eval_want(plc_eval *ev, const plc_value *v, plc_vtag tag, const p
   return 0;
 }
 
+/* An operand of arithmetic must be a number (out of line: the message). */
+static PLC_NOINLINE int plc_eval_want_num(plc_eval *ev, const plc_value *v, const plc_ast *e,
+                                          const plc_ast *at)
+{
+  if (v->tag == PLC_V_NUM || v->tag == PLC_V_ANY || v->tag == PLC_V_ERR)
+    return v->tag != PLC_V_ERR;
+  char msg[64];
+  snprintf(msg, sizeof msg, "operands of '%s' must be numbers", plc_ast_op_name(e->op));
+  return plc_eval_want(ev, v, PLC_V_NUM, at, msg);
+}
+
 static plc_value *plc_eval_logic(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   plc_value *l = plc_eval_expr(ev, e->a, env);
@@ -671,9 +784,7 @@ static plc_value *plc_eval_binary(plc_eval *ev, const plc_ast *e, plc_env *env)
       return plc_value_err(ev);
     return plc_value_any(ev);
   }
-  char msg[64];
-  snprintf(msg, sizeof msg, "operands of '%s' must be numbers", plc_ast_op_name(e->op));
-  if (!plc_eval_want(ev, l, PLC_V_NUM, e->a, msg) || !plc_eval_want(ev, r, PLC_V_NUM, e->b, msg))
+  if (!plc_eval_want_num(ev, l, e, e->a) || !plc_eval_want_num(ev, r, e, e->b))
     return plc_value_err(ev);
   return plc_eval_arith(ev, e, l, r);
 }
@@ -737,11 +848,27 @@ static plc_value *plc_eval_cond(plc_eval *ev, const plc_ast *e, plc_env *env)
 
 /* ---- names, fields, calls ---------------------------------------------- */
 
+/* A name in scope.  Inside a base's item evaluated for a derived object
+ * (an overlay on the way out), an item of one of that object's bases is
+ * the derived object's field: the override if it has one, else the base's
+ * item evaluated late again, so late binding reaches any depth. */
 static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
-  plc_binding *b = plc_env_lookup(env, e->name);
-  if (b)
+  plc_obj *late = NULL;
+  for (plc_env *x = env; x; x = x->parent) {
+    if (x->late && !late)
+      late = x->late;
+    plc_binding *b = plc_env_find_local(x, e->name);
+    if (!b)
+      continue;
+    if (late && x->self && x->self != late && plc_eval_is_late_item(b) &&
+        plc_obj_derives(late, x->self)) {
+      plc_value *v = plc_eval_field(ev, late, e->name, &e->loc);
+      if (v)
+        return v;
+    }
     return plc_eval_binding(ev, b, &e->loc);
+  }
   for (size_t i = 0; i < PLC_NBUILTINS; i++)
     if (!strcmp(plc_builtins[i], e->name)) {
       plc_value *f = plc_value_new(ev, PLC_V_FUNC);
@@ -750,14 +877,18 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
       return f;
     }
   const char *hint = plc_env_suggest(env, e->name);
-  if (hint)
+  const char *imp = ev->import_hint ? ev->import_hint(ev->import_ctx, e->name) : NULL;
+  if (imp) /* declared in the standard library, not imported */
+    plc_error(ev->diag, &e->loc, "unknown name '%s'; it is declared in the standard library: "
+              "add import \"%s\"", e->name, imp);
+  else if (hint)
     plc_error(ev->diag, &e->loc, "unknown name '%s'; did you mean '%s'?", e->name, hint);
   else
     plc_error(ev->diag, &e->loc, "unknown name '%s'", e->name);
   return plc_value_err(ev);
 }
 
-static void plc_eval_no_field(plc_eval *ev, const plc_ast *e, const plc_obj *o)
+static PLC_NOINLINE void plc_eval_no_field(plc_eval *ev, const plc_ast *e, const plc_obj *o)
 {
   const char *what = o->kind >= 0 && o->kind < PLC_DECL_KIND_COUNT
                      ? plc_decl_kind_name(o->kind) : "section";
@@ -828,9 +959,8 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
   if (ev->dry) /* an untaken branch: the function's body is checked on its own */
     return plc_value_any(ev);
   plc_env *call = plc_env_new(ev, f->env);
-  char what[128];
-  snprintf(what, sizeof what, "function '%s'", f->def->name);
-  if (!plc_eval_bind_args(ev, &f->def->params, &e->list, env, call, what, &e->loc))
+  if (!plc_eval_bind_args(ev, &f->def->params, &e->list, env, call, "function", f->def->name,
+                          &e->loc))
     return plc_value_err(ev);
   for (size_t i = 0; i < call->n; i++) {
     plc_value *a = plc_eval_binding(ev, &call->b[i], &e->loc);
@@ -841,7 +971,9 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
   }
   if (++ev->depth > PLC_EVAL_MAX_DEPTH) {
     ev->depth--;
-    plc_error(ev->diag, &e->loc, "calls nested too deeply (more than %d)", PLC_EVAL_MAX_DEPTH);
+    plc_error(ev->diag, &e->loc, "calls nested too deeply (more than %d calls and definitions)",
+              PLC_EVAL_MAX_DEPTH);
+    ev->stopped = 1;
     return plc_value_err(ev);
   }
   plc_value *v = plc_eval_expr(ev, f->def->a, call);
@@ -875,7 +1007,7 @@ static plc_value **plc_eval_builtin_args(plc_eval *ev, const plc_ast *e, plc_env
 
 /* Check a builtin's numeric arguments: numbers of one dimension.  Returns
  * NULL when they are fine, else the value to return (an error, or unknown). */
-static plc_value *plc_eval_builtin_check(plc_eval *ev, const plc_value *f, const plc_ast *e,
+static PLC_NOINLINE plc_value *plc_eval_builtin_check(plc_eval *ev, const plc_value *f, const plc_ast *e,
                                          plc_value **args, size_t n, int *known)
 {
   if (n == 0) {
@@ -906,7 +1038,7 @@ static plc_value *plc_eval_builtin_check(plc_eval *ev, const plc_value *f, const
 }
 
 /* min, max, sum, abs, floor, ceil over known numbers. */
-static plc_value *plc_eval_builtin_fold(plc_eval *ev, const plc_value *f, const plc_ast *e,
+static PLC_NOINLINE plc_value *plc_eval_builtin_fold(plc_eval *ev, const plc_value *f, const plc_ast *e,
                                         plc_value **args, size_t n)
 {
   plc_quantity acc, x;
@@ -935,8 +1067,8 @@ static plc_value *plc_eval_builtin_fold(plc_eval *ev, const plc_value *f, const 
   return v;
 }
 
-static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_ast *e,
-                                   plc_env *env)
+static PLC_NOINLINE plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f,
+                                                const plc_ast *e, plc_env *env)
 {
   size_t n;
   plc_value *err = NULL;
@@ -1023,9 +1155,39 @@ static plc_value *plc_eval_index(plc_eval *ev, const plc_ast *e, plc_env *env)
 
 static plc_value *plc_eval_node(plc_eval *ev, const plc_ast *e, plc_env *env);
 
+/* The evaluation limits of plc(5): every expression evaluated is a step, and
+ * expressions nest (across calls and definitions) only so deep.  The first
+ * limit reached is reported once, where it is reached; from then on every
+ * evaluation is an error at once, so the remaining work unwinds quickly. */
+static int plc_eval_limits(plc_eval *ev, const plc_ast *e)
+{
+  if (ev->stopped)
+    return 0;
+  if (++ev->steps > plc_eval_max_steps)
+    plc_error(ev->diag, &e->loc, "evaluation takes more than %ld steps (the limit of plc(5); "
+              "is a recursion or a loop unbounded?)", plc_eval_max_steps);
+  else if (ev->nest >= PLC_EVAL_MAX_NEST)
+    plc_error(ev->diag, &e->loc, "evaluation nested too deeply (more than %d expressions "
+              "across calls and definitions)", PLC_EVAL_MAX_NEST);
+  else
+    return 1;
+  ev->stopped = 1;
+  return 0;
+}
+
+int plc_eval_step(plc_eval *ev, const plc_ast *at, long weight)
+{
+  ev->steps += weight - 1; /* plc_eval_limits counts the last one */
+  return plc_eval_limits(ev, at);
+}
+
 plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
+  if (!plc_eval_limits(ev, e))
+    return plc_value_err(ev);
+  ev->nest++;
   plc_value *v = plc_eval_node(ev, e, env);
+  ev->nest--;
   if (!ev->dry || !v->known || (v->tag != PLC_V_NUM && v->tag != PLC_V_BOOL))
     return v;
   plc_value *u = plc_value_new(ev, v->tag); /* keep the type, forget the value */

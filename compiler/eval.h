@@ -26,6 +26,7 @@ typedef enum plc_vtag {
 typedef struct plc_env plc_env;
 typedef struct plc_obj plc_obj;
 typedef struct plc_value plc_value;
+typedef struct plc_binding plc_binding;
 
 struct plc_value {
   plc_vtag tag;
@@ -52,6 +53,11 @@ struct plc_obj {
   plc_env *env;          /* parameters, fields and lets of this instance */
   plc_obj *base;         /* derived declarations: the instance they copy */
   int abstract;          /* plc_abstract: what a field not given means */
+  /* The base's items evaluated late for this object, hashed by name.  Not
+   * in env: a binding there moves when env grows, and these are added while
+   * others are being evaluated. */
+  plc_binding **late;
+  size_t nlate, late_cap;
 };
 
 /* Objects of the semantic pass stand for any instance: a field they do not
@@ -59,19 +65,23 @@ struct plc_obj {
  * only the names of the kind's schema, as for `run`), not an error. */
 enum plc_abstract { PLC_CONCRETE = 0, PLC_ABSTRACT_ANY = 1, PLC_ABSTRACT_TYPED = 2 };
 
-typedef struct plc_binding {
+struct plc_binding {
   const char *name;
   const plc_ast *def;  /* LET, SET, DECL, OPTION, OP... (NULL when val is given) */
   plc_env *def_env;    /* environment the definition is evaluated in */
   plc_value *val;      /* memoised value */
   int busy;            /* being evaluated: a second visit is a cycle */
-} plc_binding;
+};
 
 struct plc_env {
   plc_env *parent;
   plc_binding *b;
   size_t n, cap;
+  size_t *index;       /* hash of names to binding number + 1 (large envs) */
+  size_t index_cap;    /* slots in index (a power of two), 0: none yet */
   plc_obj *self;       /* instance whose items these bindings are, if any */
+  plc_obj *late;       /* a derived object on whose behalf a base's item is
+                          evaluated: base items found beyond resolve via it */
 };
 
 typedef struct plc_eval {
@@ -79,7 +89,10 @@ typedef struct plc_eval {
   plc_diag *diag;
   plc_env *global;
   int abstract;
-  int depth;
+  int depth;          /* calls and definitions being evaluated */
+  int nest;           /* expressions being evaluated, across calls */
+  long steps;         /* expressions evaluated so far */
+  int stopped;        /* an evaluation limit was reported: evaluate nothing more */
   /* Results of evaluated trains (step_time, eta, ...) for asserts and -e,
    * read at `use`; NULL before evaluation.  Returns NULL when the train
    * has none. */
@@ -92,9 +105,22 @@ typedef struct plc_eval {
   long err_reads;
   int dry;  /* > 0: checking a branch that is not taken: types and dimensions
                only, no values, so `n == 0 ? 0 : 1 / n` is fine at n = 0 */
+  /* For an unknown name: the import that would define it, or NULL. */
+  const char *(*import_hint)(void *ctx, const char *name);
+  void *import_ctx;
 } plc_eval;
 
+/* Limits of plc(5) LIMITS.  Nested calls and definitions; nested expressions
+ * in all (so a deep expression in each of many nested calls cannot overflow
+ * the stack); expressions evaluated in one compilation (so an exponential
+ * recursion or a huge loop stops before it costs minutes and gigabytes: a
+ * step allocates about 100 bytes). */
 #define PLC_EVAL_MAX_DEPTH 1000
+#define PLC_EVAL_MAX_NEST 10000
+#define PLC_EVAL_MAX_STEPS 4000000
+/* The step limit in force: PLC_EVAL_MAX_STEPS; tests lower it to reach it
+ * quickly. */
+extern long plc_eval_max_steps;
 
 void plc_eval_init(plc_eval *ev, plc_arena *ar, plc_diag *d);
 plc_env *plc_env_new(plc_eval *ev, plc_env *parent);
@@ -108,6 +134,13 @@ plc_binding *plc_env_lookup(plc_env *env, const char *name);
 /* Name every op of a template body (in every phase, branch and loop) in
  * env, so `after = [x]` can refer to any of them. */
 void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items);
+/* Count work that evaluates no expression (an iteration of a template's
+ * for loop) against the step limit, as `weight` steps (about its memory in
+ * expression steps); 0 (the error reported at `at`, once) when the budget
+ * is spent. */
+int plc_eval_step(plc_eval *ev, const plc_ast *at, long weight);
+/* A for loop's iteration allocates a scope, a value and a rational. */
+#define PLC_EVAL_LOOP_STEPS 8
 /* Evaluate an expression; errors are reported and give PLC_V_ERR. */
 plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env);
 /* The value of a binding (evaluates and memoises). */

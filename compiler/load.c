@@ -12,6 +12,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +27,9 @@ void plc_program_init(plc_program *p, plc_arena *ar, plc_diag *d)
 
 void plc_program_free(plc_program *p)
 {
+  /* the compilation is over: the warnings past the cap are counted now */
+  if (p->diag)
+    plc_diag_summary(p->diag);
   for (size_t i = 0; i < p->nsources; i++)
     plc_source_free(p->sources[i]);
   free(p->sources);
@@ -329,4 +334,74 @@ static void plc_load_imports(plc_program *p, plc_ast *file)
   for (plc_ast *it = file->list.head; it; it = it->next)
     if (it->kind == PLC_AST_IMPORT)
       plc_load_import(p, it);
+}
+
+/* ---- which stdlib import defines a name (for "unknown name" hints) ---- */
+
+/* Does text declare name at top level: a line "KIND NAME" or "let NAME"
+ * followed by a character that cannot continue a name? */
+static int plc_load_declares(const char *text, const char *name)
+{
+  static const char *const kws[] = {"let ", "device ", "link ", "cluster ", "model ",
+                                    "train ", "framework ", "template "};
+  size_t n = strlen(name);
+  for (const char *line = text; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+    for (size_t k = 0; k < sizeof kws / sizeof kws[0]; k++) {
+      size_t kl = strlen(kws[k]);
+      if (strncmp(line, kws[k], kl) || strncmp(line + kl, name, n))
+        continue;
+      char c = line[kl + n];
+      if (!(c == '_' || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
+        return 1;
+    }
+  return 0;
+}
+
+const char *plc_load_which_import(plc_program *p, const char *name)
+{
+  static const char *const stdlib_dirs[] = {PLC_STDLIB_DIR, PLC_SOURCE_STDLIB_DIR};
+  if (p->no_files)
+    return NULL;
+  for (size_t d = 0; d < 2; d++) {
+    DIR *top = opendir(stdlib_dirs[d]);
+    if (!top)
+      continue;
+    const char *found = NULL;
+    for (struct dirent *sub; !found && (sub = readdir(top));) {
+      if (sub->d_name[0] == '.')
+        continue;
+      char dir[PATH_MAX];
+      if ((size_t)snprintf(dir, sizeof dir, "%s/%s", stdlib_dirs[d], sub->d_name) >= sizeof dir)
+        continue;
+      DIR *in = opendir(dir);
+      for (struct dirent *f; in && !found && (f = readdir(in));) {
+        size_t fl = strlen(f->d_name);
+        if (fl < 6 || strcmp(f->d_name + fl - 5, ".plan"))
+          continue;
+        char path[PATH_MAX];
+        size_t len;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, f->d_name) >= sizeof path)
+          continue;
+        char *raw = plc_load_read(path, &len), *text = NULL;
+        if (raw) { /* plc_load_read gives bytes, not a string */
+          text = memcpy(plc_xmalloc(len + 1), raw, len);
+          text[len] = '\0';
+          free(raw);
+        }
+        if (text && plc_load_declares(text, name)) {
+          char imp[PATH_MAX];
+          if ((size_t)snprintf(imp, sizeof imp, "%s/%.*s", sub->d_name, (int)(fl - 5),
+                               f->d_name) < sizeof imp)
+            found = plc_arena_strdup(p->arena, imp);
+        }
+        free(text);
+      }
+      if (in)
+        closedir(in);
+    }
+    closedir(top);
+    if (found)
+      return found;
+  }
+  return NULL;
 }

@@ -32,6 +32,8 @@ typedef struct plc_program {
 } plc_program;
 
 void plc_program_init(plc_program *p, plc_arena *ar, plc_diag *d);
+/* Free the program; first say how many warnings were not shown (the
+ * diagnostics show at most max_warnings). */
 void plc_program_free(plc_program *p);
 /* Add an import directory (-I), searched in the order added. */
 void plc_program_add_dir(plc_program *p, const char *dir);
@@ -42,6 +44,9 @@ void plc_program_add_default_dirs(plc_program *p);
  * Returns 0 on success (the plan may still have errors: see p->diag),
  * 2 when the file itself cannot be read. */
 int plc_load_main(plc_program *p, const char *path);
+/* The standard-library import ("hw/nvidia") whose file declares name at
+ * top level, or NULL: the hint for an unknown name. */
+const char *plc_load_which_import(plc_program *p, const char *name);
 /* Load a plan held in memory (fuzzing, -D expressions, tests). */
 plc_ast *plc_load_text(plc_program *p, const char *name, const char *text, size_t len);
 

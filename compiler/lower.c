@@ -583,6 +583,8 @@ static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
     return;
   }
   for (long i = from; i < to && !PLC_LOWER_FAILED(L); i++) {
+    if (!plc_eval_step(L->ev, it, PLC_EVAL_LOOP_STEPS)) /* empty or not, it costs */
+      return;
     plc_env *body = plc_env_new(L->ev, env);
     plc_quantity q;
     plc_q_init(&q);

@@ -29,6 +29,9 @@ typedef struct plc_parse_ctx {
   plc_loc open[PLC_PARSE_MAX_NEST + 1]; /* where each open bracket is */
   char open_ch[PLC_PARSE_MAX_NEST + 1];
   plc_loc last;    /* the previous token, for the location of end of file */
+  int prev_tok;    /* the token before it, and where it was: a syntax error */
+  plc_loc prev;    /*   at a name right after a number gets a hint */
+  const char *last_ident; /* the text of the last identifier read */
   int expr_mode;   /* parse one expression (-D, -e), not a file */
 } plc_parse_ctx;
 

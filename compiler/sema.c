@@ -231,14 +231,20 @@ static void plc_sema_field_value(plc_sema *s, const plc_ast *set, const plc_fiel
 
 /* A framework option named like a train field: check the value's type
  * against the option's default. */
-static int plc_sema_train_option(plc_sema *s, const plc_ast *set, plc_env *env)
+/* The value of a train's framework field (its own or its base's), or NULL. */
+static plc_value *plc_sema_framework(plc_sema *s, const plc_ast *set, plc_env *env)
 {
   plc_binding *fw = plc_env_find_local(env, "framework");
   for (plc_obj *o = env->self ? env->self->base : NULL; !fw && o; o = o->base)
     fw = plc_env_find_local(o->env, "framework"); /* a derived train's base sets it */
-  if (!fw)
+  return fw ? plc_eval_binding(&s->ev, fw, &set->loc) : NULL;
+}
+
+static int plc_sema_train_option(plc_sema *s, const plc_ast *set, plc_env *env)
+{
+  plc_value *f = plc_sema_framework(s, set, env);
+  if (!f)
     return 0;
-  plc_value *f = plc_eval_binding(&s->ev, fw, &set->loc);
   if (f->tag != PLC_V_OBJ || f->obj->kind != PLC_DECL_FRAMEWORK)
     return f->tag == PLC_V_ERR || f->tag == PLC_V_ANY;
   plc_value *def = plc_eval_field(&s->ev, f->obj, set->name, &set->loc);
@@ -261,10 +267,18 @@ static int plc_sema_train_option(plc_sema *s, const plc_ast *set, plc_env *env)
 
 static void plc_sema_unknown_field(plc_sema *s, const plc_ast *set, int kind, plc_env *env)
 {
-  const char *cands[64];
+  const char *cands[256];
   size_t n = 0;
   for (size_t i = 0; n < 64 && plc_schema_at(kind, i); i++)
     cands[n++] = plc_schema_at(kind, i)->name;
+  /* a train may also set its framework's options: sequence_paralel is
+   * most likely the option sequence_parallel */
+  plc_value *f = kind == PLC_DECL_TRAIN ? plc_sema_framework(s, set, env) : NULL;
+  if (f && f->tag == PLC_V_OBJ && f->obj->kind == PLC_DECL_FRAMEWORK)
+    for (plc_obj *o = f->obj; o; o = o->base)
+      for (size_t i = 0; i < o->env->n && n < 256; i++)
+        if (o->env->b[i].def && o->env->b[i].def->kind == PLC_AST_OPTION)
+          cands[n++] = o->env->b[i].name;
   const char *hint = plc_schema_suggest(set->name, cands, n);
   char what[160];
   if (kind == PLC_SCHEMA_OP)
@@ -346,6 +360,47 @@ static plc_ctx plc_sema_body_ctx(int kind)
 
 static void plc_sema_template_context(plc_sema *s, plc_env *env);
 
+/* Where a tier's size is written (the tier itself when it has no 'size'). */
+static const plc_loc *plc_sema_size_loc(const plc_obj *tier)
+{
+  for (const plc_ast *it = tier->node->list.head; it; it = it->next)
+    if (it->kind == PLC_AST_SET && !strcmp(it->name, "size"))
+      return &it->a->loc;
+  return &tier->node->loc;
+}
+
+/* plc(5): each tier's size divides the next.  Checked when the sizes are
+ * known (a cluster without parameters, or an instance of one with them);
+ * the tiers are the cluster's own, else its base's, as placement takes them. */
+static void plc_sema_tier_sizes(plc_sema *s, plc_obj *o)
+{
+  const plc_obj *prev = NULL;
+  mpz_srcptr prev_size = NULL;
+  for (plc_obj *c = o; c && !prev; c = c->base)
+    for (size_t i = 0; i < c->env->n; i++) {
+      const plc_ast *d = c->env->b[i].def;
+      if (!d || d->kind != PLC_AST_DECL || d->op != PLC_DECL_TIER)
+        continue;
+      plc_value *t = plc_eval_field(&s->ev, o, c->env->b[i].name, &d->loc);
+      plc_value *size = t && t->tag == PLC_V_OBJ ? plc_eval_field(&s->ev, t->obj, "size", &d->loc)
+                                                : NULL;
+      if (!size || size->tag != PLC_V_NUM || !size->known || mpq_sgn(size->q) <= 0 ||
+          mpz_cmp_ui(mpq_denref(size->q), 1) != 0)
+        return; /* unknown here, or an error reported elsewhere */
+      if (prev && !mpz_divisible_p(mpq_numref(size->q), prev_size)) {
+        char *a = mpz_get_str(NULL, 10, mpq_numref(size->q)), *b = mpz_get_str(NULL, 10, prev_size);
+        plc_error(DIAG, plc_sema_size_loc(t->obj), "the size of tier '%s' (%s) is not a multiple "
+                  "of the size of tier '%s' (%s): each tier's size must divide the next",
+                  t->obj->name, a, prev->name, b);
+        free(a);
+        free(b);
+        return;
+      }
+      prev = t->obj;
+      prev_size = mpq_numref(size->q);
+    }
+}
+
 static void plc_sema_decl(plc_sema *s, const plc_ast *decl, plc_env *env)
 {
   if (decl->op == PLC_DECL_TEMPLATE) {
@@ -365,6 +420,8 @@ static void plc_sema_decl(plc_sema *s, const plc_ast *decl, plc_env *env)
       tiers += it->kind == PLC_AST_DECL && it->op == PLC_DECL_TIER;
     if (!tiers && !decl->a)
       plc_error(DIAG, &decl->loc, "cluster '%s' has no tiers", decl->name);
+    if (!o->abstract)
+      plc_sema_tier_sizes(s, o);
   }
 }
 
@@ -748,11 +805,18 @@ static void plc_sema_override(plc_sema *s, const char *def)
               name, name, name);
 }
 
+static const char *plc_sema_import_hint(void *prog, const char *name)
+{
+  return plc_load_which_import(prog, name);
+}
+
 void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, size_t ndefines)
 {
   memset(s, 0, sizeof *s);
   s->prog = prog;
   plc_eval_init(&s->ev, prog->arena, prog->diag);
+  s->ev.import_hint = plc_sema_import_hint;
+  s->ev.import_ctx = prog;
   s->ev.abstract = 1;
   plc_sema_globals(s);
   plc_sema_options(s);

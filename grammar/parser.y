@@ -49,6 +49,8 @@ const char *plc_parse_token_name(int tok);
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema.h"
+
 /* A line break after '}' ends the 'if', so 'else' on the next line starts
  * a statement of its own: say so, and parse its block as if all were well. */
 static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc)
@@ -60,7 +62,15 @@ static void plc_yyerror(const PLC_YYLTYPE *loc, yyscan_t scanner, plc_parse_ctx 
                         const char *msg);
 static plc_ast *plc_parse_node(plc_parse_ctx *ctx, plc_ast_kind kind, const plc_loc *loc);
 static plc_ast *plc_parse_check_depth(plc_parse_ctx *ctx, plc_ast *n);
+static void plc_parse_check_chain(plc_parse_ctx *ctx, plc_ast *n);
 static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc);
+/* The parser's stack: an expression within PLC_AST_MAX_DEPTH needs at most
+ * about 4 entries a level ("c ? x :" before the next level; "if c {} else"
+ * for an 'else if' chain of that length), and brackets
+ * are limited to PLC_PARSE_MAX_NEST, so this never stops a legal plan; a
+ * deeper chain (a long "- - - 1", nothing reduced yet) exhausts it, and
+ * that is reported as the depth error it is (plc_yyerror). */
+#define YYMAXDEPTH (8 * PLC_AST_MAX_DEPTH + 16 * PLC_PARSE_MAX_NEST)
 #define NODE(kind, loc) plc_parse_node(ctx, (kind), &(loc))
 #define BIN(op, x, y, loc) plc_parse_check_depth(ctx, plc_ast_binary(ctx->arena, &(loc), (op), (x), (y)))
 }
@@ -193,7 +203,8 @@ op_item:
 ;
 
 if_item:
-  IF expr block else_part   { $$ = NODE(PLC_AST_IF, @1); $$->a = $2; $$->list = $3; $$->b = $4; }
+  IF expr block else_part   { $$ = NODE(PLC_AST_IF, @1); $$->a = $2; $$->list = $3; $$->b = $4;
+                              plc_parse_check_chain(ctx, $$); }
 ;
 
 else_part:
@@ -304,17 +315,86 @@ static plc_ast *plc_parse_check_depth(plc_parse_ctx *ctx, plc_ast *n)
   return n;
 }
 
+/* An 'else if' chain is a right-nested tree that later passes walk
+ * recursively: its length counts against the same limit (IF's depth is
+ * the chain's length below it). */
+static void plc_parse_check_chain(plc_parse_ctx *ctx, plc_ast *n)
+{
+  n->depth = n->b && n->b->kind == PLC_AST_IF ? n->b->depth + 1 : 1;
+  if (n->depth > PLC_AST_MAX_DEPTH && !ctx->fatal) {
+    plc_error(ctx->diag, &n->loc, "'else if' chain too long (more than %d)", PLC_AST_MAX_DEPTH);
+    ctx->fatal = 1;
+  }
+}
+
 static void plc_yyerror(const PLC_YYLTYPE *loc, yyscan_t scanner, plc_parse_ctx *ctx,
                         const char *msg)
 {
   (void)scanner;
-  if (!ctx->fatal)
-    plc_error(ctx->diag, loc, "%s", msg);
+  if (ctx->fatal)
+    return;
+  /* bison's stack is full: only an expression or an 'else if' chain deeper
+   * than the limit gets there (see YYMAXDEPTH) */
+  if (!strcmp(msg, "memory exhausted")) {
+    plc_error(ctx->diag, loc, "too deeply nested (more than %d levels of expression or "
+              "'else if')", PLC_AST_MAX_DEPTH);
+    ctx->fatal = 1;
+    return;
+  }
+  plc_error(ctx->diag, loc, "%s", msg);
 }
 
 const char *plc_parse_token_name(int tok)
 {
   return yysymbol_name(YYTRANSLATE(tok));
+}
+
+/* Byte of the source at a display column of a line (NULL past the line). */
+static const char *plc_parse_at(const plc_source *src, int line, int col)
+{
+  const char *p = src->text, *end = src->text + src->len;
+  for (int l = 1; l < line && p < end; p++)
+    if (*p == '\n')
+      l++;
+  for (int c = 1; p < end && *p != '\n' && c < col; p++)
+    c = plc_loc_advance(c, (unsigned char)*p);
+  return p < end ? p : NULL;
+}
+
+/* A name right after a number: a unit plc does not know ("400 Gb/s": the
+ * unit meant is Gbit/s), or a word that starts with digits and should be a
+ * string (schedule = 1f1b).  Writes "; did you mean ...?" into hint. */
+static void plc_parse_number_hint(plc_parse_ctx *ctx, char *hint, size_t size)
+{
+  const char *id = ctx->last_ident;
+  hint[0] = '\0';
+  if (ctx->prev_tok != TOK_NUMBER || !id || ctx->prev.first_line != ctx->last.first_line)
+    return;
+  const char *after = plc_parse_at(ctx->src, ctx->last.first_line, ctx->last.last_column);
+  int per_s = after && !strncmp(after, "/s", 2);
+  size_t n = strlen(id);
+  char unit[64];
+  const char *best = NULL;
+  if (n <= 2 && id[n - 1] == 'b' && (n == 1 || strchr("KMGT", id[0]))) {
+    snprintf(unit, sizeof unit, "%.*sbit%s", (int)n - 1, id, per_s ? "/s" : "");
+    best = unit; /* a lowercase b is a bit: 400 Gb/s is 400 Gbit/s, not GB/s */
+  } else if (!strpbrk(id, "0123456789")) {
+    const char *cands[128];
+    size_t k = 0;
+    for (const plc_unit *u; k < 128 && (u = plc_unit_at(k)); k++)
+      cands[k] = u->name;
+    snprintf(unit, sizeof unit, "%s%s", id, per_s ? "/s" : "");
+    best = plc_schema_suggest(unit, cands, k);
+  }
+  if (best) {
+    snprintf(hint, size, "; '%s%s' is not a unit: did you mean '%s'?", id, per_s ? "/s" : "",
+             best);
+    return;
+  }
+  const char *from = plc_parse_at(ctx->src, ctx->prev.first_line, ctx->prev.first_column);
+  const char *to = after ? after : ctx->src->text + ctx->src->len;
+  if (from && ctx->prev.last_column == ctx->last.first_column) /* "1f1b", one word */
+    snprintf(hint, size, "; did you mean \"%.*s\"?", (int)(to - from), from);
 }
 
 /* "unexpected X, expected Y or Z", with hints for the common slips. */
@@ -350,7 +430,10 @@ static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner, pl
       len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s",
                               i == 0 ? ", expected " : i == n - 1 ? " or " : ", ",
                               yysymbol_name(expected[i]));
-  plc_error(ctx->diag, yypcontext_location(yyctx), "%s", buf);
+  char hint[160] = "";
+  if (got == YYSYMBOL_IDENT)
+    plc_parse_number_hint(ctx, hint, sizeof hint);
+  plc_error(ctx->diag, yypcontext_location(yyctx), "%s%s", buf, hint);
   return 0;
 }
 
@@ -372,7 +455,7 @@ plc_ast *plc_parse_source(plc_arena *ar, plc_diag *d, const plc_source *src)
   plc_lex_begin(&ctx, &scanner, 0);
   int rc = plc_yyparse(scanner, &ctx);
   plc_lex_end(scanner);
-  if (rc == 2)
+  if (rc == 2 && !ctx.fatal)
     plc_error(d, NULL, "%s: parser ran out of memory", src->path);
   if (!ctx.file) {
     plc_loc loc = {src, 1, 1, 1, 1};

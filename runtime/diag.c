@@ -17,6 +17,15 @@ void plc_diag_init(plc_diag *d, FILE *out)
   memset(d, 0, sizeof *d);
   d->out = out;
   d->max_errors = 50;
+  d->max_warnings = 50;
+}
+
+void plc_diag_summary(plc_diag *d)
+{
+  if (d->hidden_warnings > 0)
+    fprintf(d->out, "plc: warning: %d more warning%s not shown (at most %d are)\n",
+            d->hidden_warnings, d->hidden_warnings == 1 ? "" : "s", d->max_warnings);
+  d->hidden_warnings = 0;
 }
 
 int plc_loc_advance(int col, unsigned char c)
@@ -41,26 +50,64 @@ static const char *plc_diag_line_start(const plc_source *s, int line)
   return p;
 }
 
-/* Expand one source line to display cells: tabs become spaces, control and
- * invalid bytes become '?', so the caret line lines up with the columns. */
+/* Length of the valid UTF-8 sequence at t (at most n bytes), 0 if invalid
+ * (overlong forms, surrogates and code points past U+10FFFF included). */
+static size_t plc_diag_utf8_len(const unsigned char *t, size_t n)
+{
+  size_t len = t[0] >= 0xF0 ? 4 : t[0] >= 0xE0 ? 3 : t[0] >= 0xC2 ? 2 : 0;
+  if (len == 0 || t[0] > 0xF4 || len > n)
+    return 0;
+  unsigned cp = t[0] & (0x7F >> len);
+  for (size_t i = 1; i < len; i++) {
+    if ((t[i] & 0xC0) != 0x80)
+      return 0;
+    cp = cp << 6 | (t[i] & 0x3F);
+  }
+  static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  return len;
+}
+
+/* Expand one source line to display cells: tabs become spaces, control
+ * bytes '?', and each invalid UTF-8 byte U+FFFD (the replacement
+ * character: one cell, so the caret still lines up), never the raw byte. */
 static char *plc_diag_expand(const char *p, const char *end, int *ncols)
 {
   size_t cap = 64, n = 0;
   char *buf = plc_xmalloc(cap);
-  int col = 1;
-  for (; p < end && *p != '\n'; p++) {
+  int col = 1, bad = 0; /* bad: the previous byte was invalid */
+  while (p < end && *p != '\n') {
     unsigned char c = (unsigned char)*p;
-    int next = plc_loc_advance(col, c);
+    size_t len = c >= 0x80 ? plc_diag_utf8_len((const unsigned char *)p, (size_t)(end - p)) : 1;
     if (n + 16 >= cap)
       buf = plc_xrealloc(buf, cap *= 2);
-    if (c == '\t')
-      for (; col < next; col++)
+    if (c == '\t') {
+      for (int next = plc_loc_advance(col, c); col < next; col++)
         buf[n++] = ' ';
-    else if (c < 0x20 || c == 0x7f || c >= 0xf8 || (c >= 0x80 && c < 0xc0 && next != col))
+      p++;
+      continue;
+    }
+    if (c >= 0x80 && len == 0) {
+      /* a continuation byte takes no column: after another bad byte it
+       * adds no cell either, so the columns after it still line up */
+      int next = plc_loc_advance(col, c);
+      if (next != col || !bad) {
+        memcpy(buf + n, "\xEF\xBF\xBD", 3); /* U+FFFD */
+        n += 3;
+      }
+      col = next;
+      bad = 1;
+      p++;
+      continue;
+    }
+    bad = 0;
+    if (c < 0x20 || c == 0x7f)
       buf[n++] = '?';
     else
-      buf[n++] = (char)c;
-    col = next;
+      memcpy(buf + n, p, len), n += len;
+    col++;
+    p += len;
   }
   buf[n] = '\0';
   *ncols = col - 1;
@@ -85,6 +132,8 @@ static void plc_diag_echo(plc_diag *d, const plc_loc *loc)
   const char *p = plc_diag_line_start(s, loc->first_line);
   if (!p)
     return;
+  if (p == s->text && s->len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
+    p += 3; /* the file's byte order mark: skipped by the scanner, no column */
   int ncols;
   char *line = plc_diag_expand(p, s->text + s->len, &ncols);
   int first = loc->first_column, last = loc->last_column;
@@ -124,6 +173,16 @@ void plc_diag_vreport(plc_diag *d, plc_diag_level level, const plc_loc *loc,
       fprintf(d->out, "plc: error: too many errors, stopping after %d\n", d->max_errors);
     d->truncated = 1;
     d->errors++;
+    d->muted = 1;
+    return;
+  }
+  if (level == PLC_DIAG_NOTE && d->muted)
+    return;
+  d->muted = 0;
+  if (level == PLC_DIAG_WARNING && d->max_warnings && d->warnings >= d->max_warnings) {
+    d->warnings++; /* counted, not shown: plc_diag_summary says how many */
+    d->hidden_warnings++;
+    d->muted = 1;
     return;
   }
   if (level == PLC_DIAG_ERROR)

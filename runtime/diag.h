@@ -35,6 +35,9 @@ typedef struct plc_diag {
   int no_warnings; /* -w */
   int max_errors;  /* stop reporting after this many (0: no limit) */
   int truncated;   /* the limit was reached */
+  int max_warnings; /* show at most this many warnings (0: no limit) */
+  int hidden_warnings; /* warnings past max_warnings, counted, not shown */
+  int muted;       /* the last error or warning was not shown: nor are its notes */
 } plc_diag;
 
 void plc_diag_init(plc_diag *d, FILE *out);
@@ -45,6 +48,9 @@ void plc_diag_vreport(plc_diag *d, plc_diag_level level, const plc_loc *loc,
 #define plc_error(d, loc, ...) plc_diag_report((d), PLC_DIAG_ERROR, (loc), __VA_ARGS__)
 #define plc_warning(d, loc, ...) plc_diag_report((d), PLC_DIAG_WARNING, (loc), __VA_ARGS__)
 #define plc_note(d, loc, ...) plc_diag_report((d), PLC_DIAG_NOTE, (loc), __VA_ARGS__)
+
+/* After the last diagnostic: say how many warnings were not shown. */
+void plc_diag_summary(plc_diag *d);
 
 /* Source files. */
 plc_source *plc_source_new(const char *path, const char *realpath, const char *text, size_t len);

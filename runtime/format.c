@@ -242,7 +242,10 @@ static const plc_ladder plc_ladders[] = {
   {{1, 0, 0}, "B", {"B", "KB", "MB", "GB", "TB", "PB", NULL},
    {"0", "1000", "1000000", "1000000000", "1000000000000",
     "1000000000000000"}},
-  {{0, 1, 0}, "s", {"ns", "ms", "s", NULL}, {"0", "1/1000000", "1000"}},
+  /* seconds from 1 s (a 35 s step is "35 s", not "35000 ms"); minutes and
+   * hours keep the integer part below 1000 for long times too */
+  {{0, 1, 0}, "s", {"ns", "ms", "s", "min", "h", NULL},
+   {"0", "1/1000000", "1", "1000", "60000"}},
   {{1, -1, 0}, "B/s", {"B/s", "KB/s", "MB/s", "GB/s", "TB/s", NULL},
    {"0", "1000", "1000000", "1000000000", "1000000000000"}},
   {{0, 0, 1}, "FLOP",
@@ -338,12 +341,22 @@ static char *plc_q_format_exact(const plc_quantity *q)
   return s;
 }
 
+/* Dimensionless whole numbers up to this many digits are counts (a vocab of
+ * 152064, a layer count) and print exactly: rounding them misleads. */
+#define PLC_FMT_COUNT_DIGITS 24
+
+static int plc_fmt_is_count(const plc_quantity *q)
+{
+  return plc_dim_is_none(q->dim) && mpz_cmp_ui(mpq_denref(q->v), 1) == 0 &&
+         mpz_sizeinbase(mpq_numref(q->v), 10) <= PLC_FMT_COUNT_DIGITS;
+}
+
 char *plc_q_format_split(const plc_quantity *q, int sig, char **unit)
 {
   sig = plc_fmt_clamp_sig(sig);
   if (plc_dim_is_none(q->dim)) {
     *unit = plc_xstrdup("");
-    return plc_fmt_sig(q->v, sig);
+    return plc_fmt_is_count(q) ? plc_fmt_exact(q->v) : plc_fmt_sig(q->v, sig);
   }
   const plc_ladder *l = plc_fmt_ladder(q->dim);
   if (!l) {

@@ -1,15 +1,21 @@
 /* xalloc.h - allocation that never returns NULL.
  *
- * plc has no useful way to continue without memory, so every allocation goes
- * through these wrappers, which print one line and abort on failure. */
+ * plc has no useful way to continue without memory, so every allocation
+ * (GMP's too) goes through these wrappers, which print
+ * "plc: error: out of memory" and exit with PLC_XALLOC_STATUS on failure:
+ * never an abort or a crash. */
 #ifndef PLC_XALLOC_H
 #define PLC_XALLOC_H
 
 #include <stddef.h>
 
+#define PLC_XALLOC_STATUS 2
+
 void *plc_xmalloc(size_t n);
 void *plc_xcalloc(size_t count, size_t size);
 void *plc_xrealloc(void *p, size_t n);
 char *plc_xstrdup(const char *s);
+/* Report that memory ran out and exit (for allocators outside these). */
+void plc_xalloc_fail(void) __attribute__((noreturn));
 
 #endif

@@ -50,13 +50,13 @@ check eta "$m3" '.runs[0].efficiency.eta == {"exact": "103125000/1019519599", "b
 check busy "$m3" '.runs[0].efficiency.busy.exact == "137500000/1019519599"'
 check mfu-pinned "$m3" '.runs[0].efficiency.mfu == null'
 check tokens "$m3" '.runs[0].efficiency.tokens_per_s | .exact == "1638400000000000/3058558797" and .base_unit == "1/s" and .value == "535700" and .unit == "tokens/s"'
-check step "$m3" '.runs[0].step.time == {"exact": "3058558797/781250000", "base_unit": "s", "value": "3915", "unit": "ms"}'
+check step "$m3" '.runs[0].step.time == {"exact": "3058558797/781250000", "base_unit": "s", "value": "3.915", "unit": "s"}'
 check t_f "$m3" '.runs[0].step | .t_f.exact == "227979777/390625000" and .t_b.exact == "99/1000" and .per_microbatch.value == "682.6"'
 check compute "$m3" '.runs[0].step.compute | .time.exact == "66/125" and .share.value == "13.49"'
 check exposed-ep "$m3" '.runs[0].step.exposed.ep | .time.exact == "19267584/9765625" and .share.value == "50.4" and .share.unit == "%"'
 check exposed-zero "$m3" '.runs[0].step.exposed.dp.time.exact == "0" and .runs[0].step.waits.time.value == "0"'
 check dp-tail "$m3" '.runs[0].step.dp_tail | .kind == "declared" and .time.exact == "321/2000" and .sync.exact == "321/200" and .declared_hidden.exact == "9/10" and .declared_hidden.value == "90"'
-check bubble "$m3" '.runs[0].bubble | .schedule == "interleaved" and .value.value == "1024" and .value.unit == "ms" and .value.exact == "199988739/195312500"'
+check bubble "$m3" '.runs[0].bubble | .schedule == "interleaved" and .value.value == "1.024" and .value.unit == "s" and .value.exact == "199988739/195312500"'
 check bubble-formula "$m3" '.runs[0].bubble.formula == "(p - 1)(t_f + t_b)/v = (4 - 1) x (583.6 ms + 99 ms) / 2"'
 check rows "$m3" '[.runs[0].communication[] | .dim + " " + .primitive + " " + .phase] == ["ep all_to_all fwd", "tp all_reduce fwd", "pp p2p fwd"]'
 check ep-row "$m3" '.runs[0].communication[0] | .count == 28 and .bytes_per_op.exact == "402653184" and .bytes_per_op.value == "402.7" and .bytes_per_op.unit == "MB" and .time_per_op.exact == "172032/9765625" and .exposed.exact == "4816896/9765625" and .exposed.value == "493.3" and .window.exact == "0" and .hidden.value == "0" and .reason == "on the compute stream"'
@@ -105,7 +105,7 @@ check override-ep "$outdir/what-if.json" '.runs[0].layout.ep == 16 and .runs[0].
 
 # --digits rounds the value strings only; --exact changes nothing
 run digits 0 --format=json --digits=6 examples/m3-h100.plan
-check digits "$outdir/digits.json" '.runs[0].bubble.value.value == "1023.94" and .runs[0].efficiency.eta.value == "10.1151" and .runs[0].efficiency.eta.exact == "103125000/1019519599"'
+check digits "$outdir/digits.json" '.runs[0].bubble.value.value == "1.02394" and .runs[0].efficiency.eta.value == "10.1151" and .runs[0].efficiency.eta.exact == "103125000/1019519599"'
 run exact 0 --format=json --exact examples/m3-h100.plan
 if cmp -s "$m3" "$outdir/exact.json"; then pass; else fail "--exact changed the JSON"; fi
 

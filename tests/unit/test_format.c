@@ -245,10 +245,17 @@ static void test_time_choice(void)
   q_is("1e-6", SECS, 4, 0, "0.001 ms");        /* 1 us is already ms */
   q_is("-1e-6", SECS, 4, 0, "-0.001 ms");
   q_is("34.7e-6", SECS, 4, 0, "0.0347 ms");
-  q_is("3.91496", SECS, 4, 0, "3915 ms");      /* 3914.96 ms */
-  q_is("999", SECS, 4, 0, "999000 ms");        /* below 1000 s: ms */
-  q_is("1000", SECS, 4, 0, "1000 s");
-  q_is("4000.5", SECS, 4, 0, "4001 s");
+  /* from 1 s on, seconds: the integer part stays below 1000 (issue 9 #21) */
+  q_is("3.91496", SECS, 4, 0, "3.915 s");      /* not 3915 ms */
+  q_is("35", SECS, 4, 0, "35 s");              /* not 35000 ms */
+  q_is("999", SECS, 4, 0, "999 s");
+  q_is("0.9999", SECS, 4, 0, "999.9 ms");
+  q_is("0.99999", SECS, 4, 0, "1 s");          /* 1000 ms carries to 1 s */
+  /* 1000 s = 16.666... min; 4000.5 s = 66.675 min; 60000 s = 1000 min = 16.67 h */
+  q_is("1000", SECS, 4, 0, "16.67 min");
+  q_is("4000.5", SECS, 4, 0, "66.68 min");
+  q_is("60000", SECS, 4, 0, "16.67 h");
+  q_is("3600000", SECS, 4, 0, "1000 h");       /* the top rung has no bound */
 }
 
 static void test_zero_and_carry(void)
@@ -263,9 +270,15 @@ static void test_zero_and_carry(void)
   q_is("-999960000", BYTES, 4, 0, "-1 GB");
   /* 999.9999 ns rounds to 1000 ns = 1 us: the ms rung, 0.001 ms */
   q_is("9999999/10000000000000", SECS, 4, 0, "0.001 ms");
-  /* 999.99996 s = 999999.96 ms rounds to 1000000 ms = 1000 s */
-  q_is("999.99996", SECS, 4, 0, "1000 s");
-  q_is("999.99996", SECS, 9, 0, "999999.96 ms");
+  /* 999.99996 s rounds to 1000 s at 4 digits: the next rung, 16.67 min */
+  q_is("999.99996", SECS, 4, 0, "16.67 min");
+  q_is("999.99996", SECS, 9, 0, "999.99996 s");
+  /* whole dimensionless counts are exact (issue 9 #21): vocab 152064 is
+   * not 152100; fractions and huge values are still rounded */
+  q_is("152064", NONE, 4, 0, "152064");
+  q_is("-8225296384", NONE, 4, 0, "-8225296384");
+  q_is("152064.5", NONE, 4, 0, "152100");
+  q_is("1e30", NONE, 4, 0, "1000000000000000000000000000000");
 }
 
 static void test_format_exact(void)
@@ -316,7 +329,8 @@ static void split_is_at(unsigned line, const char *v, plc_dim d, const char *num
 static void test_format_split(void)
 {
   split_is_at(__LINE__, "8192/9765625", SECS, "0.8389", "ms");
-  split_is_at(__LINE__, "999.99996", SECS, "1000", "s");
+  split_is_at(__LINE__, "999.99996", SECS, "16.67", "min");
+  split_is_at(__LINE__, "152064", NONE, "152064", "");
   split_is_at(__LINE__, "0", BYTES, "0", "B");
   split_is_at(__LINE__, "360e9", BPS, "360", "GB/s");
   split_is_at(__LINE__, "3/4", NONE, "0.75", "");

@@ -140,14 +140,17 @@ static void test_errors(void)
 {
   CHECK_ERROR("x @ y", 5, "t.plan:1:3: error: stray '@' in program\n x @ y\n   ^\n");
   CHECK_ERROR("x\xff", 2, "t.plan:1:2: error: invalid UTF-8 byte 0xff in source file\n"
-                          " x?\n  ^\n");
+                          " x\xef\xbf\xbd\n  ^\n"); /* shown as U+FFFD */
+  /* a lead byte without its continuation was echoed raw (issue 9 #19) */
+  CHECK_ERROR("x\xc3(", 3, "t.plan:1:2: error: invalid UTF-8 byte 0xc3 in source file\n"
+                           " x\xef\xbf\xbd(\n  ^\n");
   CHECK_ERROR("a\0b", 3, "t.plan:1:2: error: NUL byte in source file\n a?b\n  ^\n");
   CHECK_ERROR("\"abc", 4, "t.plan:1:1: error: missing terminating '\"' character\n"
                           " \"abc\n ^~~~\n");
   CHECK_ERROR("1e999999999", 11,
               "t.plan:1:1: error: number '1e999999999' is out of range (at most 4096 digits and "
               "exponents within \xc2\xb1" "1000)\n 1e999999999\n ^~~~~~~~~~~\n");
-  CHECK_ERROR("\xce\xbb", 2, "t.plan:1:1: error: unexpected character '\xce\xbb'\n \xce\xbb\n ^\n");
+  CHECK_ERROR("\xce\xbb", 2, "t.plan:1:1: error: unexpected character '\xce\xbb' (U+03BB)\n \xce\xbb\n ^\n");
 }
 
 static void test_nesting_limit(void)
