@@ -468,7 +468,7 @@ static void plc_hf_name(const plc_hf *h, const char *opt, char *buf, size_t n)
     char *slash = strrchr(copy, '/');
     if (!strcmp(slash ? slash + 1 : copy, "config") && slash)
       *slash = '\0';
-    else if (!strcmp(copy, "config") || !strcmp(copy, "-"))
+    else if (!strcmp(copy, "config") || !strcmp(copy, "<stdin>"))
       strcpy(copy, h->type);
   }
   char *base = strrchr(copy, '/');
