@@ -153,6 +153,7 @@ enum { MG_NFLAGS = sizeof plc_mg_flags / sizeof plc_mg_flags[0] };
 
 typedef struct plc_mg {
   const char *from;          /* the file, or "the command line" */
+  const char *where;         /* the file, or "plc", for messages */
   long long num[MG_NSLOTS];
   const char *word[MG_NSLOTS];
   int set[MG_NSLOTS];
@@ -218,6 +219,7 @@ static int plc_mg_split(const char *from, const char *s, plc_mg_words *ws)
       w[n++] = s[++i];
     } else if (c == '\'' || c == '"') {
       size_t j = i + 1;
+      int opened = line;
       for (; s[j] && s[j] != c; j++) {
         if (c == '"' && s[j] == '\\' && s[j + 1] == '\n')
           j++;
@@ -228,7 +230,7 @@ static int plc_mg_split(const char *from, const char *s, plc_mg_words *ws)
         line += s[j] == '\n';
       }
       if (!s[j]) {
-        fprintf(stderr, "%s:%d: error: unterminated %s quote\n", from, line,
+        fprintf(stderr, "%s:%d: error: unterminated %s quote\n", from, opened,
                 c == '"' ? "double" : "single");
         free(w);
         return -1;
@@ -319,7 +321,7 @@ static long long plc_mg_number(const char *s)
 
 static void plc_mg_error(plc_mg *m, const char *flag, const char *what, const char *value)
 {
-  fprintf(stderr, "%s: error: %s %s", m->from, flag, what);
+  fprintf(stderr, "%s: error: %s %s", m->where, flag, what);
   if (value) {
     fputs(", not '", stderr);
     plc_import_put_comment(stderr, value);
@@ -660,7 +662,7 @@ static long long plc_mg_dp(plc_mg *m, long long tp, long long pp, long long cp)
     return 0;
   if (w % tp || (w / tp) % pp || (w / tp / pp) % cp) {
     fprintf(stderr, "%s: error: the world size %lld is not a multiple of tp x pp x cp = "
-            "%lld x %lld x %lld\n", m->from, w, tp, pp, cp);
+            "%lld x %lld x %lld\n", m->where, w, tp, pp, cp);
     m->errors++;
     return 0;
   }
@@ -760,7 +762,8 @@ static void plc_mg_header(plc_mg *m, FILE *f, int model, const char *world_from)
 }
 
 /* The words of the run: from a file (split as a shell line), or argv. */
-static int plc_mg_words_of(const char *file, char **argv, int argc, plc_mg_words *ws)
+static int plc_mg_words_of(const char *file, const char *shown, char **argv, int argc,
+                           plc_mg_words *ws)
 {
   if (!file) {
     for (int i = 0; i < argc; i++)
@@ -772,8 +775,8 @@ static int plc_mg_words_of(const char *file, char **argv, int argc, plc_mg_words
   if (!text)
     return 2;
   plc_mg_words raw = {0};
-  int rc = strlen(text) != len ? (fprintf(stderr, "%s: error: a NUL byte in the file\n", file), 1)
-           : plc_mg_split(file, text, &raw) ? 1 : plc_mg_expand(file, &raw, &raw, ws, 0) ? 1 : 0;
+  int rc = strlen(text) != len ? (fprintf(stderr, "%s: error: a NUL byte in the file\n", shown), 1)
+           : plc_mg_split(shown, text, &raw) ? 1 : plc_mg_expand(shown, &raw, &raw, ws, 0) ? 1 : 0;
   for (size_t i = 0; i < raw.n; i++)
     free(raw.w[i]);
   free(raw.w);
@@ -791,8 +794,9 @@ typedef struct plc_mg_opts {
 static int plc_mg_run(const plc_mg_opts *o)
 {
   plc_mg m = {.from = o->file ? strcmp(o->file, "-") ? o->file : "<stdin>" : "the command line"};
+  m.where = o->file ? m.from : "plc";
   plc_mg_words ws = {0};
-  int rc = plc_mg_words_of(o->file, o->args, o->nargs, &ws);
+  int rc = plc_mg_words_of(o->file, m.from, o->args, o->nargs, &ws);
   const char *world_from = "given by --world-size";
   if (rc == 0 && plc_mg_read(&m, ws.w, ws.n))
     rc = 1;
