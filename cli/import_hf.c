@@ -520,7 +520,9 @@ static char *plc_hf_body(plc_hf *h, const char *name, size_t *len)
     perror("plc: error");
     return NULL;
   }
-  fprintf(h->out, "model %s {\n", name);
+  fprintf(h->out, "model %s {\n  source = ", name);
+  plc_import_put_string(h->out, h->path);
+  fputs("   # the config.json read\n", h->out);
   switch (h->family) {
   case PLC_HF_MIXTRAL: plc_hf_mixtral(h, &s); break;
   case PLC_HF_QWEN2_MOE: case PLC_HF_QWEN3_MOE: plc_hf_qwen_moe(h, &s); break;

@@ -686,6 +686,11 @@ static void plc_mg_train(plc_mg *m, int model)
    * vocabulary size. */
   fprintf(f, "train %s(on_cluster%s, with_model%s%s%s) {\n", m->name, dp ? "" : ", dp_size",
           model == 1 ? " = " : "", model == 1 ? m->name : "", model == 1 ? "_model" : "");
+  if (strcmp(m->where, "plc")) {
+    fputs("  source = ", f);
+    plc_import_put_string(f, m->from);
+    fputs("   # the command line read\n", f);
+  }
   plc_import_field(f, "model", "with_model", "");
   plc_import_field(f, "cluster", "on_cluster", "");
   plc_import_field(f, "framework", m->mindspeed ? "mindspeed" : "megatron", "");
@@ -754,9 +759,10 @@ static void plc_mg_header(plc_mg *m, FILE *f, int model, const char *world_from)
   plc_import_text_comment(f, &t);
   long long nodes = m->world && m->world % 8 == 0 ? m->world / 8 : 8;
   fprintf(f, "#\n# Use it with your cluster (world = tp x pp x cp x dp devices), e.g.\n"
-          "#   train mine = %s(on_cluster = dgx_h100(nodes = %lld)%s%s)\n\n"
+          "#   train mine = %s(on_cluster = dgx_h100(nodes = %lld)%s%s\n\n"
           "import \"frameworks/%s\"\n\n", m->name, nodes, m->world ? "" : ", dp_size = 8",
-          model == 2 ? ",\n#                   with_model = ..." : "",
+          model == 2 ? ",\n#     with_model = ...(vocab_size = ...))"
+          : model == 0 ? ",\n#     with_model = Llama3_70B)   # with import \"models/llama3\"" : ")",
           m->mindspeed ? "mindspeed" : "megatron");
   free(t.s);
 }

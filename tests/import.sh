@@ -63,6 +63,15 @@ case_ named 0 import hf --name Llama3_8B_hf llama3-8b.json
 plc import hf -o "$out/o.plan" llama3-8b.json && cmp -s "$out/o.plan" "$out/llama3-8b.plan" &&
   pass || fail "import hf -o writes what standard output gets"
 
+# A file name with a quote, a backslash and a newline: the comments and the
+# source string stay valid plan text.
+odd="$out/we\"ird\\
+name.json"
+cp llama3-8b.json "$odd" && plc import hf "$odd" > "$out/odd.plan" 2>&1 &&
+  grep -q '^  source = ".*/we\\"ird\\\\\\nname.json"' "$out/odd.plan" &&
+  plc --check "$out/odd.plan" > /dev/null 2>&1 &&
+  pass || fail "import hf of a file whose name has a quote, a backslash and a newline"
+
 # ---- Megatron-LM / MindSpeed command lines ---------------------------------
 case_ llama3-70b-megatron 0 import megatron llama3-70b-megatron.sh
 case_ mixtral-mindspeed 0 import megatron --world-size 64 @mixtral-mindspeed.args
