@@ -29,7 +29,7 @@ static void plc_import_usage(FILE *out)
         "  --help              show this help and exit\n"
         "\n"
         "Exit status: 0 success, 1 errors in the input, 2 usage or I/O errors.\n"
-        "See plc(1), IMPORTS.\n", out);
+        "See plc(1), PLC IMPORT.\n", out);
 }
 
 int plc_import_help(void)
