@@ -117,8 +117,11 @@ static long long plc_hf_get(plc_hf *h, const char *key, long long min, int requi
     }
     return dflt;
   }
-  if (!json_is_integer(v) || json_integer_value(v) < min) {
-    plc_hf_bad(h, key, v, min > 0 ? "a whole number >= 1" : "a whole number >= 0");
+  /* At most 10^12, so that the few products formed here stay exact. */
+  if (!json_is_integer(v) || json_integer_value(v) < min ||
+      json_integer_value(v) > 1000000000000LL) {
+    plc_hf_bad(h, key, v, min > 0 ? "a whole number from 1 to 10^12"
+               : "a whole number from 0 to 10^12");
     return dflt;
   }
   plc_import_text_add(&h->keys, " %s %lld,", key, (long long)json_integer_value(v));

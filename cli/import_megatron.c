@@ -491,10 +491,12 @@ static int plc_mg_vocab(plc_mg *m)
   if (m->set[MG_PVOCAB]) {
     plc_mg_field(m, "vocab", m->num[MG_PVOCAB], "--padded-vocab-size");
   } else if (m->set[MG_VOCAB]) {
-    long long mult = plc_mg_num(m, MG_VDIV, 128) * plc_mg_num(m, MG_TP, 1), v = m->num[MG_VOCAB];
+    long long div = plc_mg_num(m, MG_VDIV, 128), tp = plc_mg_num(m, MG_TP, 1);
+    long long v = m->num[MG_VOCAB], mult = div * (tp ? tp : 1);
     char c[160];
-    if (mult == 0) {
-      plc_mg_error(m, "--make-vocab-size-divisible-by", "must be 1 or more", m->word[MG_VDIV]);
+    if (div == 0 || div > MG_MAX / (tp ? tp : 1)) {
+      plc_mg_error(m, "--make-vocab-size-divisible-by", "must be from 1 to 10^12 / tp",
+                   m->word[MG_VDIV]);
       return 0;
     }
     snprintf(c, sizeof c, "--vocab-size %lld padded to a multiple of %lld x tp", v,
@@ -710,8 +712,10 @@ static void plc_mg_train(plc_mg *m, int model)
   if (m->set[MG_GBS])
     plc_mg_field(m, "global_batch", plc_mg_size(m, MG_GBS, "--global-batch-size"),
                  "--global-batch-size");
-  else if (dp)
+  else if (dp && mbs <= MG_MAX / dp)
     plc_mg_field(m, "global_batch", mbs * dp, "micro batch x dp: Megatron's default");
+  else if (dp)
+    plc_mg_error(m, "--micro-batch-size", "times dp is more than 10^12", m->word[MG_MBS]);
   else
     fprintf(f, "  global_batch = %lld * dp_size   # micro batch x dp: Megatron's default\n", mbs);
   plc_mg_field(m, "seq", plc_mg_size(m, MG_SEQ, "--seq-length"), "--seq-length");
@@ -807,7 +811,12 @@ static int plc_mg_run(const plc_mg_opts *o)
   if (rc == 0 && plc_mg_read(&m, ws.w, ws.n))
     rc = 1;
   m.world = o->world;
-  if (!m.world && m.set[MG_NPROC] && m.set[MG_NNODES]) {
+  if (!m.world && m.set[MG_NPROC] && m.set[MG_NNODES] && m.num[MG_NPROC] > 0 &&
+      m.num[MG_NNODES] > 0 && m.num[MG_NPROC] > MG_MAX / m.num[MG_NNODES]) {
+    fprintf(stderr, "%s: error: torchrun's --nnodes x --nproc-per-node is more than 10^12\n",
+            m.where);
+    rc = 1;
+  } else if (!m.world && m.set[MG_NPROC] && m.set[MG_NNODES]) {
     m.world = m.num[MG_NPROC] * m.num[MG_NNODES];
     world_from = "torchrun's --nnodes x --nproc-per-node";
   }

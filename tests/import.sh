@@ -93,6 +93,15 @@ case_ err-unreadable 2 import hf no-such-config.json
 case_ err-quote 1 import megatron err-quote.sh
 case_ err-layout 1 import megatron err-layout.sh
 case_ err-flags 1 import megatron -- --bf16=true --micro-batch-size two --seq-length
+# Products of flag values that would overflow 64 bits are errors.
+case_ err-big 1 import megatron -- --num-layers 8 --hidden-size 1024 --num-attention-heads 8 \
+  --micro-batch-size 1000000000000 --seq-length 8 --world-size-is-not-a-flag \
+  --tensor-model-parallel-size 1000000000000 --vocab-size 1000 \
+  --make-vocab-size-divisible-by 1000000000000
+case_ err-big-world 1 import megatron -- --micro-batch-size 1 --seq-length 8 \
+  --nnodes 1000000000000 --nproc-per-node 1000000000000
+case_ err-big-batch 1 import megatron --world-size 1000000000000 -- --micro-batch-size 1000000000000 \
+  --seq-length 8
 case_ err-usage 2 import megatron
 case_ err-kind 2 import gguf model.gguf
 plc import hf -o "$out/none.plan" err-missing.json 2> /dev/null
