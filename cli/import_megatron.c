@@ -187,6 +187,29 @@ static void plc_mg_push(plc_mg_words *ws, char *w)
   ws->w[ws->n++] = w;
 }
 
+/* The quoted part of a word from s[i] (the quote) into w[*n]: '...' as it
+ * is, "..." with \" \\ \$ \` escapes and backslash-newlines dropped.
+ * Returns the index of the closing quote, or of the NUL when there is none
+ * (*line is then the line the quote opened on). */
+static size_t plc_mg_quote(const char *s, size_t i, char *w, size_t *n, int *line)
+{
+  char c = s[i];
+  int lines = 0;
+  size_t j = i + 1;
+  for (; s[j] && s[j] != c; j++) {
+    if (c == '"' && s[j] == '\\' && s[j + 1] == '\n')
+      j++; /* counted below */
+    else if (c == '"' && s[j] == '\\' && s[j + 1] && strchr("\"\\$`", s[j + 1]))
+      w[(*n)++] = s[++j];
+    else
+      w[(*n)++] = s[j];
+    lines += s[j] == '\n';
+  }
+  if (s[j])
+    *line += lines;
+  return j;
+}
+
 /* Split text as a shell would split one command: blanks separate words,
  * quotes group, a backslash quotes the next character (a backslash-newline
  * disappears), `#` at the start of a word comments to the end of the line.
@@ -218,19 +241,9 @@ static int plc_mg_split(const char *from, const char *s, plc_mg_words *ws)
     if (c == '\\' && s[i + 1]) {
       w[n++] = s[++i];
     } else if (c == '\'' || c == '"') {
-      size_t j = i + 1;
-      int opened = line;
-      for (; s[j] && s[j] != c; j++) {
-        if (c == '"' && s[j] == '\\' && s[j + 1] == '\n')
-          j++;
-        else if (c == '"' && s[j] == '\\' && strchr("\"\\$`", s[j + 1]) && s[j + 1])
-          w[n++] = s[++j];
-        else
-          w[n++] = s[j];
-        line += s[j] == '\n';
-      }
+      size_t j = plc_mg_quote(s, i, w, &n, &line);
       if (!s[j]) {
-        fprintf(stderr, "%s:%d: error: unterminated %s quote\n", from, opened,
+        fprintf(stderr, "%s:%d: error: unterminated %s quote\n", from, line,
                 c == '"' ? "double" : "single");
         free(w);
         return -1;
@@ -495,8 +508,8 @@ static int plc_mg_vocab(plc_mg *m)
     long long v = m->num[MG_VOCAB], mult = div * (tp ? tp : 1);
     char c[160];
     if (div == 0 || div > MG_MAX / (tp ? tp : 1)) {
-      plc_mg_error(m, "--make-vocab-size-divisible-by", "must be from 1 to 10^12 / tp",
-                   m->word[MG_VDIV]);
+      plc_mg_error(m, "--make-vocab-size-divisible-by", "(128 when absent) must be 1 or more, "
+                   "and times tp at most 10^12", m->word[MG_VDIV]);
       return 0;
     }
     snprintf(c, sizeof c, "--vocab-size %lld padded to a multiple of %lld x tp", v,
@@ -671,6 +684,28 @@ static long long plc_mg_dp(plc_mg *m, long long tp, long long pp, long long cp)
   return w / tp / pp / cp;
 }
 
+/* micro_batch, global_batch (Megatron's default: micro batch x dp), seq. */
+static void plc_mg_batch(plc_mg *m, long long dp)
+{
+  long long mbs = plc_mg_size(m, MG_MBS, "--micro-batch-size");
+  for (int i = 0; i < 2; i++)
+    if (!m->set[i ? MG_SEQ : MG_MBS])
+      plc_mg_error(m, i ? "--seq-length" : "--micro-batch-size", "is needed for the train",
+                   NULL);
+  plc_mg_field(m, "micro_batch", mbs, "--micro-batch-size");
+  if (m->set[MG_GBS])
+    plc_mg_field(m, "global_batch", plc_mg_size(m, MG_GBS, "--global-batch-size"),
+                 "--global-batch-size");
+  else if (dp && mbs <= MG_MAX / dp)
+    plc_mg_field(m, "global_batch", mbs * dp, "micro batch x dp: Megatron's default");
+  else if (dp)
+    plc_mg_error(m, "--micro-batch-size", "times dp is more than 10^12", m->word[MG_MBS]);
+  else
+    fprintf(m->out, "  global_batch = %lld * dp_size   # micro batch x dp: Megatron's default\n",
+            mbs);
+  plc_mg_field(m, "seq", plc_mg_size(m, MG_SEQ, "--seq-length"), "--seq-length");
+}
+
 static void plc_mg_train(plc_mg *m, int model)
 {
   FILE *f = m->out;
@@ -678,12 +713,8 @@ static void plc_mg_train(plc_mg *m, int model)
   long long pp = plc_mg_size(m, MG_PP, "--pipeline-model-parallel-size");
   long long cp = plc_mg_size(m, MG_CP, "--context-parallel-size");
   long long ep = plc_mg_size(m, MG_EP, "--expert-model-parallel-size");
-  long long mbs = plc_mg_size(m, MG_MBS, "--micro-batch-size"), dp = plc_mg_dp(m, tp, pp, cp);
+  long long dp = plc_mg_dp(m, tp, pp, cp);
   char c[200];
-  for (int i = 0; i < 2; i++)
-    if (!m->set[i ? MG_SEQ : MG_MBS])
-      plc_mg_error(m, i ? "--seq-length" : "--micro-batch-size", "is needed for the train",
-                   NULL);
   /* The model: the one imported here by default, unless it needs its
    * vocabulary size. */
   fprintf(f, "train %s(on_cluster%s, with_model%s%s%s) {\n", m->name, dp ? "" : ", dp_size",
@@ -708,17 +739,7 @@ static void plc_mg_train(plc_mg *m, int model)
     plc_mg_field(m, "dp", dp, c);
   else
     plc_import_field(f, "dp", "dp_size", "the world size is not known");
-  plc_mg_field(m, "micro_batch", mbs, "--micro-batch-size");
-  if (m->set[MG_GBS])
-    plc_mg_field(m, "global_batch", plc_mg_size(m, MG_GBS, "--global-batch-size"),
-                 "--global-batch-size");
-  else if (dp && mbs <= MG_MAX / dp)
-    plc_mg_field(m, "global_batch", mbs * dp, "micro batch x dp: Megatron's default");
-  else if (dp)
-    plc_mg_error(m, "--micro-batch-size", "times dp is more than 10^12", m->word[MG_MBS]);
-  else
-    fprintf(f, "  global_batch = %lld * dp_size   # micro batch x dp: Megatron's default\n", mbs);
-  plc_mg_field(m, "seq", plc_mg_size(m, MG_SEQ, "--seq-length"), "--seq-length");
+  plc_mg_batch(m, dp);
   plc_mg_recompute(m);
   plc_mg_options(m, dp);
   fputs("}\n", f);
@@ -801,57 +822,78 @@ typedef struct plc_mg_opts {
   int nargs;
 } plc_mg_opts;
 
+/* The world size: --world-size, else torchrun's --nnodes x --nproc-per-node;
+ * returns where it comes from, or NULL after an error. */
+static const char *plc_mg_world(plc_mg *m, long long opt)
+{
+  long long p = m->num[MG_NPROC], n = m->num[MG_NNODES];
+  m->world = opt;
+  if (opt || !m->set[MG_NPROC] || !m->set[MG_NNODES] || p == 0 || n == 0)
+    return "given by --world-size";
+  if (p > MG_MAX / n) {
+    fprintf(stderr, "%s: error: torchrun's --nnodes x --nproc-per-node is more than 10^12\n",
+            m->where);
+    return NULL;
+  }
+  m->world = p * n;
+  return "torchrun's --nnodes x --nproc-per-node";
+}
+
+/* The train's name: --name, else the file's name without its extension. */
+static void plc_mg_name(plc_mg *m, const plc_mg_opts *o)
+{
+  int named_file = o->file && strcmp(o->file, "-");
+  const char *b = named_file ? strrchr(o->file, '/') : NULL;
+  char base[80];
+  if (o->name) {
+    snprintf(m->name, sizeof m->name, "%s", o->name);
+    return;
+  }
+  snprintf(base, sizeof base, "%s", b ? b + 1 : named_file ? o->file : "megatron_run");
+  char *dot = strrchr(base, '.');
+  if (dot && dot != base)
+    *dot = '\0';
+  plc_import_ident(base, m->name, sizeof m->name - 8);
+}
+
+/* The model and train blocks into memory, then the header and them to the
+ * output; returns the exit status. */
+static int plc_mg_write(plc_mg *m, const char *path, const char *world_from)
+{
+  char *body = NULL;
+  size_t blen = 0;
+  if (!(m->out = open_memstream(&body, &blen))) {
+    perror("plc: error");
+    return 2;
+  }
+  int model = plc_mg_model(m), rc;
+  plc_mg_train(m, model);
+  fclose(m->out);
+  plc_output out;
+  rc = m->errors ? 1 : plc_output_open(&out, path) ? 2 : 0;
+  if (rc == 0) {
+    plc_mg_header(m, out.f, model, world_from);
+    fwrite(body, 1, blen, out.f);
+    rc = plc_output_commit(&out) ? 2 : 0;
+  }
+  free(body);
+  return rc;
+}
+
 static int plc_mg_run(const plc_mg_opts *o)
 {
   plc_mg m = {.from = o->file ? strcmp(o->file, "-") ? o->file : "<stdin>" : "the command line"};
   m.where = o->file ? m.from : "plc";
   plc_mg_words ws = {0};
   int rc = plc_mg_words_of(o->file, m.from, o->args, o->nargs, &ws);
-  const char *world_from = "given by --world-size";
   if (rc == 0 && plc_mg_read(&m, ws.w, ws.n))
     rc = 1;
-  m.world = o->world;
-  if (!m.world && m.set[MG_NPROC] && m.set[MG_NNODES] && m.num[MG_NPROC] > 0 &&
-      m.num[MG_NNODES] > 0 && m.num[MG_NPROC] > MG_MAX / m.num[MG_NNODES]) {
-    fprintf(stderr, "%s: error: torchrun's --nnodes x --nproc-per-node is more than 10^12\n",
-            m.where);
-    rc = 1;
-  } else if (!m.world && m.set[MG_NPROC] && m.set[MG_NNODES]) {
-    m.world = m.num[MG_NPROC] * m.num[MG_NNODES];
-    world_from = "torchrun's --nnodes x --nproc-per-node";
-  }
+  const char *world_from = plc_mg_world(&m, o->world);
   if (o->framework)
     m.mindspeed = !strcmp(o->framework, "mindspeed");
-  if (o->name) {
-    snprintf(m.name, sizeof m.name, "%s", o->name);
-  } else {
-    const char *b = o->file && strcmp(o->file, "-") ? strrchr(o->file, '/') : NULL;
-    char base[80];
-    snprintf(base, sizeof base, "%s", b ? b + 1 : o->file && strcmp(o->file, "-") ? o->file
-             : "megatron_run");
-    char *dot = strrchr(base, '.');
-    if (dot && dot != base)
-      *dot = '\0';
-    plc_import_ident(base, m.name, sizeof m.name - 8);
-  }
-  char *body = NULL;
-  size_t blen = 0;
-  if (rc == 0 && (m.out = open_memstream(&body, &blen))) {
-    int model = plc_mg_model(&m);
-    plc_mg_train(&m, model);
-    fclose(m.out);
-    plc_output out;
-    rc = m.errors ? 1 : plc_output_open(&out, o->out) ? 2 : 0;
-    if (rc == 0) {
-      plc_mg_header(&m, out.f, model, world_from);
-      fwrite(body, 1, blen, out.f);
-      rc = plc_output_commit(&out) ? 2 : 0;
-    }
-  } else if (rc == 0) {
-    perror("plc: error");
-    rc = 2;
-  }
-  free(body);
+  plc_mg_name(&m, o);
+  if (rc == 0)
+    rc = world_from ? plc_mg_write(&m, o->out, world_from) : 1;
   for (size_t i = 0; i < ws.n; i++)
     free(ws.w[i]);
   free(ws.w);
