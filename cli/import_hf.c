@@ -65,6 +65,8 @@ static const struct {
   {PLC_HF_MIXTRAL, 4096, 32, 32000, "46.7B, 12.9B active per token (Mixtral 8x7B, "
    "Mistral AI)"},
   {PLC_HF_QWEN2, 8192, 80, 152064, "72.7B (Qwen2.5-72B model card)"},
+  {PLC_HF_QWEN2_MOE, 2048, 24, 151936, "14.3B, 2.7B active per token (Qwen1.5-MoE-A2.7B "
+   "model card)"},
   {PLC_HF_DEEPSEEK_V3, 7168, 61, 129280, "671B, 37B active per token, and 14B more in the "
    "MTP module: params_with_mtp (DeepSeek-V3 model card)"},
   {PLC_HF_DEEPSEEK_V2, 5120, 60, 102400, "236B (DeepSeek-V2 model card)"},
