@@ -16,6 +16,7 @@
 #include "deps.h"
 #include "drive.h"
 #include "eval.h"
+#include "import.h"
 #include "load.h"
 #include "output.h"
 #include "parse.h"
@@ -589,6 +590,8 @@ static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
 
 int main(int argc, char **argv)
 {
+  if (argc >= 2 && !strcmp(argv[1], "import")) /* plc import hf|megatron ... */
+    return plc_import_main(argc - 1, argv + 1);
   plc_diag diag;
   plc_diag_init(&diag, stderr);
   plc_arena *arena = plc_arena_new();
