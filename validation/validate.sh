@@ -32,8 +32,8 @@ plc_eval() { "$PLC" -w "$@" 2> "$tmp/err"; }
 
 # is_true EXPR FILE DEFS...: whether plc evaluates EXPR to true.
 is_true() {
-  e=$1; f=$2; shift 2
-  [ "$(plc_eval "$@" -e "$e" "$f")" = true ]
+  it_e=$1; it_f=$2; shift 2
+  [ "$(plc_eval "$@" -e "$it_e" "$it_f")" = true ]
 }
 
 # fit CONST FILE ROW: the least k/2^BITS at which ROW is no slower than
@@ -80,6 +80,8 @@ while read -r c f row; do
   v=${d#-D *=}
   printf '  %-10s = %-16s %s on %s\n' "$c" "$v" \
     "$(echo "$v" | awk -F/ '{ printf "(%.4f)", $1 / $2 }')" "$row"
+  is_true "$c == $v" "$cal" ||
+    echo "  (calibration.plan says $c = $(plc_eval --exact -e "$c" "$cal"); update it to $v)"
 done <<EOF
 $fits
 EOF
