@@ -19,4 +19,6 @@ for r in $rows; do
 done
 if grep -q "^  all sources  .*average |error|" "$out"; then pass
 else fail "no overall summary"; cat "$out"; fi
+if grep -q "^  all sources: average |error| <= 10%  *\(met\|not met\)$" "$out"; then pass
+else fail "no verdict on the targets"; cat "$out"; fi
 finish

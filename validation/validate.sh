@@ -104,6 +104,7 @@ echo
 # ---- 2. every row of every source -----------------------------------------
 if [ $# -gt 0 ]; then files="$*"; else files=$(ls "$vdir"/*.plan | LC_ALL=C sort); fi
 : > "$tmp/rows"
+: > "$tmp/summary"
 for f in $files; do
   src=$(basename "$f" .plan)
   rows=$(sed -n 's/^let \([A-Za-z_][A-Za-z0-9_]*\)_measured *=.*/\1/p' "$f")
@@ -152,6 +153,7 @@ summary() {
   done
   out=$(plc_eval --exact -e "100 * ($sum) / $n" -e "100 * max($mx)" "$cal")
   avg=$(echo "$out" | sed -n 1p); max=$(echo "$out" | sed -n 2p)
+  echo "$(echo "$1" | tr ' ' _) $avg $max" >> "$tmp/summary"
   printf '  %-40s %3d rows  average |error| %6s%%  max %6s%%\n' "$1" "$n" \
     "$(dec "$avg" %.2f)" "$(dec "$max" %.2f)"
 }
@@ -164,4 +166,19 @@ summary "all sources" '$6 == "predicted"'
 if grep -q ' unverified$' "$tmp/rows"; then
   summary "unverified rows (for information)" '$6 == "unverified"'
 fi
+
+# ---- 4. the targets of issue 13, decided exactly ------------------------
+# target LABEL SOURCE FIELD BOUND: whether SOURCE's average (2) or max (3)
+# |error| is at most BOUND percent.
+target() {
+  v=$(awk -v s="$2" -v f="$3" '$1 == s { print $f }' "$tmp/summary" 2>/dev/null)
+  [ -n "$v" ] || return 0
+  if is_true "$v <= $4" "$cal"; then r=met; else r="not met"; fi
+  printf '  %-46s %s\n' "$1" "$r"
+}
+echo
+echo "targets (issue 13), over the predicted rows:"
+target "all sources: average |error| <= 10%" all_sources 2 10
+target "all sources: max |error| <= 20%" all_sources 3 20
+target "korthikanti2022-table5: average |error| <= 5%" korthikanti2022-table5 2 5
 exit $status
