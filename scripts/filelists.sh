@@ -1,5 +1,6 @@
 #!/bin/sh
-# filelists.sh - regenerate tests/data.am and stdlib/files.am.
+# filelists.sh - regenerate tests/data.am and stdlib/files.am (stdlib,
+# examples and validation plans).
 # automake needs every distributed data file named; run this after adding
 # or removing a test case or a stdlib file (tests/check-files.sh checks it).
 set -eu
@@ -23,5 +24,9 @@ cd "$(dirname "$0")/.."
   find examples -type f -name '*.plan' | LC_ALL=C sort |
     while read -r f; do printf ' \\\n  %s' "$f"; done
   echo
-  echo 'EXTRA_DIST += $(PLC_STDLIB_FILES) $(PLC_EXAMPLE_FILES)'
+  printf 'PLC_VALIDATION_FILES ='
+  find validation -type f -name '*.plan' | LC_ALL=C sort |
+    while read -r f; do printf ' \\\n  %s' "$f"; done
+  echo
+  echo 'EXTRA_DIST += $(PLC_STDLIB_FILES) $(PLC_EXAMPLE_FILES) $(PLC_VALIDATION_FILES)'
 } > stdlib/files.am
