@@ -25,11 +25,12 @@
 #include "sema.h"
 #include "svg.h"
 #include "timeline.h"
+#include "step_report.h"
 #include "trace.h"
 #include "xalloc.h"
 
 typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST, PLC_ACT_IR,
-                          PLC_ACT_COMPARE } plc_action;
+                          PLC_ACT_STEP, PLC_ACT_COMPARE } plc_action;
 
 typedef enum plc_format { PLC_FMT_TEXT, PLC_FMT_JSON, PLC_FMT_MD } plc_format;
 
@@ -75,7 +76,10 @@ static void plc_cli_usage(FILE *out)
         "                       trace-event JSON (ui.perfetto.dev)\n"
         "  --svg=FILE           draw one microbatch of every stage as an SVG picture\n"
         "  --check              parse, resolve and type-check only\n"
-        "  --emit=tokens|ast|ir print the tokens, the syntax tree or the lowered ops\n"
+        "  --emit=tokens|ast|ir|step\n"
+        "                       print the tokens, the syntax tree, the lowered ops, or\n"
+        "                       the whole step simulated as one graph (links shared,\n"
+        "                       then dedicated; gpipe, 1f1b and zb_h1 for now)\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
         "                       the reports\n"
         "  -D NAME=EXPR         override a top-level let or a field (DECL.FIELD=EXPR)\n"
@@ -211,13 +215,13 @@ static int plc_cli_deps_options(int argc, char **argv, plc_deps_opts *d)
 static int plc_cli_valued(plc_cli *cli, int c, const char *arg, plc_program *prog, plc_diag *d)
 {
   static const struct { const char *name; plc_action action; } emits[] = {
-    {"tokens", PLC_ACT_TOKENS}, {"ast", PLC_ACT_AST}, {"ir", PLC_ACT_IR}};
+    {"tokens", PLC_ACT_TOKENS}, {"ast", PLC_ACT_AST}, {"ir", PLC_ACT_IR}, {"step", PLC_ACT_STEP}};
   switch (c) {
   case OPT_EMIT:
     for (size_t i = 0; i < sizeof emits / sizeof emits[0]; i++)
       if (!strcmp(arg, emits[i].name))
         return cli->action = emits[i].action, -1;
-    fprintf(stderr, "plc: error: --emit takes tokens, ast or ir, not '%s'\n", arg);
+    fprintf(stderr, "plc: error: --emit takes tokens, ast, ir or step, not '%s'\n", arg);
     return 2;
   case 'D':
     if (!strchr(arg, '=') || arg[0] == '=') {
@@ -408,6 +412,26 @@ static int plc_cli_only_asserts(const plc_cli *cli, const plc_program *prog)
 /* Lower and analyse the trains of the files named on the command line:
  * print their reports (or the IR), then decide every assertion (but those
  * the semantic pass found false). */
+/* --emit=step: the whole step simulated as one graph, links shared and
+ * then dedicated (the engine's first version; see plc(5)). */
+static void plc_cli_step(plc_cli *cli, plc_diag *diag, const plc_ir_run *ir)
+{
+  for (int share = 1; share >= 0; share--) {
+    plc_step st;
+    char msg[256];
+    plc_step_opts opts = {.share = share};
+    if (plc_step_run(&st, ir, &opts, msg, sizeof msg)) {
+      if (share == 0)
+        fputc('\n', cli->out);
+      plc_step_report(cli->out, &st, ir, share, cli->digits, cli->exact);
+    } else {
+      plc_error(diag, &ir->decl->loc, "train '%s': %s", ir->name, msg);
+      share = -1;
+    }
+    plc_step_free(&st);
+  }
+}
+
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
 {
   plc_drive d;
@@ -431,6 +455,8 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
       fputc('\n', cli->out);
     if (cli->action == PLC_ACT_IR)
       plc_ir_dump(cli->out, r->ir);
+    else if (cli->action == PLC_ACT_STEP)
+      plc_cli_step(cli, prog->diag, r->ir);
     else
       plc_cli_report(cli, doc, &r->res, &o);
     if (cli->timeline)

@@ -4,7 +4,7 @@
  * uniform: a file and every block are lists of items separated by ';' (which
  * the scanner inserts at line ends), and each declaration kind shares one
  * rule.  Which items a block may hold, and which fields a declaration has,
- * is checked by the semantic pass (compiler/sema.c), which gives better
+ * is checked by the semantic pass (compiler/front/sema.c), which gives better
  * messages than a grammar could.  The syntax is documented in plc(5). */
 
 %require "3.7"

@@ -22,10 +22,10 @@ check() {
 run() {
   name=$1 want=$2
   shift 2
-  "$PLC" "$@" > "$outdir/$name.json" 2> "$outdir/$name.stderr"
+  "$PLC" "$@" > "$outdir/$name.json" 2> "$outdir/json-$name.stderr"
   status=$?
   if [ "$status" -eq "$want" ]; then pass
-  else fail "plc $*: exit status $status, expected $want"; cat "$outdir/$name.stderr"; fi
+  else fail "plc $*: exit status $status, expected $want"; cat "$outdir/json-$name.stderr"; fi
 }
 
 m3=$outdir/m3.json

@@ -69,8 +69,8 @@ a="$outdir/svg-atomic"
 rm -rf "$a"
 mkdir -p "$a"
 echo old > "$a/keep.svg"
-printf 'let x = 1 +\n' > "$outdir/bad.plan"
-"$PLC" --svg="$a/keep.svg" "$outdir/bad.plan" > /dev/null 2>&1
+printf 'let x = 1 +\n' > "$outdir/svg-bad.plan"
+"$PLC" --svg="$a/keep.svg" "$outdir/svg-bad.plan" > /dev/null 2>&1
 if [ $? -eq 1 ] && [ "$(cat "$a/keep.svg")" = old ] && [ -z "$(ls -A "$a" | grep "^keep.svg.\|^\.plc-")" ]; then pass
 else fail "a plan with errors must not replace the picture"; fi
 "$PLC" --svg="$outdir/no/such/dir/x.svg" "$small" > /dev/null 2>&1

@@ -100,8 +100,8 @@ a="$outdir/trace-atomic"
 rm -rf "$a"
 mkdir -p "$a"
 echo old > "$a/keep.json"
-printf 'let x = 1 +\n' > "$outdir/bad.plan"
-"$PLC" --trace="$a/keep.json" "$outdir/bad.plan" > /dev/null 2>&1
+printf 'let x = 1 +\n' > "$outdir/trace-bad.plan"
+"$PLC" --trace="$a/keep.json" "$outdir/trace-bad.plan" > /dev/null 2>&1
 if [ $? -eq 1 ] && [ "$(cat "$a/keep.json")" = old ] && [ -z "$(ls -A "$a" | grep "^keep.json.\|^\.plc-")" ]; then pass
 else fail "a plan with errors must not replace the trace file"; fi
 "$PLC" --trace="$outdir/no/such/dir/t.json" "$small" > /dev/null 2> "$outdir/nodir.err"

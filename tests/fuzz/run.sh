@@ -38,9 +38,9 @@ bison -d -Wno-yacc -o "$out/gen/parser.c" "$top/grammar/parser.y"
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer-no-link $SAN \
-  -I$top/runtime -I$top/compiler -I$out/gen $(pkg-config --cflags jansson)"
+  -I$top/runtime/base -I$top/compiler/front -I$top/compiler/lower -I$top/runtime/engine -I$top/runtime/report -I$top/cli -I$out/gen $(pkg-config --cflags jansson)"
 objs=""
-for src in "$top"/runtime/*.c "$top"/compiler/*.c "$out/gen/parser.c" "$out/gen/lexer.c"; do
+for src in "$top"/runtime/*/*.c "$top"/compiler/*/*.c "$top"/cli/drive.c "$top"/cli/compare.c "$out/gen/parser.c" "$out/gen/lexer.c"; do
   obj="$out/obj/$(basename "$src" .c).o"
   # shellcheck disable=SC2086
   $CC $CFLAGS -c "$src" -o "$obj"

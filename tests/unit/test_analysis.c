@@ -1,4 +1,4 @@
-/* test_analysis.c - CUnit tests of the step analysis (runtime/analysis.c):
+/* test_analysis.c - CUnit tests of the step analysis (runtime/engine/analysis.c):
  * the bubble of every schedule by its formula on hand-built op lists, the
  * critical stage, the DP tail (simulated, pinned, declared), the step, eta,
  * MFU and tokens/s; then the same figures end to end for a small plan.

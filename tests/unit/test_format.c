@@ -1,4 +1,4 @@
-/* test_format.c - CUnit tests of runtime/format.c: fixed and significant
+/* test_format.c - CUnit tests of runtime/base/format.c: fixed and significant
  * digit decimals with round-half-away-from-zero, exact rationals, and the
  * automatic choice of unit for quantities (including the seed figures of the
  * reference analysis). */

@@ -1,4 +1,4 @@
-/* test_lower.c - CUnit tests of lowering (compiler/lower.c): how layers
+/* test_lower.c - CUnit tests of lowering (compiler/lower/lower.c): how layers
  * split into pipeline stages, which ops a template gives in each phase,
  * and their exact durations by the alpha-beta and compute formulas.
  * Mirrored backwards are tested on compute ops only. */

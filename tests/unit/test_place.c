@@ -1,4 +1,4 @@
-/* test_place.c - CUnit tests of placement (compiler/place.c): strides,
+/* test_place.c - CUnit tests of placement (compiler/lower/place.c): strides,
  * spans, tiers and links of each parallel dimension for layouts whose
  * numbers are derived by hand, the `order` field, EP/EDP and FSDP groups,
  * link overrides, microbatches, and the located errors of bad orders.

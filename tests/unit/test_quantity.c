@@ -1,4 +1,4 @@
-/* test_quantity.c - CUnit tests of runtime/quantity.c: dimension algebra,
+/* test_quantity.c - CUnit tests of runtime/base/quantity.c: dimension algebra,
  * checked exact arithmetic, size limits and literal parsing.
  *
  * Values are compared through mpq_get_str of the raw numerator and

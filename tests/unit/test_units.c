@@ -1,4 +1,4 @@
-/* test_units.c - CUnit tests of runtime/units.c: the values of unit
+/* test_units.c - CUnit tests of runtime/base/units.c: the values of unit
  * literals, lookup by (name, len), and the consistency of every entry of the
  * unit table with what its name says (prefix, base unit, rate). */
 #ifdef HAVE_CONFIG_H
