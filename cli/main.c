@@ -59,6 +59,7 @@ typedef struct plc_cli {
 static void plc_cli_usage(FILE *out)
 {
   fputs("Usage: plc [OPTION]... FILE.plan...\n"
+        "  or:  plc import hf CONFIG.json | plc import megatron ARGS...  (plc import --help)\n"
         "Compile and evaluate plan files describing the hardware, models and parallel\n"
         "layouts of LLM training: the communication, overlap, bubble and step time.\n"
         "\n"

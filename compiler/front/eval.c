@@ -888,6 +888,22 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
   return plc_value_err(ev);
 }
 
+/* A model field a framework template reads but the user's model lacks:
+ * said at the model, with notes at the train and where the template reads
+ * it, since the user fixes the model, not the stdlib. */
+static PLC_NOINLINE void plc_eval_no_model_field(plc_eval *ev, const plc_ast *e,
+                                                 const plc_obj *o, const char *hint)
+{
+  const char *fw = ev->ctx_framework && ev->ctx_framework->name ? ev->ctx_framework->name : "?";
+  plc_error(ev->diag, &o->node->loc, "model '%s' has no field '%s', which template '%s' of "
+            "framework '%s' reads%s%s%s", o->name ? o->name : "?", e->name, ev->ctx_template,
+            fw, hint ? "; did you mean '" : "", hint ? hint : "", hint ? "'?" : "");
+  plc_note(ev->diag, &ev->ctx_train->node->loc, "train '%s' uses model '%s' with framework "
+           "'%s'", ev->ctx_train->name ? ev->ctx_train->name : "?", o->name ? o->name : "?", fw);
+  plc_note(ev->diag, &e->loc, "the template reads it here (plc-stdlib(7) lists the fields "
+           "each stdlib framework reads)");
+}
+
 static PLC_NOINLINE void plc_eval_no_field(plc_eval *ev, const plc_ast *e, const plc_obj *o)
 {
   const char *what = o->kind >= 0 && o->kind < PLC_DECL_KIND_COUNT
@@ -905,6 +921,10 @@ static PLC_NOINLINE void plc_eval_no_field(plc_eval *ev, const plc_ast *e, const
     return;
   }
   const char *hint = plc_schema_suggest(e->name, cands, n);
+  if (o->kind == PLC_DECL_MODEL && ev->ctx_train && ev->ctx_template && o->node) {
+    plc_eval_no_model_field(ev, e, o, hint);
+    return;
+  }
   if (hint)
     plc_error(ev->diag, &e->loc, "%s '%s' has no field '%s'; did you mean '%s'?", what,
               o->name ? o->name : "?", e->name, hint);

@@ -105,6 +105,11 @@ typedef struct plc_eval {
   long err_reads;
   int dry;  /* > 0: checking a branch that is not taken: types and dimensions
                only, no values, so `n == 0 ? 0 : 1 / n` is fine at n = 0 */
+  /* While lowering instantiates a template: the train, its framework and
+   * the template, so that a model field the template reads but the model
+   * lacks is reported at the user's model and train (NULL otherwise). */
+  const plc_obj *ctx_train, *ctx_framework;
+  const char *ctx_template;
   /* For an unknown name: the import that would define it, or NULL. */
   const char *(*import_hint)(void *ctx, const char *name);
   void *import_ctx;

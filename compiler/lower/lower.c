@@ -890,7 +890,10 @@ static void plc_lower_instance(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
   plc_env *env = plc_lower_context(c->L, t, layer);
   plc_inst missing = {0};
   c->missing = &missing;
+  const char *outer = c->L->ev->ctx_template; /* a run read while lowering another */
+  c->L->ev->ctx_template = t->decl->name;
   plc_lower_items(c, &t->decl->list, env, 1);
+  c->L->ev->ctx_template = outer;
   plc_lower_check_missing(c);
   c->missing = NULL;
 }
@@ -1275,7 +1278,12 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   L.model = plc_lower_ref(&L, "model", PLC_DECL_MODEL);
   L.cluster = plc_lower_ref(&L, "cluster", PLC_DECL_CLUSTER);
   L.framework = plc_lower_ref(&L, "framework", PLC_DECL_FRAMEWORK);
+  const plc_obj *outer_train = ev->ctx_train, *outer_fw = ev->ctx_framework;
+  ev->ctx_train = train;
+  ev->ctx_framework = L.framework;
   int ok = L.model && L.cluster && L.framework && plc_place_run(&L) && plc_lower_body(&L);
+  ev->ctx_train = outer_train;
+  ev->ctx_framework = outer_fw;
   free(L.mark);
   return ok ? L.run : NULL;
 }
