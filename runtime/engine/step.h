@@ -34,7 +34,7 @@
 #include "ir.h"
 
 /* Whole-step runs refuse more ops than this before building them. */
-#define PLC_STEP_MAX_OPS 4000000L
+#define PLC_STEP_MAX_OPS 1000000L
 
 typedef struct plc_step_stage {
   mpq_t compute;                /* compute ops on the compute stream */
