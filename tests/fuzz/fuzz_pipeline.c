@@ -9,6 +9,7 @@
 #include "fuzz_common.h"
 #include "report_json.h"
 #include "report_md.h"
+#include "step_report.h"
 #include "svg.h"
 #include "timeline.h"
 #include "trace.h"
@@ -39,6 +40,14 @@ static void plc_fuzz_evaluate(plc_fuzz *f)
     plc_svg_print(f->sink, g);
     plc_trace_free(t);
     plc_svg_free(g);
+    for (int share = 0; share <= 1; share++) { /* the whole-step engine too */
+      plc_step st;
+      char msg[256];
+      plc_step_opts so = {.share = share};
+      if (plc_step_run(&st, r->ir, &so, msg, sizeof msg))
+        plc_step_report(f->sink, &st, r->ir, share, 4, 0);
+      plc_step_free(&st);
+    }
   }
   plc_json_finish(doc, f->sink);
   free(trains);
