@@ -20,6 +20,7 @@ void plc_drive_init(plc_drive *d, plc_sema *s, plc_program *p, const plc_report_
   d->sema = s;
   d->prog = p;
   d->opts = *o;
+  d->sensitivity = 1;
   s->ev.abstract = 0;
   s->ev.result = plc_drive_result;
   s->ev.result_ctx = d;
@@ -102,7 +103,8 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
       plc_drive_new_errors(ev->diag, errors, promoted))
     return;
   plc_analyse(&r->res, r->ir);
-  plc_sensitivity(&r->res, r->ir);
+  if (d->sensitivity) /* one re-analysis per exposed row: the costly part */
+    plc_sensitivity(&r->res, r->ir);
   r->state = PLC_RUN_DONE;
 }
 

@@ -438,6 +438,7 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   plc_drive d;
   plc_report_opts o = {cli->digits, cli->exact, cli->ops, cli->defines, (int)cli->ndefines};
   plc_drive_init(&d, s, prog, &o);
+  d.sensitivity = cli->action == PLC_ACT_REPORT && !cli->nevals;
   d.skip_asserts = s->failed_asserts;
   d.nskip = s->nfailed_asserts;
   const plc_ast **trains;
@@ -520,6 +521,7 @@ static void plc_cli_compare_unit(plc_cli *cli, const plc_diag *main_diag, plc_cm
     return;
   plc_report_opts o = {cli->digits, cli->exact, 0, cli->defines, (int)cli->ndefines};
   plc_drive_init(&u->drive, &u->sema, &u->prog, &o);
+  u->drive.sensitivity = 0; /* --compare prints no sensitivity rows */
   u->drive.skip_asserts = u->sema.failed_asserts;
   u->drive.nskip = u->sema.nfailed_asserts;
   u->ok = 1;
