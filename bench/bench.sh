@@ -24,6 +24,12 @@ bench() {
     'BEGIN { printf "%-45s best %8.1f ms   median %8.1f ms\n", f, b / 1000, m / 1000 }'
 }
 echo "plc bench: $RUNS runs each, wall time of the whole process"
-for f in "$top_srcdir"/examples/*.plan "$top_srcdir"/bench/large.plan; do
+# 40,000 top-level names, each read by the next (name lookup must stay
+# linear; issue 9 item 16), generated here.
+names=$(mktemp "${TMPDIR:-/tmp}/plc-bench-names.XXXXXX")
+trap 'rm -f "$names"' EXIT
+awk 'BEGIN { print "let n0 = 0"; for (i = 1; i < 40000; i++) print "let n" i " = n0 + " i;
+             print "assert n39999 == 39999" }' > "$names"
+for f in "$top_srcdir"/examples/*.plan "$top_srcdir"/bench/large.plan "$names"; do
   bench "$f"
 done

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cu_main.h"
@@ -218,8 +217,9 @@ static void test_step_limit(void)
   plc_eval_max_steps = saved;
 }
 
-/* 40,000 top-level names, each used by the next: linear with hashed
- * lookup (before, > 10 s).  A generous bound that ASan also meets. */
+/* 40,000 top-level names, each used by the next, all resolved.  How fast
+ * (linear with hashed lookup; before, > 10 s) is measured by make bench,
+ * not here: tests are never timed. */
 static void test_many_names(void)
 {
   buf b = {0};
@@ -227,10 +227,7 @@ static void test_many_names(void)
   for (int i = 1; i < 40000; i++)
     put(&b, "let n%d = n0 + %d\n", i, i);
   put(&b, "assert n39999 == 39999\n");
-  clock_t t0 = clock();
   EXPECT(&b, "");
-  double secs = (double)(clock() - t0) / CLOCKS_PER_SEC; /* timing only, not a value */
-  PLC_CU_ASSERT_MSG(secs < 5, "40,000 names took more than 5 s");
 }
 
 /* Out of memory is one line and exit status 2, not an abort (before: "plc:
