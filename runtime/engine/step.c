@@ -35,6 +35,9 @@ typedef struct plc_step_build {
   int **last;                  /* per stage, per stream: last global op so far */
   int *tier;                   /* per dimension: index of its tier */
   int ntiers;
+  int *seen, *stack;           /* plc_step_resolve's visit stamps and stack */
+  int stamp;
+  size_t stack_cap;
   plc_flow_op *ops;
   mpq_t *fixed, *work;
   int *dep_pool;
@@ -155,29 +158,55 @@ static void plc_step_dep(plc_step_build *b, int g)
   b->dep_pool[b->ndep++] = g;
 }
 
-/* The global ops that list op j of stage s stands for in block instance
- * (phase, mb): itself when it runs there; else, for a W op seen from B, a
- * B op seen from W, or a `once` op left out, what it waits for. */
-static void plc_step_resolve(plc_step_build *b, int s, int phase, int v, int mb, int j,
-                             int depth)
+/* The global op that list op j of stage s stands for in block instance
+ * (phase, mb), or -1: itself when it runs there, a B op seen from W in
+ * the B instance; else (a W op seen from B, a `once` op left out) -1, and
+ * what it waits for stands in for it. */
+static int plc_step_direct(const plc_step_build *b, int s, int phase, int v, int mb, int j)
+{
+  int *m = *plc_step_inst((plc_step_build *)b, s, phase, mb);
+  if (m && m[j] >= 0)
+    return m[j];
+  if (v == V_W && b->in[s * V_N + V_BS][j]) { /* a W op waits for B's op */
+    int *bm = *plc_step_inst((plc_step_build *)b, s, PLC_SCHED_B, mb);
+    if (bm && bm[j] >= 0)
+      return bm[j];
+  }
+  return -1;
+}
+
+/* Add the global ops list op j stands for as dependencies, walking through
+ * the ops that do not run here with an explicit stack and a visit stamp, so
+ * long chains cost neither the C stack nor repeated visits. */
+static void plc_step_push(plc_step_build *b, size_t *n, int j)
+{
+  if (*n == b->stack_cap) {
+    b->stack_cap *= 2;
+    b->stack = plc_xrealloc(b->stack, b->stack_cap * sizeof *b->stack);
+  }
+  b->stack[(*n)++] = j;
+}
+
+static void plc_step_resolve(plc_step_build *b, int s, int phase, int v, int mb, int j)
 {
   const plc_ir_list *l = plc_step_list(b, s, v);
-  int *m = *plc_step_inst(b, s, phase, mb);
-  if (m && m[j] >= 0) {
-    plc_step_dep(b, m[j]);
-    return;
-  }
-  if (v == V_W && b->in[s * V_N + V_BS][j]) { /* a W op waits for B's op */
-    int *bm = *plc_step_inst(b, s, PLC_SCHED_B, mb);
-    if (bm && bm[j] >= 0) {
-      plc_step_dep(b, bm[j]);
-      return;
+  size_t n = 0;
+  b->stamp++;
+  plc_step_push(b, &n, j);
+  while (n > 0) {
+    int k = b->stack[--n];
+    if (b->seen[k] == b->stamp)
+      continue;
+    b->seen[k] = b->stamp;
+    int g = plc_step_direct(b, s, phase, v, mb, k);
+    if (g >= 0) {
+      plc_step_dep(b, g);
+      continue;
     }
+    for (int d = 0; d < l->ops[k].ndeps; d++)
+      if (b->seen[l->ops[k].deps[d]] != b->stamp)
+        plc_step_push(b, &n, l->ops[k].deps[d]);
   }
-  if (depth > l->n)
-    return;
-  for (int d = 0; d < l->ops[j].ndeps; d++)
-    plc_step_resolve(b, s, phase, v, mb, l->ops[j].deps[d], depth + 1);
 }
 
 /* What waiting for block (phase, mb) of stage s means: its p2p sends when
@@ -241,16 +270,16 @@ static void plc_step_costs(plc_step_build *b, int g, int s, const plc_ir_op *op,
 
 /* Write op i of list v, instance (phase, mb) of stage s, as flow op g. */
 static void plc_step_write(plc_step_build *b, int s, int phase, int v, int mb, int i, int g,
-                           const plc_sched_dep *sd, int nsd, int share)
+                           const int *waits, int nwaits, int share)
 {
   const plc_ir_run *run = b->run;
   const plc_ir_op *op = &plc_step_list(b, s, v)->ops[i];
   long first = b->ndep;
   for (int d = 0; d < op->ndeps; d++)
-    plc_step_resolve(b, s, phase, v, mb, op->deps[d], 0);
-  if (op->ndeps == 0)
-    for (int k = 0; k < nsd; k++)
-      plc_step_wait_block(b, sd[k].stage, sd[k].phase, sd[k].mb, sd[k].stage != s);
+    plc_step_resolve(b, s, phase, v, mb, op->deps[d]);
+  if (op->ndeps == 0) /* an entry op of the block waits for the blocks it needs */
+    for (int k = 0; k < nwaits; k++)
+      plc_step_dep(b, waits[k]);
   b->ops[g] = (plc_flow_op){.stream = s * run->nstreams + op->stream,
                             .fixed = b->fixed[g], .work = b->work[g],
                             .ndeps = (int)(b->ndep - first)};
@@ -271,12 +300,22 @@ static void plc_step_write_stage(plc_step_build *b, int s, int share)
     int *m = *plc_step_inst(b, s, blk->phase, blk->mb);
     plc_sched_dep sd[4];
     int nsd = plc_sched_deps(b->sched, blk, sd);
+    /* What the block waits for, worked out once: collected at the end of
+     * the pool, copied out, and the pool cut back. */
+    long w0 = b->ndep;
+    for (int q = 0; q < nsd; q++)
+      plc_step_wait_block(b, sd[q].stage, sd[q].phase, sd[q].mb, sd[q].stage != s);
+    int nwaits = (int)(b->ndep - w0);
+    int *waits = plc_xmalloc(((size_t)nwaits + 1) * sizeof *waits);
+    for (int q = 0; q < nwaits; q++) waits[q] = b->dep_pool[w0 + q];
+    b->ndep = w0;
     const plc_ir_list *l = plc_step_list(b, s, v);
     for (int i = 0; i < l->n; i++)
       if (m[i] >= 0) {
-        plc_step_write(b, s, blk->phase, v, blk->mb, i, m[i], sd, nsd, share);
+        plc_step_write(b, s, blk->phase, v, blk->mb, i, m[i], waits, nwaits, share);
         last[l->ops[i].stream] = m[i];
       }
+    free(waits);
   }
   /* The step list starts when everything else of the stage has ended. */
   const plc_ir_list *l = &run->stages[s].step;
@@ -404,7 +443,7 @@ static void plc_step_build_free(plc_step_build *b, long n)
     for (int s = 0; s < b->p; s++) free(b->last[s]);
   for (long g = 0; g < n && b->fixed; g++) mpq_clears(b->fixed[g], b->work[g], NULL);
   free(b->in), free(b->map), free(b->last), free(b->step_map_base), free(b->tier);
-  free(b->ops), free(b->fixed), free(b->work), free(b->dep_pool);
+  free(b->ops), free(b->fixed), free(b->work), free(b->dep_pool), free(b->seen), free(b->stack);
 }
 
 static int plc_step_schedule(const plc_ir_run *run, plc_sched *sched, char *msg, size_t len)
@@ -442,6 +481,13 @@ static void plc_step_alloc(plc_step *st, plc_step_build *b, int n)
   b->fixed = plc_xcalloc((size_t)n + 1, sizeof *b->fixed);
   b->work = plc_xcalloc((size_t)n + 1, sizeof *b->work);
   for (int g = 0; g < n; g++) mpq_inits(b->fixed[g], b->work[g], NULL);
+  size_t maxn = 1;
+  for (int s = 0; s < b->p; s++)
+    for (int v = 0; v < V_N; v++)
+      if ((size_t)plc_step_list(b, s, v)->n > maxn) maxn = (size_t)plc_step_list(b, s, v)->n;
+  b->seen = plc_xcalloc(maxn + 1, sizeof *b->seen);
+  b->stack_cap = maxn + 1;
+  b->stack = plc_xmalloc(b->stack_cap * sizeof *b->stack);
   b->last = plc_xcalloc((size_t)b->p + 1, sizeof *b->last);
   for (int s = 0; s < b->p; s++) {
     b->last[s] = plc_xmalloc(((size_t)b->run->nstreams + 1) * sizeof **b->last);
