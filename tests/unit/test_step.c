@@ -92,7 +92,7 @@ static int adds_up(const plc_step *st)
  * Stage 0 computes 24 ms from 0 and waits the other 9 ms for the
  * backwards coming back from the later stages: fill 0, drain 0. */
 static const char *uniform_plan =
-  HW
+  "%s" /* HW */
   "model M { layers { dense = 4 } }\n"
   "framework F {\n"
   "  template dense {\n"
@@ -106,7 +106,7 @@ static const char *uniform_plan =
 static void run_uniform(const char *schedule, long want_ms)
 {
   char text[2048];
-  snprintf(text, sizeof text, uniform_plan, schedule);
+  snprintf(text, sizeof text, uniform_plan, HW, schedule);
   compiled c;
   CU_ASSERT_FATAL(compile(&c, text));
   plc_step st;
@@ -203,7 +203,7 @@ static void test_link_sharing(void)
 static void test_refuses_interleaved(void)
 {
   char text[2048];
-  snprintf(text, sizeof text, uniform_plan, "interleaved");
+  snprintf(text, sizeof text, uniform_plan, HW, "interleaved");
   char *vpp = strstr(text, "pp = 4");
   CU_ASSERT_FATAL(vpp != NULL);
   memcpy(vpp, "pp = 2", 6);
@@ -220,6 +220,99 @@ static void test_refuses_interleaved(void)
   release(&c);
 }
 
+/* ---- properties over random plans ---------------------------------------- */
+
+static unsigned long rng = 2026;
+static unsigned rnd(unsigned m)
+{
+  rng = rng * 6364136223846793005UL + 1442695040888963407UL;
+  return (unsigned)((rng >> 33) % m);
+}
+
+/* A random plan: pp stages of one or two layers, a forward of compute and
+ * a gather on a side stream, a backward with a weight-gradient op and a
+ * reduce-scatter, pipeline sends; op times t[] in ms, transfer sizes in
+ * MB.  With `half`, every transfer is half as large: the same plan on a
+ * link twice as fast. */
+static void random_plan(char *text, size_t len, int pp, int layers, int mb, const char *sched,
+                        const int *t, int half)
+{
+  const char *u = "1 ms";
+  snprintf(text, len,
+    "%s" /* HW */
+    "model M { layers { dense = %d } }\n"
+    "framework F {\n"
+    "  template dense {\n"
+    "    forward {\n"
+    "      op a: compute { time = %d * %s }\n"
+    "      op g: all_gather(dp) { size = %d MB; stream = s1 }\n"
+    "      op c: compute { time = %d * %s; after = [a, g] }\n"
+    "    }\n"
+    "    backward {\n"
+    "      op b: compute { time = %d * %s }\n"
+    "      op w: compute { time = %d * %s; wgrad = true; after = [b] }\n"
+    "      op r: reduce_scatter(dp) { size = %d MB; stream = s2; after = [w] }\n"
+    "    }\n"
+    "  }\n"
+    "  template pipeline {\n"
+    "    forward { op send: p2p(pp) { size = %d MB; stream = s3 } }\n"
+    "    backward { op sendb: p2p(pp) { size = %d MB; stream = s3 } }\n"
+    "  }\n"
+    "}\n"
+    "train t { model = M; cluster = C; framework = F; tp = 1; pp = %d; dp = %d\n"
+    "  micro_batch = 1; global_batch = %d; seq = 16; recompute = none; schedule = \"%s\" }\n",
+    HW, layers * pp, t[0], u, t[1] * (half ? 1 : 2), t[2], u, t[3], u, t[4], u,
+    t[5] * (half ? 1 : 2), t[6] * (half ? 1 : 2), t[6] * (half ? 1 : 2), pp, 4 / pp,
+    mb * (4 / pp), sched);
+}
+
+/* Over random plans, links shared and not: every stage's parts add up to
+ * the step; no stage's compute exceeds the step (busy <= 100%); and with
+ * dedicated links, a link twice as fast never makes the step longer (with
+ * sharing a faster link can slow a step: see plc(5) and test_flow). */
+static void test_random_plans(void)
+{
+  static const char *scheds[] = {"gpipe", "1f1b", "zb_h1"};
+  int bad_sum = 0, bad_busy = 0, bad_mono = 0, ran = 0;
+  for (int round = 0; round < 40; round++) {
+    int pp = 1 << rnd(3), layers = 1 + (int)rnd(2), mb = pp + (int)rnd(4);
+    const char *sched = scheds[rnd(3)];
+    int t[7];
+    for (int k = 0; k < 7; k++) t[k] = 1 + (int)rnd(6);
+    char text[4096];
+    mpq_t full;
+    mpq_init(full);
+    for (int half = 0; half <= 1; half++) {
+      random_plan(text, sizeof text, pp, layers, mb, sched, t, half);
+      compiled c;
+      if (!compile(&c, text)) {
+        release(&c);
+        continue;
+      }
+      for (int share = 0; share <= 1; share++) {
+        plc_step st;
+        char msg[256];
+        plc_step_opts o = {.share = share};
+        if (plc_step_run(&st, c.run->ir, &o, msg, sizeof msg)) {
+          ran++;
+          bad_sum += !adds_up(&st);
+          for (int s = 0; s < st.nstages; s++)
+            bad_busy += mpq_cmp(st.stages[s].compute, st.makespan) > 0;
+          if (!share && !half) mpq_set(full, st.makespan);
+          if (!share && half) bad_mono += mpq_cmp(st.makespan, full) > 0;
+        }
+        plc_step_free(&st);
+      }
+      release(&c);
+    }
+    mpq_clear(full);
+  }
+  CU_ASSERT(ran >= 100);
+  CU_ASSERT_EQUAL(bad_sum, 0);
+  CU_ASSERT_EQUAL(bad_busy, 0);
+  CU_ASSERT_EQUAL(bad_mono, 0);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -228,6 +321,7 @@ int main(void)
     {"zb_h1 with a split backward: the closed form", test_zb_h1},
     {"two gathers share a link", test_link_sharing},
     {"interleaved is refused until chunks are lowered", test_refuses_interleaved},
+    {"properties over random plans", test_random_plans},
     {NULL, NULL},
   };
   return plc_cu_run("step", tests);
