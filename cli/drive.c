@@ -5,6 +5,7 @@
 
 #include "drive.h"
 #include "lower.h"
+#include "memory.h"
 #include "sensitivity.h"
 #include "xalloc.h"
 
@@ -85,6 +86,26 @@ static int plc_drive_new_errors(const plc_diag *g, int before_errors, int before
   return g->errors - before_errors > g->promoted - before_promoted;
 }
 
+/* A layout whose busiest device needs more memory than it has is a
+ * warning at the train (an error under -Werror): its figures are still
+ * worth reading, e.g. to compare with one that fits. */
+static void plc_drive_memory_check(plc_drive *d, const plc_drive_run *r)
+{
+  const plc_mem *m = r->res.mem;
+  if (!m || !m->known || !m->capacity_known || m->fits)
+    return;
+  const plc_mem_stage *st = &m->st[m->worst];
+  char *need = plc_q_format_raw(st->peak, 1, 0, 0, 4, 0);
+  char *have = plc_q_format_raw(m->usable, 1, 0, 0, 4, 0);
+  char *cap = plc_q_format_raw(m->capacity, 1, 0, 0, 4, 0);
+  plc_warning(d->sema->ev.diag, &r->decl->loc, "train '%s' does not fit in memory: stage %d "
+              "needs %s at its peak, the device has %s usable (%s less the reserve)",
+              r->decl->name, m->worst, need, have, cap);
+  free(need);
+  free(have);
+  free(cap);
+}
+
 /* Evaluate the train's instance, lower and analyse it into r. */
 static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
 {
@@ -103,6 +124,8 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
       plc_drive_new_errors(ev->diag, errors, promoted))
     return;
   plc_analyse(&r->res, r->ir);
+  plc_result_memory(&r->res);
+  plc_drive_memory_check(d, r);
   if (d->sensitivity) /* one re-analysis per exposed row: the costly part */
     plc_sensitivity(&r->res, r->ir);
   r->state = PLC_RUN_DONE;
@@ -210,11 +233,11 @@ static plc_value *plc_drive_result(plc_eval *ev, plc_obj *train, const char *nam
   if (r && r->state == PLC_RUN_DONE) {
     plc_quantity q;
     plc_q_init(&q);
-    v = plc_report_figure(&r->res, name, &q) ? plc_value_num(ev, &q) : NULL;
+    const char *why = plc_report_figure(&r->res, name, &q);
+    v = why ? NULL : plc_value_num(ev, &q);
     plc_q_clear(&q);
-    if (!v)
-      plc_error(ev->diag, where, "train '%s' has no %s (its compute times are pinned, so its "
-                "FLOPs are unknown)", train->name, name);
+    if (why)
+      plc_error(ev->diag, where, "train '%s' has %s", train->name, why);
   }
   if (!v && d->current)
     d->current->poisoned = 1;

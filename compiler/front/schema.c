@@ -32,6 +32,8 @@ static const plc_field plc_device_fields[] = {
   NUMD("efficiency", DIMLESS, "1", FRAC, "fraction of peak reached by compute ops (default 1)"),
   NUM("memory", BYTES, 0, POS, "device memory"),
   NUM("mem_bw", BYTES_PER_S, 0, POS, "memory bandwidth (roofline)"),
+  NUMD("memory_reserve", BYTES, "0", NONNEG,
+       "memory the training cannot use: runtime context, allocator slack (default 0)"),
   STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 
@@ -79,6 +81,7 @@ static const plc_field plc_train_fields[] = {
   NUM("dp_hidden", DIMLESS, 0, UNIT, "declared hidden fraction of the DP gradient sync"),
   NUM("dp_tail", SECS, 0, NONNEG, "pinned exposed DP gradient tail"),
   NUM("optimizer_time", SECS, 0, NONNEG, "optimizer step time"),
+  NUM("memory_reserve", BYTES, 0, NONNEG, "memory the training cannot use (default the device's)"),
   STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 
@@ -94,7 +97,10 @@ static const plc_field plc_result_fields[] = {
   NUM("t_b", SECS, 0, ANY, "backward time (with recompute) of one microbatch"),
   NUM("dp_tail_time", SECS, 0, ANY, "exposed DP gradient tail"),
   NUM("world", DIMLESS, 0, ANY, "devices used"),
-  NUM("tokens", DIMLESS, 0, ANY, "tokens per microbatch"), PLC_FIELD_END,
+  NUM("tokens", DIMLESS, 0, ANY, "tokens per microbatch"),
+  NUM("peak_memory", BYTES, 0, ANY, "peak memory of the fullest device, reserve excluded"),
+  NUM("memory_headroom", BYTES, 0, ANY, "least free memory of any device (negative: does not fit)"),
+  PLC_FIELD_END,
 };
 
 static const plc_field plc_op_fields[] = {
@@ -109,6 +115,16 @@ static const plc_field plc_op_fields[] = {
   {"once", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "runs only in the last microbatch of a step", NULL, 0},
   {"wgrad", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "a weight-gradient op (t_w of ZB-H1, DualPipe)", NULL, 0},
   STR("note", "free text"), PLC_FIELD_END,
+};
+
+/* A template's `memory` section: what one instance keeps on its device. */
+static const plc_field plc_memory_fields[] = {
+  NUM("weights", BYTES, 0, NONNEG, "parameters held (resident)"),
+  NUM("grads", BYTES, 0, NONNEG, "gradient buffers"),
+  NUM("optimizer", BYTES, 0, NONNEG, "optimizer state (with master weights)"),
+  NUM("activations", BYTES, 0, NONNEG, "kept from forward to backward, per microbatch"),
+  NUM("buffers", BYTES, 0, NONNEG, "transient working set while the layer runs"),
+  PLC_FIELD_END,
 };
 
 static const plc_field plc_layer_fields[] = {
@@ -130,6 +146,7 @@ static const plc_field *plc_schema_table(int schema)
   case PLC_SCHEMA_OP: return plc_op_fields;
   case PLC_SCHEMA_RESULT: return plc_result_fields;
   case PLC_SCHEMA_LAYER: return plc_layer_fields;
+  case PLC_SCHEMA_MEMORY: return plc_memory_fields;
   default: return NULL;
   }
 }

@@ -48,6 +48,7 @@ enum {
   PLC_SCHEMA_OP = 100,      /* fields of an op */
   PLC_SCHEMA_RESULT = 101,  /* read-only results of a train (for asserts) */
   PLC_SCHEMA_LAYER = 102,   /* the `layer` context name in templates */
+  PLC_SCHEMA_MEMORY = 103,  /* a template's `memory` section */
 };
 
 /* Field `name` of a schema, or NULL.  Models have no schema (free-form). */

@@ -511,16 +511,53 @@ static void plc_sema_for(plc_sema *s, const plc_ast *it, plc_env *env, int kind,
   plc_sema_items(s, &it->list, body, kind, ctx);
 }
 
+/* A template's `memory { weights = ...  activations = ... }`: entries of
+ * PLC_SCHEMA_MEMORY, in bytes, at the template's top level (lowering reads
+ * it once per instance, with the template's lets in scope). */
+static void plc_sema_memory(plc_sema *s, const plc_ast *it, plc_env *env)
+{
+  if (s->in_phase) {
+    plc_error(DIAG, &it->loc, "a 'memory' section belongs at the top of a template, not "
+              "inside a phase");
+    return;
+  }
+  plc_env *seen = plc_env_new(&s->ev, NULL);
+  for (const plc_ast *x = it->list.head; x; x = x->next) {
+    const plc_field *f = x->kind == PLC_AST_SET ? plc_schema_field(PLC_SCHEMA_MEMORY, x->name)
+                                                : NULL;
+    if (x->kind != PLC_AST_SET) {
+      plc_error(DIAG, &x->loc, "only 'NAME = value' entries belong in section 'memory'");
+      continue;
+    }
+    if (!f) {
+      plc_error(DIAG, &x->loc, "unknown entry '%s' in section 'memory' (expected weights, "
+                "grads, optimizer, activations or buffers)", x->name);
+      continue;
+    }
+    if (!plc_sema_unique(s, seen, x))
+      continue;
+    plc_env_define(&s->ev, seen, x->name, x, NULL);
+    plc_sema_field_value(s, x, f, env);
+  }
+}
+
 static void plc_sema_section(plc_sema *s, const plc_ast *it, plc_env *env, int kind,
                              plc_ctx ctx)
 {
   static const char *const phases[] = {"forward", "backward", "recompute", NULL};
   const char *word;
+  if (ctx == PLC_CTX_TEMPLATE && !strcmp(it->name, "memory")) {
+    plc_sema_memory(s, it, env);
+    return;
+  }
   if (ctx == PLC_CTX_TEMPLATE) {
     if (!plc_sema_word_ok(&(plc_ast){.kind = PLC_AST_NAME, .name = it->name}, phases, &word))
       plc_error(DIAG, &it->loc, "unknown section '%s' in a template (expected forward, "
-                "backward or recompute)", it->name);
+                "backward, recompute or memory)", it->name);
+    int outer = s->in_phase;
+    s->in_phase = 1;
     plc_sema_items(s, &it->list, env, kind, PLC_CTX_TEMPLATE);
+    s->in_phase = outer;
     return;
   }
   int model_layers = ctx == PLC_CTX_MODEL && !strcmp(it->name, "layers");

@@ -21,6 +21,7 @@ typedef struct plc_sema {
    * written, and the driver does not decide these again. */
   const plc_ast **failed_asserts; /* in the program's arena */
   size_t nfailed_asserts;
+  int in_phase;         /* checking inside a template's forward/backward/recompute */
 } plc_sema;
 
 /* Check the whole program after applying the -D NAME=EXPR overrides (NAME

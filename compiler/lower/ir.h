@@ -66,8 +66,19 @@ typedef struct plc_ir_place {
   mpq_ptr latency;      /* s */
 } plc_ir_place;
 
+/* What one virtual chunk of a stage keeps in device memory, summed over
+ * the `memory` sections of its template instances (bytes; buffers is the
+ * largest one instance declares, not a sum). */
+typedef struct plc_ir_mem {
+  mpq_ptr weights, grads, optimizer; /* resident for the whole step */
+  mpq_ptr activations;               /* per microbatch in flight */
+  mpq_ptr buffers;                   /* transient, while one instance runs */
+} plc_ir_mem;
+
 typedef struct plc_ir_stage {
   int *layers, nlayers;  /* model layer indices, in execution order */
+  int *chunk_end;        /* vpp entries: layers[..chunk_end[c]) are chunks 0..c */
+  plc_ir_mem *mem;       /* vpp entries, chunk c (model chunk stage + c * pp) */
   plc_ir_list fwd, bwd; /* one microbatch */
   plc_ir_list step;     /* once per step, after the last backward (stage's share) */
 } plc_ir_stage;
@@ -88,6 +99,10 @@ typedef struct plc_ir_run {
   mpq_ptr model_flops;  /* useful FLOPs of one microbatch over all stages, for MFU */
   /* pins from the train */
   mpq_ptr dp_hidden, dp_tail, optimizer_time; /* NULL when not given */
+  /* memory: the device's capacity (NULL when not given), the reserve the
+   * training cannot use, and whether any template has a memory section */
+  mpq_ptr memory, memory_reserve;
+  int memory_declared;
   /* streams, by name; 0 is "compute" */
   const char **streams;
   int nstreams;

@@ -61,6 +61,7 @@ typedef struct plc_lctx {
   plc_inst *cur, *prev, *fwd; /* this instance, the previous one, this layer's forward */
   plc_inst *missing;          /* `after` names not found (yet) in this instance */
   int sent;                   /* the layers' last compute-stream op, for pipeline ops; 0 unknown */
+  plc_ir_mem *mem;            /* where a `memory` section adds up; NULL: not read here */
 } plc_lctx;
 
 static const int PLC_SECS[PLC_NDIM] = {0, 1, 0}, PLC_BYTES[PLC_NDIM] = {1, 0, 0},
@@ -597,6 +598,37 @@ static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
 
 static const char *const plc_phase_section[] = {"forward", "recompute", "backward", "step"};
 
+/* A template instance's `memory` section, added to its chunk's totals
+ * (buffers: the largest).  Read once per instance, in its forward (or the
+ * step template's) lowering. */
+static void plc_lower_memory(plc_lctx *c, const plc_ast *sec, plc_env *env)
+{
+  plc_lower *L = c->L;
+  plc_ir_mem *m = c->mem;
+  L->run->memory_declared = 1;
+  for (const plc_ast *x = sec->list.head; x && !PLC_LOWER_FAILED(L); x = x->next) {
+    if (x->kind != PLC_AST_SET)
+      continue;
+    char what[64];
+    snprintf(what, sizeof what, "memory entry '%s'", x->name);
+    mpq_ptr q = plc_lower_num(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
+    if (!q)
+      return;
+    if (mpq_sgn(q) < 0) {
+      plc_error(L->diag, &x->a->loc, "%s is negative", what);
+      return;
+    }
+    mpq_ptr to = !strcmp(x->name, "weights") ? m->weights
+               : !strcmp(x->name, "grads") ? m->grads
+               : !strcmp(x->name, "optimizer") ? m->optimizer
+               : !strcmp(x->name, "activations") ? m->activations : m->buffers;
+    if (to != m->buffers)
+      mpq_add(to, to, q);
+    else if (mpq_cmp(q, to) > 0)
+      mpq_set(to, q);
+  }
+}
+
 /* Walk a template body for the current phase: at the top level, ops outside
  * sections are forward ops and a section is walked only in its own phase. */
 static void plc_lower_items(plc_lctx *c, const plc_ast_list *items, plc_env *env, int top)
@@ -620,7 +652,10 @@ static void plc_lower_items(plc_lctx *c, const plc_ast_list *items, plc_env *env
         plc_lower_for(c, it, env);
       break;
     case PLC_AST_SECTION:
-      if (!strcmp(it->name, plc_phase_section[c->phase]))
+      if (!strcmp(it->name, "memory")) {
+        if (top && c->mem)
+          plc_lower_memory(c, it, env);
+      } else if (!strcmp(it->name, plc_phase_section[c->phase]))
         plc_lower_items(c, &it->list, plc_env_new(c->L->ev, env), 0);
       break;
     default:
@@ -902,8 +937,11 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
 {
   plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD};
   plc_inst *prev = NULL;
-  for (int k = 0; k < st->nlayers && !PLC_LOWER_FAILED(L); k++) {
+  for (int k = 0, chunk = 0; k < st->nlayers && !PLC_LOWER_FAILED(L); k++) {
     plc_layer_info *li = &info[k];
+    while (k >= st->chunk_end[chunk])
+      chunk++;
+    c.mem = &st->mem[chunk];
     c.layer = st->layers[k];
     c.cur = &li->fwd;
     c.prev = prev;
@@ -966,7 +1004,11 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
                                            s == L->run->nstages - 1);
   if (plc_lower_find_template(L, "pipeline", &t)) {
     plc_inst fi = {0}, bi = {0};
-    plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD, .layer = -1, .cur = &fi};
+    /* the embedding and loss count with the stage's first chunk, but on the
+     * last stage with its last one (the output layer's) */
+    int chunk = s == L->run->nstages - 1 ? L->run->vpp - 1 : 0;
+    plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD, .layer = -1, .cur = &fi,
+                  .mem = &st->mem[chunk]};
     plc_lower_instance(&c, &t, layer);
     c = (plc_lctx){.L = L, .list = &st->bwd, .phase = PLC_PH_BWD, .layer = -1, .cur = &bi,
                    .fwd = &fi};
@@ -976,7 +1018,8 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
   if (plc_lower_find_template(L, "step", &t)) {
     plc_inst si = {0};
     layer = plc_lower_layer_value(L, -1, "step", s, s == 0, s == L->run->nstages - 1);
-    plc_lctx c = {.L = L, .list = &st->step, .phase = PLC_PH_STEP, .layer = -1, .cur = &si};
+    plc_lctx c = {.L = L, .list = &st->step, .phase = PLC_PH_STEP, .layer = -1, .cur = &si,
+                  .mem = &st->mem[0]};
     plc_lower_instance(&c, &t, layer);
   }
 }
@@ -1019,6 +1062,19 @@ static const char **plc_lower_layers(plc_lower *L, int *nlayers)
   }
   *nlayers = (int)total;
   return kinds;
+}
+
+static plc_ir_mem *plc_lower_mem_new(plc_lower *L, int n)
+{
+  plc_ir_mem *m = plc_arena_alloc(L->ar, (size_t)n * sizeof *m);
+  for (int i = 0; i < n; i++) {
+    m[i].weights = plc_arena_mpq(L->ar);
+    m[i].grads = plc_arena_mpq(L->ar);
+    m[i].optimizer = plc_arena_mpq(L->ar);
+    m[i].activations = plc_arena_mpq(L->ar);
+    m[i].buffers = plc_arena_mpq(L->ar);
+  }
+  return m;
 }
 
 /* Layers of each physical stage: chunk j (of pp*vpp, in execution order)
@@ -1075,12 +1131,15 @@ static int plc_lower_split(plc_lower *L, int nlayers)
     r->stages[j % p].nlayers += len[j];
   for (int s = 0; s < p; s++) {
     r->stages[s].layers = plc_arena_alloc(L->ar, ((size_t)r->stages[s].nlayers + 1) * sizeof(int));
+    r->stages[s].chunk_end = plc_arena_alloc(L->ar, (size_t)v * sizeof(int));
+    r->stages[s].mem = plc_lower_mem_new(L, (int)v);
     r->stages[s].nlayers = 0;
   }
   for (int j = 0, first = 0; j < chunks; first += len[j++]) {
     plc_ir_stage *st = &r->stages[j % p];
     for (int k = 0; k < len[j]; k++)
       st->layers[st->nlayers++] = first + k;
+    st->chunk_end[j / p] = st->nlayers;
   }
   free(len);
   return 1;

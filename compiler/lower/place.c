@@ -242,6 +242,25 @@ static int plc_place_tiers(plc_lower *L, plc_tier *t, int max)
   return -1;
 }
 
+/* The device's memory capacity (optional) and the reserve the training
+ * cannot use: the train's memory_reserve, else the device's. */
+static int plc_place_memory(plc_lower *L, plc_obj *dev)
+{
+  static const int bytes[PLC_NDIM] = {1, 0, 0};
+  plc_ir_run *r = L->run;
+  const plc_ast *n = plc_lower_field_node(dev, "memory");
+  if (n != dev->node &&
+      !(r->memory = plc_lower_num(L, plc_lower_field(L, dev, "memory"), bytes, n,
+                                  "a device's memory")))
+    return 0;
+  r->memory_reserve = plc_place_pin(L, "memory_reserve", bytes);
+  if (!r->memory_reserve)
+    r->memory_reserve = plc_lower_num(L, plc_lower_field(L, dev, "memory_reserve"), bytes,
+                                      plc_lower_field_node(dev, "memory_reserve"),
+                                      "a device's memory_reserve");
+  return r->memory_reserve != NULL;
+}
+
 static int plc_place_device(plc_lower *L)
 {
   plc_value *d = plc_lower_field(L, L->cluster, "device");
@@ -255,6 +274,8 @@ static int plc_place_device(plc_lower *L)
     return 0;
   L->run->peak = peak;
   L->run->device = d->obj->name;
+  if (!plc_place_memory(L, d->obj))
+    return 0;
   return plc_lower_num(L, plc_lower_field(L, d->obj, "efficiency"), none,
                        plc_lower_field_node(d->obj, "efficiency"), "efficiency") != NULL;
 }

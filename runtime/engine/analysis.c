@@ -4,6 +4,7 @@
 #endif
 
 #include "analysis.h"
+#include "memory.h"
 #include "quantity.h"
 #include "sensitivity.h"
 #include "xalloc.h"
@@ -33,6 +34,7 @@ void plc_result_free(plc_result *r)
                r->rows[i].window, r->rows[i].exposed, NULL);
   free(r->rows);
   plc_sense_free(r);
+  plc_result_memory_free(r);
   if (r->run) {
     plc_sim_free(&r->fwd);
     plc_sim_free(&r->bwd);

@@ -53,6 +53,7 @@ typedef struct plc_result {
   int nrows;
   struct plc_sense *sense; /* sensitivity.h; NULL until computed */
   int nsense;
+  struct plc_mem *mem;     /* memory.h; NULL until computed */
 } plc_result;
 
 void plc_analyse(plc_result *res, const plc_ir_run *run);

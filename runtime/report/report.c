@@ -4,6 +4,7 @@
 #endif
 
 #include "report.h"
+#include "memory.h"
 #include "report_parts.h"
 #include "sensitivity.h"
 #include "xalloc.h"
@@ -246,6 +247,31 @@ static void plc_report_bottleneck_text(FILE *out, const plc_result *r, const plc
   plc_report_parts_clear(&b, 1);
 }
 
+/* Peak memory per stage with its breakdown, and whether it fits. */
+static void plc_report_memory(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  char *sum = plc_report_mem_summary(r, o);
+  if (!r->mem || !r->mem->known) {
+    fprintf(out, "\nmemory per device\n  %s\n", sum);
+    free(sum);
+    return;
+  }
+  plc_table t = {.cols = PLC_REPORT_MEM_CELLS};
+  plc_table_row(&t, "stage", "weights", "grads", "optimizer", "activations", "buffers", "peak",
+                "headroom");
+  for (int s = 0; s < r->mem->nstages; s++) {
+    char *v[PLC_REPORT_MEM_CELLS];
+    plc_report_mem_cells(o, r, s, v);
+    plc_table_row(&t, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+    plc_report_cells_free(v, PLC_REPORT_MEM_CELLS);
+  }
+  fprintf(out, "\nmemory per device, at each stage's peak over the step (%s order)\n",
+          r->run->schedule);
+  plc_table_print(out, &t, 1);
+  fprintf(out, "  %s\n", sum);
+  free(sum);
+}
+
 /* For each exposed row: the bandwidth that would hide it, and the step. */
 static void plc_report_sensitivity(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
@@ -274,11 +300,32 @@ void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o)
   plc_report_bubble(out, r, o);
   plc_report_step(out, r, o);
   plc_report_sensitivity(out, r, o);
+  plc_report_memory(out, r, o);
   plc_report_efficiency(out, r, o);
   plc_report_bottleneck_text(out, r, o);
 }
 
-int plc_report_figure(const plc_result *r, const char *name, plc_quantity *q)
+/* peak_memory and memory_headroom: over the stages; NULL why when known. */
+static const char *plc_report_mem_figure(const plc_result *r, const char *name, plc_quantity *q)
+{
+  const plc_mem *m = r->mem;
+  if (!m || !m->known)
+    return "no memory model: no template of its framework has a memory section";
+  q->dim.e[PLC_DIM_BYTE] = 1;
+  if (!strcmp(name, "peak_memory")) {
+    mpq_set(q->v, m->st[m->worst].peak);
+    return NULL;
+  }
+  if (!m->capacity_known)
+    return "no memory headroom: its device declares no memory";
+  mpq_set(q->v, m->st[0].headroom);
+  for (int s = 1; s < m->nstages; s++)
+    if (mpq_cmp(m->st[s].headroom, q->v) < 0)
+      mpq_set(q->v, m->st[s].headroom);
+  return NULL;
+}
+
+const char *plc_report_figure(const plc_result *r, const char *name, plc_quantity *q)
 {
   static const struct { const char *name; int sec; } figs[] = {
     {"step_time", 1}, {"bubble", 1}, {"eta", 0}, {"busy", 0}, {"mfu", 0},
@@ -287,10 +334,12 @@ int plc_report_figure(const plc_result *r, const char *name, plc_quantity *q)
   };
   mpq_srcptr vals[] = {r->step, r->bubble, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL,
                        r->t_f, r->t_b, r->tail, NULL, NULL};
+  q->dim = plc_dim_none();
+  if (!strcmp(name, "peak_memory") || !strcmp(name, "memory_headroom"))
+    return plc_report_mem_figure(r, name, q);
   for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
     if (strcmp(figs[i].name, name))
       continue;
-    q->dim = plc_dim_none();
     q->dim.e[PLC_DIM_SEC] = figs[i].sec;
     if (vals[i])
       mpq_set(q->v, vals[i]);
@@ -300,7 +349,9 @@ int plc_report_figure(const plc_result *r, const char *name, plc_quantity *q)
       mpq_set_si(q->v, r->run->world, 1);
     else
       mpq_set_si(q->v, (long)r->run->micro_batch * r->run->seq, 1);
-    return !(!strcmp(name, "mfu") && !r->mfu_known);
+    if (!strcmp(name, "mfu") && !r->mfu_known)
+      return "no mfu (its compute times are pinned, so its FLOPs are unknown)";
+    return NULL;
   }
-  return 0;
+  return "no such result";
 }

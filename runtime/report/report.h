@@ -21,8 +21,9 @@ typedef struct plc_report_opts {
 
 void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o);
 
-/* A figure of a result by the name asserts use (step_time, eta, ...):
- * sets q (value and dimension) and returns 1, or 0 for an unknown name. */
-int plc_report_figure(const plc_result *r, const char *name, plc_quantity *q);
+/* A figure of a result by the name asserts use (step_time, eta,
+ * peak_memory, ...): sets q (value and dimension) and returns NULL, or
+ * says why the run has no such figure ("no mfu (...)"). */
+const char *plc_report_figure(const plc_result *r, const char *name, plc_quantity *q);
 
 #endif

@@ -10,6 +10,7 @@
 #endif
 
 #include "report_json.h"
+#include "memory.h"
 #include "report_parts.h"
 #include "sensitivity.h"
 #include "xalloc.h"
@@ -339,6 +340,46 @@ static json_t *plc_json_bottleneck(const plc_result *r, const plc_report_opts *o
   return j;
 }
 
+/* ---- memory ---------------------------------------------------------------------- */
+
+static json_t *plc_json_mem_stage(const plc_mem *m, int s, const plc_report_opts *o)
+{
+  const plc_mem_stage *st = &m->st[s];
+  json_t *j = json_object();
+  plc_json_set(j, "stage", json_integer(s));
+  plc_json_set(j, "weights", plc_json_q(o, st->weights, 1, 0, 0));
+  plc_json_set(j, "grads", plc_json_q(o, st->grads, 1, 0, 0));
+  plc_json_set(j, "optimizer", plc_json_q(o, st->optimizer, 1, 0, 0));
+  plc_json_set(j, "activations", plc_json_q(o, st->activations, 1, 0, 0));
+  plc_json_set(j, "in_flight", json_integer(st->inflight));
+  plc_json_set(j, "max_in_flight", json_integer(st->max_inflight));
+  plc_json_set(j, "buffers", plc_json_q(o, st->buffers, 1, 0, 0));
+  plc_json_set(j, "peak", plc_json_q(o, st->peak, 1, 0, 0));
+  plc_json_set(j, "headroom", m->capacity_known ? plc_json_q(o, st->headroom, 1, 0, 0) : NULL);
+  return j;
+}
+
+/* null when no template declares memory; capacity fields null when the
+ * device declares none. */
+static json_t *plc_json_memory(const plc_result *r, const plc_report_opts *o)
+{
+  const plc_mem *m = r->mem;
+  if (!m || !m->known)
+    return NULL;
+  json_t *j = json_object(), *stages = json_array();
+  plc_json_set(j, "capacity", m->capacity_known ? plc_json_q(o, m->capacity, 1, 0, 0) : NULL);
+  plc_json_set(j, "reserve", plc_json_q(o, m->reserve, 1, 0, 0));
+  plc_json_set(j, "usable", m->capacity_known ? plc_json_q(o, m->usable, 1, 0, 0) : NULL);
+  plc_json_set(j, "fits", m->capacity_known ? json_boolean(m->fits) : NULL);
+  plc_json_set(j, "peak_stage", json_integer(m->worst));
+  plc_json_set(j, "peak", plc_json_q(o, m->st[m->worst].peak, 1, 0, 0));
+  plc_json_set(j, "in_flight_note", m->why[0] ? plc_json_str(m->why) : NULL);
+  for (int s = 0; s < m->nstages; s++)
+    json_array_append_new(stages, plc_json_mem_stage(m, s, o));
+  plc_json_set(j, "stages", stages);
+  return j;
+}
+
 /* ---- the document ---------------------------------------------------------------- */
 
 static json_t *plc_json_run(const plc_result *r, const plc_report_opts *o)
@@ -362,6 +403,7 @@ static json_t *plc_json_run(const plc_result *r, const plc_report_opts *o)
   plc_json_set(j, "bubble", plc_json_bubble(r, o));
   plc_json_set(j, "step", plc_json_step(r, o));
   plc_json_set(j, "sensitivity", plc_json_sensitivity(r, o));
+  plc_json_set(j, "memory", plc_json_memory(r, o));
   plc_json_set(j, "efficiency", plc_json_efficiency(r, o));
   plc_json_set(j, "bottleneck", plc_json_bottleneck(r, o));
   return j;

@@ -8,6 +8,7 @@
 #endif
 
 #include "report_md.h"
+#include "memory.h"
 #include "report_parts.h"
 #include "xalloc.h"
 
@@ -282,6 +283,29 @@ static void plc_md_sensitivity(FILE *out, const plc_result *r, const plc_report_
   }
 }
 
+/* Peak memory per stage with its breakdown, and whether it fits. */
+static void plc_md_memory(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  fputs("\n### Memory per device\n\n", out);
+  char *sum = plc_report_mem_summary(r, o);
+  if (r->mem && r->mem->known) {
+    fprintf(out, "At each stage's peak over the step (%s order).\n\n", r->run->schedule);
+    plc_md_row(out, PLC_REPORT_MEM_CELLS, "stage", "weights", "grads", "optimizer",
+               "activations", "buffers", "peak", "headroom");
+    plc_md_rule(out, "rrrrrrrr");
+    for (int s = 0; s < r->mem->nstages; s++) {
+      char *v[PLC_REPORT_MEM_CELLS];
+      plc_report_mem_cells(o, r, s, v);
+      plc_md_row(out, PLC_REPORT_MEM_CELLS, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+      plc_report_cells_free(v, PLC_REPORT_MEM_CELLS);
+    }
+    fputc('\n', out);
+  }
+  plc_md_text(out, sum);
+  fputc('\n', out);
+  free(sum);
+}
+
 void plc_md_report(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   plc_md_header(out, r);
@@ -292,6 +316,7 @@ void plc_md_report(FILE *out, const plc_result *r, const plc_report_opts *o)
   plc_md_bubble(out, r, o);
   plc_md_step(out, r, o);
   plc_md_sensitivity(out, r, o);
+  plc_md_memory(out, r, o);
   plc_md_efficiency(out, r, o);
   plc_md_bottleneck(out, r, o);
 }

@@ -4,6 +4,7 @@
 #endif
 
 #include "report_parts.h"
+#include "memory.h"
 #include "sensitivity.h"
 #include "xalloc.h"
 
@@ -360,6 +361,45 @@ void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i
   char *st = plc_report_time(o, sn->step_if);
   cells[6] = plc_report_sprintf("%s%s", st, sn->possible ? "" : " (if free)");
   free(st);
+}
+
+void plc_report_mem_cells(const plc_report_opts *o, const plc_result *r, int s, char **cells)
+{
+  const plc_mem *m = r->mem;
+  const plc_mem_stage *st = &m->st[s];
+  cells[0] = plc_report_sprintf("%d", s);
+  cells[1] = plc_report_bytes(o, st->weights);
+  cells[2] = plc_report_bytes(o, st->grads);
+  cells[3] = plc_report_bytes(o, st->optimizer);
+  char *a = plc_report_bytes(o, st->activations);
+  cells[4] = plc_report_sprintf("%s (%d in flight)", a, st->inflight);
+  free(a);
+  cells[5] = plc_report_bytes(o, st->buffers);
+  cells[6] = plc_report_bytes(o, st->peak);
+  cells[7] = m->capacity_known ? plc_report_bytes(o, st->headroom) : plc_xstrdup("-");
+}
+
+char *plc_report_mem_summary(const plc_result *r, const plc_report_opts *o)
+{
+  const plc_mem *m = r->mem;
+  if (!m || !m->known)
+    return plc_xstrdup("not modelled: no template of the framework has a memory section");
+  char *why = m->why[0] ? plc_report_sprintf("; %s, so one microbatch per chunk is counted "
+                                             "in flight", m->why) : plc_xstrdup("");
+  char *out;
+  if (!m->capacity_known) {
+    out = plc_report_sprintf("the device declares no memory: fit not checked%s", why);
+  } else {
+    char *cap = plc_report_bytes(o, m->capacity), *res = plc_report_bytes(o, m->reserve);
+    char *use = plc_report_bytes(o, m->usable);
+    out = plc_report_sprintf("%s per device - %s reserve = %s usable: %s%s", cap, res, use,
+                             m->fits ? "every stage fits" : "DOES NOT FIT", why);
+    free(cap);
+    free(res);
+    free(use);
+  }
+  free(why);
+  return out;
 }
 
 void plc_report_cells_free(char **cells, int n)

@@ -134,4 +134,14 @@ void plc_report_cells_free(char **cells, int n);
 #define PLC_REPORT_SENSE_CELLS 7
 void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i, char **cells);
 
+/* One stage of the memory table (r->mem->st[s]), as the text and Markdown
+ * reports list it: stage, weights, grads, optimizer, activations with the
+ * microbatch-chunks in flight, buffers, peak, headroom ("-" when the
+ * capacity is unknown); freed with plc_report_cells_free. */
+#define PLC_REPORT_MEM_CELLS 8
+void plc_report_mem_cells(const plc_report_opts *o, const plc_result *r, int s, char **cells);
+/* The line under the memory table: capacity, reserve, usable, and whether
+ * every stage fits; or why memory is not modelled.  malloc'd. */
+char *plc_report_mem_summary(const plc_result *r, const plc_report_opts *o);
+
 #endif

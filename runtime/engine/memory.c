@@ -1,0 +1,332 @@
+/* memory.c - per-device memory over a training step (see memory.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "memory.h"
+#include "analysis.h"
+#include "xalloc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void plc_mem_stage_init(plc_mem_stage *st)
+{
+  mpq_inits(st->weights, st->grads, st->optimizer, st->activations, st->buffers, st->peak,
+            st->headroom, NULL);
+  st->inflight = st->max_inflight = 0;
+}
+
+void plc_mem_stage_clear(plc_mem_stage *st)
+{
+  mpq_clears(st->weights, st->grads, st->optimizer, st->activations, st->buffers, st->peak,
+             st->headroom, NULL);
+}
+
+/* ---- one stage's walk ----------------------------------------------------- */
+
+/* What a block does to memory: the chunk it allocates (at its end), the
+ * chunk it frees (at its end), the chunks whose working set it holds. */
+typedef struct plc_mem_ev {
+  int alloc, release, buf1, buf2; /* -1: none */
+} plc_mem_ev;
+
+static plc_mem_ev plc_mem_event(const plc_sched_block *b)
+{
+  plc_mem_ev e = {-1, -1, b->chunk, -1};
+  switch (b->phase) {
+  case PLC_SCHED_F: e.alloc = b->chunk; break;
+  case PLC_SCHED_B: e.release = b->split ? -1 : b->chunk; break;
+  case PLC_SCHED_W: e.release = b->chunk; break;
+  default: /* FB: its forward allocates before its backward frees */
+    e.alloc = b->chunk;
+    e.buf2 = b->chunk2;
+    e.release = b->split ? -1 : b->chunk2;
+    break;
+  }
+  return e;
+}
+
+/* The walk's state: chunks in flight now and at the best level so far. */
+typedef struct plc_mem_state {
+  int *cnt, *best_cnt, nchunks;
+  int total, max_total, best_buf; /* best_buf: the chunk whose buffers count at the best */
+} plc_mem_state;
+
+static void plc_mem_apply(plc_mem_state *w, int chunk, int delta)
+{
+  w->cnt[chunk] += delta;
+  w->total += delta;
+  if (w->total > w->max_total)
+    w->max_total = w->total;
+}
+
+static void plc_mem_snapshot(plc_mem_state *w, int buf)
+{
+  memcpy(w->best_cnt, w->cnt, (size_t)w->nchunks * sizeof *w->cnt);
+  w->best_buf = buf;
+}
+
+/* Machine integers: act and buf scaled to a common denominator.  Every
+ * level is at most sum(act) * blocks + max(buf), checked to fit first. */
+static void plc_mem_walk64(const plc_sched_block *blocks, int n, const int64_t *a,
+                           const int64_t *b, plc_mem_state *w)
+{
+  int64_t level = 0, best = -1;
+  for (int i = 0; i < n; i++) {
+    plc_mem_ev e = plc_mem_event(&blocks[i]);
+    if (e.alloc >= 0) {
+      level += a[e.alloc];
+      plc_mem_apply(w, e.alloc, 1);
+    }
+    int buf = e.buf2 >= 0 && b[e.buf2] > b[e.buf1] ? e.buf2 : e.buf1;
+    if (level + b[buf] > best) {
+      best = level + b[buf];
+      plc_mem_snapshot(w, buf);
+    }
+    if (e.release >= 0 && w->cnt[e.release] > 0) {
+      level -= a[e.release];
+      plc_mem_apply(w, e.release, -1);
+    }
+  }
+}
+
+/* The same on rationals, when the integers would not fit. */
+static void plc_mem_walkq(const plc_sched_block *blocks, int n, mpq_t *a, mpq_t *b,
+                          plc_mem_state *w)
+{
+  mpq_t level, best, x;
+  mpq_inits(level, best, x, NULL);
+  mpq_set_si(best, -1, 1);
+  for (int i = 0; i < n; i++) {
+    plc_mem_ev e = plc_mem_event(&blocks[i]);
+    if (e.alloc >= 0) {
+      mpq_add(level, level, a[e.alloc]);
+      plc_mem_apply(w, e.alloc, 1);
+    }
+    int buf = e.buf2 >= 0 && mpq_cmp(b[e.buf2], b[e.buf1]) > 0 ? e.buf2 : e.buf1;
+    mpq_add(x, level, b[buf]);
+    if (mpq_cmp(x, best) > 0) {
+      mpq_set(best, x);
+      plc_mem_snapshot(w, buf);
+    }
+    if (e.release >= 0 && w->cnt[e.release] > 0) {
+      mpq_sub(level, level, a[e.release]);
+      plc_mem_apply(w, e.release, -1);
+    }
+  }
+  mpq_clears(level, best, x, NULL);
+}
+
+/* Scale act and buf to integers over their common denominator: 1 when all
+ * of them, and the largest level n blocks could reach, fit in 62 bits. */
+static int plc_mem_scale(int n, int nchunks, mpq_t *act, mpq_t *buf, int64_t *a, int64_t *b)
+{
+  mpz_t den, v, bound;
+  mpz_inits(den, v, bound, NULL);
+  mpz_set_ui(den, 1);
+  for (int c = 0; c < nchunks; c++) {
+    mpz_lcm(den, den, mpq_denref(act[c]));
+    mpz_lcm(den, den, mpq_denref(buf[c]));
+  }
+  int ok = 1;
+  for (int c = 0; c < nchunks && ok; c++)
+    for (int k = 0; k < 2 && ok; k++) {
+      mpq_srcptr q = k ? buf[c] : act[c];
+      mpz_divexact(v, den, mpq_denref(q));
+      mpz_mul(v, v, mpq_numref(q));
+      mpz_addmul_ui(bound, v, k ? 1 : (unsigned long)n + 1);
+      ok = mpz_sizeinbase(bound, 2) <= 62;
+      (k ? b : a)[c] = ok ? (int64_t)mpz_get_si(v) : 0;
+    }
+  mpz_clears(den, v, bound, NULL);
+  return ok;
+}
+
+void plc_mem_walk(const plc_sched_block *blocks, int n, int nchunks, mpq_t *act, mpq_t *buf,
+                  plc_mem_stage *out)
+{
+  plc_mem_state w = {.nchunks = nchunks};
+  w.cnt = plc_xcalloc((size_t)nchunks, sizeof *w.cnt);
+  w.best_cnt = plc_xcalloc((size_t)nchunks, sizeof *w.best_cnt);
+  int64_t *a = plc_xmalloc((size_t)nchunks * sizeof *a), *b = plc_xmalloc((size_t)nchunks * sizeof *b);
+  if (plc_mem_scale(n, nchunks, act, buf, a, b))
+    plc_mem_walk64(blocks, n, a, b, &w);
+  else
+    plc_mem_walkq(blocks, n, act, buf, &w);
+  mpq_set_ui(out->activations, 0, 1);
+  out->inflight = 0;
+  for (int c = 0; c < nchunks; c++) {
+    mpq_t x;
+    mpq_init(x);
+    mpq_set_si(x, w.best_cnt[c], 1);
+    mpq_mul(x, x, act[c]);
+    mpq_add(out->activations, out->activations, x);
+    mpq_clear(x);
+    out->inflight += w.best_cnt[c];
+  }
+  mpq_set(out->buffers, n > 0 ? buf[w.best_buf] : out->buffers);
+  out->max_inflight = w.max_total;
+  mpq_add(out->peak, out->activations, out->buffers);
+  free(a);
+  free(b);
+  free(w.cnt);
+  free(w.best_cnt);
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+/* The schedule a run's blocks follow: its table entry and parameters. */
+static const plc_sched_info *plc_mem_schedule(const plc_ir_run *run, plc_sched_params *par,
+                                              char *why, size_t len)
+{
+  const plc_sched_info *info = plc_sched_find(run->schedule);
+  if (!info) {
+    snprintf(why, len, "schedule '%s' has no generator", run->schedule);
+    return NULL;
+  }
+  *par = (plc_sched_params){.p = run->nstages, .mu = run->mu > INT32_MAX ? 0 : (int)run->mu,
+                            .v = info->place == PLC_SCHED_PLACE_ROUND ? run->vpp
+                               : info->place == PLC_SCHED_PLACE_STAGE ? 1 : 2};
+  long per = 3L * par->v * par->mu;
+  const char *bad = par->mu < 1 || per > (1L << 24) ? "more than 2^24 blocks per stage"
+                  : info->check ? info->check(par) : NULL;
+  if (bad) {
+    snprintf(why, len, "schedule '%s': %s", run->schedule, bad);
+    return NULL;
+  }
+  return info;
+}
+
+/* Add the lowered parts a schedule chunk computes: vchunk k of stage ps
+ * (k < 0: all of the stage's). */
+static void plc_mem_part(const plc_ir_run *run, int ps, int k, mpq_t act, mpq_t buf,
+                         plc_mem_stage *st)
+{
+  for (int j = k < 0 ? 0 : k; j < (k < 0 ? run->vpp : k + 1); j++) {
+    const plc_ir_mem *m = &run->stages[ps].mem[j];
+    mpq_add(act, act, m->activations);
+    if (mpq_cmp(m->buffers, buf) > 0)
+      mpq_set(buf, m->buffers);
+    if (st) {
+      mpq_add(st->weights, st->weights, m->weights);
+      mpq_add(st->grads, st->grads, m->grads);
+      mpq_add(st->optimizer, st->optimizer, m->optimizer);
+    }
+  }
+}
+
+/* Per schedule chunk: its activations and buffers; and into each stage the
+ * static state of the chunks it holds. */
+static void plc_mem_chunks(const plc_ir_run *run, const plc_sched_info *info,
+                           const plc_sched_params *par, int nchunks, mpq_t *act, mpq_t *buf,
+                           plc_mem *m)
+{
+  for (int c = 0; c < nchunks; c++) {
+    int part = plc_sched_chunk_part(info->place, par, c);
+    /* round-robin: model chunk part is virtual chunk part / p of stage
+     * part % p; otherwise the part is a stage's whole share */
+    int ps = part % par->p, k = info->place == PLC_SCHED_PLACE_ROUND ? part / par->p : -1;
+    plc_mem_part(run, ps, k, act[c], buf[c], &m->st[plc_sched_stage_of(info->place, par, c)]);
+  }
+}
+
+static void plc_mem_totals(plc_mem *m)
+{
+  m->fits = 1;
+  m->worst = 0;
+  for (int s = 0; s < m->nstages; s++) {
+    plc_mem_stage *st = &m->st[s];
+    mpq_add(st->peak, st->peak, st->weights);
+    mpq_add(st->peak, st->peak, st->grads);
+    mpq_add(st->peak, st->peak, st->optimizer);
+    if (mpq_cmp(st->peak, m->st[m->worst].peak) > 0)
+      m->worst = s;
+    if (m->capacity_known) {
+      mpq_sub(st->headroom, m->usable, st->peak);
+      if (mpq_sgn(st->headroom) < 0)
+        m->fits = 0;
+    }
+  }
+}
+
+/* Without a schedule: one microbatch through every chunk of the stage. */
+static void plc_mem_single(const plc_ir_run *run, plc_mem *m)
+{
+  for (int s = 0; s < m->nstages; s++) {
+    plc_mem_stage *st = &m->st[s];
+    plc_mem_part(run, s, -1, st->activations, st->buffers, st);
+    st->inflight = st->max_inflight = run->vpp;
+    mpq_add(st->peak, st->activations, st->buffers);
+  }
+}
+
+void plc_mem_analyse(plc_mem *m, const plc_ir_run *run)
+{
+  memset(m, 0, sizeof *m);
+  mpq_inits(m->capacity, m->reserve, m->usable, NULL);
+  m->known = run->memory_declared;
+  if (!m->known)
+    return;
+  m->capacity_known = run->memory != NULL;
+  if (run->memory)
+    mpq_set(m->capacity, run->memory);
+  if (run->memory_reserve)
+    mpq_set(m->reserve, run->memory_reserve);
+  mpq_sub(m->usable, m->capacity, m->reserve);
+  m->nstages = run->nstages;
+  m->st = plc_xmalloc((size_t)m->nstages * sizeof *m->st);
+  for (int s = 0; s < m->nstages; s++)
+    plc_mem_stage_init(&m->st[s]);
+  plc_sched_params par;
+  const plc_sched_info *info = plc_mem_schedule(run, &par, m->why, sizeof m->why);
+  if (!info) {
+    plc_mem_single(run, m);
+    plc_mem_totals(m);
+    return;
+  }
+  int nchunks = plc_sched_nchunks(info->place, &par);
+  mpq_t *act = plc_xmalloc((size_t)nchunks * sizeof *act), *buf = plc_xmalloc((size_t)nchunks * sizeof *buf);
+  for (int c = 0; c < nchunks; c++)
+    mpq_inits(act[c], buf[c], NULL);
+  plc_mem_chunks(run, info, &par, nchunks, act, buf, m);
+  plc_sched_block *blocks = plc_xmalloc((size_t)plc_sched_max_stage_blocks(info->place, &par) *
+                                        sizeof *blocks);
+  for (int s = 0; s < m->nstages; s++) {
+    int n = info->gen(&par, s, blocks);
+    plc_mem_walk(blocks, n, nchunks, act, buf, &m->st[s]);
+  }
+  free(blocks);
+  for (int c = 0; c < nchunks; c++)
+    mpq_clears(act[c], buf[c], NULL);
+  free(act);
+  free(buf);
+  plc_mem_totals(m);
+}
+
+void plc_mem_free(plc_mem *m)
+{
+  for (int s = 0; m->st && s < m->nstages; s++)
+    plc_mem_stage_clear(&m->st[s]);
+  free(m->st);
+  m->st = NULL;
+  mpq_clears(m->capacity, m->reserve, m->usable, NULL);
+}
+
+void plc_result_memory(plc_result *res)
+{
+  plc_result_memory_free(res);
+  res->mem = plc_xmalloc(sizeof *res->mem);
+  plc_mem_analyse(res->mem, res->run);
+}
+
+void plc_result_memory_free(plc_result *res)
+{
+  if (!res->mem)
+    return;
+  plc_mem_free(res->mem);
+  free(res->mem);
+  res->mem = NULL;
+}
