@@ -100,6 +100,11 @@ static const plc_field plc_result_fields[] = {
   NUM("tokens", DIMLESS, 0, ANY, "tokens per microbatch"),
   NUM("peak_memory", BYTES, 0, ANY, "peak memory of the fullest device, reserve excluded"),
   NUM("memory_headroom", BYTES, 0, ANY, "least free memory of any device (negative: does not fit)"),
+  NUM("memory_weights", BYTES, 0, ANY, "weights on the device with the peak"),
+  NUM("memory_grads", BYTES, 0, ANY, "gradient buffers on the device with the peak"),
+  NUM("memory_optimizer", BYTES, 0, ANY, "optimizer state on the device with the peak"),
+  NUM("memory_activations", BYTES, 0, ANY, "activations in flight at the peak"),
+  NUM("memory_buffers", BYTES, 0, ANY, "transient buffers at the peak"),
   PLC_FIELD_END,
 };
 

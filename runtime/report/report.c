@@ -305,17 +305,24 @@ void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o)
   plc_report_bottleneck_text(out, r, o);
 }
 
-/* peak_memory and memory_headroom: over the stages; NULL why when known. */
+/* peak_memory and its parts on the device that reaches it (the first on
+ * ties), memory_headroom over all devices; NULL when known, else why not. */
 static const char *plc_report_mem_figure(const plc_result *r, const char *name, plc_quantity *q)
 {
   const plc_mem *m = r->mem;
   if (!m || !m->known)
     return "no memory model: no template of its framework has a memory section";
   q->dim.e[PLC_DIM_BYTE] = 1;
-  if (!strcmp(name, "peak_memory")) {
-    mpq_set(q->v, m->st[m->worst].peak);
-    return NULL;
-  }
+  const plc_mem_stage *w = &m->st[m->worst];
+  static const char *const parts[] = {"peak_memory", "memory_weights", "memory_grads",
+                                      "memory_optimizer", "memory_activations",
+                                      "memory_buffers"};
+  mpq_srcptr vals[] = {w->peak, w->weights, w->grads, w->optimizer, w->activations, w->buffers};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+    if (!strcmp(name, parts[i])) {
+      mpq_set(q->v, vals[i]);
+      return NULL;
+    }
   if (!m->capacity_known)
     return "no memory headroom: its device declares no memory";
   mpq_set(q->v, m->st[0].headroom);
@@ -335,7 +342,7 @@ const char *plc_report_figure(const plc_result *r, const char *name, plc_quantit
   mpq_srcptr vals[] = {r->step, r->bubble, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL,
                        r->t_f, r->t_b, r->tail, NULL, NULL};
   q->dim = plc_dim_none();
-  if (!strcmp(name, "peak_memory") || !strcmp(name, "memory_headroom"))
+  if (!strcmp(name, "peak_memory") || !strncmp(name, "memory_", 7))
     return plc_report_mem_figure(r, name, q);
   for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
     if (strcmp(figs[i].name, name))
