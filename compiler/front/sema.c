@@ -530,8 +530,15 @@ static void plc_sema_memory(plc_sema *s, const plc_ast *it, plc_env *env)
       continue;
     }
     if (!f) {
-      plc_error(DIAG, &x->loc, "unknown entry '%s' in section 'memory' (expected weights, "
-                "grads, optimizer, activations or buffers)", x->name);
+      static const char *const names[] = {"weights", "grads", "optimizer", "activations",
+                                          "buffers"};
+      const char *hint = plc_schema_suggest(x->name, names, 5);
+      if (hint)
+        plc_error(DIAG, &x->loc, "unknown entry '%s' in section 'memory'; did you mean '%s'?",
+                  x->name, hint);
+      else
+        plc_error(DIAG, &x->loc, "unknown entry '%s' in section 'memory' (expected weights, "
+                  "grads, optimizer, activations or buffers)", x->name);
       continue;
     }
     if (!plc_sema_unique(s, seen, x))
