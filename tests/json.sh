@@ -150,4 +150,11 @@ if [ -n "${PLC_REGEN:-}" ]; then # not when plc failed: run has said so
 fi
 if same json-ops-small.expected "$outdir/json-ops-small.expected"; then pass
 else fail "ops-small: JSON differs"; fi
+# memory: tests/golden/memory-small.plan derives every figure by hand
+mem=$outdir/mem.json
+run mem 0 --format=json memory-small.plan
+check memory-capacity "$mem" '.runs[0].memory | .capacity.exact == "80000000000" and .reserve.exact == "2000000000" and .usable.exact == "78000000000" and .fits == true and .peak_stage == 0 and .peak.exact == "37000000000" and .in_flight_note == null'
+check memory-stage0 "$mem" '.runs[0].memory.stages[0] | .weights.exact == "7000000000" and .grads.exact == "4000000000" and .optimizer.exact == "6000000000" and .activations.exact == "16000000000" and .in_flight == 4 and .max_in_flight == 4 and .buffers.exact == "4000000000" and .peak.exact == "37000000000" and .headroom.exact == "41000000000"'
+check memory-stages "$mem" '[.runs[0].memory.stages[] | .in_flight] == [4, 3, 2, 1]'
+check memory-null "$m3" '.runs[0] | has("memory")'
 finish
