@@ -40,7 +40,7 @@ sound small "$t"
 check "every event has a cat, metadata too (some loaders reject one without)" \
   '([.traceEvents[] | (.cat | type) == "string"] | all) and ([.traceEvents[] | select(.ph == "M") | .cat] | unique) == ["__metadata"]' "$t"
 check "process names" \
-  '[.traceEvents[] | select(.name == "process_name") | .args.name] == ["small: stage 0 of 2 (critical)", "small: stage 1 of 2"]' "$t"
+  '[.traceEvents[] | select(.name == "process_name") | .args.name] == ["small: stage 0 of 2 (critical)", "small: stage 1 of 2", "small: whole step, block level (1f1b)"]' "$t"
 check "mm is 40 ms exactly" \
   '[.traceEvents[] | select(.ph == "X" and .args.op == "mm" and .args.phase == "fwd" and .pid == 1) | .args.duration] | unique == ["1/25 s"]' "$t"
 check "first ag: 5.001 ms, exposed all of it" \
@@ -48,13 +48,45 @@ check "first ag: 5.001 ms, exposed all of it" \
 check "the compute stream waits 0 .. 5001 us for it" \
   '[.traceEvents[] | select(.ph == "X" and .cat == "exposed" and .pid == 1 and .ts == 0)] | length == 1 and .[0].dur == 5001 and .[0].args.waits_for == "ag"' "$t"
 check "op events per stage" \
-  '[.traceEvents[] | select(.ph == "X" and .cat != "exposed" and .cat != "wait")] | group_by(.pid) | map(length) == [39, 15]' "$t"
+  '[.traceEvents[] | select(.ph == "X" and .args.op != null)] | group_by(.pid) | map(length) == [39, 15]' "$t"
 check "second microbatch follows the first" \
   '[.traceEvents[] | select(.ph == "X" and .pid == 1 and .args.op == "ag" and .args.layer == 0 and .args.phase == "fwd")] | map(.args.microbatch) == [0, 1] and .[1].ts == 505106' "$t"
 check "once ops only in the last backward" \
   '[.traceEvents[] | select(.ph == "X" and .args.once == true) | .args.microbatch] == [1, 1]' "$t"
 check "a step op per stage, after everything else of its stage" \
-  '[.traceEvents[] | select(.ph == "X")] | group_by(.pid) | map((map(select(.args.list == "step")) | length == 1 and .[0].args.op == "opt") and ((map(select(.args.list == "step"))[0].ts) >= (map(select(.args.list != "step") | .ts + .dur) | max))) | all' "$t"
+  '[.traceEvents[] | select(.ph == "X" and .args.list != null)] | group_by(.pid) | map((map(select(.args.list == "step")) | length == 1 and .[0].args.op == "opt") and ((map(select(.args.list == "step"))[0].ts) >= (map(select(.args.list != "step") | .ts + .dur) | max))) | all' "$t"
+
+# The whole step at block level (runtime/engine/blocks.h): 1F1B over 2
+# stages and 2 microbatches, each block its stage's per-microbatch time.
+# Stage 0: F 125.102 ms (t_f), B 380.004 ms; stage 1: F 80 ms (two mm of
+# 40 ms), B 200 ms.  Stage 1's F0 starts when stage 0's ends (the p2p is
+# inside the lists), its B0 follows at once (205.102 .. 405.102 ms);
+# stage 0 runs F1 meanwhile and starts B0 at 405.102 ms, ends it at
+# 785.106; stage 1's F1 (405.102 .. 485.102) and B1 (.. 685.102) run
+# meanwhile, so stage 0's B1 ends the step at 1165.11 ms.
+check "blocks: one thread per stage, blocks in 1F1B order" \
+  '[.traceEvents[] | select(.ph == "X" and .cat != null and (.cat | IN("forward", "backward")))] | group_by(.tid) | map(map(.name)) == [["F0", "F1", "B0", "B1"], ["F0", "B0", "F1", "B1"]]' "$t"
+check "blocks: stage 0 exact times" \
+  '[.traceEvents[] | select(.ph == "X" and (.cat | IN("forward", "backward"))) | [.name, .args.start, .args.end]] | .[0:4] == [["F0", "0 s", "62551/500000 s"], ["F1", "62551/500000 s", "62551/250000 s"], ["B0", "202551/500000 s", "392553/500000 s"], ["B1", "392553/500000 s", "116511/100000 s"]]' "$t"
+check "blocks: stage 1 waits for stage 0" \
+  '[.traceEvents[] | select(.ph == "X" and (.cat | IN("forward", "backward"))) | [.name, .args.start, .args.end]] | .[4:6] == [["F0", "62551/500000 s", "102551/500000 s"], ["B0", "102551/500000 s", "202551/500000 s"]]' "$t"
+check "blocks: no memory counter without memory sections" \
+  '[.traceEvents[] | select(.ph == "C")] | length == 0' "$t"
+
+# Memory along the step: tests/golden/memory-small.plan (pp 4, 1F1B, 8
+# microbatches).  Stage 0 holds 17 GB of state and keeps 4 GB per
+# microbatch; during F0 it holds 17 + 4 + 4 GB of buffers = 25 GB, after it
+# 21 GB; during F3 (4 in flight) 37 GB, its peak, which B0 keeps.
+mt="$outdir/mem.trace.json"
+if "$PLC" --trace="$mt" "$top_srcdir/tests/golden/memory-small.plan" > /dev/null 2>&1; then pass
+else fail "plc --trace on memory-small"; fi
+sound memory "$mt"
+check "memory: counter per stage" \
+  '[.traceEvents[] | select(.ph == "C") | .name] | unique == ["memory, stage 0", "memory, stage 1", "memory, stage 2", "memory, stage 3"]' "$mt"
+check "memory: stage 0 along its first blocks" \
+  '[.traceEvents[] | select(.ph == "C" and .name == "memory, stage 0") | .args.bytes] | .[0:8] == [25000000000, 21000000000, 29000000000, 25000000000, 33000000000, 29000000000, 37000000000, 33000000000]' "$mt"
+check "memory: the highest counter is the reported peak" \
+  '[.traceEvents[] | select(.ph == "C") | .args.bytes] | max == 37000000000' "$mt"
 
 # A large plan: four stages, four streams, four microbatches.
 m3="$outdir/m3.trace.json"
@@ -72,7 +104,7 @@ printf '%s\n' 'import "hw/nvidia"' 'import "models/llama3"' 'import "frameworks/
   '  micro_batch = 1; global_batch = 8; seq = 4096 }' > "$fs"
 if "$PLC" --trace="$outdir/fs.json" "$fs" > /dev/null 2>&1; then pass; else fail "plc --trace on fsdp2"; fi
 check "fsdp2: lanes compute, ag, rs only" \
-  '[.traceEvents[] | select(.name == "thread_name") | .args.name] | unique == ["ag", "compute", "rs"]' "$outdir/fs.json"
+  '[.traceEvents[] | select(.name == "thread_name") | .args.name | select(startswith("stage ") | not)] | unique == ["ag", "compute", "rs"]' "$outdir/fs.json"
 check "fsdp2: no event of no duration" \
   '[.traceEvents[] | select(.ph == "X" and .args.duration == "0 s")] | length == 0' "$outdir/fs.json"
 

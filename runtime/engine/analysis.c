@@ -119,10 +119,11 @@ static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
  * ops marked `wgrad`; when the templates mark none, half of the backward
  * compute (recompute excluded), the usual even split of input and weight
  * gradients. */
-static void plc_weight_grad(plc_result *r, const plc_ir_list *l)
+void plc_weight_grad_time(const plc_ir_list *l, mpq_t out)
 {
   mpq_t all;
   mpq_init(all);
+  mpq_set_ui(out, 0, 1);
   int marked = 0;
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
@@ -130,13 +131,13 @@ static void plc_weight_grad(plc_result *r, const plc_ir_list *l)
       continue;
     mpq_add(all, all, op->time);
     if (op->wgrad) {
-      mpq_add(r->t_w, r->t_w, op->time);
+      mpq_add(out, out, op->time);
       marked = 1;
     }
   }
   if (!marked) {
-    mpq_set_ui(r->t_w, 1, 2);
-    mpq_mul(r->t_w, r->t_w, all);
+    mpq_set_ui(out, 1, 2);
+    mpq_mul(out, out, all);
   }
   mpq_clear(all);
 }
@@ -359,7 +360,7 @@ static void plc_microbatch(plc_result *r)
   mpq_add(r->stall_mb, r->fwd.stall_other, r->bwd.stall_other);
   plc_inventory(r, &st->fwd, &r->fwd);
   plc_inventory(r, &st->bwd, &r->bwd);
-  plc_weight_grad(r, &st->bwd);
+  plc_weight_grad_time(&st->bwd, r->t_w);
 }
 
 void plc_analyse(plc_result *r, const plc_ir_run *run)

@@ -57,6 +57,12 @@ typedef struct plc_result {
 } plc_result;
 
 void plc_analyse(plc_result *res, const plc_ir_run *run);
+
+/* Weight-gradient time t_w of a backward list (ZB-H1, DualPipe): its
+ * compute ops marked `wgrad`; when none is marked, half of its backward
+ * compute (recompute excluded), the usual even split of input and weight
+ * gradients.  Once-per-step ops are left out. */
+void plc_weight_grad_time(const plc_ir_list *l, mpq_t out);
 void plc_result_free(plc_result *res);
 
 /* The bubble formula of a schedule with its numbers, for the report;

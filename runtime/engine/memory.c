@@ -27,13 +27,7 @@ void plc_mem_stage_clear(plc_mem_stage *st)
 
 /* ---- one stage's walk ----------------------------------------------------- */
 
-/* What a block does to memory: the chunk it allocates (at its end), the
- * chunk it frees (at its end), the chunks whose working set it holds. */
-typedef struct plc_mem_ev {
-  int alloc, release, buf1, buf2; /* -1: none */
-} plc_mem_ev;
-
-static plc_mem_ev plc_mem_event(const plc_sched_block *b)
+plc_mem_ev plc_mem_event(const plc_sched_block *b)
 {
   plc_mem_ev e = {-1, -1, b->chunk, -1};
   switch (b->phase) {
@@ -218,21 +212,6 @@ static void plc_mem_part(const plc_ir_run *run, int ps, int k, mpq_t act, mpq_t 
   }
 }
 
-/* Per schedule chunk: its activations and buffers; and into each stage the
- * static state of the chunks it holds. */
-static void plc_mem_chunks(const plc_ir_run *run, const plc_sched_info *info,
-                           const plc_sched_params *par, int nchunks, mpq_t *act, mpq_t *buf,
-                           plc_mem *m)
-{
-  for (int c = 0; c < nchunks; c++) {
-    int part = plc_sched_chunk_part(info->place, par, c);
-    /* round-robin: model chunk part is virtual chunk part / p of stage
-     * part % p; otherwise the part is a stage's whole share */
-    int ps = part % par->p, k = info->place == PLC_SCHED_PLACE_ROUND ? part / par->p : -1;
-    plc_mem_part(run, ps, k, act[c], buf[c], &m->st[plc_sched_stage_of(info->place, par, c)]);
-  }
-}
-
 static void plc_mem_totals(plc_mem *m)
 {
   m->fits = 1;
@@ -263,6 +242,37 @@ static void plc_mem_single(const plc_ir_run *run, plc_mem *m)
   }
 }
 
+const plc_sched_info *plc_mem_chunk_figures(const plc_ir_run *run, plc_sched_params *par,
+                                            int *nchunks, mpq_t **act, mpq_t **buf,
+                                            plc_mem_stage *st, char *why, size_t len)
+{
+  const plc_sched_info *info = plc_mem_schedule(run, par, why, len);
+  if (!info)
+    return NULL;
+  int n = *nchunks = plc_sched_nchunks(info->place, par);
+  *act = plc_xmalloc((size_t)n * sizeof **act);
+  *buf = plc_xmalloc((size_t)n * sizeof **buf);
+  for (int c = 0; c < n; c++)
+    mpq_inits((*act)[c], (*buf)[c], NULL);
+  for (int c = 0; c < n; c++) {
+    int part = plc_sched_chunk_part(info->place, par, c);
+    /* round-robin: model chunk part is virtual chunk part / p of stage
+     * part % p; otherwise the part is a stage's whole share */
+    int ps = part % par->p, k = info->place == PLC_SCHED_PLACE_ROUND ? part / par->p : -1;
+    plc_mem_part(run, ps, k, (*act)[c], (*buf)[c],
+                 st ? &st[plc_sched_stage_of(info->place, par, c)] : NULL);
+  }
+  return info;
+}
+
+void plc_mem_chunks_free(int nchunks, mpq_t *act, mpq_t *buf)
+{
+  for (int c = 0; c < nchunks; c++)
+    mpq_clears(act[c], buf[c], NULL);
+  free(act);
+  free(buf);
+}
+
 void plc_mem_analyse(plc_mem *m, const plc_ir_run *run)
 {
   memset(m, 0, sizeof *m);
@@ -281,17 +291,15 @@ void plc_mem_analyse(plc_mem *m, const plc_ir_run *run)
   for (int s = 0; s < m->nstages; s++)
     plc_mem_stage_init(&m->st[s]);
   plc_sched_params par;
-  const plc_sched_info *info = plc_mem_schedule(run, &par, m->why, sizeof m->why);
+  int nchunks;
+  mpq_t *act, *buf;
+  const plc_sched_info *info = plc_mem_chunk_figures(run, &par, &nchunks, &act, &buf, m->st,
+                                                     m->why, sizeof m->why);
   if (!info) {
     plc_mem_single(run, m);
     plc_mem_totals(m);
     return;
   }
-  int nchunks = plc_sched_nchunks(info->place, &par);
-  mpq_t *act = plc_xmalloc((size_t)nchunks * sizeof *act), *buf = plc_xmalloc((size_t)nchunks * sizeof *buf);
-  for (int c = 0; c < nchunks; c++)
-    mpq_inits(act[c], buf[c], NULL);
-  plc_mem_chunks(run, info, &par, nchunks, act, buf, m);
   plc_sched_block *blocks = plc_xmalloc((size_t)plc_sched_max_stage_blocks(info->place, &par) *
                                         sizeof *blocks);
   for (int s = 0; s < m->nstages; s++) {
@@ -299,10 +307,7 @@ void plc_mem_analyse(plc_mem *m, const plc_ir_run *run)
     plc_mem_walk(blocks, n, nchunks, act, buf, &m->st[s]);
   }
   free(blocks);
-  for (int c = 0; c < nchunks; c++)
-    mpq_clears(act[c], buf[c], NULL);
-  free(act);
-  free(buf);
+  plc_mem_chunks_free(nchunks, act, buf);
   plc_mem_totals(m);
 }
 

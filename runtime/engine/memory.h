@@ -67,6 +67,24 @@ void plc_result_memory_free(struct plc_result *res);
 void plc_mem_walk(const plc_sched_block *blocks, int n, int nchunks, mpq_t *act, mpq_t *buf,
                   plc_mem_stage *out);
 
+/* What a block does to memory: the chunk it allocates (when it ends), the
+ * chunk it frees (when it ends), the chunks whose buffers it holds while
+ * it runs (-1: none). */
+typedef struct plc_mem_ev {
+  int alloc, release, buf1, buf2;
+} plc_mem_ev;
+plc_mem_ev plc_mem_event(const plc_sched_block *b);
+
+/* The run's schedule as the memory walk uses it (NULL, with why, when it
+ * cannot be generated), with per schedule chunk its activations and
+ * buffers (nchunks entries each, allocated here, freed with
+ * plc_mem_chunks_free); when st is not NULL, each stage's resident state
+ * (the parts it holds) is added into st[stage]. */
+const plc_sched_info *plc_mem_chunk_figures(const plc_ir_run *run, plc_sched_params *par,
+                                            int *nchunks, mpq_t **act, mpq_t **buf,
+                                            plc_mem_stage *st, char *why, size_t len);
+void plc_mem_chunks_free(int nchunks, mpq_t *act, mpq_t *buf);
+
 void plc_mem_stage_init(plc_mem_stage *st);
 void plc_mem_stage_clear(plc_mem_stage *st);
 

@@ -192,6 +192,9 @@ typedef struct plc_sched_sim {
   int critical;         /* stage with the most work (the lowest on ties) */
   int p;
   int exact_only;       /* set to skip the machine-integer path (tests) */
+  /* set by the caller to record when each block starts and ends (indexed
+   * like s->blocks, initialised, as many as its blocks; the GMP path) */
+  mpq_t *rec_start, *rec_end;
   int used_fast;        /* the last run used the machine-integer path */
   mpq_t *busy, *idle;   /* per stage */
   int *inflight_b, *inflight_w;

@@ -237,7 +237,8 @@ static void time_block64(sim_run *r, int st, const plc_sched_block *b, const sim
 }
 
 /* Start time of a block whose deps are done, into sim->tmp2; then its end. */
-static void time_block(sim_run *r, int st, const plc_sched_block *b, const sim_dep *d, int nd)
+static void time_block(sim_run *r, int st, const plc_sched_block *b, const sim_dep *d, int nd,
+                       int idx)
 {
   plc_sched_sim *sim = r->sim;
   const plc_sched *s = r->s;
@@ -255,6 +256,10 @@ static void time_block(sim_run *r, int st, const plc_sched_block *b, const sim_d
   mpq_srcptr dur = block_time(r, st, b);
   mpq_add(sim->stage_free[st], sim->tmp2, dur);
   mpq_add(sim->busy[st], sim->busy[st], dur);
+  if (sim->rec_start) {
+    mpq_set(sim->rec_start[idx], sim->tmp2);
+    mpq_set(sim->rec_end[idx], sim->stage_free[st]);
+  }
 }
 
 /* Mark a part done at the stage's current end and queue who may wait. */
@@ -287,7 +292,7 @@ static void run_stage(sim_run *r, int st)
     if (r->fast)
       time_block64(r, st, b, d, nd);
     else if (r->t)
-      time_block(r, st, b, d, nd);
+      time_block(r, st, b, d, nd, *cur);
     if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
       finish_part(r, st, 0, b->mb, b->chunk);
     if (b->phase == PLC_SCHED_B)
@@ -365,7 +370,7 @@ static int fast_setup(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
   int p = r->s->par.p;
-  if (sim->exact_only || !r->t || sizeof(long) < sizeof(int64_t))
+  if (sim->exact_only || sim->rec_start || !r->t || sizeof(long) < sizeof(int64_t))
     return 0;
   mpz_set_ui(sim->den, 1);
   for (int st = 0; st < p; st++) {

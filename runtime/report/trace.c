@@ -5,6 +5,7 @@
 #endif
 
 #include "trace.h"
+#include "blocks.h"
 #include "output.h"
 #include "timeline.h"
 #include "xalloc.h"
@@ -230,6 +231,101 @@ static void plc_trace_item(void *ctx, const plc_timeline_item *it)
   } /* exposed parts lie inside their collective's event: its args say how much */
 }
 
+/* ---- the whole step, block level ------------------------------------------- */
+
+/* A block's name: "F3", "B3", "W3", "F3&B1"; ".c" with its chunk when a
+ * stage holds several. */
+static void plc_trace_block_name(char *buf, size_t n, const plc_sched_block *b, int chunks)
+{
+  static const char ph[] = "FBWX";
+  if (b->phase == PLC_SCHED_FB && chunks)
+    snprintf(buf, n, "F%d.%d&B%d.%d", b->mb, b->chunk, b->mb2, b->chunk2);
+  else if (b->phase == PLC_SCHED_FB)
+    snprintf(buf, n, "F%d&B%d", b->mb, b->mb2);
+  else if (chunks)
+    snprintf(buf, n, "%c%d.%d", ph[b->phase], b->mb, b->chunk);
+  else
+    snprintf(buf, n, "%c%d", ph[b->phase], b->mb);
+}
+
+/* The memory counter of a stage at time at: value in whole bytes. */
+static void plc_trace_counter(plc_trace_ctx *c, const char *name, mpq_srcptr at,
+                              mpq_srcptr bytes)
+{
+  mpz_t z;
+  mpq_t one;
+  mpz_init(z);
+  mpq_init(one);
+  mpq_set_ui(one, 1, 1);
+  plc_timeline_round(z, bytes, one);
+  json_t *ev = json_pack("{s:s, s:s, s:s, s:I, s:I, s:{s:I}}", "name", name, "cat", "memory",
+                         "ph", "C", "ts", (json_int_t)plc_trace_us(c, at), "pid",
+                         (json_int_t)c->pid, "args", "bytes",
+                         (json_int_t)(mpz_fits_slong_p(z) ? mpz_get_si(z) : 0));
+  plc_trace_push(c->t, ev);
+  mpz_clear(z);
+  mpq_clear(one);
+}
+
+static void plc_trace_block(plc_trace_ctx *c, const plc_blocks *bl, const plc_blocks_item *it,
+                            int chunks)
+{
+  static const char *const cats[] = {"forward", "backward", "weight gradient", "forward&backward"};
+  char name[96];
+  plc_trace_block_name(name, sizeof name, &it->b, chunks);
+  long ts = plc_trace_us(c, it->start), end = plc_trace_us(c, it->end);
+  json_t *ev = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:{s:i, s:i}}", "name", name, "cat",
+                         cats[it->b.phase], "ph", "X", "ts", (json_int_t)ts, "dur",
+                         (json_int_t)(end - ts), "pid", (json_int_t)c->pid, "tid",
+                         (json_int_t)c->tid[it->stage], "args", "microbatch", it->b.mb, "chunk",
+                         it->b.chunk);
+  json_t *args = ev ? json_object_get(ev, "args") : NULL;
+  plc_trace_exact(c->t, args, "start", it->start, 0, 1, 0);
+  plc_trace_exact(c->t, args, "end", it->end, 0, 1, 0);
+  if (bl->mem_known)
+    plc_trace_exact(c->t, args, "memory", it->level, 1, 0, 0);
+  plc_trace_push(c->t, ev);
+  if (!bl->mem_known)
+    return;
+  char cname[64];
+  snprintf(cname, sizeof cname, "memory, stage %d", it->stage);
+  plc_trace_counter(c, cname, it->start, it->level);
+  plc_trace_counter(c, cname, it->end, it->after);
+}
+
+/* One process for the train's whole step: a thread per stage with its
+ * blocks, and per stage a memory counter when memory is modelled. */
+static void plc_trace_blocks(plc_trace_ctx *c, const plc_result *res)
+{
+  plc_blocks bl;
+  if (!plc_blocks_build(&bl, res)) {
+    plc_blocks_free(&bl);
+    return;
+  }
+  char name[256];
+  snprintf(name, sizeof name, "%s: whole step, block level (%s)", c->run->name,
+           c->run->schedule);
+  c->pid = c->t->next_pid++;
+  plc_trace_meta(c->t, "process_name", c->pid, 0, "name", json_string(name));
+  plc_trace_meta(c->t, "process_sort_index", c->pid, 0, "sort_index", json_integer(0));
+  long *tid = plc_xcalloc((size_t)bl.nstages, sizeof *tid);
+  long *saved = c->tid;
+  c->tid = tid;
+  for (int s = 0; s < bl.nstages; s++) {
+    char tn[32];
+    snprintf(tn, sizeof tn, "stage %d", s);
+    tid[s] = c->t->next_tid++;
+    plc_trace_meta(c->t, "thread_name", c->pid, tid[s], "name", json_string(tn));
+    plc_trace_meta(c->t, "thread_sort_index", c->pid, tid[s], "sort_index", json_integer(s));
+  }
+  int chunks = bl.n > 0 && (c->run->vpp > 1 || !strcmp(c->run->schedule, "dualpipe"));
+  for (int i = 0; i < bl.n; i++)
+    plc_trace_block(c, &bl, &bl.items[i], chunks);
+  c->tid = saved;
+  free(tid);
+  plc_blocks_free(&bl);
+}
+
 /* What otherData says about one train. */
 static void plc_trace_train(plc_trace *t, const plc_result *res)
 {
@@ -257,6 +353,7 @@ int plc_trace_add(plc_trace *t, const plc_result *res)
     plc_trace_stage_meta(&c, &tl.stages[s], tl.stages[s].stage == res->critical);
     plc_timeline_each(&tl.stages[s], plc_trace_item, &c);
   }
+  plc_trace_blocks(&c, res);
   plc_trace_train(t, res);
   mpq_clear(c.us);
   free(c.tid);
@@ -270,13 +367,17 @@ int plc_trace_add(plc_trace *t, const plc_result *res)
 /* The tail: the end of the events, then otherData. */
 static int plc_trace_tail(plc_trace *t)
 {
-  json_t *other = json_pack("{s:s, s:s, s:s, s:O}", "generator", "plc " PACKAGE_VERSION,
+  json_t *other = json_pack("{s:s, s:s, s:s, s:s, s:O}", "generator", "plc " PACKAGE_VERSION,
                             "time", "ts and dur: whole microseconds, endpoints rounded; args: "
                             "exact values in seconds",
                             "layout", "per stage, mu microbatches forward then backward back to "
                             "back, the last backward with its gradient sync (once ops), then the "
                             "step list; each stage from 0; not a pipeline schedule; beyond 32 "
                             "microbatches the first 31 and the last, at their true offsets",
+                            "step", "the process 'TRAIN: whole step, block level' lays out "
+                            "every block of the step in the schedule's order, each taking its "
+                            "stage's per-microbatch time, with each stage's memory as a counter "
+                            "(bytes) when the templates declare it",
                             "trains", t->trains);
   int rc = -1;
   if (other && !t->failed && fputs("],\"displayTimeUnit\":\"ns\",\"otherData\":", t->f) != EOF &&

@@ -9,7 +9,10 @@
  * compute stream is one too, on the compute thread, named after the op it
  * waited for.  What is laid out is plc_timeline_sequence: per stage, mu
  * microbatches forward then backward back to back, the last backward with
- * its gradient sync, then the step list -- not a pipeline schedule.
+ * its gradient sync, then the step list -- not a pipeline schedule.  The
+ * pipeline schedule is one more process per train: the whole step at block
+ * level (blocks.h), a thread per stage, with a memory counter ("ph": "C")
+ * per stage when the framework declares memory.
  *
  * ts and dur are whole microseconds, endpoints rounded (half up) and dur
  * the difference of the rounded endpoints, so back-to-back ops touch and

@@ -1,0 +1,171 @@
+/* blocks.c - the whole step at block level, for the pictures (blocks.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "blocks.h"
+#include "memory.h"
+#include "sim.h"
+#include "xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Stage s's block times: its lists' makespans, a v-th for a chunk. */
+static void plc_blocks_times(const plc_ir_run *run, int s, int v, plc_sched_times *t)
+{
+  plc_sim f, b;
+  mpq_t zero;
+  mpq_init(zero);
+  plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero);
+  plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
+  mpq_set(t->f, f.makespan);
+  mpq_set(t->b, b.makespan);
+  plc_weight_grad_time(&run->stages[s].bwd, t->w);
+  if (mpq_cmp(t->w, t->b) > 0) /* a W longer than its whole backward: keep B >= 0 */
+    mpq_set(t->w, t->b);
+  mpq_t k;
+  mpq_init(k);
+  mpq_set_si(k, 1, (unsigned long)v);
+  mpq_mul(t->f, t->f, k);
+  mpq_mul(t->b, t->b, k);
+  mpq_mul(t->w, t->w, k);
+  mpq_add(t->fb, t->f, t->b);
+  mpq_set_ui(t->p2p, 0, 1);
+  mpq_clears(k, zero, NULL);
+  plc_sim_free(&f);
+  plc_sim_free(&b);
+}
+
+/* The memory level while each block runs, stage by stage (memory.h's
+ * walk, keeping every level instead of the highest). */
+static void plc_blocks_levels(plc_blocks *bl, const plc_result *res, const plc_sched *s)
+{
+  const plc_mem *m = res->mem;
+  plc_sched_params par;
+  int nchunks;
+  mpq_t *act, *buf;
+  char why[160];
+  if (!m || !m->known || m->why[0] ||
+      !plc_mem_chunk_figures(res->run, &par, &nchunks, &act, &buf, NULL, why, sizeof why))
+    return;
+  bl->mem_known = 1;
+  mpq_t level;
+  mpq_init(level);
+  for (int st = 0; st < s->par.p; st++) {
+    const plc_mem_stage *ms = &m->st[st];
+    mpq_add(level, ms->weights, ms->grads);
+    mpq_add(level, level, ms->optimizer);
+    for (int i = s->start[st]; i < s->start[st + 1]; i++) {
+      plc_mem_ev e = plc_mem_event(&s->blocks[i]);
+      if (e.alloc >= 0)
+        mpq_add(level, level, act[e.alloc]);
+      int b = e.buf2 >= 0 && mpq_cmp(buf[e.buf2], buf[e.buf1]) > 0 ? e.buf2 : e.buf1;
+      mpq_add(bl->items[i].level, level, buf[b]);
+      if (mpq_cmp(bl->items[i].level, bl->mem_max) > 0)
+        mpq_set(bl->mem_max, bl->items[i].level);
+      if (e.release >= 0)
+        mpq_sub(level, level, act[e.release]);
+      mpq_set(bl->items[i].after, level);
+    }
+  }
+  mpq_clear(level);
+  plc_mem_chunks_free(nchunks, act, buf);
+}
+
+static void plc_blocks_alloc(plc_blocks *bl, const plc_sched *s)
+{
+  bl->n = s->nblocks;
+  bl->items = plc_xmalloc((size_t)bl->n * sizeof *bl->items);
+  for (int st = 0; st < s->par.p; st++)
+    for (int i = s->start[st]; i < s->start[st + 1]; i++) {
+      plc_blocks_item *it = &bl->items[i];
+      it->stage = st;
+      it->b = s->blocks[i];
+      mpq_inits(it->start, it->end, it->level, it->after, NULL);
+    }
+}
+
+/* Simulate s with the stages' times, recording every block. */
+static int plc_blocks_simulate(plc_blocks *bl, const plc_ir_run *run, const plc_sched *s)
+{
+  plc_sched_times *t = plc_xmalloc((size_t)s->par.p * sizeof *t);
+  plc_sched_times_init(t, s->par.p);
+  int v = s->place == PLC_SCHED_PLACE_ROUND ? s->par.v : 1;
+  for (int st = 0; st < s->par.p; st++)
+    plc_blocks_times(run, st, v, &t[st]);
+  mpq_t *rs = plc_xmalloc((size_t)bl->n * sizeof *rs), *re = plc_xmalloc((size_t)bl->n * sizeof *re);
+  for (int i = 0; i < bl->n; i++)
+    mpq_inits(rs[i], re[i], NULL);
+  plc_sched_sim sim;
+  plc_sched_sim_init(&sim);
+  sim.rec_start = rs;
+  sim.rec_end = re;
+  int ok = plc_sched_simulate(s, t, &sim, bl->why, sizeof bl->why);
+  if (ok) {
+    mpq_set(bl->makespan, sim.makespan);
+    for (int i = 0; i < bl->n; i++) {
+      mpq_swap(bl->items[i].start, rs[i]);
+      mpq_swap(bl->items[i].end, re[i]);
+    }
+  }
+  plc_sched_sim_clear(&sim);
+  for (int i = 0; i < bl->n; i++)
+    mpq_clears(rs[i], re[i], NULL);
+  free(rs);
+  free(re);
+  plc_sched_times_clear(t, s->par.p);
+  free(t);
+  return ok;
+}
+
+int plc_blocks_build(plc_blocks *bl, const plc_result *res)
+{
+  memset(bl, 0, sizeof *bl);
+  mpq_inits(bl->makespan, bl->mem_max, NULL);
+  const plc_ir_run *run = res->run;
+  bl->nstages = run->nstages;
+  const plc_sched_info *info = plc_sched_find(run->schedule);
+  if (!info) {
+    snprintf(bl->why, sizeof bl->why, "schedule '%s' has no generator", run->schedule);
+    return 0;
+  }
+  plc_sched_params par = {.p = run->nstages, .mu = run->mu > PLC_BLOCKS_MAX ? 0 : (int)run->mu,
+                          .v = info->place == PLC_SCHED_PLACE_ROUND ? run->vpp
+                             : info->place == PLC_SCHED_PLACE_STAGE ? 1 : 2};
+  long total = 3L * par.v * par.mu * par.p;
+  if (par.mu < 1 || total > 3L * PLC_BLOCKS_MAX) {
+    snprintf(bl->why, sizeof bl->why, "the step has more than %d blocks", PLC_BLOCKS_MAX);
+    return 0;
+  }
+  plc_sched s;
+  const char *why = plc_sched_generate((plc_sched_kind)(info - plc_sched_table), &par, &s);
+  if (why) {
+    snprintf(bl->why, sizeof bl->why, "schedule '%s': %s", run->schedule, why);
+    return 0;
+  }
+  int ok = s.nblocks <= PLC_BLOCKS_MAX;
+  if (!ok)
+    snprintf(bl->why, sizeof bl->why, "the step has %d blocks, more than %d", s.nblocks,
+             PLC_BLOCKS_MAX);
+  if (ok) {
+    plc_blocks_alloc(bl, &s);
+    ok = plc_blocks_simulate(bl, run, &s);
+  }
+  if (ok)
+    plc_blocks_levels(bl, res, &s);
+  plc_sched_free(&s);
+  return ok;
+}
+
+void plc_blocks_free(plc_blocks *bl)
+{
+  for (int i = 0; i < bl->n; i++)
+    mpq_clears(bl->items[i].start, bl->items[i].end, bl->items[i].level, bl->items[i].after,
+               NULL);
+  free(bl->items);
+  bl->items = NULL;
+  bl->n = 0;
+  mpq_clears(bl->makespan, bl->mem_max, NULL);
+}

@@ -1,0 +1,51 @@
+/* blocks.h - the whole step at block level, for the pictures: every
+ * stage's blocks in the schedule's order (schedule.h), timed by the
+ * schedule simulator, with the device's memory level while each runs.
+ *
+ * Each block takes its stage's per-microbatch time: F the forward list's
+ * makespan, B the backward's (recompute included), W its weight-gradient
+ * part (plc_weight_grad_time) when the schedule runs it apart (B then
+ * takes the rest), a DualPipe FB the sum of its forward and backward;
+ * interleaved chunks take a vpp-th of their stage's.  Transfers between
+ * stages are inside those lists, so the simulator adds no p2p latency.
+ * The once-per-step ops (the last microbatch's gradient sync, the step
+ * list) are not blocks.  So this is the schedule's shape with the
+ * per-microbatch times, the pipeline figure of the zero-bubble and
+ * DualPipe papers; the op-level whole-step engine is step.h.
+ *
+ * The memory level of a block is the one memory.h walks: resident state +
+ * activations in flight + the block's buffers. */
+#ifndef PLC_BLOCKS_H
+#define PLC_BLOCKS_H
+
+#include <gmp.h>
+
+#include "analysis.h"
+#include "schedule.h"
+
+typedef struct plc_blocks_item {
+  int stage;
+  plc_sched_block b;
+  mpq_t start, end;
+  mpq_t level;   /* memory while it runs (0 when memory is not modelled) */
+  mpq_t after;   /* memory once it has ended, until the next block */
+} plc_blocks_item;
+
+typedef struct plc_blocks {
+  int nstages, n;
+  plc_blocks_item *items; /* stage 0's blocks in order, then stage 1's, ... */
+  mpq_t makespan;
+  int mem_known;
+  mpq_t mem_max;          /* the highest level of any block */
+  char why[160];          /* why there is no picture ("" when built) */
+} plc_blocks;
+
+/* Blocks in a picture at most: a larger step is refused with a reason. */
+#define PLC_BLOCKS_MAX 200000
+
+/* Build the picture of res (analysed, and its memory computed when
+ * modelled).  Returns 1, or 0 with bl->why set; free bl either way. */
+int plc_blocks_build(plc_blocks *bl, const plc_result *res);
+void plc_blocks_free(plc_blocks *bl);
+
+#endif
