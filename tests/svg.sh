@@ -37,11 +37,30 @@ has "the wait for it" '<rect x="150" y="86" width="10" height="18" fill="#f7c4c4
 has "the all-gather's tooltip" 'over shard n=2; exposed 5.001 ms: consumer follows at once' "$svg"
 
 # The realistic M3 plan: four stages, well-formed.
+# The whole step at block level under it (tests/trace.sh derives the
+# times): 1F1B, makespan 1165.11 ms over 1010 pixels, so t sits at
+# 150 + round(t x 1010 / 1165.11 ms): stage 0's F0 0 .. 125.102 ms at
+# x 150 .. 258 (107 wide, a pixel between neighbours), its B0 405.102 ..
+# 785.106 ms at 501 .. 831; stage 1's lane 22 pixels lower.
+has "step panel" '>whole step, block level: 1f1b schedule, 2 microbatches, 1.165 s</text>' "$svg"
+has "step F0" '<rect x="150" y="364" width="107" height="18" fill="#4e79a7"><title>stage 0: F(mb 0, chunk 0), 0 s to 125.1 ms</title></rect>' "$svg"
+has "step B0" '<rect x="501" y="364" width="329" height="18" fill="#59a14f">' "$svg"
+has "step stage 1 F0" '<rect x="258" y="386" width="69" height="18" fill="#4e79a7">' "$svg"
+if grep -q '<polyline' "$svg"; then fail "a memory line without memory sections"; else pass; fi
+# With memory (tests/golden/memory-small.plan): a red memory line per stage.
+msvg="$outdir/mem.svg"
+if "$PLC" --svg="$msvg" "$top_srcdir/tests/golden/memory-small.plan" > /dev/null 2>&1 &&
+   xmllint --noout "$msvg" 2> /dev/null; then pass
+else fail "plc --svg on memory-small"; fi
+n=$(grep -c '<polyline fill="none" stroke="#d62728"' "$msvg")
+if [ "$n" -eq 4 ]; then pass; else fail "memory-small: $n memory lines, expected 4"; fi
+has "memory highest" 'memory in red, highest 37 GB' "$msvg"
+
 m3="$outdir/m3.svg"
 if "$PLC" --svg="$m3" "$top_srcdir/examples/m3-megatron.plan" > /dev/null 2>&1 &&
    xmllint --noout "$m3" 2> /dev/null; then pass
 else fail "plc --svg on m3-megatron"; fi
-n=$(grep -c '>stage [0-3]\( (critical)\)\{0,1\}</text>' "$m3")
+n=$(grep -c 'font-weight="bold">stage [0-3]\( (critical)\)\{0,1\}</text>' "$m3")
 if [ "$n" -eq 4 ]; then pass; else fail "m3: $n stage headings, expected 4"; fi
 has "m3 legend" '>all_to_all</text>' "$m3"
 

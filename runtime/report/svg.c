@@ -9,6 +9,7 @@
 #endif
 
 #include "svg.h"
+#include "blocks.h"
 #include "timeline.h"
 #include "xalloc.h"
 
@@ -29,6 +30,8 @@
 #define PLC_SVG_LEGEND_COLS 4
 #define PLC_SVG_STRIP 5       /* the red line under exposed communication */
 #define PLC_SVG_BOTTOM 16
+#define PLC_SVG_MEM 26        /* a stage's memory strip in the whole-step panel */
+#define PLC_SVG_MAX_BLOCKS 20000 /* more blocks than this are not drawn */
 
 #define PLC_SVG_EXPOSED "#d62728"
 #define PLC_SVG_WAIT "#f7c4c4"
@@ -40,6 +43,8 @@ static const char *const plc_svg_colours[PLC_OPK_COUNT] = {
 
 typedef struct plc_svg_train {
   plc_timeline tl;
+  plc_blocks bl;             /* the whole step, block level */
+  int has_blocks;            /* bl was built and is small enough to draw */
   int kinds[PLC_OPK_COUNT];  /* which kinds of op appear */
   int other;                 /* the compute stream waits for compute elsewhere */
 } plc_svg_train;
@@ -71,8 +76,10 @@ void plc_svg_free(plc_svg *s)
 {
   if (!s)
     return;
-  for (int i = 0; i < s->n; i++)
+  for (int i = 0; i < s->n; i++) {
     plc_timeline_free(&s->trains[i].tl);
+    plc_blocks_free(&s->trains[i].bl);
+  }
   free(s->trains);
   free(s);
 }
@@ -95,6 +102,7 @@ void plc_svg_add(plc_svg *s, const plc_result *res)
   tr->kinds[PLC_OPK_COMPUTE] = 1;
   for (int st = 0; st < tr->tl.nstages; st++)
     plc_timeline_each(&tr->tl.stages[st], plc_svg_scan, tr);
+  tr->has_blocks = plc_blocks_build(&tr->bl, res) && tr->bl.n <= PLC_SVG_MAX_BLOCKS;
 }
 
 /* ---- text -------------------------------------------------------------------- */
@@ -153,13 +161,16 @@ static int plc_svg_legend_items(const plc_svg_train *tr)
   return n;
 }
 
+static int plc_svg_step_height(const plc_svg_train *tr);
+
 static int plc_svg_train_height(const plc_svg_train *tr)
 {
   int h = PLC_SVG_TITLE + PLC_SVG_AXIS + PLC_SVG_BOTTOM;
   for (int s = 0; s < tr->tl.nstages; s++)
     h += plc_svg_stage_height(&tr->tl.stages[s]);
   int items = plc_svg_legend_items(tr);
-  return h + (items + PLC_SVG_LEGEND_COLS - 1) / PLC_SVG_LEGEND_COLS * PLC_SVG_LEGEND_ROW;
+  h += (items + PLC_SVG_LEGEND_COLS - 1) / PLC_SVG_LEGEND_COLS * PLC_SVG_LEGEND_ROW;
+  return h + plc_svg_step_height(tr);
 }
 
 /* Where each lane of a stage lies, from the stage's top. */
@@ -338,12 +349,12 @@ static void plc_svg_tick_step(mpq_t step, mpq_srcptr span)
 
 /* Ticks at the multiples of the step: grid lines from y0 to y1, or marks
  * and labels (in ms) under the axis at y1. */
-static void plc_svg_ticks(plc_svg_draw *d, int y0, int y1, int labels)
+static void plc_svg_ticks(plc_svg_draw *d, mpq_srcptr end, int y0, int y1, int labels)
 {
   mpq_t step, t, ms;
   mpq_inits(step, t, ms, NULL);
-  plc_svg_tick_step(step, d->tr->tl.end);
-  for (long j = 1; mpq_cmp(t, d->tr->tl.end) <= 0; j++) {
+  plc_svg_tick_step(step, end);
+  for (long j = 1; mpq_cmp(t, end) <= 0; j++) {
     int x = plc_svg_x(d, t);
     if (labels) {
       fprintf(d->f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>\n", x, y1,
@@ -363,11 +374,11 @@ static void plc_svg_ticks(plc_svg_draw *d, int y0, int y1, int labels)
   mpq_clears(step, t, ms, NULL);
 }
 
-static void plc_svg_axis(plc_svg_draw *d, int y)
+static void plc_svg_axis(plc_svg_draw *d, mpq_srcptr end, int y)
 {
   fprintf(d->f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>\n",
           PLC_SVG_LEFT, y, PLC_SVG_LEFT + PLC_SVG_CHART, y);
-  plc_svg_ticks(d, 0, y, 1);
+  plc_svg_ticks(d, end, 0, y, 1);
   plc_svg_text(d->f, PLC_SVG_LEFT - 8, y + 18, "text-anchor=\"end\" font-size=\"11\"", "time (ms)");
 }
 
@@ -401,6 +412,114 @@ static void plc_svg_legend(plc_svg_draw *d, int y)
   plc_svg_legend_item(d->f, i++, y, 'd', "#444", "the backward starts");
 }
 
+/* ---- the whole step, block level --------------------------------------------------------- */
+
+static const char *const plc_svg_block_colours[] = {"#4e79a7", "#59a14f", "#f28e2b", "#b07aa1"};
+
+/* The panel's height: a heading, a lane (and a memory strip) per stage,
+ * the axis; 0 without blocks. */
+static int plc_svg_step_height(const plc_svg_train *tr)
+{
+  if (!tr->has_blocks)
+    return 0;
+  int lane = PLC_SVG_LANE + PLC_SVG_LANE_GAP + (tr->bl.mem_known ? PLC_SVG_MEM : 0);
+  return PLC_SVG_TITLE + tr->bl.nstages * lane + PLC_SVG_AXIS;
+}
+
+static void plc_svg_block(plc_svg_draw *d, const plc_blocks_item *it, int y)
+{
+  char name[64], a[64], b[64], text[256];
+  plc_sched_block_name(&it->b, name, sizeof name);
+  int x = plc_svg_x(d, it->start), w = plc_svg_x(d, it->end) - x;
+  if (w > 2)
+    w--; /* a pixel between neighbours */
+  if (w < 1)
+    w = 1;
+  plc_svg_rect(d->f, x, y, w, PLC_SVG_LANE, plc_svg_block_colours[it->b.phase]);
+  plc_svg_time(d, a, sizeof a, it->start);
+  plc_svg_time(d, b, sizeof b, it->end);
+  snprintf(text, sizeof text, "stage %d: %s, %s to %s", it->stage, name, a, b);
+  fputs("><title>", d->f);
+  plc_svg_escape(d->f, text);
+  fputs("</title></rect>\n", d->f);
+  static const char ph[] = "FBW";
+  if (w >= 22 && it->b.phase != PLC_SCHED_FB) {
+    snprintf(name, sizeof name, "%c%d", ph[it->b.phase], it->b.mb);
+    plc_svg_text(d->f, x + 2, y + 13, "font-size=\"10\" fill=\"#fff\"", name);
+  }
+}
+
+/* A stage's memory over the step as a step line, scaled to the highest
+ * level of the train, under its lane. */
+static void plc_svg_memory(plc_svg_draw *d, const plc_blocks *bl, int s, int y)
+{
+  const int h = PLC_SVG_MEM - 6;
+  mpq_t k, v;
+  mpq_inits(k, v, NULL);
+  mpq_set_ui(k, (unsigned long)h, 1);
+  if (mpq_sgn(bl->mem_max) > 0)
+    mpq_div(k, k, bl->mem_max);
+  mpz_t z;
+  mpz_init(z);
+  fputs("<polyline fill=\"none\" stroke=\"#d62728\" points=\"", d->f);
+  for (int i = 0; i < bl->n; i++) {
+    const plc_blocks_item *it = &bl->items[i];
+    if (it->stage != s)
+      continue;
+    plc_timeline_round(z, it->level, k);
+    long up = mpz_get_si(z);
+    plc_timeline_round(z, it->after, k);
+    long down = mpz_get_si(z);
+    int xa = plc_svg_x(d, it->start), xb = plc_svg_x(d, it->end);
+    fprintf(d->f, "%d,%ld %d,%ld %d,%ld ", xa, y + h - up, xb, y + h - up, xb, y + h - down);
+  }
+  fputs("\"/>\n", d->f);
+  mpz_clear(z);
+  mpq_clears(k, v, NULL);
+}
+
+static void plc_svg_step_title(plc_svg_draw *d, const plc_blocks *bl, int y)
+{
+  const plc_ir_run *run = d->tr->tl.run;
+  char text[512], t[64], m[64] = "";
+  plc_svg_time(d, t, sizeof t, bl->makespan);
+  if (bl->mem_known) {
+    char *p = plc_q_format_raw(bl->mem_max, 1, 0, 0, d->svg->o.digits, d->svg->o.exact);
+    snprintf(m, sizeof m, "; memory in red, highest %s", p);
+    free(p);
+  }
+  snprintf(text, sizeof text, "whole step, block level: %s schedule, %ld microbatches, %s", 
+           run->schedule, run->mu, t);
+  plc_svg_text(d->f, 8, y + 22, "font-size=\"14\" font-weight=\"bold\"", text);
+  snprintf(text, sizeof text, "each block its stage's per-microbatch time; F forward, B backward, "
+           "W weight gradient, F&B overlapped (colours)%s", m);
+  plc_svg_text(d->f, 8, y + 42, "fill=\"#555\"", text);
+}
+
+static void plc_svg_step_draw(plc_svg_draw *d, int y)
+{
+  const plc_blocks *bl = &d->tr->bl;
+  mpq_set_ui(d->k, 0, 1);
+  if (mpq_sgn(bl->makespan) > 0) {
+    mpq_set_ui(d->k, PLC_SVG_CHART, 1);
+    mpq_div(d->k, d->k, bl->makespan);
+  }
+  plc_svg_step_title(d, bl, y);
+  int lane = PLC_SVG_LANE + PLC_SVG_LANE_GAP + (bl->mem_known ? PLC_SVG_MEM : 0);
+  int top = y + PLC_SVG_TITLE, bottom = top + bl->nstages * lane;
+  plc_svg_ticks(d, bl->makespan, top, bottom, 0);
+  for (int s = 0; s < bl->nstages; s++) {
+    char name[32];
+    snprintf(name, sizeof name, "stage %d", s);
+    plc_svg_text(d->f, PLC_SVG_LEFT - 8, top + s * lane + 13, "text-anchor=\"end\"", name);
+    if (bl->mem_known)
+      plc_svg_memory(d, bl, s, top + s * lane + PLC_SVG_LANE + 2);
+  }
+  for (int i = 0; i < bl->n; i++)
+    plc_svg_block(d, &bl->items[i], top + bl->items[i].stage * lane);
+  plc_svg_axis(d, bl->makespan, bottom);
+}
+
 /* ---- trains and the file ---------------------------------------------------------------- */
 
 static void plc_svg_title(plc_svg_draw *d, int y)
@@ -414,6 +533,8 @@ static void plc_svg_title(plc_svg_draw *d, int y)
            run->nstages == 1 ? "" : "s", d->tr->tl.critical);
   plc_svg_text(d->f, 8, y + 42, "fill=\"#555\"", text);
 }
+
+static void plc_svg_step_draw(plc_svg_draw *d, int y);
 
 /* One train from y; returns the y below it. */
 static int plc_svg_train_draw(plc_svg_draw *d, int y)
@@ -430,12 +551,15 @@ static int plc_svg_train_draw(plc_svg_draw *d, int y)
     plc_svg_backgrounds(d, &tl->stages[s], bottom);
     bottom += plc_svg_stage_height(&tl->stages[s]);
   }
-  plc_svg_ticks(d, top, bottom, 0);
+  plc_svg_ticks(d, tl->end, top, bottom, 0);
   for (int s = 0, at = top; s < tl->nstages; at += plc_svg_stage_height(&tl->stages[s]), s++)
     plc_svg_stage(d, &tl->stages[s], at);
-  plc_svg_axis(d, bottom);
+  plc_svg_axis(d, tl->end, bottom);
   plc_svg_legend(d, bottom + PLC_SVG_AXIS - 14);
-  return y + plc_svg_train_height(d->tr);
+  int below = y + plc_svg_train_height(d->tr);
+  if (d->tr->has_blocks)
+    plc_svg_step_draw(d, below - plc_svg_step_height(d->tr));
+  return below;
 }
 
 int plc_svg_print(FILE *f, const plc_svg *s)

@@ -5,7 +5,9 @@
  * per stage, ops coloured by kind (compute and each collective primitive),
  * the exposed part of communication underlined in red, the compute
  * stream's waits shaded, a dashed line where the backward starts, a time
- * axis in ms and a legend.  Each op has a tooltip (<title>) with its exact
+ * axis in ms and a legend; under it the whole step at block level
+ * (blocks.h), a lane per stage, with each stage's memory as a line when
+ * the framework declares memory.  Each op has a tooltip (<title>) with its exact
  * times.  Pixel positions are round(t x pixels / span) by integer
  * arithmetic on the exact times; no floating point. */
 #ifndef PLC_SVG_H
