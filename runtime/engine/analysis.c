@@ -43,6 +43,41 @@ void plc_result_free(plc_result *r)
 
 /* ---- the critical stage ----------------------------------------------------- */
 
+/* Do two lists simulate alike: the same ops on the same streams with the
+ * same dependencies, durations and once flags (names and layers aside)? */
+static int plc_list_same(const plc_ir_list *a, const plc_ir_list *b)
+{
+  if (a->n != b->n)
+    return 0;
+  for (int i = 0; i < a->n; i++) {
+    const plc_ir_op *x = &a->ops[i], *y = &b->ops[i];
+    if (x->kind != y->kind || x->stream != y->stream || x->once != y->once ||
+        x->ndeps != y->ndeps || !mpq_equal(x->time, y->time) ||
+        (x->ndeps && memcmp(x->deps, y->deps, (size_t)x->ndeps * sizeof *x->deps)))
+      return 0;
+  }
+  return 1;
+}
+
+/* Per stage, the first stage whose lists simulate alike: the stage times
+ * and tails are worked out once per class (most stages of a large run are
+ * the same lists on other layers). */
+static int *plc_stage_classes(const plc_ir_run *run)
+{
+  int *cls = plc_xmalloc((size_t)run->nstages * sizeof *cls);
+  for (int s = 0; s < run->nstages; s++) {
+    const plc_ir_stage *st = &run->stages[s];
+    cls[s] = s;
+    for (int r = 0; r < s && cls[s] == s; r++) {
+      const plc_ir_stage *o = &run->stages[r];
+      if (cls[r] == r && plc_list_same(&st->fwd, &o->fwd) && plc_list_same(&st->bwd, &o->bwd) &&
+          plc_list_same(&st->step, &o->step))
+        cls[s] = r;
+    }
+  }
+  return cls;
+}
+
 static void plc_stage_time(const plc_ir_run *run, int s, mpq_t out)
 {
   plc_sim f, b;
@@ -56,12 +91,14 @@ static void plc_stage_time(const plc_ir_run *run, int s, mpq_t out)
   mpq_clear(zero);
 }
 
-static int plc_critical_stage(const plc_ir_run *run)
+static int plc_critical_stage(const plc_ir_run *run, const int *cls)
 {
   int best = 0;
   mpq_t t, bt;
   mpq_inits(t, bt, NULL);
   for (int s = 0; s < run->nstages; s++) {
+    if (cls[s] != s)
+      continue; /* the same as an earlier stage: not longer */
     plc_stage_time(run, s, t);
     if (s == 0 || mpq_cmp(t, bt) > 0) {
       best = s;
@@ -242,7 +279,7 @@ static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, mpq_t t
   mpq_clear(zero);
 }
 
-static void plc_tail(plc_result *r)
+static void plc_tail(plc_result *r, const int *cls)
 {
   const plc_ir_run *run = r->run;
   mpq_t t, b;
@@ -263,6 +300,8 @@ static void plc_tail(plc_result *r)
   } else if (mpq_sgn(r->tail_full) > 0) {
     r->tail_kind = PLC_TAIL_SIMULATED;
     for (int s = 0; s < run->nstages; s++) { /* every stage syncs; the slowest counts */
+      if (cls[s] != s)
+        continue;
       plc_sim bw;
       mpq_set_ui(b, 0, 1);
       plc_sim_run(&bw, &run->stages[s].bwd, run->nstreams, 0, b);
@@ -367,10 +406,12 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
 {
   plc_result_init(r);
   r->run = run;
-  r->critical = plc_critical_stage(run);
+  int *cls = plc_stage_classes(run);
+  r->critical = plc_critical_stage(run, cls);
   plc_microbatch(r);
   plc_bubble(r);
-  plc_tail(r);
+  plc_tail(r, cls);
+  free(cls);
   if (run->optimizer_time)
     mpq_set(r->optimizer, run->optimizer_time);
   mpq_t mu;
