@@ -6,6 +6,7 @@
 #include "drive.h"
 #include "lower.h"
 #include "memory.h"
+#include "runsched.h"
 #include "sensitivity.h"
 #include "xalloc.h"
 
@@ -106,6 +107,25 @@ static void plc_drive_memory_check(plc_drive *d, const plc_drive_run *r)
   free(cap);
 }
 
+/* A custom schedule's order runs every block once without deadlock, or
+ * is an error at the stage string at fault (or the whole order). */
+static int plc_drive_order_ok(plc_drive *d, const plc_drive_run *r)
+{
+  const plc_ir_run *run = r->ir;
+  if (strcmp(run->schedule, "custom"))
+    return 1;
+  plc_sched s;
+  char why[256];
+  int stage;
+  if (plc_runsched_build(run, &s, why, sizeof why, &stage)) {
+    plc_sched_free(&s);
+    return 1;
+  }
+  const plc_ast *at = stage >= 0 && stage < run->norder ? run->order_at[stage] : run->order_node;
+  plc_error(d->sema->ev.diag, &at->loc, "the custom schedule cannot run: %s", why);
+  return 0;
+}
+
 /* Evaluate the train's instance, lower and analyse it into r. */
 static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
 {
@@ -122,6 +142,8 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
    * from error values: the run fails instead */
   if (!r->ir || r->poisoned || ev->err_reads != err_reads ||
       plc_drive_new_errors(ev->diag, errors, promoted))
+    return;
+  if (!plc_drive_order_ok(d, r))
     return;
   plc_analyse(&r->res, r->ir);
   plc_result_memory(&r->res);

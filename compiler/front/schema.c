@@ -18,7 +18,7 @@
 
 static const char *const plc_recompute_vals[] = {"none", "selective", "full", NULL};
 static const char *const plc_schedule_vals[] = {"gpipe", "1f1b", "interleaved", "zb_h1",
-                                                "dualpipe", NULL};
+                                                "dualpipe", "custom", NULL};
 
 #define PLC_FIELD_END {NULL, 0, DIMLESS, 0, NULL, 0, NULL, NULL, 0}
 #define NUM(n, d, req, chk, doc) {n, PLC_FT_NUM, d, 0, NULL, req, doc, NULL, PLC_CHK_##chk}
@@ -78,6 +78,8 @@ static const plc_field plc_train_fields[] = {
   {"schedule", PLC_FT_ENUM, DIMLESS, 0, plc_schedule_vals, 0, "pipeline schedule", NULL, 0},
   {"order", PLC_FT_DIMS, DIMLESS, 0, NULL, 0, "rank order, innermost first", NULL, 0},
   {"stages", PLC_FT_NUMS, DIMLESS, 0, NULL, 0, "layers per pipeline stage", NULL, 0},
+  {"schedule_order", PLC_FT_STRS, DIMLESS, 0, NULL, 0,
+   "schedule custom: each stage's blocks in order (\"F0 F1 B0 ...\")", NULL, 0},
   NUM("dp_hidden", DIMLESS, 0, UNIT, "declared hidden fraction of the DP gradient sync"),
   NUM("dp_tail", SECS, 0, NONNEG, "pinned exposed DP gradient tail"),
   NUM("optimizer_time", SECS, 0, NONNEG, "optimizer step time"),

@@ -17,6 +17,7 @@ typedef enum plc_ftype {
   PLC_FT_REF,   /* a declaration of kind ref */
   PLC_FT_DIMS,  /* list of parallel dimension names */
   PLC_FT_NUMS,  /* list of dimensionless numbers */
+  PLC_FT_STRS,  /* list of strings */
   PLC_FT_OPS,   /* list of op references */
   PLC_FT_WORD   /* a bare name, not resolved (stream names) */
 } plc_ftype;

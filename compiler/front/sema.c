@@ -117,6 +117,13 @@ static int plc_sema_fits(const plc_value *v, const plc_field *f)
       if (v->items[i]->tag != PLC_V_NUM && v->items[i]->tag != PLC_V_ANY)
         return 0;
     return 1;
+  case PLC_FT_STRS:
+    if (v->tag != PLC_V_LIST)
+      return 0;
+    for (size_t i = 0; i < v->n; i++)
+      if (v->items[i]->tag != PLC_V_STR && v->items[i]->tag != PLC_V_ANY)
+        return 0;
+    return 1;
   case PLC_FT_OPS:
     if (v->tag == PLC_V_OP)
       return 1;
@@ -148,7 +155,8 @@ static char *plc_sema_field_want(const plc_field *f)
   } else {
     static const char *const names[] = {"a number", "a boolean", "a string", "a name", "",
                                         "a list of dimensions", "a list of numbers",
-                                        "an op or a list of ops", "a name"};
+                                        "a list of strings", "an op or a list of ops",
+                                        "a name"};
     snprintf(s, 96, "%s", names[f->type]);
   }
   return s;

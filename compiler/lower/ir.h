@@ -92,6 +92,11 @@ typedef struct plc_ir_run {
   long mu;
   int recompute;        /* 0 none, 1 selective, 2 full */
   const char *schedule;
+  /* schedule custom: each stage's blocks as written, and where (the list
+   * item, or the field's value when it is not a list literal) */
+  const char **order;
+  const plc_ast **order_at, *order_node;
+  int norder;
   plc_ir_place place[PLC_PD_COUNT];
   /* device */
   const char *device;

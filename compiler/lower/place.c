@@ -388,6 +388,40 @@ static void plc_place_lint(plc_lower *L, const plc_tier *t)
  * microbatches, at least twice the ranks; Megatron-LM's interleaved 1F1B
  * needs more than one virtual stage and (core/pipeline_parallel/
  * schedules.py) a number of microbatches divisible by pp. */
+/* schedule = custom: the stages' orders, one string per stage, kept with
+ * their locations; the engine parses and checks them. */
+static int plc_place_order(plc_lower *L, const plc_ast *at, long p)
+{
+  plc_ir_run *r = L->run;
+  const plc_ast *n = plc_lower_field_node(L->train, "schedule_order");
+  if (n == L->train->node) {
+    plc_error(L->diag, &at->loc, "schedule custom needs 'schedule_order': one string of blocks "
+              "per stage (\"F0 F1 B0 ...\")");
+    return 0;
+  }
+  plc_value *v = plc_lower_field(L, L->train, "schedule_order");
+  if (v->tag == PLC_V_ERR)
+    return 0;
+  if (v->tag != PLC_V_LIST || (long)v->n != p) {
+    plc_error(L->diag, &n->loc, "'schedule_order' must list %ld strings, one per stage", p);
+    return 0;
+  }
+  r->norder = (int)p;
+  r->order_node = n;
+  r->order = plc_arena_alloc(L->ar, (size_t)p * sizeof *r->order);
+  r->order_at = plc_arena_alloc(L->ar, (size_t)p * sizeof *r->order_at);
+  const plc_ast *item = n->kind == PLC_AST_LIST ? n->list.head : NULL;
+  for (long s = 0; s < p; s++, item = item ? item->next : NULL) {
+    r->order_at[s] = item ? item : n;
+    if (v->items[s]->tag != PLC_V_STR) {
+      plc_error(L->diag, &r->order_at[s]->loc, "a stage's order must be a string");
+      return 0;
+    }
+    r->order[s] = v->items[s]->s;
+  }
+  return 1;
+}
+
 static int plc_place_schedule(plc_lower *L)
 {
   plc_ir_run *r = L->run;
@@ -413,7 +447,16 @@ static int plc_place_schedule(plc_lower *L)
     if (r->mu >= p && r->mu % p) /* fewer than pp has its own warning */
       plc_warning(L->diag, &at->loc, "Megatron-LM's interleaved schedule needs the number of "
                   "microbatches (%ld) to be a multiple of pp (%ld)", r->mu, p);
-  } else if (r->vpp > 1) {
+  } else if (!strcmp(r->schedule, "custom")) {
+    return plc_place_order(L, at, p);
+  }
+  const plc_ast *order = plc_lower_field_node(L->train, "schedule_order");
+  if (order != L->train->node) {
+    plc_error(L->diag, &order->loc, "'schedule_order' is for schedule = custom (the schedule is "
+              "%s)", r->schedule);
+    return 0;
+  }
+  if (r->vpp > 1 && strcmp(r->schedule, "interleaved") && strcmp(r->schedule, "dualpipe")) {
     plc_warning(L->diag, &plc_lower_field_node(L->train, "vpp")->loc, "vpp = %d with schedule "
                 "%s: the layers are split into pp x vpp chunks, but the %s bubble does not "
                 "depend on vpp", r->vpp, r->schedule, r->schedule);

@@ -4,6 +4,7 @@
 #endif
 
 #include "analysis.h"
+#include "blocks.h"
 #include "memory.h"
 #include "quantity.h"
 #include "sensitivity.h"
@@ -189,6 +190,13 @@ static void plc_bubble(plc_result *r)
   mpq_inits(k, x, NULL);
   mpq_set(x, r->t);
   const char *s = run->schedule;
+  char why[160];
+  if (!strcmp(s, "custom")) { /* no formula: the order simulated at block level */
+    if (!plc_blocks_bubble(run, r->bubble, why, sizeof why))
+      mpq_set_ui(r->bubble, 0, 1); /* the driver refused the order already */
+    mpq_clears(k, x, NULL);
+    return;
+  }
   if (!strcmp(s, "interleaved")) {
     mpq_set_si(k, p - 1, (unsigned long)run->vpp);
   } else if (!strcmp(s, "zb_h1")) {
@@ -238,6 +246,9 @@ char *plc_bubble_formula(const plc_result *r, int digits, int exact)
   else if (!strcmp(s, "dualpipe"))
     snprintf(out, n, "(p/2 - 1)(t_F&B + t_b - 3 t_w) = (%d/2 - 1) x ((%s + %s) + %s - 3 x %s)",
              p, tf, tb, tb, tw);
+  else if (!strcmp(s, "custom"))
+    snprintf(out, n, "the custom order run at block level (each block its stage's t_f, t_b, "
+             "t_w): makespan - mu (t_f + t_b) of the busiest stage");
   else
     snprintf(out, n, "(p - 1)(t_f + t_b) = (%d - 1) x (%s + %s)", p, tf, tb);
   free(tf);

@@ -5,6 +5,7 @@
 
 #include "blocks.h"
 #include "memory.h"
+#include "runsched.h"
 #include "sim.h"
 #include "xalloc.h"
 
@@ -87,14 +88,46 @@ static void plc_blocks_alloc(plc_blocks *bl, const plc_sched *s)
     }
 }
 
-/* Simulate s with the stages' times, recording every block. */
-static int plc_blocks_simulate(plc_blocks *bl, const plc_ir_run *run, const plc_sched *s)
+/* The stages' block times for s (a v-th of the lists for a round-robin
+ * chunk); allocated, free with plc_blocks_times_free. */
+static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_sched *s)
 {
   plc_sched_times *t = plc_xmalloc((size_t)s->par.p * sizeof *t);
   plc_sched_times_init(t, s->par.p);
   int v = s->place == PLC_SCHED_PLACE_ROUND ? s->par.v : 1;
   for (int st = 0; st < s->par.p; st++)
     plc_blocks_times(run, st, v, &t[st]);
+  return t;
+}
+
+static void plc_blocks_times_free(plc_sched_times *t, int p)
+{
+  plc_sched_times_clear(t, p);
+  free(t);
+}
+
+int plc_blocks_bubble(const plc_ir_run *run, mpq_t bubble, char *why, size_t len)
+{
+  plc_sched s;
+  int stage;
+  if (!plc_runsched_build(run, &s, why, len, &stage))
+    return 0;
+  plc_sched_times *t = plc_blocks_all_times(run, &s);
+  plc_sched_sim sim;
+  plc_sched_sim_init(&sim);
+  int ok = plc_sched_simulate(&s, t, &sim, why, len);
+  if (ok)
+    mpq_set(bubble, sim.bubble);
+  plc_sched_sim_clear(&sim);
+  plc_blocks_times_free(t, s.par.p);
+  plc_sched_free(&s);
+  return ok;
+}
+
+/* Simulate s with the stages' times, recording every block. */
+static int plc_blocks_simulate(plc_blocks *bl, const plc_ir_run *run, const plc_sched *s)
+{
+  plc_sched_times *t = plc_blocks_all_times(run, s);
   mpq_t *rs = plc_xmalloc((size_t)bl->n * sizeof *rs), *re = plc_xmalloc((size_t)bl->n * sizeof *re);
   for (int i = 0; i < bl->n; i++)
     mpq_inits(rs[i], re[i], NULL);
@@ -115,8 +148,7 @@ static int plc_blocks_simulate(plc_blocks *bl, const plc_ir_run *run, const plc_
     mpq_clears(rs[i], re[i], NULL);
   free(rs);
   free(re);
-  plc_sched_times_clear(t, s->par.p);
-  free(t);
+  plc_blocks_times_free(t, s->par.p);
   return ok;
 }
 
@@ -126,25 +158,18 @@ int plc_blocks_build(plc_blocks *bl, const plc_result *res)
   mpq_inits(bl->makespan, bl->mem_max, NULL);
   const plc_ir_run *run = res->run;
   bl->nstages = run->nstages;
-  const plc_sched_info *info = plc_sched_find(run->schedule);
-  if (!info) {
-    snprintf(bl->why, sizeof bl->why, "schedule '%s' has no generator", run->schedule);
+  plc_sched_params par;
+  plc_sched_placement place;
+  if (!plc_runsched_params(run, &place, &par, bl->why, sizeof bl->why))
     return 0;
-  }
-  plc_sched_params par = {.p = run->nstages, .mu = run->mu > PLC_BLOCKS_MAX ? 0 : (int)run->mu,
-                          .v = info->place == PLC_SCHED_PLACE_ROUND ? run->vpp
-                             : info->place == PLC_SCHED_PLACE_STAGE ? 1 : 2};
-  long total = 3L * par.v * par.mu * par.p;
-  if (par.mu < 1 || total > 3L * PLC_BLOCKS_MAX) {
+  if (3L * par.v * par.mu * par.p > 3L * PLC_BLOCKS_MAX) {
     snprintf(bl->why, sizeof bl->why, "the step has more than %d blocks", PLC_BLOCKS_MAX);
     return 0;
   }
   plc_sched s;
-  const char *why = plc_sched_generate((plc_sched_kind)(info - plc_sched_table), &par, &s);
-  if (why) {
-    snprintf(bl->why, sizeof bl->why, "schedule '%s': %s", run->schedule, why);
+  int stage;
+  if (!plc_runsched_build(run, &s, bl->why, sizeof bl->why, &stage))
     return 0;
-  }
   int ok = s.nblocks <= PLC_BLOCKS_MAX;
   if (!ok)
     snprintf(bl->why, sizeof bl->why, "the step has %d blocks, more than %d", s.nblocks,

@@ -48,4 +48,9 @@ typedef struct plc_blocks {
 int plc_blocks_build(plc_blocks *bl, const plc_result *res);
 void plc_blocks_free(plc_blocks *bl);
 
+/* The bubble of run's schedule simulated at block level: the makespan less
+ * the busy time of the stage with the most work (schedule.h).  Returns 1,
+ * or 0 with why when the schedule cannot be built or run. */
+int plc_blocks_bubble(const plc_ir_run *run, mpq_t bubble, char *why, size_t len);
+
 #endif

@@ -5,6 +5,7 @@
 
 #include "memory.h"
 #include "analysis.h"
+#include "runsched.h"
 #include "xalloc.h"
 
 #include <stdint.h>
@@ -172,28 +173,6 @@ void plc_mem_walk(const plc_sched_block *blocks, int n, int nchunks, mpq_t *act,
 
 /* ---- the run ------------------------------------------------------------ */
 
-/* The schedule a run's blocks follow: its table entry and parameters. */
-static const plc_sched_info *plc_mem_schedule(const plc_ir_run *run, plc_sched_params *par,
-                                              char *why, size_t len)
-{
-  const plc_sched_info *info = plc_sched_find(run->schedule);
-  if (!info) {
-    snprintf(why, len, "schedule '%s' has no generator", run->schedule);
-    return NULL;
-  }
-  *par = (plc_sched_params){.p = run->nstages, .mu = run->mu > INT32_MAX ? 0 : (int)run->mu,
-                            .v = info->place == PLC_SCHED_PLACE_ROUND ? run->vpp
-                               : info->place == PLC_SCHED_PLACE_STAGE ? 1 : 2};
-  long per = 3L * par->v * par->mu;
-  const char *bad = par->mu < 1 || per > (1L << 24) ? "more than 2^24 blocks per stage"
-                  : info->check ? info->check(par) : NULL;
-  if (bad) {
-    snprintf(why, len, "schedule '%s': %s", run->schedule, bad);
-    return NULL;
-  }
-  return info;
-}
-
 /* Add the lowered parts a schedule chunk computes: vchunk k of stage ps
  * (k < 0: all of the stage's). */
 static void plc_mem_part(const plc_ir_run *run, int ps, int k, mpq_t act, mpq_t buf,
@@ -242,27 +221,26 @@ static void plc_mem_single(const plc_ir_run *run, plc_mem *m)
   }
 }
 
-const plc_sched_info *plc_mem_chunk_figures(const plc_ir_run *run, plc_sched_params *par,
-                                            int *nchunks, mpq_t **act, mpq_t **buf,
-                                            plc_mem_stage *st, char *why, size_t len)
+int plc_mem_chunk_figures(const plc_ir_run *run, plc_sched_params *par, int *nchunks,
+                          mpq_t **act, mpq_t **buf, plc_mem_stage *st, char *why, size_t len)
 {
-  const plc_sched_info *info = plc_mem_schedule(run, par, why, len);
-  if (!info)
-    return NULL;
-  int n = *nchunks = plc_sched_nchunks(info->place, par);
+  plc_sched_placement place;
+  if (!plc_runsched_params(run, &place, par, why, len))
+    return 0;
+  int n = *nchunks = plc_sched_nchunks(place, par);
   *act = plc_xmalloc((size_t)n * sizeof **act);
   *buf = plc_xmalloc((size_t)n * sizeof **buf);
   for (int c = 0; c < n; c++)
     mpq_inits((*act)[c], (*buf)[c], NULL);
   for (int c = 0; c < n; c++) {
-    int part = plc_sched_chunk_part(info->place, par, c);
+    int part = plc_sched_chunk_part(place, par, c);
     /* round-robin: model chunk part is virtual chunk part / p of stage
      * part % p; otherwise the part is a stage's whole share */
-    int ps = part % par->p, k = info->place == PLC_SCHED_PLACE_ROUND ? part / par->p : -1;
+    int ps = part % par->p, k = place == PLC_SCHED_PLACE_ROUND ? part / par->p : -1;
     plc_mem_part(run, ps, k, (*act)[c], (*buf)[c],
-                 st ? &st[plc_sched_stage_of(info->place, par, c)] : NULL);
+                 st ? &st[plc_sched_stage_of(place, par, c)] : NULL);
   }
-  return info;
+  return 1;
 }
 
 void plc_mem_chunks_free(int nchunks, mpq_t *act, mpq_t *buf)
@@ -291,22 +269,19 @@ void plc_mem_analyse(plc_mem *m, const plc_ir_run *run)
   for (int s = 0; s < m->nstages; s++)
     plc_mem_stage_init(&m->st[s]);
   plc_sched_params par;
-  int nchunks;
+  plc_sched sched;
+  int nchunks, stage;
   mpq_t *act, *buf;
-  const plc_sched_info *info = plc_mem_chunk_figures(run, &par, &nchunks, &act, &buf, m->st,
-                                                     m->why, sizeof m->why);
-  if (!info) {
+  if (!plc_runsched_build(run, &sched, m->why, sizeof m->why, &stage)) {
     plc_mem_single(run, m);
     plc_mem_totals(m);
     return;
   }
-  plc_sched_block *blocks = plc_xmalloc((size_t)plc_sched_max_stage_blocks(info->place, &par) *
-                                        sizeof *blocks);
-  for (int s = 0; s < m->nstages; s++) {
-    int n = info->gen(&par, s, blocks);
-    plc_mem_walk(blocks, n, nchunks, act, buf, &m->st[s]);
-  }
-  free(blocks);
+  plc_mem_chunk_figures(run, &par, &nchunks, &act, &buf, m->st, m->why, sizeof m->why);
+  for (int s = 0; s < m->nstages; s++)
+    plc_mem_walk(sched.blocks + sched.start[s], sched.start[s + 1] - sched.start[s], nchunks,
+                 act, buf, &m->st[s]);
+  plc_sched_free(&sched);
   plc_mem_chunks_free(nchunks, act, buf);
   plc_mem_totals(m);
 }

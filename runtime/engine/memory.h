@@ -75,14 +75,13 @@ typedef struct plc_mem_ev {
 } plc_mem_ev;
 plc_mem_ev plc_mem_event(const plc_sched_block *b);
 
-/* The run's schedule as the memory walk uses it (NULL, with why, when it
- * cannot be generated), with per schedule chunk its activations and
+/* The run's schedule's parameters (0, with why, when it has none:
+ * runsched.h), with per schedule chunk its activations and
  * buffers (nchunks entries each, allocated here, freed with
  * plc_mem_chunks_free); when st is not NULL, each stage's resident state
  * (the parts it holds) is added into st[stage]. */
-const plc_sched_info *plc_mem_chunk_figures(const plc_ir_run *run, plc_sched_params *par,
-                                            int *nchunks, mpq_t **act, mpq_t **buf,
-                                            plc_mem_stage *st, char *why, size_t len);
+int plc_mem_chunk_figures(const plc_ir_run *run, plc_sched_params *par, int *nchunks,
+                          mpq_t **act, mpq_t **buf, plc_mem_stage *st, char *why, size_t len);
 void plc_mem_chunks_free(int nchunks, mpq_t *act, mpq_t *buf);
 
 void plc_mem_stage_init(plc_mem_stage *st);
