@@ -210,15 +210,22 @@ static void plc_mem_totals(plc_mem *m)
   }
 }
 
-/* Without a schedule: one microbatch through every chunk of the stage. */
+/* Without a schedule: every microbatch of every chunk of the stage in
+ * flight at once, the most any order can hold (a fit is then safe). */
 static void plc_mem_single(const plc_ir_run *run, plc_mem *m)
 {
+  mpq_t mu;
+  mpq_init(mu);
+  mpq_set_si(mu, run->mu, 1);
   for (int s = 0; s < m->nstages; s++) {
     plc_mem_stage *st = &m->st[s];
     plc_mem_part(run, s, -1, st->activations, st->buffers, st);
-    st->inflight = st->max_inflight = run->vpp;
+    mpq_mul(st->activations, st->activations, mu);
+    long n = run->mu * run->vpp;
+    st->inflight = st->max_inflight = n > INT32_MAX ? INT32_MAX : (int)n;
     mpq_add(st->peak, st->activations, st->buffers);
   }
+  mpq_clear(mu);
 }
 
 int plc_mem_chunk_figures(const plc_ir_run *run, plc_sched_params *par, int *nchunks,

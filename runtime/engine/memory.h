@@ -50,7 +50,8 @@ typedef struct plc_mem {
 } plc_mem;
 
 /* Work out every stage's peak for run.  Never fails: a schedule that cannot
- * be generated leaves the activations of one microbatch per chunk and a
+ * be generated counts every microbatch of every chunk in flight (the most
+ * any order holds) and leaves a
  * reason in why. */
 void plc_mem_analyse(plc_mem *m, const plc_ir_run *run);
 void plc_mem_free(plc_mem *m);

@@ -223,6 +223,29 @@ static void test_plan_interleaved(void)
   free(text);
 }
 
+/* Interleaved with fewer microbatches (2) than stages (4): Megatron refuses
+ * the schedule, so no order exists and every microbatch of every chunk is
+ * counted in flight, the most any order holds: stage 0's chunks keep 3 GB
+ * (layer 0 and the embedding) and 1 GB (layer 4), so 2 x 4 = 8 GB, 4 in
+ * flight, and the report says why. */
+static void test_plan_fallback(void)
+{
+  plc_fx f;
+  char *text = malloc(strlen(mem_plan) + 64);
+  strcpy(text, mem_plan);
+  strcpy(strstr(text, "pp = 4;"), "pp = 4; vpp = 2; dp = 2; micro_batch = 1\n"
+         "          global_batch = 4; seq = 1 }\n");
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, text), 0);
+  plc_drive_run *r = plc_fx_train(&f, "t");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  const plc_mem *m = r->res.mem;
+  CU_ASSERT(plc_fx_q(m->st[0].activations, 8000000000L, 1));
+  CU_ASSERT_EQUAL(m->st[0].inflight, 4);
+  CU_ASSERT(strstr(m->why, "interleaved") != NULL);
+  plc_fx_free(&f);
+  free(text);
+}
+
 /* DualPipe (pp 4, mu 8): a stage holds model stages s and 3 - s, so stage
  * 0 has stage 0's and stage 3's static state: weights 2 x 1 + 5 + 2 x 1 +
  * 5 = 14 GB, grads 8 GB, optimizer 12 GB. */
@@ -296,6 +319,7 @@ int main(void)
     {"plan: 1f1b static, activations, buffers, headroom", test_plan_1f1b},
     {"plan: interleaved chunks", test_plan_interleaved},
     {"plan: dualpipe holds two parts", test_plan_dualpipe},
+    {"plan: no order, every microbatch in flight", test_plan_fallback},
     {"plan: train reserve, does not fit", test_plan_reserve},
     {"plan: no capacity", test_plan_no_capacity},
     {NULL, NULL},
