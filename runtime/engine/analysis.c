@@ -79,34 +79,29 @@ static int *plc_stage_classes(const plc_ir_run *run)
   return cls;
 }
 
-static void plc_stage_time(const plc_ir_run *run, int s, mpq_t out)
-{
-  plc_sim f, b;
-  mpq_t zero;
-  mpq_init(zero);
-  plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero);
-  plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
-  mpq_add(out, f.makespan, b.makespan);
-  plc_sim_free(&f);
-  plc_sim_free(&b);
-  mpq_clear(zero);
-}
-
-static int plc_critical_stage(const plc_ir_run *run, const int *cls)
+/* The backward makespan of each class's stage (tb[s] for s = cls[s]), and
+ * the critical stage: the first with the largest forward + backward. */
+static int plc_critical_stage(const plc_ir_run *run, const int *cls, mpq_t *tb)
 {
   int best = 0;
-  mpq_t t, bt;
-  mpq_inits(t, bt, NULL);
+  mpq_t t, bt, zero;
+  mpq_inits(t, bt, zero, NULL);
   for (int s = 0; s < run->nstages; s++) {
     if (cls[s] != s)
       continue; /* the same as an earlier stage: not longer */
-    plc_stage_time(run, s, t);
+    plc_sim f, b;
+    plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero);
+    plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
+    mpq_set(tb[s], b.makespan);
+    mpq_add(t, f.makespan, b.makespan);
+    plc_sim_free(&f);
+    plc_sim_free(&b);
     if (s == 0 || mpq_cmp(t, bt) > 0) {
       best = s;
       mpq_set(bt, t);
     }
   }
-  mpq_clears(t, bt, NULL);
+  mpq_clears(t, bt, zero, NULL);
   return best;
 }
 
@@ -290,11 +285,11 @@ static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, mpq_t t
   mpq_clear(zero);
 }
 
-static void plc_tail(plc_result *r, const int *cls)
+static void plc_tail(plc_result *r, const int *cls, mpq_t *tb)
 {
   const plc_ir_run *run = r->run;
-  mpq_t t, b;
-  mpq_inits(t, b, NULL);
+  mpq_t t;
+  mpq_init(t);
   for (int s = 0; s < run->nstages; s++) {
     plc_sum_sync(t, &run->stages[s]);
     if (mpq_cmp(t, r->tail_full) > 0)
@@ -313,16 +308,12 @@ static void plc_tail(plc_result *r, const int *cls)
     for (int s = 0; s < run->nstages; s++) { /* every stage syncs; the slowest counts */
       if (cls[s] != s)
         continue;
-      plc_sim bw;
-      mpq_set_ui(b, 0, 1);
-      plc_sim_run(&bw, &run->stages[s].bwd, run->nstreams, 0, b);
-      plc_stage_tail(run, s, bw.makespan, t);
+      plc_stage_tail(run, s, tb[s], t);
       if (mpq_cmp(t, r->tail) > 0)
         mpq_set(r->tail, t);
-      plc_sim_free(&bw);
     }
   }
-  mpq_clears(t, b, NULL);
+  mpq_clear(t);
 }
 
 /* ---- efficiency ---------------------------------------------------------------- */
@@ -418,10 +409,16 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
   plc_result_init(r);
   r->run = run;
   int *cls = plc_stage_classes(run);
-  r->critical = plc_critical_stage(run, cls);
+  mpq_t *tb = plc_xmalloc((size_t)run->nstages * sizeof *tb);
+  for (int s = 0; s < run->nstages; s++)
+    mpq_init(tb[s]);
+  r->critical = plc_critical_stage(run, cls, tb);
   plc_microbatch(r);
   plc_bubble(r);
-  plc_tail(r, cls);
+  plc_tail(r, cls, tb);
+  for (int s = 0; s < run->nstages; s++)
+    mpq_clear(tb[s]);
+  free(tb);
   free(cls);
   if (run->optimizer_time)
     mpq_set(r->optimizer, run->optimizer_time);
