@@ -446,6 +446,8 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
     plc_binding *b = plc_env_find_local(cur->env, name);
     if (!b)
       continue;
+    if (o == ev->watch && b - cur->env->b < 32)
+      ev->watch_reads |= 1u << (b - cur->env->b);
     if (cur == o || !plc_eval_is_late_item(b))
       return plc_eval_binding(ev, b, use);
     /* an item of the base, evaluated late: memoised in the derived object */

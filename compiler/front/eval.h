@@ -113,6 +113,10 @@ typedef struct plc_eval {
   /* For an unknown name: the import that would define it, or NULL. */
   const char *(*import_hint)(void *ctx, const char *name);
   void *import_ctx;
+  /* Lowering's instance memo: the fields of `watch` read so far, as bits
+   * of their binding numbers (the first 32). */
+  const plc_obj *watch;
+  unsigned watch_reads;
 } plc_eval;
 
 /* Limits of plc(5) LIMITS.  Nested calls and definitions; nested expressions

@@ -51,6 +51,8 @@ typedef struct plc_inst {
   int n, cap;
   plc_inst_key *keys;  /* open addressing, nkeys a power of two */
   int nkeys, used;
+  int shape;           /* its memo entry + 1, 0 when it has none */
+  int lo, hi;          /* its ops in the list */
 } plc_inst;
 
 typedef struct plc_lctx {
@@ -62,6 +64,7 @@ typedef struct plc_lctx {
   plc_inst *missing;          /* `after` names not found (yet) in this instance */
   int sent;                   /* the layers' last compute-stream op, for pipeline ops; 0 unknown */
   plc_ir_mem *mem;            /* where a `memory` section adds up; NULL: not read here */
+  mpq_ptr *mem_rec;           /* and the instance's own figures, for the memo; or NULL */
 } plc_lctx;
 
 static const int PLC_SECS[PLC_NDIM] = {0, 1, 0}, PLC_BYTES[PLC_NDIM] = {1, 0, 0},
@@ -598,6 +601,17 @@ static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
 
 static const char *const plc_phase_section[] = {"forward", "recompute", "backward", "step"};
 
+/* Add q to part k (weights, grads, optimizer, activations, buffers) of m;
+ * buffers keep the largest. */
+static void plc_lower_mem_add(plc_ir_mem *m, int k, mpq_srcptr q)
+{
+  mpq_ptr to[] = {m->weights, m->grads, m->optimizer, m->activations, m->buffers};
+  if (k < 4)
+    mpq_add(to[k], to[k], q);
+  else if (mpq_cmp(q, to[k]) > 0)
+    mpq_set(to[k], q);
+}
+
 /* A template instance's `memory` section, added to its chunk's totals
  * (buffers: the largest).  Read once per instance, in its forward (or the
  * step template's) lowering. */
@@ -618,14 +632,11 @@ static void plc_lower_memory(plc_lctx *c, const plc_ast *sec, plc_env *env)
       plc_error(L->diag, &x->a->loc, "%s is negative", what);
       return;
     }
-    mpq_ptr to = !strcmp(x->name, "weights") ? m->weights
-               : !strcmp(x->name, "grads") ? m->grads
-               : !strcmp(x->name, "optimizer") ? m->optimizer
-               : !strcmp(x->name, "activations") ? m->activations : m->buffers;
-    if (to != m->buffers)
-      mpq_add(to, to, q);
-    else if (mpq_cmp(q, to) > 0)
-      mpq_set(to, q);
+    int k = !strcmp(x->name, "weights") ? 0 : !strcmp(x->name, "grads") ? 1
+          : !strcmp(x->name, "optimizer") ? 2 : !strcmp(x->name, "activations") ? 3 : 4;
+    plc_lower_mem_add(m, k, q);
+    if (c->mem_rec)
+      mpq_add(c->mem_rec[k], c->mem_rec[k], q);
   }
 }
 
@@ -911,6 +922,170 @@ static void plc_lower_mirror(plc_lctx *c, const plc_ir_list *fwd, int lo, int hi
   }
 }
 
+/* ---- instance memo ------------------------------------------------------------------ */
+
+/* Most layers of a large model lower to the same ops: a template instance
+ * depends on the run, the model, the layer fields it reads (index, stage,
+ * first, last, kind) and, through `prev.`, on the shape of the instance
+ * before it.  So the first instance of each such key is recorded (its ops,
+ * names and memory figures, with the layer fields the evaluator saw it
+ * read) and later ones are copies of it: the same ops with the layer index
+ * and the dependencies moved.  An instance whose dependencies reach beyond
+ * itself and the instance before it is not recorded.  Unit 0 is a layer's
+ * forward instance; unit 1 its recompute (instance or copy) and backward
+ * instance, keyed also by the forward's shape.  PLC_LOWER_NO_MEMO=1 lowers
+ * every instance (tests/lower-memo.sh compares the two). */
+typedef struct plc_memo {
+  const plc_ast *tmpl;
+  int unit, prev_shape, fwd_shape;
+  unsigned reads;          /* the layer fields read, by binding number */
+  const plc_value *layer;  /* the recorded instance's layer */
+  const plc_ir_list *list; /* its ops are list->ops[lo, hi) */
+  int lo, hi, plo, phi;    /* and its previous instance's [plo, phi) */
+  plc_inst inst;           /* its names */
+  int copies;              /* recompute copies at its start (unit 1), or 0 */
+  mpq_ptr mem[5];          /* its memory section's figures (unit 0) */
+} plc_memo;
+
+static int plc_memo_same(const plc_value *a, const plc_value *b)
+{
+  if (a->tag != b->tag)
+    return 0;
+  switch (a->tag) {
+  case PLC_V_NUM: return a->known && b->known && mpq_equal(a->q, b->q);
+  case PLC_V_BOOL: return a->b == b->b;
+  case PLC_V_STR: return !strcmp(a->s, b->s);
+  default: return 0;
+  }
+}
+
+/* The entry an instance can copy, or -1. */
+static int plc_memo_find(const plc_lower *L, const plc_ast *tmpl, int unit, int prev_shape,
+                         int fwd_shape, const plc_value *layer)
+{
+  if (L->no_memo)
+    return -1;
+  const plc_env *now = layer->obj->env;
+  for (int i = 0; i < L->nmemo; i++) {
+    const plc_memo *m = &L->memo[i];
+    if (m->tmpl != tmpl || m->unit != unit || m->prev_shape != prev_shape ||
+        m->fwd_shape != fwd_shape)
+      continue;
+    const plc_env *was = m->layer->obj->env;
+    int same = 1;
+    for (size_t k = 0; k < was->n && k < 32 && same; k++)
+      if (m->reads & (1u << k))
+        same = k < now->n && plc_memo_same(was->b[k].val, now->b[k].val);
+    if (same)
+      return i;
+  }
+  return -1;
+}
+
+/* Where op index d of the recorded instance lands for a copy at nlo whose
+ * previous instance starts at nplo; -1 when outside both. */
+static int plc_memo_move(const plc_memo *m, int d, int nlo, int nplo)
+{
+  if (d >= m->lo && d < m->hi)
+    return d - m->lo + nlo;
+  if (d >= m->plo && d < m->phi && nplo >= 0)
+    return d - m->plo + nplo;
+  return -1;
+}
+
+static int *plc_memo_deps(plc_lower *L, const plc_memo *m, const int *deps, int n, int nlo,
+                          int nplo)
+{
+  int *v = plc_arena_alloc(L->ar, (size_t)(n ? n : 1) * sizeof *v);
+  for (int i = 0; i < n; i++)
+    v[i] = plc_memo_move(m, deps[i], nlo, nplo);
+  return v;
+}
+
+/* Record the instance cur just lowered into c->list[lo, hi), unless a
+ * dependency leaves it and its previous instance; sets cur->shape. */
+static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int unit,
+                            int fwd_shape, const plc_value *layer, unsigned reads, mpq_ptr *mem,
+                            int copies)
+{
+  plc_lower *L = c->L;
+  const plc_inst *prev = c->prev;
+  int plo = prev && prev->shape ? prev->lo : -1, phi = prev && prev->shape ? prev->hi : -1;
+  for (int i = cur->lo; i < cur->hi; i++)
+    for (int k = 0; k < c->list->ops[i].ndeps; k++) {
+      int d = c->list->ops[i].deps[k];
+      if (!(d >= cur->lo && d < cur->hi) && !(d >= plo && d < phi))
+        return;
+    }
+  if (L->nmemo == L->capmemo) {
+    L->capmemo = L->capmemo ? 2 * L->capmemo : 8;
+    L->memo = plc_xrealloc(L->memo, (size_t)L->capmemo * sizeof *L->memo);
+  }
+  plc_memo *m = &L->memo[L->nmemo++];
+  *m = (plc_memo){.tmpl = tmpl, .unit = unit, .prev_shape = prev ? prev->shape : -1,
+                  .fwd_shape = fwd_shape, .reads = reads, .layer = layer, .list = c->list,
+                  .lo = cur->lo, .hi = cur->hi, .plo = plo, .phi = phi, .inst = *cur,
+                  .copies = copies};
+  for (int k = 0; k < 5; k++)
+    m->mem[k] = mem ? mem[k] : NULL;
+  cur->shape = L->nmemo;
+}
+
+/* Copy entry e as the instance cur for layer, at the end of c->list. */
+static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
+{
+  plc_lower *L = c->L;
+  const plc_memo *m = &L->memo[e];
+  int n = m->hi - m->lo, nlo = c->list->n, nplo = c->prev ? c->prev->lo : -1;
+  if ((L->nops += n) > L->cap) {
+    plc_error(L->diag, &m->tmpl->loc, "the plan lowers to more than %d ops; refusing to go on",
+              PLC_LOWER_MAX_OPS);
+    L->stop = 1;
+    return 0;
+  }
+  for (int i = m->lo; i < m->hi; i++) {
+    const plc_ir_op *f = &m->list->ops[i];
+    plc_ir_op op = *f;
+    plc_lower_op_init(L, &op);
+    mpq_set(op.time, f->time);
+    mpq_set(op.flops, f->flops);
+    mpq_set(op.size, f->size);
+    op.layer = layer;
+    op.deps = plc_memo_deps(L, m, f->deps, f->ndeps, nlo, nplo);
+    plc_ir_push(L->ar, c->list, &op);
+  }
+  for (int i = 0; i < m->inst.n; i++) {
+    const plc_inst_op *o = &m->inst.ops[i];
+    plc_inst_add(L, cur, o->name, o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1,
+                 plc_memo_deps(L, m, o->deps, o->ndeps, nlo, nplo), o->ndeps);
+  }
+  for (int k = 0; k < 5 && c->mem; k++)
+    if (m->mem[k])
+      plc_lower_mem_add(c->mem, k, m->mem[k]);
+  cur->shape = e + 1;
+  cur->lo = nlo;
+  cur->hi = c->list->n;
+  return 1;
+}
+
+/* Watch the layer fields an instance reads; returns the outer watch. */
+static const plc_obj *plc_memo_watch(plc_lower *L, const plc_value *layer, unsigned *outer)
+{
+  const plc_obj *was = L->ev->watch;
+  *outer = L->ev->watch_reads;
+  L->ev->watch = layer->obj;
+  L->ev->watch_reads = 0;
+  return was;
+}
+
+static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned outer)
+{
+  unsigned reads = L->ev->watch_reads;
+  L->ev->watch = was;
+  L->ev->watch_reads = outer;
+  return reads;
+}
+
 /* ---- stages ------------------------------------------------------------------------- */
 
 typedef struct plc_layer_info {
@@ -933,6 +1108,32 @@ static void plc_lower_instance(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
   c->missing = NULL;
 }
 
+/* A layer's forward instance: a copy of a recorded one, or lowered and
+ * recorded. */
+static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *layer)
+{
+  plc_lower *L = c->L;
+  const plc_ast *tmpl = li->tmpl.decl;
+  int e = plc_memo_find(L, tmpl, 0, c->prev ? c->prev->shape : -1, 0, layer);
+  if (e >= 0) {
+    plc_memo_replay(c, c->cur, e, c->layer);
+    return;
+  }
+  mpq_ptr rec[5];
+  for (int k = 0; k < 5; k++)
+    rec[k] = plc_arena_mpq(L->ar);
+  c->mem_rec = rec;
+  c->cur->lo = c->list->n;
+  unsigned outer;
+  const plc_obj *was = plc_memo_watch(L, layer, &outer);
+  plc_lower_instance(c, &li->tmpl, layer);
+  unsigned reads = plc_memo_unwatch(L, was, outer);
+  c->cur->hi = c->list->n;
+  c->mem_rec = NULL;
+  if (!PLC_LOWER_FAILED(L))
+    plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
+}
+
 static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer_info *info)
 {
   plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD};
@@ -945,23 +1146,20 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
     c.layer = st->layers[k];
     c.cur = &li->fwd;
     c.prev = prev;
-    li->lo = st->fwd.n;
-    plc_lower_instance(&c, &li->tmpl, plc_lower_layer_value(L, c.layer, li->kind, s, k == 0,
-                                                             k == st->nlayers - 1));
-    li->hi = st->fwd.n;
+    plc_lower_layer_fwd(&c, li, plc_lower_layer_value(L, c.layer, li->kind, s, k == 0,
+                                                      k == st->nlayers - 1));
+    li->lo = li->fwd.lo;
+    li->hi = li->fwd.hi;
     prev = &li->fwd;
   }
 }
 
-static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int s, int k,
-                                      plc_layer_info *li, const plc_users *users, int *map)
+/* A layer's recompute and backward, lowered (mirror or not). */
+static void plc_lower_bwd_unit(plc_lctx *c, plc_ir_stage *st, plc_layer_info *li,
+                               plc_value *layer, const plc_users *users, int *map)
 {
   plc_lower *L = c->L;
-  plc_value *layer = plc_lower_layer_value(L, st->layers[k], li->kind, s, k == 0,
-                                           k == st->nlayers - 1);
   const plc_ast_list *items = &li->tmpl.decl->list;
-  c->layer = st->layers[k];
-  c->fwd = &li->fwd;
   if (plc_lower_has_section(items, "recompute") && L->run->recompute > 0) {
     c->phase = PLC_PH_RECOMP;
     plc_lower_instance(c, &li->tmpl, layer);
@@ -974,6 +1172,52 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int s, int 
     plc_lower_instance(c, &li->tmpl, layer);
   else
     plc_lower_mirror(c, &st->fwd, li->lo, li->hi, users, map);
+}
+
+/* Forward ops of [lo, hi) that a full recompute copies (once ops are not). */
+static int plc_lower_copies(const plc_ir_list *fwd, int lo, int hi)
+{
+  int n = 0;
+  for (int i = lo; i < hi; i++)
+    n += !fwd->ops[i].once;
+  return n;
+}
+
+/* A layer's recompute and backward: copied from a recorded unit, or
+ * lowered and recorded.  Only units with a backward section are recorded
+ * (a mirror reads the map of later layers); a copied full recompute sets
+ * the map of the layer's forward ops as plc_lower_recompute_copy does. */
+static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int s, int k,
+                                      plc_layer_info *li, const plc_users *users, int *map)
+{
+  plc_lower *L = c->L;
+  plc_value *layer = plc_lower_layer_value(L, st->layers[k], li->kind, s, k == 0,
+                                           k == st->nlayers - 1);
+  const plc_ast *tmpl = li->tmpl.decl;
+  c->layer = st->layers[k];
+  c->fwd = &li->fwd;
+  int copy = !(plc_lower_has_section(&tmpl->list, "recompute") && L->run->recompute > 0) &&
+             L->run->recompute == 2;
+  int memo = li->fwd.shape && plc_lower_has_section(&tmpl->list, "backward");
+  int prev_shape = c->prev ? c->prev->shape : -1;
+  int e = memo ? plc_memo_find(L, tmpl, 1, prev_shape, li->fwd.shape, layer) : -1;
+  if (e >= 0) {
+    if (!plc_memo_replay(c, c->cur, e, c->layer))
+      return;
+    for (int i = li->lo, j = c->cur->lo; copy && i < li->hi; i++)
+      if (!st->fwd.ops[i].once)
+        map[i] = j++;
+    return;
+  }
+  c->cur->lo = c->list->n;
+  unsigned outer;
+  const plc_obj *was = plc_memo_watch(L, layer, &outer);
+  plc_lower_bwd_unit(c, st, li, layer, users, map);
+  unsigned reads = plc_memo_unwatch(L, was, outer);
+  c->cur->hi = c->list->n;
+  if (memo && !PLC_LOWER_FAILED(L))
+    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, layer, reads, NULL,
+                    copy ? plc_lower_copies(&st->fwd, li->lo, li->hi) : 0);
 }
 
 static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer_info *info)
@@ -1327,8 +1571,9 @@ static int plc_lower_body(plc_lower *L)
 
 plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
 {
+  const char *nm = getenv("PLC_LOWER_NO_MEMO");
   plc_lower L = {.ev = ev, .ar = ev->arena, .diag = ev->diag, .train = train,
-                 .cap = PLC_LOWER_MAX_OPS};
+                 .cap = PLC_LOWER_MAX_OPS, .no_memo = nm && *nm && strcmp(nm, "0")};
   L.errors = ev->diag->errors;
   L.run = plc_arena_alloc(ev->arena, sizeof *L.run);
   L.run->name = decl->name;
@@ -1344,5 +1589,6 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   ev->ctx_train = outer_train;
   ev->ctx_framework = outer_fw;
   free(L.mark);
+  free(L.memo);
   return ok ? L.run : NULL;
 }

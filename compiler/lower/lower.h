@@ -32,6 +32,11 @@ typedef struct plc_lower {
   long *mark, nmark;     /* per op index: the stamp of the last dependency list holding it */
   long stamp;
   int errors;            /* diagnostics count when lowering began */
+  /* instances lowered once and copied for the layers that read the same
+   * layer fields with the same values (lower.c, "instance memo") */
+  struct plc_memo *memo;
+  int nmemo, capmemo;
+  int no_memo;           /* PLC_LOWER_NO_MEMO set: lower every instance (tests) */
 } plc_lower;
 
 /* Lower one train (decl is its DECL node; train its instance). */
