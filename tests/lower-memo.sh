@@ -1,0 +1,24 @@
+#!/bin/sh
+# lower-memo.sh - the instance memo of lowering (compiler/lower/lower.c)
+# changes nothing: for every example and article example and the golden
+# plans of memory and schedules, the whole JSON report (every figure, the
+# memory table included) is the same with PLC_LOWER_NO_MEMO=1, which
+# lowers every instance; for the examples, the lowered ops (--emit=ir) too.
+# (Checked by hand for every golden and validation plan when the memo was
+# written; too slow for every run under valgrind.)
+. "$top_srcdir/tests/lib.sh"
+for f in "$top_srcdir"/examples/*.plan "$top_srcdir"/examples/article/*.plan \
+         "$top_srcdir"/tests/golden/mem-*.plan "$top_srcdir"/tests/golden/memory-small.plan \
+         "$top_srcdir"/tests/golden/schedule-custom.plan; do
+  [ -e "$f" ] || continue
+  d=$(dirname "$f") b=$(basename "$f")
+  modes=--format=json
+  case $f in */examples/*) modes="--emit=ir --format=json" ;; esac
+  for mode in $modes; do
+    (cd "$d" && plc "$mode" "$b") > "$outdir/memo-on.out" 2>&1
+    (cd "$d" && PLC_LOWER_NO_MEMO=1 plc "$mode" "$b") > "$outdir/memo-off.out" 2>&1
+    if same "$outdir/memo-off.out" "$outdir/memo-on.out"; then pass
+    else fail "$b $mode: the memo changes the output"; fi
+  done
+done
+finish
