@@ -938,6 +938,10 @@ static void plc_lower_mirror(plc_lctx *c, const plc_ir_list *fwd, int lo, int hi
 typedef struct plc_memo {
   const plc_ast *tmpl;
   int unit, prev_shape, fwd_shape;
+  int cls;                 /* its shape: entries of one template, unit, forward
+                              shape and layer fields read are the same ops
+                              whatever came before them (that only moves
+                              dependencies), so copies of either share it */
   unsigned reads;          /* the layer fields read, by binding number */
   const plc_value *layer;  /* the recorded instance's layer */
   const plc_ir_list *list; /* its ops are list->ops[lo, hi) */
@@ -959,24 +963,28 @@ static int plc_memo_same(const plc_value *a, const plc_value *b)
   }
 }
 
-/* The entry an instance can copy, or -1. */
+/* Do the layer fields m read have the same values in layer? */
+static int plc_memo_fields(const plc_memo *m, const plc_value *layer)
+{
+  const plc_env *was = m->layer->obj->env, *now = layer->obj->env;
+  for (size_t k = 0; k < was->n && k < 32; k++)
+    if ((m->reads & (1u << k)) &&
+        !(k < now->n && plc_memo_same(was->b[k].val, now->b[k].val)))
+      return 0;
+  return 1;
+}
+
+/* The entry an instance can copy (prev_shape >= 0), or the first of its
+ * shape (prev_shape < -1: any previous instance); -1 when there is none. */
 static int plc_memo_find(const plc_lower *L, const plc_ast *tmpl, int unit, int prev_shape,
                          int fwd_shape, const plc_value *layer)
 {
   if (L->no_memo)
     return -1;
-  const plc_env *now = layer->obj->env;
   for (int i = 0; i < L->nmemo; i++) {
     const plc_memo *m = &L->memo[i];
-    if (m->tmpl != tmpl || m->unit != unit || m->prev_shape != prev_shape ||
-        m->fwd_shape != fwd_shape)
-      continue;
-    const plc_env *was = m->layer->obj->env;
-    int same = 1;
-    for (size_t k = 0; k < was->n && k < 32 && same; k++)
-      if (m->reads & (1u << k))
-        same = k < now->n && plc_memo_same(was->b[k].val, now->b[k].val);
-    if (same)
+    if (m->tmpl == tmpl && m->unit == unit && m->fwd_shape == fwd_shape &&
+        (prev_shape < -1 || m->prev_shape == prev_shape) && plc_memo_fields(m, layer))
       return i;
   }
   return -1;
@@ -1021,14 +1029,16 @@ static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int
     L->capmemo = L->capmemo ? 2 * L->capmemo : 8;
     L->memo = plc_xrealloc(L->memo, (size_t)L->capmemo * sizeof *L->memo);
   }
+  int same = plc_memo_find(L, tmpl, unit, -2, fwd_shape, layer);
   plc_memo *m = &L->memo[L->nmemo++];
   *m = (plc_memo){.tmpl = tmpl, .unit = unit, .prev_shape = prev ? prev->shape : -1,
+                  .cls = same >= 0 ? L->memo[same].cls : L->nmemo - 1,
                   .fwd_shape = fwd_shape, .reads = reads, .layer = layer, .list = c->list,
                   .lo = cur->lo, .hi = cur->hi, .plo = plo, .phi = phi, .inst = *cur,
                   .copies = copies};
   for (int k = 0; k < 5; k++)
     m->mem[k] = mem ? mem[k] : NULL;
-  cur->shape = L->nmemo;
+  cur->shape = m->cls + 1;
 }
 
 /* Copy entry e as the instance cur for layer, at the end of c->list. */
@@ -1062,7 +1072,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   for (int k = 0; k < 5 && c->mem; k++)
     if (m->mem[k])
       plc_lower_mem_add(c->mem, k, m->mem[k]);
-  cur->shape = e + 1;
+  cur->shape = m->cls + 1;
   cur->lo = nlo;
   cur->hi = c->list->n;
   return 1;
