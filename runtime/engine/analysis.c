@@ -80,10 +80,12 @@ static int *plc_stage_classes(const plc_ir_run *run)
 }
 
 /* The backward makespan of each class's stage (tb[s] for s = cls[s]), and
- * the critical stage: the first with the largest forward + backward. */
-static int plc_critical_stage(const plc_ir_run *run, const int *cls, mpq_t *tb)
+ * the critical stage: the first with the largest forward + backward, whose
+ * simulations are kept in r->fwd and r->bwd. */
+static int plc_critical_stage(plc_result *r, const int *cls, mpq_t *tb)
 {
-  int best = 0;
+  const plc_ir_run *run = r->run;
+  int best = -1;
   mpq_t t, bt, zero;
   mpq_inits(t, bt, zero, NULL);
   for (int s = 0; s < run->nstages; s++) {
@@ -94,11 +96,18 @@ static int plc_critical_stage(const plc_ir_run *run, const int *cls, mpq_t *tb)
     plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
     mpq_set(tb[s], b.makespan);
     mpq_add(t, f.makespan, b.makespan);
-    plc_sim_free(&f);
-    plc_sim_free(&b);
-    if (s == 0 || mpq_cmp(t, bt) > 0) {
+    if (best < 0 || mpq_cmp(t, bt) > 0) {
+      if (best >= 0) {
+        plc_sim_free(&r->fwd);
+        plc_sim_free(&r->bwd);
+      }
       best = s;
       mpq_set(bt, t);
+      r->fwd = f;
+      r->bwd = b;
+    } else {
+      plc_sim_free(&f);
+      plc_sim_free(&b);
     }
   }
   mpq_clears(t, bt, zero, NULL);
@@ -382,16 +391,12 @@ static void plc_ratios(plc_result *r)
   mpq_clear(mu);
 }
 
-/* The critical stage's microbatch: times, compute and exposure. */
+/* The critical stage's microbatch (simulated by plc_critical_stage):
+ * times, compute and exposure. */
 static void plc_microbatch(plc_result *r)
 {
   const plc_ir_run *run = r->run;
   const plc_ir_stage *st = &run->stages[r->critical];
-  mpq_t zero;
-  mpq_init(zero);
-  plc_sim_run(&r->fwd, &st->fwd, run->nstreams, 0, zero);
-  plc_sim_run(&r->bwd, &st->bwd, run->nstreams, 0, zero);
-  mpq_clear(zero);
   mpq_set(r->t_f, r->fwd.makespan);
   mpq_set(r->t_b, r->bwd.makespan);
   mpq_add(r->t, r->t_f, r->t_b);
@@ -412,7 +417,7 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
   mpq_t *tb = plc_xmalloc((size_t)run->nstages * sizeof *tb);
   for (int s = 0; s < run->nstages; s++)
     mpq_init(tb[s]);
-  r->critical = plc_critical_stage(run, cls, tb);
+  r->critical = plc_critical_stage(r, cls, tb);
   plc_microbatch(r);
   plc_bubble(r);
   plc_tail(r, cls, tb);
