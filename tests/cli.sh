@@ -30,20 +30,7 @@ assert t.step_time <= limit, "result"
 report t
 EOF
 
-# run NAME WANT-STATUS ARGS...: plc ARGS > NAME.out 2> NAME.err, status WANT.
-run() {
-  name=$1 want=$2
-  shift 2
-  plc "$@" > "$name.out" 2> "$name.err"
-  status=$?
-  if [ "$status" -eq "$want" ]; then pass
-  else fail "plc $*: exit status $status, expected $want"; cat "$name.err"; fi
-}
 
-# has NAME FILE PATTERN: FILE has a line matching the grep pattern.
-has() {
-  if grep -q -- "$3" "$2"; then pass; else fail "$1: no '$3' in $2"; head -5 "$2"; fi
-}
 
 # count NAME FILE PATTERN N: FILE has N lines matching PATTERN.
 count() {

@@ -81,3 +81,19 @@ finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 }
+
+# run NAME WANT-STATUS ARGS...: plc ARGS > NAME.out 2> NAME.err, status WANT.
+# (Scripts with their own run or has define them after sourcing this.)
+run() {
+  name=$1 want=$2
+  shift 2
+  plc "$@" > "$name.out" 2> "$name.err"
+  status=$?
+  if [ "$status" -eq "$want" ]; then pass
+  else fail "plc $*: exit status $status, expected $want"; cat "$name.err"; fi
+}
+
+# has NAME FILE PATTERN: FILE has a line matching the grep pattern.
+has() {
+  if grep -q -- "$3" "$2"; then pass; else fail "$1: no '$3' in $2"; head -5 "$2"; fi
+}

@@ -65,18 +65,6 @@ case_plan llama8b_mb1 <<'EOF2'
   recompute = full
 EOF2
 
-# run NAME WANT-STATUS ARGS...: plc ARGS > NAME.out 2> NAME.err, status WANT.
-run() {
-  name=$1 want=$2
-  shift 2
-  plc "$@" > "$name.out" 2> "$name.err"
-  status=$?
-  if [ "$status" -eq "$want" ]; then pass
-  else fail "plc $*: exit status $status, expected $want"; cat "$name.err"; fi
-}
-has() {
-  if grep -q -- "$3" "$2"; then pass; else fail "$1: no '$3' in $2"; head -5 "$2"; fi
-}
 hasnot() {
   if grep -q -- "$3" "$2"; then fail "$1: '$3' in $2"; head -5 "$2"; else pass; fi
 }

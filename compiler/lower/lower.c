@@ -843,13 +843,21 @@ static void plc_lower_users_free(plc_users *u, int n)
   free(u->v);
 }
 
-static plc_ir_op plc_lower_copy(plc_lower *L, const plc_ir_op *f, plc_phase phase)
+/* A copy of op f with rationals of its own (the sensitivity analysis
+ * changes op times in place). */
+static plc_ir_op plc_lower_dup(plc_lower *L, const plc_ir_op *f)
 {
   plc_ir_op op = *f;
   plc_lower_op_init(L, &op);
   mpq_set(op.time, f->time);
   mpq_set(op.flops, f->flops);
   mpq_set(op.size, f->size);
+  return op;
+}
+
+static plc_ir_op plc_lower_copy(plc_lower *L, const plc_ir_op *f, plc_phase phase)
+{
+  plc_ir_op op = plc_lower_dup(L, f);
   op.phase = phase;
   op.once = 0;
   return op;
@@ -1055,11 +1063,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   }
   for (int i = m->lo; i < m->hi; i++) {
     const plc_ir_op *f = &m->list->ops[i];
-    plc_ir_op op = *f;
-    plc_lower_op_init(L, &op);
-    mpq_set(op.time, f->time);
-    mpq_set(op.flops, f->flops);
-    mpq_set(op.size, f->size);
+    plc_ir_op op = plc_lower_dup(L, f);
     op.layer = layer;
     op.deps = plc_memo_deps(L, m, f->deps, f->ndeps, nlo, nplo);
     plc_ir_push(L->ar, c->list, &op);

@@ -158,6 +158,18 @@ static const char *mem_plan =
   "train t { model = m; cluster = c; framework = f; pp = 4; dp = 2; micro_batch = 1\n"
   "          global_batch = 16; seq = 1 }\n";
 
+/* mem_plan with the train's layout from pp on replaced by tail, loaded and
+ * its train t lowered; NULL on errors.  Free f with plc_fx_free. */
+static plc_drive_run *variant(plc_fx *f, const char *tail)
+{
+  char *text = malloc(strlen(mem_plan) + strlen(tail) + 1);
+  strcpy(text, mem_plan);
+  strcpy(strstr(text, "pp = 4;"), tail);
+  int errors = plc_fx_load(f, text);
+  free(text);
+  return errors ? NULL : plc_fx_train(f, "t");
+}
+
 /* pp 4, 1F1B, mu 8: stage s holds layers 2s and 2s+1 and has 4 - s in
  * flight.  Stage 0: weights 2 + 5 = 7 GB, grads 4, optimizer 6; one
  * microbatch keeps 2 + 2 = 4 GB, 4 in flight: 16 GB; buffers 4 GB;
@@ -206,12 +218,8 @@ static void test_plan_1f1b(void)
 static void test_plan_interleaved(void)
 {
   plc_fx f;
-  char *text = malloc(strlen(mem_plan) + 64);
-  strcpy(text, mem_plan);
-  strcpy(strstr(text, "pp = 4;"), "pp = 4; vpp = 2; dp = 2; micro_batch = 1\n"
+  plc_drive_run *r = variant(&f, "pp = 4; vpp = 2; dp = 2; micro_batch = 1\n"
          "          global_batch = 16; seq = 1 }\n");
-  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, text), 0);
-  plc_drive_run *r = plc_fx_train(&f, "t");
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
   const plc_mem *m = r->res.mem;
   const long G = 1000000000L;
@@ -220,7 +228,6 @@ static void test_plan_interleaved(void)
   CU_ASSERT_EQUAL(m->st[0].max_inflight, 11);
   CU_ASSERT(plc_fx_q(m->st[3].activations, 7 * G, 1));
   plc_fx_free(&f);
-  free(text);
 }
 
 /* Interleaved with fewer microbatches (2) than stages (4): Megatron refuses
@@ -231,19 +238,14 @@ static void test_plan_interleaved(void)
 static void test_plan_fallback(void)
 {
   plc_fx f;
-  char *text = malloc(strlen(mem_plan) + 64);
-  strcpy(text, mem_plan);
-  strcpy(strstr(text, "pp = 4;"), "pp = 4; vpp = 2; dp = 2; micro_batch = 1\n"
+  plc_drive_run *r = variant(&f, "pp = 4; vpp = 2; dp = 2; micro_batch = 1\n"
          "          global_batch = 4; seq = 1 }\n");
-  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, text), 0);
-  plc_drive_run *r = plc_fx_train(&f, "t");
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
   const plc_mem *m = r->res.mem;
   CU_ASSERT(plc_fx_q(m->st[0].activations, 8000000000L, 1));
   CU_ASSERT_EQUAL(m->st[0].inflight, 4);
   CU_ASSERT(strstr(m->why, "interleaved") != NULL);
   plc_fx_free(&f);
-  free(text);
 }
 
 /* DualPipe (pp 4, mu 8): a stage holds model stages s and 3 - s, so stage
@@ -252,12 +254,8 @@ static void test_plan_fallback(void)
 static void test_plan_dualpipe(void)
 {
   plc_fx f;
-  char *text = malloc(strlen(mem_plan) + 64);
-  strcpy(text, mem_plan);
-  strcpy(strstr(text, "pp = 4;"), "pp = 4; schedule = dualpipe; dp = 2; micro_batch = 1\n"
+  plc_drive_run *r = variant(&f, "pp = 4; schedule = dualpipe; dp = 2; micro_batch = 1\n"
          "          global_batch = 16; seq = 1 }\n");
-  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, text), 0);
-  plc_drive_run *r = plc_fx_train(&f, "t");
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
   const plc_mem *m = r->res.mem;
   const long G = 1000000000L;
@@ -265,27 +263,23 @@ static void test_plan_dualpipe(void)
   CU_ASSERT(plc_fx_q(m->st[0].grads, 8 * G, 1));
   CU_ASSERT(plc_fx_q(m->st[1].weights, 4 * G, 1)); /* stages 1 and 2: no embedding */
   plc_fx_free(&f);
-  free(text);
 }
 
-/* A train's memory_reserve overrides the device's: 30 GB leaves 50 GB,
- * and stage 0's 37 GB still fit; 45 GB leaves 35 GB and it does not
- * (headroom -2 GB), which the driver reports as a warning at the train. */
+/* A train's memory_reserve overrides the device's 2 GB: 45 GB leaves
+ * 35 GB, and stage 0's 37 GB do not fit (headroom -2 GB), which the driver
+ * reports as a warning at the train. */
 static void test_plan_reserve(void)
 {
   plc_fx f;
-  char *text = malloc(strlen(mem_plan) + 64);
-  strcpy(text, mem_plan);
-  strcpy(strstr(text, "seq = 1 }"), "seq = 1; memory_reserve = 45 GB }\n");
-  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, text), 0);
-  plc_drive_run *r = plc_fx_train(&f, "t");
+  plc_drive_run *r = variant(&f, "pp = 4; dp = 2; micro_batch = 1\n"
+                             "          global_batch = 16; seq = 1; memory_reserve = 45 GB }\n");
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
   const plc_mem *m = r->res.mem;
   CU_ASSERT(!m->fits);
+  CU_ASSERT(plc_fx_q(m->reserve, 45000000000L, 1));
   CU_ASSERT(plc_fx_q(m->st[0].headroom, -2000000000L, 1));
   CU_ASSERT(plc_fx_reported(&f, "train 't' does not fit in memory: stage 0 needs 37 GB"));
   plc_fx_free(&f);
-  free(text);
 }
 
 /* No capacity: peaks are known, headroom is not. */
