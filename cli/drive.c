@@ -4,6 +4,7 @@
 #endif
 
 #include "drive.h"
+#include "blocks.h"
 #include "lower.h"
 #include "memory.h"
 #include "runsched.h"
@@ -147,6 +148,7 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
     return;
   plc_analyse(&r->res, r->ir);
   plc_result_memory(&r->res);
+  plc_result_block_bubble(&r->res);
   plc_drive_memory_check(d, r);
   if (d->sensitivity) /* one re-analysis per exposed row: the costly part */
     plc_sensitivity(&r->res, r->ir);

@@ -157,4 +157,8 @@ check memory-capacity "$mem" '.runs[0].memory | .capacity.exact == "80000000000"
 check memory-stage0 "$mem" '.runs[0].memory.stages[0] | .weights.exact == "7000000000" and .grads.exact == "4000000000" and .optimizer.exact == "6000000000" and .activations.exact == "16000000000" and .in_flight == 4 and .max_in_flight == 4 and .buffers.exact == "4000000000" and .peak.exact == "37000000000" and .headroom.exact == "41000000000"'
 check memory-stages "$mem" '[.runs[0].memory.stages[] | .in_flight] == [4, 3, 2, 1]'
 check memory-null "$m3" '.runs[0] | has("memory")'
+# the bubble's block-level reference (tests/golden/bubble-uneven.plan: 3 ms
+# where the formula gives 6 ms)
+run bubble 0 --format=json bubble-uneven.plan
+check bubble-simulated "$outdir/bubble.json" '.runs[0].bubble | .value.exact == "3/500" and .simulated.exact == "3/1000"'
 finish

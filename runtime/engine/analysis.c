@@ -16,18 +16,18 @@
 static void plc_result_init(plc_result *r)
 {
   memset(r, 0, sizeof *r);
-  mpq_inits(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->tail, r->tail_full, r->optimizer,
-            r->step, r->compute_mb, r->all_compute_mb, r->useful_mb, r->stall_mb, r->eta,
-            r->busy, r->mfu, r->tokens_per_s, NULL);
+  mpq_inits(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_sim, r->tail, r->tail_full,
+            r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
+            r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
     mpq_init(r->exposed_mb[d]);
 }
 
 void plc_result_free(plc_result *r)
 {
-  mpq_clears(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->tail, r->tail_full, r->optimizer,
-             r->step, r->compute_mb, r->all_compute_mb, r->useful_mb, r->stall_mb, r->eta,
-             r->busy, r->mfu, r->tokens_per_s, NULL);
+  mpq_clears(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_sim, r->tail, r->tail_full,
+             r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
+             r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
     mpq_clear(r->exposed_mb[d]);
   for (int i = 0; i < r->nrows; i++)

@@ -37,6 +37,10 @@ typedef struct plc_result {
   plc_sim fwd, bwd;        /* the critical stage's microbatch */
   mpq_t t_f, t_b, t, t_w;  /* critical stage, one microbatch */
   mpq_t bubble;
+  /* the schedule simulated at block level with every stage's own times
+   * (blocks.h), a reference beside the formula; known when it could run */
+  mpq_t bubble_sim;
+  int bubble_sim_known;
   mpq_t tail, tail_full;   /* exposed DP tail; the whole gradient sync it comes from */
   plc_tail_kind tail_kind;
   mpq_t optimizer;

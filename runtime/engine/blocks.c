@@ -124,6 +124,12 @@ int plc_blocks_bubble(const plc_ir_run *run, mpq_t bubble, char *why, size_t len
   return ok;
 }
 
+void plc_result_block_bubble(plc_result *res)
+{
+  char why[160];
+  res->bubble_sim_known = plc_blocks_bubble(res->run, res->bubble_sim, why, sizeof why);
+}
+
 /* Simulate s with the stages' times, recording every block. */
 static int plc_blocks_simulate(plc_blocks *bl, const plc_ir_run *run, const plc_sched *s)
 {

@@ -53,4 +53,8 @@ void plc_blocks_free(plc_blocks *bl);
  * or 0 with why when the schedule cannot be built or run. */
 int plc_blocks_bubble(const plc_ir_run *run, mpq_t bubble, char *why, size_t len);
 
+/* res->bubble_sim from plc_blocks_bubble (bubble_sim_known 0 when the
+ * schedule cannot be built). */
+void plc_result_block_bubble(plc_result *res);
+
 #endif

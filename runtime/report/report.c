@@ -190,7 +190,11 @@ static void plc_report_ops(FILE *out, const plc_result *r, const plc_report_opts
 static void plc_report_bubble(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   char *f = plc_bubble_formula(r, o->digits, o->exact), *b = plc_report_time(o, r->bubble);
+  char *sim = plc_report_bubble_sim(r, o);
   fprintf(out, "\nbubble (%s)\n  %s = %s\n", r->run->schedule, f, b);
+  if (sim)
+    fprintf(out, "  %s\n", sim);
+  free(sim);
   free(f);
   free(b);
 }

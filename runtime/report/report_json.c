@@ -261,6 +261,7 @@ static json_t *plc_json_bubble(const plc_result *r, const plc_report_opts *o)
   plc_json_set(j, "schedule", plc_json_str(r->run->schedule));
   plc_json_set(j, "formula", plc_json_str(f));
   plc_json_set(j, "value", plc_json_time(o, r->bubble));
+  plc_json_set(j, "simulated", r->bubble_sim_known ? plc_json_time(o, r->bubble_sim) : NULL);
   free(f);
   return j;
 }

@@ -196,6 +196,13 @@ static void plc_md_bubble(FILE *out, const plc_result *r, const plc_report_opts 
   fputs(" = **", out);
   plc_md_text(out, b);
   fputs("**\n", out);
+  char *sim = plc_report_bubble_sim(r, o);
+  if (sim) {
+    fputs("\n", out);
+    plc_md_text(out, sim);
+    fputs("\n", out);
+  }
+  free(sim);
   free(f);
   free(b);
 }

@@ -363,6 +363,18 @@ void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i
   free(st);
 }
 
+char *plc_report_bubble_sim(const plc_result *r, const plc_report_opts *o)
+{
+  if (!r->bubble_sim_known || !strcmp(r->run->schedule, "custom"))
+    return NULL;
+  char *v = plc_report_time(o, r->bubble_sim);
+  char *s = plc_report_sprintf("the schedule run at block level, each stage its own t_f, t_b "
+                               "and t_w: %s%s", v, mpq_equal(r->bubble_sim, r->bubble)
+                               ? " (the same)" : " (the step uses the formula)");
+  free(v);
+  return s;
+}
+
 void plc_report_mem_cells(const plc_report_opts *o, const plc_result *r, int s, char **cells)
 {
   const plc_mem *m = r->mem;

@@ -134,6 +134,12 @@ void plc_report_cells_free(char **cells, int n);
 #define PLC_REPORT_SENSE_CELLS 7
 void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i, char **cells);
 
+/* The bubble's reference line: the schedule simulated at block level with
+ * every stage's own times ("... (the formula's)" when equal); NULL when it
+ * is not known or the schedule is custom (its bubble is that already).
+ * malloc'd. */
+char *plc_report_bubble_sim(const plc_result *r, const plc_report_opts *o);
+
 /* One stage of the memory table (r->mem->st[s]), as the text and Markdown
  * reports list it: stage, weights, grads, optimizer, activations with the
  * microbatch-chunks in flight, buffers, peak, headroom ("-" when the
