@@ -36,7 +36,13 @@ void plc_result_free(plc_result *r)
   free(r->rows);
   plc_sense_free(r);
   plc_result_memory_free(r);
-  if (r->run) {
+  for (int i = 0; r->tf && i < r->run->nstages; i++)
+    mpq_clears(r->tf[i], r->tb[i], r->tl[i], NULL);
+  free(r->tf);
+  free(r->tb);
+  free(r->tl);
+  free(r->cls);
+  if (r->run && !r->no_sims) {
     plc_sim_free(&r->fwd);
     plc_sim_free(&r->bwd);
   }
@@ -63,9 +69,8 @@ static int plc_list_same(const plc_ir_list *a, const plc_ir_list *b)
 /* Per stage, the first stage whose lists simulate alike: the stage times
  * and tails are worked out once per class (most stages of a large run are
  * the same lists on other layers). */
-static int *plc_stage_classes(const plc_ir_run *run)
+static void plc_stage_classes(const plc_ir_run *run, int *cls)
 {
-  int *cls = plc_xmalloc((size_t)run->nstages * sizeof *cls);
   for (int s = 0; s < run->nstages; s++) {
     const plc_ir_stage *st = &run->stages[s];
     cls[s] = s;
@@ -76,42 +81,63 @@ static int *plc_stage_classes(const plc_ir_run *run)
         cls[s] = r;
     }
   }
-  return cls;
 }
 
-/* The backward makespan of each class's stage (tb[s] for s = cls[s]), and
- * the critical stage: the first with the largest forward + backward, whose
- * simulations are kept in r->fwd and r->bwd. */
-static int plc_critical_stage(plc_result *r, const int *cls, mpq_t *tb)
+/* Per class (cls[s] == s): the forward and backward makespans, from base
+ * where the lists did not change; then the critical stage, the first with
+ * the largest sum.  Without base the critical stage's simulations are kept
+ * in r->fwd and r->bwd (plc_microbatch reads them). */
+static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned changed)
 {
   const plc_ir_run *run = r->run;
+  int p = run->nstages;
+  r->cls = plc_xmalloc((size_t)p * sizeof *r->cls);
+  if (base)
+    memcpy(r->cls, base->cls, (size_t)p * sizeof *r->cls);
+  else
+    plc_stage_classes(run, r->cls);
+  r->tf = plc_xmalloc((size_t)p * sizeof *r->tf);
+  r->tb = plc_xmalloc((size_t)p * sizeof *r->tb);
+  r->tl = plc_xmalloc((size_t)p * sizeof *r->tl);
+  for (int s = 0; s < p; s++)
+    mpq_inits(r->tf[s], r->tb[s], r->tl[s], NULL);
   int best = -1;
   mpq_t t, bt, zero;
   mpq_inits(t, bt, zero, NULL);
-  for (int s = 0; s < run->nstages; s++) {
-    if (cls[s] != s)
+  for (int s = 0; s < p; s++) {
+    if (r->cls[s] != s)
       continue; /* the same as an earlier stage: not longer */
     plc_sim f, b;
-    plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero);
-    plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
-    mpq_set(tb[s], b.makespan);
-    mpq_add(t, f.makespan, b.makespan);
-    if (best < 0 || mpq_cmp(t, bt) > 0) {
-      if (best >= 0) {
+    int keep = !base, sf = keep || (changed & PLC_CHANGED_FWD),
+        sb = keep || (changed & PLC_CHANGED_BWD);
+    if (sf)
+      plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero);
+    if (sb)
+      plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
+    mpq_set(r->tf[s], sf ? f.makespan : base->tf[s]);
+    mpq_set(r->tb[s], sb ? b.makespan : base->tb[s]);
+    mpq_add(t, r->tf[s], r->tb[s]);
+    int better = best < 0 || mpq_cmp(t, bt) > 0;
+    if (better) {
+      if (keep && best >= 0) {
         plc_sim_free(&r->fwd);
         plc_sim_free(&r->bwd);
       }
       best = s;
       mpq_set(bt, t);
+    }
+    if (keep && better) {
       r->fwd = f;
       r->bwd = b;
     } else {
-      plc_sim_free(&f);
-      plc_sim_free(&b);
+      if (sf)
+        plc_sim_free(&f);
+      if (sb)
+        plc_sim_free(&b);
     }
   }
   mpq_clears(t, bt, zero, NULL);
-  return best;
+  r->critical = best;
 }
 
 /* ---- inventory ---------------------------------------------------------------- */
@@ -196,7 +222,7 @@ static void plc_bubble(plc_result *r)
   const char *s = run->schedule;
   char why[160];
   if (!strcmp(s, "custom")) { /* no formula: the order simulated at block level */
-    if (!plc_blocks_bubble(run, r->bubble, why, sizeof why))
+    if (!plc_blocks_bubble(run, r, r->bubble, why, sizeof why))
       mpq_set_ui(r->bubble, 0, 1); /* the driver refused the order already */
     mpq_clears(k, x, NULL);
     return;
@@ -294,7 +320,7 @@ static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, mpq_t t
   mpq_clear(zero);
 }
 
-static void plc_tail(plc_result *r, const int *cls, mpq_t *tb)
+static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
 {
   const plc_ir_run *run = r->run;
   mpq_t t;
@@ -315,11 +341,14 @@ static void plc_tail(plc_result *r, const int *cls, mpq_t *tb)
   } else if (mpq_sgn(r->tail_full) > 0) {
     r->tail_kind = PLC_TAIL_SIMULATED;
     for (int s = 0; s < run->nstages; s++) { /* every stage syncs; the slowest counts */
-      if (cls[s] != s)
+      if (r->cls[s] != s)
         continue;
-      plc_stage_tail(run, s, tb[s], t);
-      if (mpq_cmp(t, r->tail) > 0)
-        mpq_set(r->tail, t);
+      if (base && !(changed & PLC_CHANGED_BWD))
+        mpq_set(r->tl[s], base->tl[s]);
+      else
+        plc_stage_tail(run, s, r->tb[s], r->tl[s]);
+      if (mpq_cmp(r->tl[s], r->tail) > 0)
+        mpq_set(r->tail, r->tl[s]);
     }
   }
   mpq_clear(t);
@@ -409,22 +438,10 @@ static void plc_microbatch(plc_result *r)
   plc_weight_grad_time(&st->bwd, r->t_w);
 }
 
-void plc_analyse(plc_result *r, const plc_ir_run *run)
+/* The step from its parts: mu (t_f + t_b) + bubble + DP tail + optimizer. */
+static void plc_step_sum(plc_result *r)
 {
-  plc_result_init(r);
-  r->run = run;
-  int *cls = plc_stage_classes(run);
-  mpq_t *tb = plc_xmalloc((size_t)run->nstages * sizeof *tb);
-  for (int s = 0; s < run->nstages; s++)
-    mpq_init(tb[s]);
-  r->critical = plc_critical_stage(r, cls, tb);
-  plc_microbatch(r);
-  plc_bubble(r);
-  plc_tail(r, cls, tb);
-  for (int s = 0; s < run->nstages; s++)
-    mpq_clear(tb[s]);
-  free(tb);
-  free(cls);
+  const plc_ir_run *run = r->run;
   if (run->optimizer_time)
     mpq_set(r->optimizer, run->optimizer_time);
   mpq_t mu;
@@ -435,5 +452,33 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
   mpq_add(r->step, r->step, r->tail);
   mpq_add(r->step, r->step, r->optimizer);
   mpq_clear(mu);
+}
+
+void plc_analyse(plc_result *r, const plc_ir_run *run)
+{
+  plc_result_init(r);
+  r->run = run;
+  plc_stage_figs(r, NULL, 0);
+  plc_microbatch(r);
+  plc_bubble(r);
+  plc_tail(r, NULL, 0);
+  plc_step_sum(r);
   plc_ratios(r);
+}
+
+void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *base,
+                      unsigned changed)
+{
+  plc_result_init(r);
+  r->run = run;
+  r->no_sims = 1;
+  plc_stage_figs(r, base, changed);
+  const plc_ir_stage *st = &run->stages[r->critical];
+  mpq_set(r->t_f, r->tf[r->critical]);
+  mpq_set(r->t_b, r->tb[r->critical]);
+  mpq_add(r->t, r->t_f, r->t_b);
+  plc_weight_grad_time(&st->bwd, r->t_w);
+  plc_bubble(r);
+  plc_tail(r, base, changed);
+  plc_step_sum(r);
 }

@@ -58,9 +58,26 @@ typedef struct plc_result {
   struct plc_sense *sense; /* sensitivity.h; NULL until computed */
   int nsense;
   struct plc_mem *mem;     /* memory.h; NULL until computed */
+  /* per stage, kept for re-analyses: the first stage whose lists simulate
+   * alike (cls), and for those stages the forward and backward makespans
+   * and the DP tail they leave (tl: when the tail is simulated) */
+  int *cls;
+  mpq_t *tf, *tb, *tl;
+  int no_sims;             /* plc_analyse_step: fwd and bwd were not simulated */
 } plc_result;
 
 void plc_analyse(plc_result *res, const plc_ir_run *run);
+
+/* What a re-analysis of run changed since base: its forward lists, its
+ * backward lists (and so their `once` ops). */
+enum { PLC_CHANGED_FWD = 1, PLC_CHANGED_BWD = 2 };
+
+/* The step time of run (res->step, with t_f, t_b, t_w, bubble and tail),
+ * where only the lists in `changed` differ from base's (op times, not op
+ * lists: the same stages simulate alike): the others' figures are base's.
+ * No inventory or efficiency; free res with plc_result_free. */
+void plc_analyse_step(plc_result *res, const plc_ir_run *run, const plc_result *base,
+                      unsigned changed);
 
 /* Weight-gradient time t_w of a backward list (ZB-H1, DualPipe): its
  * compute ops marked `wgrad`; when none is marked, half of its backward

@@ -13,16 +13,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Stage s's block times: its lists' makespans, a v-th for a chunk. */
-static void plc_blocks_times(const plc_ir_run *run, int s, int v, plc_sched_times *t)
+/* Stage s's block times: its lists' makespans (the analysis's, res, when
+ * given), a v-th for a chunk. */
+static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s, int v,
+                             plc_sched_times *t)
 {
-  plc_sim f, b;
   mpq_t zero;
   mpq_init(zero);
-  plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero);
-  plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
-  mpq_set(t->f, f.makespan);
-  mpq_set(t->b, b.makespan);
+  if (res && res->tf) {
+    mpq_set(t->f, res->tf[res->cls[s]]);
+    mpq_set(t->b, res->tb[res->cls[s]]);
+  } else {
+    plc_sim f, b;
+    plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero);
+    plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
+    mpq_set(t->f, f.makespan);
+    mpq_set(t->b, b.makespan);
+    plc_sim_free(&f);
+    plc_sim_free(&b);
+  }
   plc_weight_grad_time(&run->stages[s].bwd, t->w);
   if (mpq_cmp(t->w, t->b) > 0) /* a W longer than its whole backward: keep B >= 0 */
     mpq_set(t->w, t->b);
@@ -35,8 +44,6 @@ static void plc_blocks_times(const plc_ir_run *run, int s, int v, plc_sched_time
   mpq_add(t->fb, t->f, t->b);
   mpq_set_ui(t->p2p, 0, 1);
   mpq_clears(k, zero, NULL);
-  plc_sim_free(&f);
-  plc_sim_free(&b);
 }
 
 /* The memory level while each block runs, stage by stage (memory.h's
@@ -90,13 +97,14 @@ static void plc_blocks_alloc(plc_blocks *bl, const plc_sched *s)
 
 /* The stages' block times for s (a v-th of the lists for a round-robin
  * chunk); allocated, free with plc_blocks_times_free. */
-static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_sched *s)
+static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_result *res,
+                                             const plc_sched *s)
 {
   plc_sched_times *t = plc_xmalloc((size_t)s->par.p * sizeof *t);
   plc_sched_times_init(t, s->par.p);
   int v = s->place == PLC_SCHED_PLACE_ROUND ? s->par.v : 1;
   for (int st = 0; st < s->par.p; st++)
-    plc_blocks_times(run, st, v, &t[st]);
+    plc_blocks_times(run, res, st, v, &t[st]);
   return t;
 }
 
@@ -106,13 +114,14 @@ static void plc_blocks_times_free(plc_sched_times *t, int p)
   free(t);
 }
 
-int plc_blocks_bubble(const plc_ir_run *run, mpq_t bubble, char *why, size_t len)
+int plc_blocks_bubble(const plc_ir_run *run, const plc_result *res, mpq_t bubble, char *why,
+                      size_t len)
 {
   plc_sched s;
   int stage;
   if (!plc_runsched_build(run, &s, why, len, &stage))
     return 0;
-  plc_sched_times *t = plc_blocks_all_times(run, &s);
+  plc_sched_times *t = plc_blocks_all_times(run, res, &s);
   plc_sched_sim sim;
   plc_sched_sim_init(&sim);
   int ok = plc_sched_simulate(&s, t, &sim, why, len);
@@ -127,14 +136,20 @@ int plc_blocks_bubble(const plc_ir_run *run, mpq_t bubble, char *why, size_t len
 void plc_result_block_bubble(plc_result *res)
 {
   char why[160];
-  res->bubble_sim_known = plc_blocks_bubble(res->run, res->bubble_sim, why, sizeof why);
+  const plc_ir_run *run = res->run;
+  plc_sched_params par;
+  plc_sched_placement place;
+  res->bubble_sim_known = plc_runsched_params(run, &place, &par, why, sizeof why) &&
+                          3L * par.v * par.mu * par.p <= PLC_BLOCKS_MAX &&
+                          plc_blocks_bubble(run, res, res->bubble_sim, why, sizeof why);
 }
 
 /* Simulate s with the stages' times, recording every block. */
-static int plc_blocks_simulate(plc_blocks *bl, const plc_ir_run *run, const plc_sched *s)
+static int plc_blocks_simulate(plc_blocks *bl, const plc_result *res, const plc_sched *s)
 {
-  plc_sched_times *t = plc_blocks_all_times(run, s);
-  mpq_t *rs = plc_xmalloc((size_t)bl->n * sizeof *rs), *re = plc_xmalloc((size_t)bl->n * sizeof *re);
+  plc_sched_times *t = plc_blocks_all_times(res->run, res, s);
+  mpq_t *rs = plc_xmalloc((size_t)bl->n * sizeof *rs);
+  mpq_t *re = plc_xmalloc((size_t)bl->n * sizeof *re);
   for (int i = 0; i < bl->n; i++)
     mpq_inits(rs[i], re[i], NULL);
   plc_sched_sim sim;
@@ -182,7 +197,7 @@ int plc_blocks_build(plc_blocks *bl, const plc_result *res)
              PLC_BLOCKS_MAX);
   if (ok) {
     plc_blocks_alloc(bl, &s);
-    ok = plc_blocks_simulate(bl, run, &s);
+    ok = plc_blocks_simulate(bl, res, &s);
   }
   if (ok)
     plc_blocks_levels(bl, res, &s);

@@ -49,12 +49,15 @@ int plc_blocks_build(plc_blocks *bl, const plc_result *res);
 void plc_blocks_free(plc_blocks *bl);
 
 /* The bubble of run's schedule simulated at block level: the makespan less
- * the busy time of the stage with the most work (schedule.h).  Returns 1,
- * or 0 with why when the schedule cannot be built or run. */
-int plc_blocks_bubble(const plc_ir_run *run, mpq_t bubble, char *why, size_t len);
+ * the busy time of the stage with the most work (schedule.h), with res's
+ * stage times when res is given (else the lists are simulated).  Returns
+ * 1, or 0 with why when the schedule cannot be built or run. */
+int plc_blocks_bubble(const plc_ir_run *run, const plc_result *res, mpq_t bubble, char *why,
+                      size_t len);
 
-/* res->bubble_sim from plc_blocks_bubble (bubble_sim_known 0 when the
- * schedule cannot be built). */
+/* res->bubble_sim from plc_blocks_bubble with res's stage times
+ * (bubble_sim_known 0 when the schedule cannot be built or has more than
+ * PLC_BLOCKS_MAX blocks). */
 void plc_result_block_bubble(plc_result *res);
 
 #endif

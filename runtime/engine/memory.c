@@ -146,7 +146,8 @@ void plc_mem_walk(const plc_sched_block *blocks, int n, int nchunks, mpq_t *act,
   plc_mem_state w = {.nchunks = nchunks};
   w.cnt = plc_xcalloc((size_t)nchunks, sizeof *w.cnt);
   w.best_cnt = plc_xcalloc((size_t)nchunks, sizeof *w.best_cnt);
-  int64_t *a = plc_xmalloc((size_t)nchunks * sizeof *a), *b = plc_xmalloc((size_t)nchunks * sizeof *b);
+  int64_t *a = plc_xmalloc((size_t)nchunks * sizeof *a);
+  int64_t *b = plc_xmalloc((size_t)nchunks * sizeof *b);
   if (plc_mem_scale(n, nchunks, act, buf, a, b))
     plc_mem_walk64(blocks, n, a, b, &w);
   else

@@ -135,8 +135,8 @@ static void plc_sense_row(plc_result *r, plc_ir_run *run, int i, plc_sense *sn)
   for (int k = 0; k < n; k++)
     mpq_init(saved[k]);
   plc_sense_apply(run, row, sn->possible ? sn->bw_needed : NULL, saved, 0);
-  plc_result alt;
-  plc_analyse(&alt, run);
+  plc_result alt; /* only the lists of the row's phase changed */
+  plc_analyse_step(&alt, run, r, row->phase == PLC_PH_FWD ? PLC_CHANGED_FWD : PLC_CHANGED_BWD);
   mpq_set(sn->step_if, alt.step);
   plc_result_free(&alt);
   plc_sense_apply(run, row, NULL, saved, 1);

@@ -396,8 +396,9 @@ char *plc_report_mem_summary(const plc_result *r, const plc_report_opts *o)
   const plc_mem *m = r->mem;
   if (!m || !m->known)
     return plc_xstrdup("not modelled: no template of the framework has a memory section");
-  char *why = m->why[0] ? plc_report_sprintf("; %s, so every microbatch of every "
-                                             "chunk is counted in flight", m->why) : plc_xstrdup("");
+  char *why = m->why[0] ? plc_report_sprintf("; %s, so every microbatch of every chunk is "
+                                             "counted in flight", m->why)
+                         : plc_xstrdup("");
   char *out;
   if (!m->capacity_known) {
     out = plc_report_sprintf("the device declares no memory: fit not checked%s", why);
