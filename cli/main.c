@@ -413,23 +413,27 @@ static int plc_cli_only_asserts(const plc_cli *cli, const plc_program *prog)
 /* Lower and analyse the trains of the files named on the command line:
  * print their reports (or the IR), then decide every assertion (but those
  * the semantic pass found false). */
-/* --emit=step: the whole step simulated as one graph, links shared and
- * then dedicated (the engine's first version; see plc(5)). */
+/* --emit=step: the whole step simulated as one graph, links as the train
+ * says (shared_links), then the other way for comparison (the engine's
+ * first version; see plc(5)). */
 static void plc_cli_step(plc_cli *cli, plc_diag *diag, const plc_ir_run *ir)
 {
-  for (int share = 1; share >= 0; share--) {
+  for (int k = 0; k < 2; k++) {
+    int share = k == 0 ? ir->shared_links : !ir->shared_links;
     plc_step st;
     char msg[256];
     plc_step_opts opts = {.share = share};
-    if (plc_step_run(&st, ir, &opts, msg, sizeof msg)) {
-      if (share == 0)
-        fputc('\n', cli->out);
+    int ok = plc_step_run(&st, ir, &opts, msg, sizeof msg);
+    if (ok) {
+      if (k == 1)
+        fputs("\nfor comparison:\n", cli->out);
       plc_step_report(cli->out, &st, ir, share, cli->digits, cli->exact);
     } else {
       plc_error(diag, &ir->decl->loc, "train '%s': %s", ir->name, msg);
-      share = -1;
     }
     plc_step_free(&st);
+    if (!ok)
+      break;
   }
 }
 

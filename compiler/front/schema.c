@@ -84,6 +84,8 @@ static const plc_field plc_train_fields[] = {
   NUM("dp_tail", SECS, 0, NONNEG, "pinned exposed DP gradient tail"),
   NUM("optimizer_time", SECS, 0, NONNEG, "optimizer step time"),
   NUM("memory_reserve", BYTES, 0, NONNEG, "memory the training cannot use (default the device's)"),
+  {"shared_links", PLC_FT_BOOL, DIMLESS, 0, NULL, 0,
+   "whole-step simulation: concurrent transfers share a link (default true)", NULL, 0},
   STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 

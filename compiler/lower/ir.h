@@ -108,6 +108,7 @@ typedef struct plc_ir_run {
    * training cannot use, and whether any template has a memory section */
   mpq_ptr memory, memory_reserve;
   int memory_declared;
+  int shared_links;     /* the whole-step simulation shares links (default) */
   /* streams, by name; 0 is "compute" */
   const char **streams;
   int nstreams;

@@ -254,6 +254,9 @@ static int plc_place_memory(plc_lower *L, plc_obj *dev)
                                   "a device's memory")))
     return 0;
   r->memory_reserve = plc_place_pin(L, "memory_reserve", bytes);
+  plc_value *sl = plc_lower_field_node(L->train, "shared_links") == L->train->node
+                  ? NULL : plc_lower_field(L, L->train, "shared_links");
+  r->shared_links = !(sl && sl->tag == PLC_V_BOOL && sl->known && !sl->b);
   if (!r->memory_reserve)
     r->memory_reserve = plc_lower_num(L, plc_lower_field(L, dev, "memory_reserve"), bytes,
                                       plc_lower_field_node(dev, "memory_reserve"),
