@@ -491,8 +491,9 @@ static plc_value *plc_search_value(plc_scand *c, const plc_ast *e)
   return plc_eval_expr(ev, e, plc_sspec_env(ev, ev->global, e, plc_search_name, c));
 }
 
-/* The requirements; NULL when all hold, else why not (malloc'd). */
-static char *plc_search_require(const plc_search *S, plc_scand *c)
+/* The requirements; NULL when all hold, else why not (malloc'd); *own
+ * is set when that is a requirement's own text (kept as written). */
+static char *plc_search_require(const plc_search *S, plc_scand *c, int *own)
 {
   const plc_ast *e = S->sp.require ? S->sp.require->a : NULL;
   if (!e)
@@ -503,6 +504,7 @@ static char *plc_search_require(const plc_search *S, plc_scand *c)
     if (v->tag == PLC_V_BOOL && v->known && v->b)
       continue;
     if (v->tag == PLC_V_BOOL && v->known) {
+      *own = 1;
       char *t = plc_search_expr_text(x);
       char *s = plc_report_sprintf("require %s is false", t);
       free(t);
@@ -576,10 +578,11 @@ static void plc_search_candidate(plc_sworker *wk, uint64_t index)
   memset(&c, 0, sizeof c);
   const char *why = plc_search_compile(S, &c, pick);
   char *owned = NULL;
+  int own = 0;
   if (!why && !c.run)
     why = c.diag.first_error ? c.diag.first_error : "the candidate has errors";
   if (!why)
-    why = owned = plc_search_require(S, &c);
+    why = owned = plc_search_require(S, &c, &own);
   plc_value *obj = NULL;
   if (!why) {
     obj = S->sp.objective ? plc_search_value(&c, S->sp.objective->a)
@@ -589,7 +592,7 @@ static void plc_search_candidate(plc_sworker *wk, uint64_t index)
   }
   wk->res->evaluated++;
   if (why) {
-    char *g = plc_search_reason(why);
+    char *g = own ? plc_xstrdup(why) : plc_search_reason(why);
     plc_sresult_skip(wk->res, g, 1);
     free(g);
   } else {
