@@ -455,6 +455,8 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   plc_drive_init(&c->drive, &c->sema, &c->prog, &S->o->report);
   c->driving = 1;
   c->drive.sensitivity = 0;
+  free(c->diag.first_warning); /* the plan's own warnings are the main compilation's */
+  c->diag.first_warning = NULL;
   c->run = plc_drive_train(&c->drive, t);
   if (!c->run)
     return c->diag.first_error ? NULL : "the candidate has errors";
@@ -464,7 +466,7 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   const plc_mem *m = c->run->res.mem;
   if (m && m->known && m->capacity_known && !m->fits)
     return "does not fit in memory";
-  return NULL;
+  return c->diag.first_warning; /* the layout lint rules are filters */
 }
 
 /* A bare name of require or the objective: a result, else a field. */
@@ -562,6 +564,7 @@ static void plc_scand_free(plc_scand *c)
   plc_program_free(&c->prog);
   plc_arena_free(c->arena);
   free(c->diag.first_error);
+  free(c->diag.first_warning);
 }
 
 /* Evaluate candidate `index` into the worker's result. */

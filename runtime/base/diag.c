@@ -190,11 +190,13 @@ void plc_diag_vreport(plc_diag *d, plc_diag_level level, const plc_loc *loc,
   else if (level == PLC_DIAG_WARNING)
     d->warnings++;
   if (d->capture) {
-    if (level == PLC_DIAG_ERROR && !d->first_error) {
+    char **keep = level == PLC_DIAG_ERROR ? &d->first_error
+                  : level == PLC_DIAG_WARNING ? &d->first_warning : NULL;
+    if (keep && !*keep) {
       char buf[512];
       vsnprintf(buf, sizeof buf, fmt, ap);
       if (strncmp(buf, "assertion failed", 16) != 0)
-        d->first_error = plc_xstrdup(buf);
+        *keep = plc_xstrdup(buf);
     }
     return;
   }

@@ -41,6 +41,7 @@ typedef struct plc_diag {
   int capture;     /* print nothing; keep the first error's message (a search's
                       candidates: the reason one is skipped) */
   char *first_error; /* malloc'd, with capture: the first error but false assertions */
+  char *first_warning; /* malloc'd, with capture: the first warning */
 } plc_diag;
 
 void plc_diag_init(plc_diag *d, FILE *out);
