@@ -639,7 +639,7 @@ static void plc_sema_search(plc_sema *s, const plc_ast *decl, plc_env *env)
   plc_sspec_get(&sp, decl);
   int errors = DIAG->errors;
   plc_obj *train = plc_sema_search_train(s, decl, &sp, env);
-  for (int i = 0; i < sp.nvary && train && DIAG->errors == errors; i++)
+  for (int i = 0; i < sp.nvary && train; i++)
     plc_sema_search_rest(s, train, sp.vary[i]);
   plc_sema_sctx c = {s, &sp, DIAG->errors == errors ? train : NULL};
   if (sp.require)
