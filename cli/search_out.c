@@ -167,8 +167,10 @@ static void plc_search_tabulate(FILE *out, const plc_sresult *r, const plc_repor
     rows[i + 1] = plc_search_cells(r, i, dims, nd, o);
   if (r->nrows)
     plc_search_table(out, rows, r->nrows + 1, nc, md);
-  for (int i = 0; i <= r->nrows; i++)
+  for (int i = 0; i <= r->nrows; i++) {
     plc_report_cells_free(rows[i], nc);
+    free(rows[i]);
+  }
   free(rows);
 }
 
