@@ -716,8 +716,10 @@ static int plc_cli_merge_one(plc_sresult **all, int n, int i)
       rc = 2;
     } else {
       seen[all[j]->shard_k] = 1, have++;
-      plc_sresult_merge(a, all[j]);
+      plc_sresult_merge(a, all[j]); /* frees all[j] */
+      all[j] = NULL;
     }
+    plc_sresult_free(all[j]);
     all[j] = NULL;
   }
   if (!rc && have != a->shard_n) {
