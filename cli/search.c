@@ -370,6 +370,12 @@ static int plc_search_setup(plc_search *S, plc_drive *d, const plc_ast *decl)
 
 /* ---- one candidate ------------------------------------------------------------- */
 
+static int plc_search_digit(char c) { return c >= '0' && c <= '9'; }
+static int plc_search_word(char c)
+{
+  return plc_search_digit(c) || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 /* A skip reason: the message with numbers made generic (so "tp 8 x pp 4"
  * and "tp 4 x pp 8" count together) and the candidate named as such. */
 static char *plc_search_reason(const char *msg)
@@ -382,11 +388,18 @@ static char *plc_search_reason(const char *msg)
       i += strlen(cand);
       memcpy(p, "the candidate", 13); /* shorter than what it replaces */
       p += 13;
-    } else if (msg[i] >= '0' && msg[i] <= '9') {
-      while (i < n && ((msg[i] >= '0' && msg[i] <= '9') ||
-                       (msg[i] == '.' && i + 1 < n && msg[i + 1] >= '0' && msg[i + 1] <= '9')))
-        i++;
-      *p++ = 'N';
+    } else if (plc_search_digit(msg[i]) && (i == 0 || !plc_search_word(msg[i - 1]))) {
+      size_t j = i; /* a number, not the digits of a word such as 1f1b */
+      while (j < n && (plc_search_digit(msg[j]) ||
+                       (msg[j] == '.' && j + 1 < n && plc_search_digit(msg[j + 1]))))
+        j++;
+      if (j < n && plc_search_word(msg[j])) {
+        memcpy(p, msg + i, j - i);
+        p += j - i;
+      } else {
+        *p++ = 'N';
+      }
+      i = j;
     } else {
       *p++ = msg[i++];
     }
