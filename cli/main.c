@@ -46,8 +46,6 @@ typedef struct plc_cli {
   size_t nevals;
   plc_ast **mains; /* the files named on the command line, parsed */
   int nmains;
-  const char *const *files; /* ... and their names (a search compiles them again) */
-  int nfiles;
   const char **dirs;    /* -I, for --compare's separate compilations */
   size_t ndirs;
   const char *out_path; /* -o FILE */
@@ -507,8 +505,7 @@ static void plc_cli_search_out(plc_cli *cli, plc_json_doc *doc, const plc_sresul
 static void plc_cli_search(plc_cli *cli, plc_drive *d, const plc_ast *decl, plc_json_doc *doc,
                            const plc_report_opts *o)
 {
-  plc_search_opts so = {cli->files, cli->nfiles, cli->defines, cli->ndefines,
-                        cli->jobs > 0 ? cli->jobs : 1, cli->shard_n ? cli->shard_k : 1,
+  plc_search_opts so = {cli->jobs > 0 ? cli->jobs : 1, cli->shard_n ? cli->shard_k : 1,
                         cli->shard_n ? cli->shard_n : 1, isatty(STDERR_FILENO), *o};
   plc_sresult *r = plc_search_run(d, decl, &so);
   if (!r)
@@ -770,8 +767,6 @@ static int plc_cli_merge(plc_cli *cli, char **files, int n)
 
 static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
 {
-  cli->files = (const char *const *)files;
-  cli->nfiles = n;
   if (cli->action == PLC_ACT_MERGE)
     return plc_cli_merge(cli, files, n);
   if (cli->action == PLC_ACT_COMPARE)

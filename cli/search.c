@@ -454,15 +454,16 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   c->diag.max_errors = c->diag.max_warnings = 0;
   c->arena = plc_arena_new();
   plc_program_init(&c->prog, c->arena, &c->diag);
-  c->prog.reuse = S->prog;
-  c->prog.stdin_name = S->prog->stdin_name;
+  /* the main compilation's syntax trees, read only: the -D overrides are
+   * in them already (so they are not applied again), and nothing after
+   * parsing writes to a tree */
+  c->prog.files = plc_xmalloc((S->prog->nfiles + 1) * sizeof *c->prog.files);
+  memcpy(c->prog.files, S->prog->files, S->prog->nfiles * sizeof *c->prog.files);
+  c->prog.nfiles = S->prog->nfiles;
   for (size_t i = 0; i < S->prog->ndirs; i++)
     plc_program_add_dir(&c->prog, S->prog->dirs[i]);
-  for (int i = 0; i < S->o->nfiles; i++)
-    if (plc_load_main(&c->prog, S->o->files[i]) != 0 || c->diag.errors)
-      return "the plan does not load again";
   const plc_ast *t = plc_search_train(S, c, pick);
-  plc_sema_check(&c->sema, &c->prog, S->o->defines, S->o->ndefines);
+  plc_sema_check(&c->sema, &c->prog, NULL, 0);
   if (c->diag.errors != (int)c->sema.nfailed_asserts)
     return NULL; /* c->diag.first_error says why */
   plc_drive_init(&c->drive, &c->sema, &c->prog, &S->o->report);

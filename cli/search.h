@@ -1,11 +1,11 @@
 /* search.h - evaluating a search: every candidate layout, ranked.
  *
  * A search (plc(5) SEARCH) is evaluated candidate by candidate, each in a
- * compilation of its own: the files named on the command line again (their
- * texts kept from the main compilation) plus the candidate as a derived
- * train, `train __plc_candidate = BASE { tp = 4; ...; dp = ... }`, whose
- * entries are the search's own syntax trees (read only, so threads share
- * them).  A candidate that does not lower, fails a requirement or does not
+ * compilation of its own: the main compilation's syntax trees (parsed once,
+ * -D overrides applied; nothing writes to a tree after parsing, so threads
+ * share them) checked again with the candidate as a derived train,
+ * `train __plc_candidate = BASE { tp = 4; ...; dp = ... }`, whose entries
+ * are the search's own trees.  A candidate that does not lower, fails a requirement or does not
  * fit in memory is skipped and counted under its reason; the others are
  * ranked by the objective, then peak memory (lower first, known before
  * unknown), then enumeration order: a total order, so any split of the
@@ -53,10 +53,6 @@ typedef struct plc_sresult {
 } plc_sresult;
 
 typedef struct plc_search_opts {
-  const char *const *files; /* the command line's files */
-  int nfiles;
-  const char *const *defines;
-  size_t ndefines;
   int jobs;                 /* threads, >= 1 */
   int shard_k, shard_n;     /* evaluate candidates i with i % n == k - 1 */
   int progress;             /* report progress on stderr */

@@ -72,6 +72,13 @@ plc --merge "$outdir/shard1.json" "$outdir/shard1.json" > /dev/null 2> "$outdir/
 plc --merge "$dir/diff.plan" > /dev/null 2> "$outdir/merge.err"
 [ $? -eq 2 ] && pass || fail "--merge of a file that is not JSON"
 
+# -D overrides reach every candidate: the same ranking as the plan edited
+plc -D t.global_batch=32 "$gold/search-small.plan" | sed 1d > "$outdir/gb-D.out"
+sed 's/global_batch = 16/global_batch = 32/' "$gold/search-small.plan" > "$outdir/gb32.plan"
+plc "$outdir/gb32.plan" | sed 1d > "$outdir/gb-edit.out"
+grep -q '1.92 s' "$outdir/gb-D.out" && same "$outdir/gb-edit.out" "$outdir/gb-D.out" && pass \
+  || fail "-D in a search"
+
 # ---- outputs ----
 plc --emit=plan "$gold/search-small.plan" > "$outdir/best.plan"
 cat > "$outdir/best-want.plan" <<'END'

@@ -130,20 +130,6 @@ static char *plc_load_read(const char *path, size_t *len)
   return buf;
 }
 
-/* The text of a file: from the compilation p reuses when it read the same
- * path, else from the file system (plc_load_read). */
-static char *plc_load_text_of(const plc_program *p, const char *path, size_t *len)
-{
-  for (size_t i = 0; p->reuse && i < p->reuse->nsources; i++) {
-    const plc_source *s = p->reuse->sources[i];
-    if (s->realpath && !strcmp(s->path, path)) {
-      *len = s->len;
-      return memcpy(plc_xmalloc(s->len + 1), s->text, s->len + 1);
-    }
-  }
-  return plc_load_read(path, len);
-}
-
 static void plc_load_add_source(plc_program *p, plc_source *s)
 {
   p->sources = plc_xrealloc(p->sources, (p->nsources + 1) * sizeof *p->sources);
@@ -185,13 +171,9 @@ int plc_load_main(plc_program *p, const char *path)
   char *text;
   char real[PATH_MAX];
   if (!strcmp(path, "-") && p->stdin_name) {
-    for (size_t i = 0; p->reuse && i < p->reuse->nsources; i++) /* read once already */
-      if (!p->reuse->sources[i]->realpath && !strcmp(p->reuse->sources[i]->path, p->stdin_name))
-        return plc_load_text(p, p->stdin_name, p->reuse->sources[i]->text,
-                             p->reuse->sources[i]->len) ? 0 : 2;
     return plc_load_text(p, p->stdin_name, NULL, 0) ? 0 : 2;
   }
-  text = plc_load_text_of(p, path, &len);
+  text = plc_load_read(path, &len);
   if (!text) {
     plc_error(p->diag, NULL, "cannot read '%s': %s", path, strerror(errno));
     return 2;
@@ -337,7 +319,7 @@ static void plc_load_import(plc_program *p, const plc_ast *imp)
     return;
   }
   size_t len = 0;
-  char *text = plc_load_text_of(p, path, &len);
+  char *text = plc_load_read(path, &len);
   if (!text) {
     plc_error(p->diag, &imp->loc, "cannot read '%s': %s", path, strerror(errno));
     return;

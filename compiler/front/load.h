@@ -29,10 +29,6 @@ typedef struct plc_program {
   size_t depth;
   const char *stdin_name; /* non-NULL: a "-" argument reads standard input */
   int no_files;           /* fuzzing: imports never touch the file system */
-  /* A compilation of the same files done before (a search compiles its
-   * files once per candidate): a file it read is taken from it, not read
-   * again.  Read only, so threads may share it. */
-  const struct plc_program *reuse;
 } plc_program;
 
 void plc_program_init(plc_program *p, plc_arena *ar, plc_diag *d);

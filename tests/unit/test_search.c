@@ -83,8 +83,7 @@ static void sfx_close(sfx *x)
 
 static plc_sresult *sfx_search(sfx *x, int jobs, int k, int n)
 {
-  const char *files[1] = {x->path};
-  plc_search_opts o = {files, 1, NULL, 0, jobs, k, n, 0, {4, 0, 0, NULL, 0}};
+  plc_search_opts o = {jobs, k, n, 0, {4, 0, 0, NULL, 0}};
   plc_binding *b = plc_env_find_local(x->sema.ev.global, "s");
   return b ? plc_search_run(&x->drive, b->def, &o) : NULL;
 }
