@@ -463,7 +463,7 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   for (size_t i = 0; i < S->prog->ndirs; i++)
     plc_program_add_dir(&c->prog, S->prog->dirs[i]);
   const plc_ast *t = plc_search_train(S, c, pick);
-  plc_sema_check(&c->sema, &c->prog, NULL, 0);
+  plc_sema_check_file(&c->sema, &c->prog, c->prog.files[c->prog.nfiles - 1]);
   if (c->diag.errors != (int)c->sema.nfailed_asserts)
     return NULL; /* c->diag.first_error says why */
   plc_drive_init(&c->drive, &c->sema, &c->prog, &S->o->report);

@@ -1115,7 +1115,8 @@ static const char *plc_sema_import_hint(void *prog, const char *name)
   return plc_load_which_import(prog, name);
 }
 
-void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, size_t ndefines)
+/* Set up s for prog: the evaluator, the top-level names, the options. */
+static void plc_sema_begin(plc_sema *s, plc_program *prog)
 {
   memset(s, 0, sizeof *s);
   s->prog = prog;
@@ -1125,6 +1126,19 @@ void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, 
   s->ev.abstract = 1;
   plc_sema_globals(s);
   plc_sema_options(s);
+}
+
+void plc_sema_check_file(plc_sema *s, plc_program *prog, const plc_ast *file)
+{
+  plc_sema_begin(s, prog);
+  plc_sema_top(s, file);
+  free(s->options);
+  s->options = NULL;
+}
+
+void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, size_t ndefines)
+{
+  plc_sema_begin(s, prog);
   for (size_t i = 0; i < ndefines; i++)
     plc_sema_override(s, defines[i]);
   for (size_t f = 0; f < prog->nfiles; f++)
