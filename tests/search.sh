@@ -79,6 +79,12 @@ plc "$outdir/gb32.plan" | sed 1d > "$outdir/gb-edit.out"
 grep -q '1.92 s' "$outdir/gb-D.out" && same "$outdir/gb-edit.out" "$outdir/gb-D.out" && pass \
   || fail "-D in a search"
 
+# an invalid first candidate is skipped, not an error of the plan
+plc --format=csv "$dir/first.plan" > "$outdir/first.csv" 2> "$outdir/first.err"
+[ $? -eq 0 ] && [ "$(cut -d, -f2,3,4,9 "$outdir/first.csv" | tr -d '\r' | tr '\n' ' ')" = \
+  "tp,recompute,step_time_s,objective 2,none,0.24,0.48 2,full,0.32,0.64 4,none,0.48,1.92 4,full,0.64,2.56 " ] \
+  && pass || fail "an invalid first candidate"
+
 # ---- outputs ----
 plc --emit=plan "$gold/search-small.plan" > "$outdir/best.plan"
 cat > "$outdir/best-want.plan" <<'END'

@@ -511,8 +511,8 @@ static void plc_sema_search_option(plc_sema *s, plc_obj *train, const plc_ast *s
 }
 
 /* vary { NAME = [candidates] }: a written list, not empty, each candidate
- * a value the train field or framework option takes.  The first is
- * checked with the train (plc_sema_search); here the others. */
+ * a value the train field or framework option takes (checked here, but a
+ * first that is not a number: plc_sema_search_train checks it). */
 static int plc_sema_search_vary(plc_sema *s, const plc_ast *set)
 {
   if (set->a->kind != PLC_AST_LIST) {
@@ -530,7 +530,9 @@ static int plc_sema_search_vary(plc_sema *s, const plc_ast *set)
 static void plc_sema_search_rest(plc_sema *s, plc_obj *train, const plc_ast *set)
 {
   const plc_field *f = plc_schema_field(PLC_DECL_TRAIN, set->name);
-  for (const plc_ast *x = set->a->list.head->next; x; x = x->next) {
+  plc_value *first = plc_eval_expr(&s->ev, set->a->list.head, s->ev.global);
+  const plc_ast *from = first->tag == PLC_V_NUM ? set->a->list.head : set->a->list.head->next;
+  for (const plc_ast *x = from; x; x = x->next) {
     plc_ast one = *set;
     one.a = (plc_ast *)x;
     one.next = NULL;
@@ -592,8 +594,19 @@ static int plc_sema_search_items(plc_sema *s, const plc_ast *decl)
   return ok;
 }
 
-/* The train a search's first candidate is: its base with the entries and
- * the first candidate of each varied field, checked as a derived train. */
+/* "search candidate tp": a name no plan can write. */
+static const char *plc_sema_search_slot(plc_sema *s, const char *field)
+{
+  size_t n = strlen(field) + 18;
+  char *name = plc_arena_alloc(s->prog->arena, n);
+  snprintf(name, n, "search candidate %s", field);
+  return name;
+}
+
+/* The train a search's candidates are: its base with the entries and each
+ * varied field, checked as a derived train: a number is an unknown of its
+ * candidates' dimension (their values are checked one by one), a string or
+ * a boolean the first candidate. */
 static plc_obj *plc_sema_search_train(plc_sema *s, const plc_ast *decl, const plc_sspec *sp,
                                       plc_env *env)
 {
@@ -601,14 +614,27 @@ static plc_obj *plc_sema_search_train(plc_sema *s, const plc_ast *decl, const pl
   t->op = PLC_DECL_TRAIN;
   t->name = decl->name;
   t->a = decl->a;
+  plc_env *venv = plc_env_new(&s->ev, env);
   for (int i = 0; i < sp->nvary + sp->nsets; i++) {
     const plc_ast *src = i < sp->nvary ? sp->vary[i] : sp->sets[i - sp->nvary];
     plc_ast *set = plc_ast_new(s->prog->arena, PLC_AST_SET, &src->loc);
     set->name = src->name;
     set->a = i < sp->nvary ? src->a->list.head : src->a;
+    plc_value *v = i < sp->nvary ? plc_eval_expr(&s->ev, set->a, env) : NULL;
+    if (v && v->tag == PLC_V_NUM) {
+      /* an unknown number of the candidates' dimension (under a name no
+       * plan can write): the entries computed from it are checked for
+       * type and dimension, not for the value of one candidate, which is
+       * skipped when invalid */
+      plc_ast *n = plc_ast_new(s->prog->arena, PLC_AST_NAME, &set->a->loc);
+      n->name = plc_sema_search_slot(s, src->name);
+      plc_env_bind(&s->ev, venv, n->name, v->dim_known ? plc_value_unknown_num(&s->ev, v->dim.e)
+                                                       : plc_value_any(&s->ev));
+      set->a = n;
+    }
     plc_ast_list_push(&t->list, set);
   }
-  plc_obj *o = plc_sema_instance(s, t, env);
+  plc_obj *o = plc_sema_instance(s, t, venv);
   if (!o)
     return NULL;
   plc_sema_items(s, &t->list, o->env, PLC_DECL_TRAIN, PLC_CTX_DECL);
