@@ -23,7 +23,8 @@
 
 /* What every thread reads and nobody writes while candidates run. */
 typedef struct plc_search {
-  const plc_program *prog;  /* the main compilation: texts, import directories */
+  const plc_program *prog;  /* the main compilation: its trees, import directories */
+  plc_env *global;          /* ... and its top-level names (read only) */
   const plc_ast *decl;
   plc_sspec sp;
   const plc_ast ***elems;   /* per varied field: its candidates' expressions */
@@ -205,13 +206,18 @@ static plc_sresult *plc_sresult_new(const plc_search *S)
   r->vary = plc_xcalloc((size_t)r->nvary, sizeof *r->vary);
   for (int i = 0; i < r->nvary; i++)
     r->vary[i] = plc_xstrdup(S->sp.vary[i]->name);
-  r->nentries = S->sp.nsets;
+  const char **dflt; /* fields the entries read at their defaults: written out */
+  int nd = plc_sspec_defaults(&S->sp, S->global, &dflt);
+  r->nentries = nd + S->sp.nsets;
   r->entry_names = plc_xcalloc((size_t)r->nentries + 1, sizeof *r->entry_names);
   r->entry_texts = plc_xcalloc((size_t)r->nentries + 1, sizeof *r->entry_texts);
   for (int i = 0; i < r->nentries; i++) {
-    r->entry_names[i] = plc_xstrdup(S->sp.sets[i]->name);
-    r->entry_texts[i] = plc_search_expr_text(S->sp.sets[i]->a);
+    const plc_ast *set = i < nd ? NULL : S->sp.sets[i - nd];
+    r->entry_names[i] = plc_xstrdup(set ? set->name : dflt[i]);
+    r->entry_texts[i] = set ? plc_search_expr_text(set->a)
+                            : plc_xstrdup(plc_schema_field(PLC_DECL_TRAIN, dflt[i])->dflt);
   }
+  free(dflt);
   r->space = S->space;
   r->shard_k = S->o->shard_k;
   r->shard_n = S->o->shard_n;
@@ -439,6 +445,7 @@ static plc_ast *plc_search_train(const plc_search *S, plc_scand *c, const int *p
     set->a = (plc_ast *)(i < nv ? S->elems[i][pick[i]] : src->a);
     plc_ast_list_push(&t->list, set);
   }
+  plc_sspec_add_defaults(&S->sp, S->global, ar, t);
   plc_ast_list_push(&file->list, t);
   c->prog.files = plc_xrealloc(c->prog.files, (c->prog.nfiles + 1) * sizeof *c->prog.files);
   c->prog.files[c->prog.nfiles++] = file;
@@ -705,6 +712,7 @@ plc_sresult *plc_search_run(plc_drive *d, const plc_ast *decl, const plc_search_
   plc_search S;
   memset(&S, 0, sizeof S);
   S.prog = d->prog;
+  S.global = d->sema->ev.global;
   S.decl = decl;
   S.o = o;
   atomic_init(&S.done, 0);

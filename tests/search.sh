@@ -85,6 +85,12 @@ plc --format=csv "$dir/first.plan" > "$outdir/first.csv" 2> "$outdir/first.err"
   "tp,recompute,step_time_s,objective 2,none,0.24,0.48 2,full,0.32,0.64 4,none,0.48,1.92 4,full,0.64,2.56 " ] \
   && pass || fail "an invalid first candidate"
 
+# fields at their defaults read by an entry, and written out by --emit=plan
+plc --emit=plan "$dir/defaults.plan" > "$outdir/defaults-best.plan"
+{ grep -v '^report' "$dir/defaults.plan"; cat "$outdir/defaults-best.plan"; } > "$outdir/defaults2.plan"
+[ "$(plc -e 's_best.step_time' -e 's_best.tp' "$outdir/defaults2.plan" | tr '\n' ' ')" = "240 ms 2 " ] \
+  && grep -q '^  cp = 1$' "$outdir/defaults-best.plan" && pass || fail "fields at their defaults"
+
 # ---- outputs ----
 plc --emit=plan "$gold/search-small.plan" > "$outdir/best.plan"
 cat > "$outdir/best-want.plan" <<'END'

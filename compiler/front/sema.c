@@ -634,6 +634,7 @@ static plc_obj *plc_sema_search_train(plc_sema *s, const plc_ast *decl, const pl
     }
     plc_ast_list_push(&t->list, set);
   }
+  plc_sspec_add_defaults(sp, s->ev.global, s->prog->arena, t);
   plc_obj *o = plc_sema_instance(s, t, venv);
   if (!o)
     return NULL;

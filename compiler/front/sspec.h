@@ -37,6 +37,15 @@ void plc_sspec_free(plc_sspec *sp);
 /* Is name one of the search's own entries (require, minimize, maximize, top)? */
 int plc_sspec_is_own(const char *name);
 
+/* The train fields with a default (cp, ep, vpp, ...) that the search's
+ * entries read by a bare name while neither the search nor its base train
+ * sets them: a derived train's body sees only the fields set, so the
+ * candidate train sets these to the base's value (its default).  Returns
+ * how many; *names is malloc'd. */
+int plc_sspec_defaults(const plc_sspec *sp, plc_env *global, const char ***names);
+/* Add those fields to the candidate train t as NAME = BASE.NAME. */
+void plc_sspec_add_defaults(const plc_sspec *sp, plc_env *global, plc_arena *ar, plc_ast *t);
+
 /* What a bare name of a require or objective expression means: a value, or
  * NULL for "not a result or field" (then the enclosing scope decides). */
 typedef plc_value *plc_sspec_lookup(void *ctx, const char *name, const plc_loc *at);
