@@ -1,4 +1,13 @@
-/* search.c - evaluating a search, candidate by candidate (see search.h). */
+/* search.c - evaluating a search, candidate by candidate (see search.h).
+ *
+ * Threads: each candidate's compilation (arena, diagnostics, evaluator,
+ * driver) is its own; what threads share is read only (the main
+ * compilation's trees, sources and top-level names, this search's set-up).
+ * The code on the way has no mutable static state: the non-const statics
+ * of the tree are output.c's (-o FILE, main thread only) and
+ * plc_eval_max_steps (set by tests, read here); GMP's allocator is set
+ * before main() and jansson's by main() before any thread.  Only the
+ * progress count is shared, atomically. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
