@@ -46,7 +46,8 @@ static void plc_drive_collect(const plc_ast *file, const plc_ast ***out, int *n,
     const plc_ast_list *names = NULL;
     if (reports && it->kind == PLC_AST_REPORT)
       names = &it->list;
-    if (!reports && it->kind == PLC_AST_DECL && it->op == PLC_DECL_TRAIN) {
+    if (!reports && it->kind == PLC_AST_DECL &&
+        (it->op == PLC_DECL_TRAIN || it->op == PLC_DECL_SEARCH)) {
       *out = plc_xrealloc(*out, (size_t)(*n + 1) * sizeof **out);
       (*out)[(*n)++] = it;
     }

@@ -47,8 +47,10 @@ typedef struct plc_drive {
 
 void plc_drive_init(plc_drive *d, plc_sema *s, plc_program *p, const plc_report_opts *o);
 void plc_drive_free(plc_drive *d);
-/* The trains to report: those named by `report` statements in the given
- * files, else every train declared in them. */
+/* The trains and searches to report: those named by `report` statements
+ * in the given files, else every train and search declared in them (a
+ * search's declaration has op PLC_DECL_SEARCH; plc_drive_train takes
+ * trains only). */
 int plc_drive_select(plc_drive *d, plc_ast *const *files, int nfiles, const plc_ast ***out);
 /* Lower and analyse one train (once); NULL when it has errors, also when
  * one of the results it reads has. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare.h"
 #include "deps.h"
@@ -22,6 +23,7 @@
 #include "parse.h"
 #include "report_json.h"
 #include "report_md.h"
+#include "search.h"
 #include "sema.h"
 #include "svg.h"
 #include "timeline.h"
@@ -30,9 +32,9 @@
 #include "xalloc.h"
 
 typedef enum plc_action { PLC_ACT_REPORT, PLC_ACT_CHECK, PLC_ACT_TOKENS, PLC_ACT_AST, PLC_ACT_IR,
-                          PLC_ACT_STEP, PLC_ACT_COMPARE } plc_action;
+                          PLC_ACT_STEP, PLC_ACT_COMPARE, PLC_ACT_PLAN, PLC_ACT_MERGE } plc_action;
 
-typedef enum plc_format { PLC_FMT_TEXT, PLC_FMT_JSON, PLC_FMT_MD } plc_format;
+typedef enum plc_format { PLC_FMT_TEXT, PLC_FMT_JSON, PLC_FMT_MD, PLC_FMT_CSV } plc_format;
 
 typedef struct plc_cli {
   plc_action action;
@@ -54,6 +56,9 @@ typedef struct plc_cli {
   int status;      /* 2 after a usage or I/O error found while evaluating */
   int failed_asserts; /* errors that are false assertions: the output is still written */
   int keep_output;    /* exit status 1 for false assertions only: keep the output */
+  int jobs;           /* --jobs N: threads of a search */
+  int shard_k, shard_n; /* --shard K/N */
+  int shown;          /* reports and searches printed so far */
 } plc_cli;
 
 static void plc_cli_usage(FILE *out)
@@ -68,8 +73,15 @@ static void plc_cli_usage(FILE *out)
         "                       with its consumer, window, time and exposed part\n"
         "  --compare            evaluate the runs of every FILE (each file compiled on its\n"
         "                       own) and print them side by side, with differences\n"
-        "  --format=text|json|md  reports as text tables (default), one JSON document\n"
-        "                       (plc-json(5)) or Markdown for reviews\n"
+        "  --format=text|json|md|csv\n"
+        "                       reports as text tables (default), one JSON document\n"
+        "                       (plc-json(5)), Markdown for reviews, or (searches only)\n"
+        "                       CSV, one row per ranked candidate\n"
+        "  --jobs=N             evaluate a search's candidates in N threads\n"
+        "  --shard=K/N          evaluate only the K-th of N slices of each search and\n"
+        "                       write the result as JSON, for --merge\n"
+        "  --merge              FILEs are JSON outputs of --shard: print the ranking of\n"
+        "                       all their slices together, as one run would\n"
         "  --timeline[=STAGE]   after each report, an ASCII timeline of one microbatch on\n"
         "                       STAGE (default: the critical stage), one row per stream\n"
         "  --timeline-width=N   make it N columns wide (default $COLUMNS, else 100)\n"
@@ -77,10 +89,11 @@ static void plc_cli_usage(FILE *out)
         "                       trace-event JSON (ui.perfetto.dev)\n"
         "  --svg=FILE           draw one microbatch of every stage as an SVG picture\n"
         "  --check              parse, resolve and type-check only\n"
-        "  --emit=tokens|ast|ir|step\n"
+        "  --emit=tokens|ast|ir|step|plan\n"
         "                       print the tokens, the syntax tree, the lowered ops, or\n"
         "                       the whole step simulated as one graph (links shared,\n"
-        "                       then dedicated; gpipe, 1f1b and zb_h1 for now)\n"
+        "                       then dedicated; gpipe, 1f1b and zb_h1 for now); plan:\n"
+        "                       the best candidate of each search as a train to paste\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
         "                       the reports\n"
         "  -D NAME=EXPR         override a top-level let or a field (DECL.FIELD=EXPR)\n"
@@ -97,6 +110,8 @@ static void plc_cli_usage(FILE *out)
         "  --help               show this help and exit\n"
         "  --version            show the version and exit\n"
         "\n"
+        "A search (plc(5) SEARCH) prints its best candidates, ranked, and how many\n"
+        "were skipped for each reason; progress goes to stderr when it is a terminal.\n"
         "The report of a training run gives the placement of each parallel dimension,\n"
         "every collective's time, overlap window and exposed part, the pipeline bubble,\n"
         "the step time and its parts, eta, MFU and the bottleneck.  A failed assert\n"
@@ -116,7 +131,7 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
 
 enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT,
        OPT_OPS, OPT_COMPARE, OPT_FORMAT, OPT_TIMELINE, OPT_TIMELINE_WIDTH, OPT_TRACE,
-       OPT_SVG };
+       OPT_SVG, OPT_JOBS, OPT_SHARD, OPT_MERGE };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
@@ -127,6 +142,9 @@ static const struct option plc_cli_options[] = {
   {"timeline-width", required_argument, NULL, OPT_TIMELINE_WIDTH},
   {"trace", required_argument, NULL, OPT_TRACE},
   {"svg", required_argument, NULL, OPT_SVG},
+  {"jobs", required_argument, NULL, OPT_JOBS},
+  {"shard", required_argument, NULL, OPT_SHARD},
+  {"merge", no_argument, NULL, OPT_MERGE},
   {"emit", required_argument, NULL, OPT_EMIT},
   {"format", required_argument, NULL, OPT_FORMAT},
   {"eval", required_argument, NULL, 'e'},
@@ -165,15 +183,39 @@ static int plc_cli_timeline(plc_cli *cli, int c, const char *arg)
   return 0;
 }
 
+/* --jobs=N and --shard=K/N; returns 0, or 2 for a bad value. */
+static int plc_cli_scale(plc_cli *cli, int c, const char *arg)
+{
+  if (c == OPT_JOBS) {
+    cli->jobs = (int)plc_cli_number(arg, 1, 1024);
+    if (cli->jobs > 0)
+      return 0;
+    fprintf(stderr, "plc: error: --jobs takes a number from 1 to 1024\n");
+    return 2;
+  }
+  const char *slash = strchr(arg, '/');
+  char k[32];
+  if (slash && (size_t)(slash - arg) < sizeof k) {
+    memcpy(k, arg, (size_t)(slash - arg));
+    k[slash - arg] = '\0';
+    cli->shard_k = (int)plc_cli_number(k, 1, 1000000);
+    cli->shard_n = (int)plc_cli_number(slash + 1, 1, 1000000);
+  }
+  if (slash && cli->shard_k > 0 && cli->shard_n > 0 && cli->shard_k <= cli->shard_n)
+    return 0;
+  fprintf(stderr, "plc: error: --shard takes K/N with 1 <= K <= N, not '%s'\n", arg);
+  return 2;
+}
+
 static int plc_cli_format(plc_cli *cli, const char *arg)
 {
-  static const char *const names[] = {"text", "json", "md"};
-  for (int f = PLC_FMT_TEXT; f <= PLC_FMT_MD; f++)
+  static const char *const names[] = {"text", "json", "md", "csv"};
+  for (int f = PLC_FMT_TEXT; f <= PLC_FMT_CSV; f++)
     if (!strcmp(arg, names[f])) {
       cli->format = (plc_format)f;
       return 0;
     }
-  fprintf(stderr, "plc: error: --format takes text, json or md, not '%s'\n", arg);
+  fprintf(stderr, "plc: error: --format takes text, json, md or csv, not '%s'\n", arg);
   return 2;
 }
 
@@ -216,13 +258,14 @@ static int plc_cli_deps_options(int argc, char **argv, plc_deps_opts *d)
 static int plc_cli_valued(plc_cli *cli, int c, const char *arg, plc_program *prog, plc_diag *d)
 {
   static const struct { const char *name; plc_action action; } emits[] = {
-    {"tokens", PLC_ACT_TOKENS}, {"ast", PLC_ACT_AST}, {"ir", PLC_ACT_IR}, {"step", PLC_ACT_STEP}};
+    {"tokens", PLC_ACT_TOKENS}, {"ast", PLC_ACT_AST}, {"ir", PLC_ACT_IR}, {"step", PLC_ACT_STEP},
+    {"plan", PLC_ACT_PLAN}};
   switch (c) {
   case OPT_EMIT:
     for (size_t i = 0; i < sizeof emits / sizeof emits[0]; i++)
       if (!strcmp(arg, emits[i].name))
         return cli->action = emits[i].action, -1;
-    fprintf(stderr, "plc: error: --emit takes tokens, ast, ir or step, not '%s'\n", arg);
+    fprintf(stderr, "plc: error: --emit takes tokens, ast, ir, step or plan, not '%s'\n", arg);
     return 2;
   case 'D':
     if (!strchr(arg, '=') || arg[0] == '=') {
@@ -268,6 +311,8 @@ static int plc_cli_option(plc_cli *cli, int c, char **argv, plc_program *prog, p
   case 'w': d->no_warnings = 1; return -1;
   case OPT_TIMELINE: case OPT_TIMELINE_WIDTH: return plc_cli_timeline(cli, c, optarg) ? 2 : -1;
   case OPT_FORMAT: return plc_cli_format(cli, optarg) ? 2 : -1;
+  case OPT_MERGE: cli->action = PLC_ACT_MERGE; return -1;
+  case OPT_JOBS: case OPT_SHARD: return plc_cli_scale(cli, c, optarg) ? 2 : -1;
   case OPT_EMIT: case 'D': case 'I': case 'W': case OPT_DIGITS:
     return plc_cli_valued(cli, c, optarg, prog, d);
   case OPT_HELP: plc_cli_usage(stdout); return 0;
@@ -292,7 +337,9 @@ static int plc_cli_consistent(const plc_cli *cli, int argc)
   if ((cli->timeline || cli->trace || cli->svg) && (cli->action != PLC_ACT_REPORT || cli->nevals))
     msg = "--timeline, --trace and --svg go with reports, not with --check, --emit or -e";
   else if (cli->timeline && cli->format != PLC_FMT_TEXT)
-    msg = "--timeline draws into text reports, not with --format=json or md";
+    msg = "--timeline draws into text reports, not with --format=json, md or csv";
+  else if (cli->shard_n && (cli->action != PLC_ACT_REPORT || cli->nevals))
+    msg = "--shard evaluates searches for --merge, not with --check, --emit, -e or --merge";
   else if (optind >= argc)
     msg = "no input files";
   if (!msg)
@@ -437,6 +484,51 @@ static void plc_cli_step(plc_cli *cli, plc_diag *diag, const plc_ir_run *ir)
   }
 }
 
+/* A search's result in the chosen output; JSON gathers them in doc. */
+static void plc_cli_search_out(plc_cli *cli, plc_json_doc *doc, const plc_sresult *r,
+                               const plc_report_opts *o)
+{
+  if (doc && cli->action != PLC_ACT_PLAN) {
+    plc_json_add_search(doc, plc_search_json(r, o));
+    cli->shown++;
+    return;
+  }
+  if (cli->shown++ > 0)
+    fputc('\n', cli->out);
+  if (cli->action == PLC_ACT_PLAN)
+    cli->status = plc_search_emit_plan(cli->out, r) ? 1 : cli->status;
+  else if (cli->format == PLC_FMT_MD)
+    plc_search_md(cli->out, r, o);
+  else if (cli->format == PLC_FMT_CSV)
+    plc_search_csv(cli->out, r, o);
+  else
+    plc_search_text(cli->out, r, o);
+}
+
+/* Evaluate a search (or this process's shard of it) and print it. */
+static void plc_cli_search(plc_cli *cli, plc_drive *d, const plc_ast *decl, plc_json_doc *doc,
+                           const plc_report_opts *o)
+{
+  plc_search_opts so = {cli->jobs > 0 ? cli->jobs : 1, cli->shard_n ? cli->shard_k : 1,
+                        cli->shard_n ? cli->shard_n : 1, isatty(STDERR_FILENO), *o};
+  plc_sresult *r = plc_search_run(d, decl, &so);
+  if (!r)
+    return;
+  plc_cli_search_out(cli, doc, r, o);
+  plc_sresult_free(r);
+}
+
+/* Outputs that only searches have: with none to print, say so. */
+static void plc_cli_searches_only(plc_cli *cli)
+{
+  const char *what = cli->shard_n ? "--shard" : cli->action == PLC_ACT_PLAN ? "--emit=plan"
+                     : cli->format == PLC_FMT_CSV ? "--format=csv" : NULL;
+  if (!what || cli->shown)
+    return;
+  fprintf(stderr, "plc: error: %s prints searches, and the plan reports none\n", what);
+  cli->status = 2;
+}
+
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
 {
   plc_drive d;
@@ -447,17 +539,27 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   d.nskip = s->nfailed_asserts;
   const plc_ast **trains;
   int n = plc_drive_select(&d, cli->mains, cli->nmains, &trains);
-  plc_json_doc *doc = cli->format == PLC_FMT_JSON && cli->action == PLC_ACT_REPORT && !cli->nevals
+  plc_json_doc *doc = (cli->format == PLC_FMT_JSON || cli->shard_n) &&
+                      cli->action == PLC_ACT_REPORT && !cli->nevals
     ? plc_json_new(PACKAGE_VERSION, cli->defines, cli->ndefines) : NULL;
+  /* searches print alone with --shard, --emit=plan and --format=csv */
+  int searches_only = cli->shard_n || cli->action == PLC_ACT_PLAN || cli->format == PLC_FMT_CSV;
   plc_trace *trace = cli->trace ? plc_trace_open(cli->trace) : NULL;
   if (cli->trace && !trace)
     cli->status = 2;
   plc_svg *svg = cli->svg ? plc_svg_new(&o) : NULL;
-  for (int i = 0, shown = 0; i < n && !cli->nevals; i++) {
+  for (int i = 0; i < n && !cli->nevals; i++) {
+    if (trains[i] && trains[i]->op == PLC_DECL_SEARCH) {
+      if (cli->action == PLC_ACT_REPORT || cli->action == PLC_ACT_PLAN)
+        plc_cli_search(cli, &d, trains[i], doc, &o);
+      continue;
+    }
+    if (searches_only)
+      continue;
     plc_drive_run *r = trains[i] ? plc_drive_train(&d, trains[i]) : NULL;
     if (!r)
       continue;
-    if (shown++ > 0 && !doc)
+    if (cli->shown++ > 0 && !doc)
       fputc('\n', cli->out);
     if (cli->action == PLC_ACT_IR)
       plc_ir_dump(cli->out, r->ir);
@@ -475,6 +577,8 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
   free(trains);
   if (doc)
     plc_json_finish(doc, cli->out);
+  if (!cli->nevals && plc_cli_only_asserts(cli, prog))
+    plc_cli_searches_only(cli);
   int ok = plc_cli_only_asserts(cli, prog);
   if (trace && ok && !cli->status && plc_trace_finish(trace) != 0)
     cli->status = 2;
@@ -533,6 +637,8 @@ static void plc_cli_compare_unit(plc_cli *cli, const plc_diag *main_diag, plc_cm
   const plc_ast **trains;
   int k = plc_drive_select(&u->drive, &main_file, 1, &trains);
   for (int i = 0; i < k; i++) {
+    if (trains[i] && trains[i]->op == PLC_DECL_SEARCH)
+      continue; /* --compare compares runs */
     plc_drive_run *r = trains[i] ? plc_drive_train(&u->drive, trains[i]) : NULL;
     if (!r)
       continue;
@@ -579,8 +685,94 @@ static int plc_cli_compare(plc_cli *cli, const plc_diag *main_diag, char **files
   return errors ? 1 : nruns < 2 ? 2 : asserts ? 1 : 0;
 }
 
+/* May shard b be merged into a (the same search, another slice)? */
+static int plc_cli_merge_fits(const plc_sresult *a, const plc_sresult *b)
+{
+  int same = a->space == b->space && a->shard_n == b->shard_n && a->top == b->top &&
+             a->nvary == b->nvary && a->maximize == b->maximize &&
+             !strcmp(a->objective, b->objective) && !strcmp(a->train, b->train);
+  for (int i = 0; same && i < a->nvary; i++)
+    same = !strcmp(a->vary[i], b->vary[i]);
+  return same;
+}
+
+/* Merge the shards of one search (all[i] and those after it of the same
+ * name) into all[i]; returns 0, or 2 with a message. */
+static int plc_cli_merge_one(plc_sresult **all, int n, int i)
+{
+  plc_sresult *a = all[i];
+  char *seen = plc_xcalloc((size_t)a->shard_n + 1, 1);
+  int have = 0, rc = 0;
+  seen[a->shard_k] = 1, have++;
+  for (int j = i + 1; j < n && !rc; j++) {
+    if (!all[j] || strcmp(all[j]->name, a->name))
+      continue;
+    if (!plc_cli_merge_fits(a, all[j])) {
+      fprintf(stderr, "plc: error: --merge: the outputs of search '%s' are of different "
+              "searches (space, shards, objective or varied fields differ)\n", a->name);
+      rc = 2;
+    } else if (all[j]->shard_k < 1 || all[j]->shard_k > a->shard_n || seen[all[j]->shard_k]) {
+      fprintf(stderr, "plc: error: --merge: shard %d of %d of search '%s' is given twice\n",
+              all[j]->shard_k, a->shard_n, a->name);
+      rc = 2;
+    } else {
+      seen[all[j]->shard_k] = 1, have++;
+      plc_sresult_merge(a, all[j]); /* frees all[j] */
+      all[j] = NULL;
+    }
+    plc_sresult_free(all[j]);
+    all[j] = NULL;
+  }
+  if (!rc && have != a->shard_n) {
+    fprintf(stderr, "plc: error: --merge: search '%s' has %d of its %d shards\n", a->name, have,
+            a->shard_n);
+    rc = 2;
+  }
+  free(seen);
+  a->shard_k = a->shard_n = 1;
+  plc_sresult_sort_reasons(a);
+  return rc;
+}
+
+/* plc --merge SHARD.json...: every search of the shard outputs, merged
+ * and printed as one run prints it. */
+static int plc_cli_merge(plc_cli *cli, char **files, int n)
+{
+  plc_sresult **all = NULL;
+  int nall = 0, rc = 0;
+  char err[512];
+  plc_json_init();
+  for (int f = 0; f < n && !rc; f++) {
+    plc_sresult **got;
+    int k = plc_search_read_json(files[f], &got, err, sizeof err);
+    if (k < 0) {
+      fprintf(stderr, "plc: error: --merge: %s\n", err);
+      rc = 2;
+      break;
+    }
+    all = plc_xrealloc(all, (size_t)(nall + k) * sizeof *all);
+    memcpy(all + nall, got, (size_t)k * sizeof *got);
+    nall += k;
+    free(got);
+  }
+  plc_report_opts o = {cli->digits, cli->exact, 0, cli->defines, (int)cli->ndefines};
+  plc_json_doc *doc = !rc && cli->format == PLC_FMT_JSON && cli->action != PLC_ACT_PLAN
+    ? plc_json_new(PACKAGE_VERSION, cli->defines, cli->ndefines) : NULL;
+  for (int i = 0; i < nall && !rc; i++)
+    if (all[i] && !(rc = plc_cli_merge_one(all, nall, i)))
+      plc_cli_search_out(cli, doc, all[i], &o);
+  if (doc)
+    plc_json_finish(doc, cli->out);
+  for (int i = 0; i < nall; i++)
+    plc_sresult_free(all[i]);
+  free(all);
+  return rc ? rc : cli->status;
+}
+
 static int plc_cli_run(plc_cli *cli, char **files, int n, plc_program *prog)
 {
+  if (cli->action == PLC_ACT_MERGE)
+    return plc_cli_merge(cli, files, n);
   if (cli->action == PLC_ACT_COMPARE)
     return plc_cli_compare(cli, prog->diag, files, n);
   if (cli->action == PLC_ACT_TOKENS)
@@ -631,6 +823,7 @@ int main(int argc, char **argv)
   plc_program prog;
   plc_program_init(&prog, arena, &diag);
   plc_cli cli = {.action = PLC_ACT_REPORT, .digits = 4};
+  plc_json_init(); /* before any thread: jansson's allocator is global */
   int rc = plc_cli_parse(&argc, argv, &cli, &prog, &diag);
   plc_output out;
   if (rc < 0 && plc_output_open(&out, cli.deps.M ? NULL : cli.out_path) != 0)

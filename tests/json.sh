@@ -129,8 +129,12 @@ fi
 for f in examples/*.plan; do
   n=$(basename "$f" .plan)
   run "ex-$n" 0 --format=json --ops "$f"
-  check "$n" "$outdir/ex-$n.json" '.schema == 1 and (.runs | length) >= 1 and ([.runs[].ops | length] | add) > 0'
   check "$n-quantities" "$outdir/ex-$n.json" '[.. | objects | select(has("exact"))] | length > 40 and all(.exact | test("^-?[0-9]+(/[1-9][0-9]*)?$")) and all((.value | type) == "string" and (.unit | type) == "string" and (.base_unit | type) == "string")'
+  if grep -q '^search ' "$f"; then # a search example reports its search
+    check "$n" "$outdir/ex-$n.json" '.schema == 1 and (.searches | length) >= 1 and all(.searches[]; (.ranked | length) >= 1)'
+    continue
+  fi
+  check "$n" "$outdir/ex-$n.json" '.schema == 1 and (.runs | length) >= 1 and ([.runs[].ops | length] | add) > 0'
   check "$n-shares" "$outdir/ex-$n.json" '[.runs[0].step | .compute, .exposed[], .waits, .bubble, .dp_tail, .optimizer | .time.exact] | all(type == "string")'
 done
 
@@ -161,4 +165,13 @@ check memory-null "$m3" '.runs[0] | has("memory")'
 # where the formula gives 6 ms)
 run bubble 0 --format=json bubble-uneven.plan
 check bubble-simulated "$outdir/bubble.json" '.runs[0].bubble | .value.exact == "3/500" and .simulated.exact == "3/1000"'
+# search: tests/golden/search-small.plan derives the ranking by hand
+srch=$outdir/search.json
+run search 0 --format=json search-small.plan
+check search-head "$srch" '.runs == [] and (.searches | length) == 1 and (.searches[0] | .name == "s" and .train == "t" and .line == 42 and .direction == "minimize" and .objective == "step_time" and .top == 5 and .vary == ["tp", "pp", "micro_batch"] and .entries == [{"field": "dp", "plan": "8 / (tp * pp)"}] and .space == 18 and .shard == {"index": 1, "count": 1} and .evaluated == 18 and .passed == 9)'
+check search-skipped "$srch" '.searches[0].skipped == [{"reason": "require peak_memory < 30 GB is false", "count": 4}, {"reason": "does not fit in memory", "count": 3}, {"reason": "'"'dp'"' must be a whole number of at least N", "count": 2}]'
+check search-rows "$srch" '[.searches[0].ranked[] | [.rank, .index, ([.values[].value] | join(" ")), .step_time.exact, .peak_memory.exact, .bubble.exact]] == [[1, 12, "4 1 1", "24/25", "18000000000", "0"], [2, 13, "4 1 2", "24/25", "20000000000", "0"], [3, 14, "4 2 1", "51/50", "10000000000", "3/50"], [4, 15, "4 2 2", "27/25", "12000000000", "3/25"], [5, 8, "2 2 1", "27/25", "20000000000", "3/25"]]'
+check search-row3 "$srch" '.searches[0].ranked[2] | .mfu.exact == "16/17" and .tokens_per_s.exact == "800/51" and .objective.exact == "51/50" and .objective_dim == [0, 1, 0] and .exposed == {} and .bottleneck.part == "bubble" and .bottleneck.share.exact == "1/17"'
+run search-shard 0 --shard=2/3 search-small.plan
+check search-shard "$outdir/search-shard.json" '.searches[0] | .shard == {"index": 2, "count": 3} and .evaluated == 6 and ([.ranked[].index] | all(. % 3 == 1))'
 finish

@@ -71,7 +71,7 @@ static const char *const plc_ast_kind_names[PLC_AST_KIND_COUNT] = {
 const char *plc_ast_kind_name(plc_ast_kind k) { return plc_ast_kind_names[k]; }
 
 static const char *const plc_decl_names[PLC_DECL_KIND_COUNT] = {
-  "device", "link", "cluster", "tier", "model", "train", "framework", "template",
+  "device", "link", "cluster", "tier", "model", "train", "framework", "template", "search",
 };
 
 const char *plc_decl_kind_name(int k) { return plc_decl_names[k]; }

@@ -52,7 +52,7 @@ typedef enum plc_ast_kind {
 /* Kinds of declaration (DECL nodes, field `decl`). */
 typedef enum plc_decl_kind {
   PLC_DECL_DEVICE, PLC_DECL_LINK, PLC_DECL_CLUSTER, PLC_DECL_TIER, PLC_DECL_MODEL,
-  PLC_DECL_TRAIN, PLC_DECL_FRAMEWORK, PLC_DECL_TEMPLATE,
+  PLC_DECL_TRAIN, PLC_DECL_FRAMEWORK, PLC_DECL_TEMPLATE, PLC_DECL_SEARCH,
   PLC_DECL_KIND_COUNT
 } plc_decl_kind;
 

@@ -344,10 +344,12 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
     plc_value *base = plc_eval_expr(ev, decl->a, o->env);
     if (base->tag == PLC_V_ERR)
       return base;
-    if (base->tag != PLC_V_OBJ || !base->obj || base->obj->kind != decl->op) {
+    /* a search derives from a train (plc(5) SEARCH) */
+    int want = decl->op == PLC_DECL_SEARCH ? PLC_DECL_TRAIN : decl->op;
+    if (base->tag != PLC_V_OBJ || !base->obj || base->obj->kind != want) {
       char *d = plc_value_describe(base);
       plc_error(ev->diag, &decl->a->loc, "%s '%s' is derived from %s, not a %s", kind,
-                decl->name, d, kind);
+                decl->name, d, plc_decl_kind_name(want));
       free(d);
       return plc_value_err(ev);
     }

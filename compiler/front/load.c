@@ -343,7 +343,7 @@ static void plc_load_imports(plc_program *p, plc_ast *file)
 static int plc_load_declares(const char *text, const char *name)
 {
   static const char *const kws[] = {"let ", "device ", "link ", "cluster ", "model ",
-                                    "train ", "framework ", "template "};
+                                    "train ", "framework ", "template ", "search "};
   size_t n = strlen(name);
   for (const char *line = text; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
     for (size_t k = 0; k < sizeof kws / sizeof kws[0]; k++) {

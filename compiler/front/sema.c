@@ -6,6 +6,7 @@
 #include "sema.h"
 #include "parse.h"
 #include "schema.h"
+#include "sspec.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -33,7 +34,7 @@ static const char *plc_sema_item_desc(const plc_ast *it)
   case PLC_AST_DECL: {
     static const char *const quoted[PLC_DECL_KIND_COUNT] = {
       "'device'", "'link'", "'cluster'", "'tier'", "'model'", "'train'", "'framework'",
-      "'template'"};
+      "'template'", "'search'"};
     return quoted[it->op];
   }
   case PLC_AST_OP: return "'op'";
@@ -409,8 +410,292 @@ static void plc_sema_tier_sizes(plc_sema *s, plc_obj *o)
     }
 }
 
+/* ---- searches (plc(5) SEARCH) ------------------------------------------- */
+
+/* The check of a search's bare names: a result is an unknown number of its
+ * dimension, a varied field an unknown like its candidates, any other
+ * field the base train's value (the candidate's is not known yet). */
+typedef struct plc_sema_sctx {
+  plc_sema *s;
+  const plc_sspec *sp;
+  plc_obj *train;  /* the search's entries over its base, first candidates */
+} plc_sema_sctx;
+
+static plc_value *plc_sema_unknown_like(plc_sema *s, plc_value *v)
+{
+  if (v->tag == PLC_V_NUM && v->dim_known)
+    return plc_value_unknown_num(&s->ev, v->dim.e);
+  if (v->tag == PLC_V_BOOL) {
+    plc_value *b = plc_value_new(&s->ev, PLC_V_BOOL);
+    b->known = 0;
+    return b;
+  }
+  return v;
+}
+
+static plc_value *plc_sema_search_name(void *ctx, const char *name, const plc_loc *at)
+{
+  plc_sema_sctx *c = ctx;
+  const plc_field *r = plc_schema_field(PLC_SCHEMA_RESULT, name);
+  if (r)
+    return plc_value_unknown_num(&c->s->ev, r->e);
+  plc_value *v = c->train ? plc_eval_field(&c->s->ev, c->train, name, at) : NULL;
+  for (int i = 0; v && i < c->sp->nvary; i++)
+    if (!strcmp(c->sp->vary[i]->name, name))
+      return plc_sema_unknown_like(c->s, v);
+  return v;
+}
+
+/* A search entry's expression evaluated with the search's bare names. */
+static plc_value *plc_sema_search_eval(plc_sema *s, plc_sema_sctx *c, const plc_ast *e)
+{
+  plc_env *env = plc_sspec_env(&s->ev, s->ev.global, e, plc_sema_search_name, c);
+  return plc_eval_expr(&s->ev, e, env);
+}
+
+/* require = COND or [COND, ...]: booleans. */
+static void plc_sema_search_require(plc_sema *s, plc_sema_sctx *c, const plc_ast *set)
+{
+  const plc_ast *e = set->a;
+  const plc_ast *one[1] = {e};
+  int n = e->kind == PLC_AST_LIST ? e->list.count : 1;
+  const plc_ast *x = e->kind == PLC_AST_LIST ? e->list.head : one[0];
+  for (int i = 0; i < n && x; i++, x = x->next) {
+    plc_value *v = plc_sema_search_eval(s, c, x);
+    if (v->tag == PLC_V_BOOL || v->tag == PLC_V_ERR || v->tag == PLC_V_ANY)
+      continue;
+    char *d = plc_value_describe(v);
+    plc_error(DIAG, &x->loc, "a requirement of a search must be a boolean, not %s", d);
+    free(d);
+  }
+}
+
+/* minimize = EXPR or maximize = EXPR: a number; a bare name that is
+ * neither a result nor a field gets a hint from the results. */
+static void plc_sema_search_objective(plc_sema *s, plc_sema_sctx *c, const plc_ast *set)
+{
+  const plc_ast *e = set->a;
+  if (e->kind == PLC_AST_NAME && !plc_schema_field(PLC_DECL_TRAIN, e->name) &&
+      !plc_sema_search_name(c, e->name, &e->loc) &&
+      !plc_env_lookup(s->ev.global, e->name)) {
+    const char *cands[64];
+    size_t n = 0;
+    for (size_t i = 0; n < 64 && plc_schema_at(PLC_SCHEMA_RESULT, i); i++)
+      cands[n++] = plc_schema_at(PLC_SCHEMA_RESULT, i)->name;
+    const char *hint = plc_schema_suggest(e->name, cands, n);
+    plc_error(DIAG, &e->loc, "'%s' is not a result or a field of a train%s%s%s", e->name,
+              hint ? "; did you mean '" : " (results: step_time, tokens_per_s, mfu, ...)",
+              hint ? hint : "", hint ? "'?" : "");
+    return;
+  }
+  plc_value *v = plc_sema_search_eval(s, c, e);
+  if (v->tag != PLC_V_NUM && v->tag != PLC_V_ERR && v->tag != PLC_V_ANY) {
+    char *d = plc_value_describe(v);
+    plc_error(DIAG, &e->loc, "'%s' must be a number to rank by, not %s", set->name, d);
+    free(d);
+  }
+}
+
+/* A framework option varied: every candidate has the type of its default. */
+static void plc_sema_search_option(plc_sema *s, plc_obj *train, const plc_ast *set,
+                                   const plc_ast *x)
+{
+  plc_value *fw = train ? plc_eval_field(&s->ev, train, "framework", &set->loc) : NULL;
+  plc_value *def = fw && fw->tag == PLC_V_OBJ ? plc_eval_field(&s->ev, fw->obj, set->name,
+                                                                &set->loc) : NULL;
+  plc_value *v = plc_eval_expr(&s->ev, x, s->ev.global);
+  if (!def || v->tag == PLC_V_ERR || def->tag == PLC_V_ERR || def->tag == PLC_V_ANY)
+    return;
+  int same = def->tag == v->tag;
+  if (same && def->tag == PLC_V_NUM && def->dim_known && v->dim_known)
+    same = plc_dim_eq(def->dim, v->dim);
+  if (!same) {
+    char *want = plc_value_describe(def), *got = plc_value_describe(v);
+    plc_error(DIAG, &x->loc, "option '%s' of framework '%s' takes %s, not %s", set->name,
+              fw->obj->name, want, got);
+    free(want);
+    free(got);
+  }
+}
+
+/* vary { NAME = [candidates] }: a written list, not empty, each candidate
+ * a value the train field or framework option takes (checked here, but a
+ * first that is not a number: plc_sema_search_train checks it). */
+static int plc_sema_search_vary(plc_sema *s, const plc_ast *set)
+{
+  if (set->a->kind != PLC_AST_LIST) {
+    plc_error(DIAG, &set->a->loc, "the candidates of '%s' must be a list written out, as in "
+              "%s = [1, 2, 4]", set->name, set->name);
+    return 0;
+  }
+  if (!set->a->list.head) {
+    plc_error(DIAG, &set->a->loc, "'%s' has no candidates (an empty list)", set->name);
+    return 0;
+  }
+  return 1;
+}
+
+static void plc_sema_search_rest(plc_sema *s, plc_obj *train, const plc_ast *set)
+{
+  const plc_field *f = plc_schema_field(PLC_DECL_TRAIN, set->name);
+  plc_value *first = plc_eval_expr(&s->ev, set->a->list.head, s->ev.global);
+  const plc_ast *from = first->tag == PLC_V_NUM ? set->a->list.head : set->a->list.head->next;
+  for (const plc_ast *x = from; x; x = x->next) {
+    plc_ast one = *set;
+    one.a = (plc_ast *)x;
+    one.next = NULL;
+    if (f)
+      plc_sema_field_value(s, &one, f, plc_env_new(&s->ev, s->ev.global));
+    else
+      plc_sema_search_option(s, train, set, x);
+  }
+}
+
+static void plc_sema_search_top(plc_sema *s, const plc_ast *set)
+{
+  plc_value *v = plc_eval_expr(&s->ev, set->a, s->ev.global);
+  if (v->tag == PLC_V_ERR)
+    return;
+  if (v->tag != PLC_V_NUM || !v->known || mpz_cmp_ui(mpq_denref(v->q), 1) != 0 ||
+      mpq_sgn(v->q) <= 0 || mpz_cmp_ui(mpq_numref(v->q), 100000) > 0)
+    plc_error(DIAG, &set->a->loc, "'top' must be a whole number from 1 to 100000");
+}
+
+/* The items of a search: one vary section, field entries; nothing else. */
+static int plc_sema_search_items(plc_sema *s, const plc_ast *decl)
+{
+  int vary = 0, ok = 1;
+  plc_env *seen = plc_env_new(&s->ev, NULL);
+  for (const plc_ast *it = decl->list.head; it; it = it->next) {
+    int is_vary = it->kind == PLC_AST_SECTION && !strcmp(it->name, "vary");
+    if (it->kind == PLC_AST_SECTION && !is_vary) {
+      plc_error(DIAG, &it->loc, "unknown section '%s' in a search (the one section is 'vary')",
+                it->name);
+      ok = 0;
+    } else if (is_vary && vary++) {
+      plc_error(DIAG, &it->loc, "a search has one 'vary' section");
+      ok = 0;
+    } else if (it->kind != PLC_AST_SET && !is_vary) {
+      plc_error(DIAG, &it->loc, "%s is not allowed in a search", plc_sema_item_desc(it));
+      ok = 0;
+    }
+    for (const plc_ast *x = is_vary ? it->list.head : it->kind == PLC_AST_SET ? it : NULL; x;
+         x = is_vary ? x->next : NULL) {
+      if (x->kind != PLC_AST_SET) {
+        plc_error(DIAG, &x->loc, "only 'NAME = [candidates]' entries belong in 'vary'");
+        ok = 0;
+      } else if (!plc_sema_unique(s, seen, x)) {
+        ok = 0;
+      } else {
+        plc_env_define(&s->ev, seen, x->name, x, NULL);
+        if (is_vary && (plc_sspec_is_own(x->name) || !plc_sema_search_vary(s, x)))
+          ok = 0;
+        if (is_vary && plc_sspec_is_own(x->name))
+          plc_error(DIAG, &x->loc, "'%s' is not a train field to vary", x->name);
+      }
+    }
+  }
+  if (!vary) {
+    plc_error(DIAG, &decl->loc, "search '%s' has no 'vary' section", decl->name);
+    ok = 0;
+  }
+  return ok;
+}
+
+/* "search candidate tp": a name no plan can write. */
+static const char *plc_sema_search_slot(plc_sema *s, const char *field)
+{
+  size_t n = strlen(field) + 18;
+  char *name = plc_arena_alloc(s->prog->arena, n);
+  snprintf(name, n, "search candidate %s", field);
+  return name;
+}
+
+/* The train a search's candidates are: its base with the entries and each
+ * varied field, checked as a derived train: a number is an unknown of its
+ * candidates' dimension (their values are checked one by one), a string or
+ * a boolean the first candidate. */
+static plc_obj *plc_sema_search_train(plc_sema *s, const plc_ast *decl, const plc_sspec *sp,
+                                      plc_env *env)
+{
+  plc_ast *t = plc_ast_new(s->prog->arena, PLC_AST_DECL, &decl->loc);
+  t->op = PLC_DECL_TRAIN;
+  t->name = decl->name;
+  t->a = decl->a;
+  plc_env *venv = plc_env_new(&s->ev, env);
+  for (int i = 0; i < sp->nvary + sp->nsets; i++) {
+    const plc_ast *src = i < sp->nvary ? sp->vary[i] : sp->sets[i - sp->nvary];
+    plc_ast *set = plc_ast_new(s->prog->arena, PLC_AST_SET, &src->loc);
+    set->name = src->name;
+    set->a = i < sp->nvary ? src->a->list.head : src->a;
+    plc_value *v = i < sp->nvary ? plc_eval_expr(&s->ev, set->a, env) : NULL;
+    if (v && v->tag == PLC_V_NUM) {
+      /* an unknown number of the candidates' dimension (under a name no
+       * plan can write): the entries computed from it are checked for
+       * type and dimension, not for the value of one candidate, which is
+       * skipped when invalid */
+      plc_ast *n = plc_ast_new(s->prog->arena, PLC_AST_NAME, &set->a->loc);
+      n->name = plc_sema_search_slot(s, src->name);
+      plc_env_bind(&s->ev, venv, n->name, v->dim_known ? plc_value_unknown_num(&s->ev, v->dim.e)
+                                                       : plc_value_any(&s->ev));
+      set->a = n;
+    }
+    plc_ast_list_push(&t->list, set);
+  }
+  plc_sspec_add_defaults(sp, s->ev.global, s->prog->arena, t);
+  plc_obj *o = plc_sema_instance(s, t, venv);
+  if (!o)
+    return NULL;
+  plc_sema_items(s, &t->list, o->env, PLC_DECL_TRAIN, PLC_CTX_DECL);
+  return o;
+}
+
+static void plc_sema_search(plc_sema *s, const plc_ast *decl, plc_env *env)
+{
+  if (!decl->a) {
+    plc_error(DIAG, &decl->loc, "search '%s' needs the train it varies, as in "
+              "search %s = TRAIN { vary { ... } }", decl->name, decl->name);
+    return;
+  }
+  if (decl->params.count)
+    plc_error(DIAG, &decl->loc, "a search takes no parameters");
+  plc_value *base = plc_eval_expr(&s->ev, decl->a, env);
+  if (base->tag == PLC_V_ERR)
+    return;
+  if (base->tag != PLC_V_OBJ || base->obj->kind != PLC_DECL_TRAIN) {
+    char *d = plc_value_describe(base);
+    plc_error(DIAG, &decl->a->loc, "search '%s' varies a train, not %s", decl->name, d);
+    free(d);
+    return;
+  }
+  if (!plc_sema_search_items(s, decl))
+    return;
+  plc_sspec sp;
+  plc_sspec_get(&sp, decl);
+  int errors = DIAG->errors;
+  plc_obj *train = plc_sema_search_train(s, decl, &sp, env);
+  for (int i = 0; i < sp.nvary && train; i++)
+    plc_sema_search_rest(s, train, sp.vary[i]);
+  plc_sema_sctx c = {s, &sp, DIAG->errors == errors ? train : NULL};
+  if (sp.require)
+    plc_sema_search_require(s, &c, sp.require);
+  if (sp.objective)
+    plc_sema_search_objective(s, &c, sp.objective);
+  for (const plc_ast *it = decl->list.head; it; it = it->next)
+    if (it->kind == PLC_AST_SET && !strcmp(it->name, "minimize") && sp.objective &&
+        sp.objective != it)
+      plc_error(DIAG, &it->loc, "a search has one objective: minimize or maximize");
+  if (sp.top)
+    plc_sema_search_top(s, sp.top);
+  plc_sspec_free(&sp);
+}
+
 static void plc_sema_decl(plc_sema *s, const plc_ast *decl, plc_env *env)
 {
+  if (decl->op == PLC_DECL_SEARCH) {
+    plc_sema_search(s, decl, env);
+    return;
+  }
   if (decl->op == PLC_DECL_TEMPLATE) {
     plc_env *tenv = plc_env_new(&s->ev, env);
     plc_sema_template_context(s, tenv);
@@ -736,9 +1021,12 @@ static void plc_sema_assert(plc_sema *s, const plc_ast *it)
 static void plc_sema_report(plc_sema *s, const plc_ast *it)
 {
   for (const plc_ast *n = it->list.head; n; n = n->next) {
+    plc_binding *b = plc_env_find_local(s->ev.global, n->name);
+    if (b && b->def && b->def->kind == PLC_AST_DECL && b->def->op == PLC_DECL_SEARCH)
+      continue; /* a search reports its ranking */
     plc_value *v = plc_eval_expr(&s->ev, n, s->ev.global);
     if (v->tag != PLC_V_ERR && (v->tag != PLC_V_OBJ || v->obj->kind != PLC_DECL_TRAIN))
-      plc_error(DIAG, &n->loc, "'%s' is not a train", n->name);
+      plc_error(DIAG, &n->loc, "'%s' is not a train or a search", n->name);
   }
 }
 
@@ -862,7 +1150,8 @@ static const char *plc_sema_import_hint(void *prog, const char *name)
   return plc_load_which_import(prog, name);
 }
 
-void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, size_t ndefines)
+/* Set up s for prog: the evaluator, the top-level names, the options. */
+static void plc_sema_begin(plc_sema *s, plc_program *prog)
 {
   memset(s, 0, sizeof *s);
   s->prog = prog;
@@ -872,6 +1161,19 @@ void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, 
   s->ev.abstract = 1;
   plc_sema_globals(s);
   plc_sema_options(s);
+}
+
+void plc_sema_check_file(plc_sema *s, plc_program *prog, const plc_ast *file)
+{
+  plc_sema_begin(s, prog);
+  plc_sema_top(s, file);
+  free(s->options);
+  s->options = NULL;
+}
+
+void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, size_t ndefines)
+{
+  plc_sema_begin(s, prog);
   for (size_t i = 0; i < ndefines; i++)
     plc_sema_override(s, defines[i]);
   for (size_t f = 0; f < prog->nfiles; f++)

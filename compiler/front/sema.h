@@ -27,5 +27,9 @@ typedef struct plc_sema {
 /* Check the whole program after applying the -D NAME=EXPR overrides (NAME
  * is a top-level let or DECL.FIELD); diagnostics go to prog->diag. */
 void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, size_t ndefines);
+/* Check only `file` of a program whose other files have been checked (and
+ * had the -D overrides applied) in another compilation of the same trees:
+ * a search's candidate (cli/search.c). */
+void plc_sema_check_file(plc_sema *s, plc_program *prog, const plc_ast *file);
 
 #endif

@@ -189,6 +189,17 @@ void plc_diag_vreport(plc_diag *d, plc_diag_level level, const plc_loc *loc,
     d->errors++;
   else if (level == PLC_DIAG_WARNING)
     d->warnings++;
+  if (d->capture) {
+    char **keep = level == PLC_DIAG_ERROR ? &d->first_error
+                  : level == PLC_DIAG_WARNING ? &d->first_warning : NULL;
+    if (keep && !*keep) {
+      char buf[512];
+      vsnprintf(buf, sizeof buf, fmt, ap);
+      if (strncmp(buf, "assertion failed", 16) != 0)
+        *keep = plc_xstrdup(buf);
+    }
+    return;
+  }
   if (loc && loc->src)
     fprintf(d->out, "%s:%d:%d: %s: ", loc->src->path, loc->first_line, loc->first_column,
             plc_diag_names[level]);

@@ -38,6 +38,10 @@ typedef struct plc_diag {
   int max_warnings; /* show at most this many warnings (0: no limit) */
   int hidden_warnings; /* warnings past max_warnings, counted, not shown */
   int muted;       /* the last error or warning was not shown: nor are its notes */
+  int capture;     /* print nothing; keep the first error's message (a search's
+                      candidates: the reason one is skipped) */
+  char *first_error; /* malloc'd, with capture: the first error but false assertions */
+  char *first_warning; /* malloc'd, with capture: the first warning */
 } plc_diag;
 
 void plc_diag_init(plc_diag *d, FILE *out);

@@ -410,9 +410,24 @@ static json_t *plc_json_run(const plc_result *r, const plc_report_opts *o)
   return j;
 }
 
-plc_json_doc *plc_json_new(const char *version, const char *const *overrides, size_t n)
+void plc_json_init(void)
 {
   json_set_alloc_funcs(plc_xmalloc, free); /* out of memory aborts, as everywhere */
+}
+
+void plc_json_add_search(plc_json_doc *doc, void *search)
+{
+  json_t *a = json_object_get(doc->root, "searches");
+  if (!a) {
+    a = json_array();
+    json_object_set_new(doc->root, "searches", a);
+  }
+  json_array_append_new(a, search);
+}
+
+plc_json_doc *plc_json_new(const char *version, const char *const *overrides, size_t n)
+{
+  plc_json_init();
   plc_json_doc *doc = plc_xmalloc(sizeof *doc);
   doc->root = json_object();
   doc->runs = json_array();

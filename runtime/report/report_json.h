@@ -28,6 +28,12 @@ plc_json_doc *plc_json_new(const char *version, const char *const *overrides, si
 /* Append a run.  Rounded values use o->digits; o->exact is not used (the
  * exact form is always there); o->ops adds the list of collectives. */
 void plc_json_add_run(plc_json_doc *doc, const plc_result *r, const plc_report_opts *o);
+/* Append a search (a json_t * object, taken over) to the "searches" array,
+ * which documents without searches do not have. */
+void plc_json_add_search(plc_json_doc *doc, void *search);
+/* Set up jansson's allocator; plc_json_new does, and a program that uses
+ * jansson before (or in threads) calls it first. */
+void plc_json_init(void);
 /* Write the document, indented, with a final newline, and free it; returns
  * 0, or -1 when writing failed. */
 int plc_json_finish(plc_json_doc *doc, FILE *out);

@@ -1,0 +1,737 @@
+/* search.c - evaluating a search, candidate by candidate (see search.h).
+ *
+ * Threads: each candidate's compilation (arena, diagnostics, evaluator,
+ * driver) is its own; what threads share is read only (the main
+ * compilation's trees, sources and top-level names, this search's set-up).
+ * The code on the way has no mutable static state: the non-const statics
+ * of the tree are output.c's (-o FILE, main thread only) and
+ * plc_eval_max_steps (set by tests, read here); GMP's allocator is set
+ * before main() and jansson's by main() before any thread.  Only the
+ * progress count is shared, atomically. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "search.h"
+#include "memory.h"
+#include "report_parts.h"
+#include "schema.h"
+#include "sspec.h"
+#include "xalloc.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The name of the candidate train in its compilation; messages say
+ * "the candidate" instead. */
+#define PLC_SEARCH_CANDIDATE "__plc_candidate"
+
+/* What every thread reads and nobody writes while candidates run. */
+typedef struct plc_search {
+  const plc_program *prog;  /* the main compilation: its trees, import directories */
+  plc_env *global;          /* ... and its top-level names (read only) */
+  const plc_ast *decl;
+  plc_sspec sp;
+  const plc_ast ***elems;   /* per varied field: its candidates' expressions */
+  int *nelems;
+  char ***text, ***plan;    /* per varied field and candidate */
+  const plc_search_opts *o;
+  uint64_t space;
+  uint64_t slice;           /* candidates this process evaluates */
+  int top;                  /* rows kept */
+  char *objective;          /* its source text */
+  atomic_uint_least64_t done;
+  struct timespec start;
+} plc_search;
+
+/* One thread's share: its candidates' ranking and skip counts. */
+typedef struct plc_sworker {
+  plc_search *S;
+  uint64_t first, stride;
+  int show_progress;
+  plc_sresult *res;
+} plc_sworker;
+
+static char *plc_search_expr_text(const plc_ast *e);
+
+/* ---- rows and results ------------------------------------------------------ */
+
+plc_srow *plc_srow_new(int nvary)
+{
+  plc_srow *w = plc_xcalloc(1, sizeof *w);
+  w->text = plc_xcalloc((size_t)nvary, sizeof *w->text);
+  w->plan = plc_xcalloc((size_t)nvary, sizeof *w->plan);
+  mpq_init(w->objective);
+  mpq_init(w->step);
+  mpq_init(w->tokens_per_s);
+  mpq_init(w->bubble);
+  mpq_init(w->mfu);
+  mpq_init(w->peak);
+  mpq_init(w->share);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    mpq_init(w->exposed[d]);
+  return w;
+}
+
+void plc_srow_free(plc_srow *w, int nvary)
+{
+  if (!w)
+    return;
+  for (int i = 0; i < nvary; i++) {
+    free(w->text[i]);
+    free(w->plan[i]);
+  }
+  free(w->text);
+  free(w->plan);
+  mpq_clear(w->objective);
+  mpq_clear(w->step);
+  mpq_clear(w->tokens_per_s);
+  mpq_clear(w->bubble);
+  mpq_clear(w->mfu);
+  mpq_clear(w->peak);
+  mpq_clear(w->share);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    mpq_clear(w->exposed[d]);
+  free(w->bottleneck);
+  free(w);
+}
+
+void plc_sresult_free(plc_sresult *r)
+{
+  if (!r)
+    return;
+  for (int i = 0; i < r->nrows; i++)
+    plc_srow_free(r->rows[i], r->nvary);
+  for (int i = 0; i < r->nreasons; i++)
+    free(r->reasons[i].text);
+  for (int i = 0; i < r->nvary; i++)
+    free(r->vary[i]);
+  free(r->vary);
+  for (int i = 0; i < r->nentries; i++) {
+    free(r->entry_names[i]);
+    free(r->entry_texts[i]);
+  }
+  free(r->entry_names);
+  free(r->entry_texts);
+  free(r->rows);
+  free(r->reasons);
+  free(r->name);
+  free(r->train);
+  free(r->file);
+  free(r->objective);
+  free(r);
+}
+
+/* The ranking: objective (lower first, or higher with maximize), then peak
+ * memory (lower first; known before unknown), then enumeration order. */
+static int plc_srow_cmp(const plc_sresult *r, const plc_srow *a, const plc_srow *b)
+{
+  int c = mpq_cmp(a->objective, b->objective);
+  if (c)
+    return r->maximize ? -c : c;
+  if (a->peak_known != b->peak_known)
+    return a->peak_known ? -1 : 1;
+  if (a->peak_known && (c = mpq_cmp(a->peak, b->peak)) != 0)
+    return c;
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Keep row w if it is among the best `top`; takes it. */
+static void plc_sresult_offer(plc_sresult *r, plc_srow *w)
+{
+  int at = r->nrows;
+  while (at > 0 && plc_srow_cmp(r, w, r->rows[at - 1]) < 0)
+    at--;
+  if (at >= r->top) {
+    plc_srow_free(w, r->nvary);
+    return;
+  }
+  if (r->nrows == r->top)
+    plc_srow_free(r->rows[--r->nrows], r->nvary);
+  else
+    r->rows = plc_xrealloc(r->rows, (size_t)(r->nrows + 1) * sizeof *r->rows);
+  memmove(r->rows + at + 1, r->rows + at, (size_t)(r->nrows - at) * sizeof *r->rows);
+  r->rows[at] = w;
+  r->nrows++;
+}
+
+static void plc_sresult_skip(plc_sresult *r, const char *why, uint64_t count)
+{
+  for (int i = 0; i < r->nreasons; i++)
+    if (!strcmp(r->reasons[i].text, why)) {
+      r->reasons[i].count += count;
+      return;
+    }
+  r->reasons = plc_xrealloc(r->reasons, (size_t)(r->nreasons + 1) * sizeof *r->reasons);
+  r->reasons[r->nreasons].text = plc_xstrdup(why);
+  r->reasons[r->nreasons++].count = count;
+}
+
+void plc_sresult_merge(plc_sresult *dst, plc_sresult *src)
+{
+  dst->evaluated += src->evaluated;
+  dst->ranked += src->ranked;
+  for (int i = 0; i < src->nrows; i++) {
+    plc_sresult_offer(dst, src->rows[i]);
+    src->rows[i] = NULL;
+  }
+  src->nrows = 0;
+  for (int i = 0; i < src->nreasons; i++)
+    plc_sresult_skip(dst, src->reasons[i].text, src->reasons[i].count);
+  plc_sresult_free(src);
+}
+
+static int plc_sreason_cmp(const void *x, const void *y)
+{
+  const plc_sreason *a = x, *b = y;
+  if (a->count != b->count)
+    return a->count > b->count ? -1 : 1;
+  return strcmp(a->text, b->text);
+}
+
+void plc_sresult_sort_reasons(plc_sresult *r)
+{
+  if (r->nreasons > 1)
+    qsort(r->reasons, (size_t)r->nreasons, sizeof *r->reasons, plc_sreason_cmp);
+}
+
+/* An empty result with the search's description. */
+static plc_sresult *plc_sresult_new(const plc_search *S)
+{
+  plc_sresult *r = plc_xcalloc(1, sizeof *r);
+  const plc_ast *decl = S->decl;
+  r->name = plc_xstrdup(decl->name);
+  r->train = plc_xstrdup(decl->a->name ? decl->a->name : "?");
+  r->file = plc_xstrdup(decl->loc.src ? decl->loc.src->path : "?");
+  r->line = decl->loc.first_line;
+  r->maximize = S->sp.maximize;
+  r->objective = plc_xstrdup(S->objective);
+  r->top = S->top;
+  r->nvary = S->sp.nvary;
+  r->vary = plc_xcalloc((size_t)r->nvary, sizeof *r->vary);
+  for (int i = 0; i < r->nvary; i++)
+    r->vary[i] = plc_xstrdup(S->sp.vary[i]->name);
+  const char **dflt; /* fields the entries read at their defaults: written out */
+  int nd = plc_sspec_defaults(&S->sp, S->global, &dflt);
+  r->nentries = nd + S->sp.nsets;
+  r->entry_names = plc_xcalloc((size_t)r->nentries + 1, sizeof *r->entry_names);
+  r->entry_texts = plc_xcalloc((size_t)r->nentries + 1, sizeof *r->entry_texts);
+  for (int i = 0; i < r->nentries; i++) {
+    const plc_ast *set = i < nd ? NULL : S->sp.sets[i - nd];
+    r->entry_names[i] = plc_xstrdup(set ? set->name : dflt[i]);
+    r->entry_texts[i] = set ? plc_search_expr_text(set->a)
+                            : plc_xstrdup(plc_schema_field(PLC_DECL_TRAIN, dflt[i])->dflt);
+  }
+  free(dflt);
+  r->space = S->space;
+  r->shard_k = S->o->shard_k;
+  r->shard_n = S->o->shard_n;
+  return r;
+}
+
+/* ---- source text ----------------------------------------------------------- */
+
+static void plc_search_span(const plc_ast *e, plc_loc *lo, plc_loc *hi)
+{
+  if (!e)
+    return;
+  if (e->loc.src == lo->src) {
+    if (e->loc.first_line < lo->first_line ||
+        (e->loc.first_line == lo->first_line && e->loc.first_column < lo->first_column))
+      lo->first_line = e->loc.first_line, lo->first_column = e->loc.first_column;
+    if (e->loc.last_line > hi->last_line ||
+        (e->loc.last_line == hi->last_line && e->loc.last_column > hi->last_column))
+      hi->last_line = e->loc.last_line, hi->last_column = e->loc.last_column;
+  }
+  plc_search_span(e->a, lo, hi);
+  plc_search_span(e->b, lo, hi);
+  plc_search_span(e->c, lo, hi);
+  for (const plc_ast *x = e->list.head; x; x = x->next)
+    plc_search_span(x, lo, hi);
+}
+
+/* Byte offset of a display column of a line (the text's end past it). */
+static size_t plc_search_offset(const plc_source *src, int line, int col)
+{
+  size_t i = 0;
+  for (int l = 1; l < line && i < src->len; i++)
+    if (src->text[i] == '\n')
+      l++;
+  for (int c = 1; i < src->len && src->text[i] != '\n' && c < col; i++)
+    c = plc_loc_advance(c, (unsigned char)src->text[i]);
+  return i;
+}
+
+/* The source text of an expression: from its first node to its last, with
+ * the brackets around a part that the tree does not record. */
+static char *plc_search_expr_text(const plc_ast *e)
+{
+  plc_loc lo = e->loc, hi = e->loc;
+  if (!e->loc.src)
+    return plc_xstrdup("?");
+  plc_search_span(e, &lo, &hi);
+  const plc_source *src = e->loc.src;
+  size_t a = plc_search_offset(src, lo.first_line, lo.first_column);
+  size_t b = plc_search_offset(src, hi.last_line, hi.last_column);
+  int depth = 0, low = 0;
+  for (size_t i = a; i < b; i++) {
+    depth += src->text[i] == '(' || src->text[i] == '[';
+    depth -= src->text[i] == ')' || src->text[i] == ']';
+    low = depth < low ? depth : low;
+  }
+  for (; low < 0 && a > 0; a--) /* a ')' closes a '(' before the first node */
+    if (src->text[a - 1] == '(' || src->text[a - 1] == '[')
+      low++, depth++;
+  for (; depth > 0 && b < src->len; b++) /* ... and the other way round */
+    if (src->text[b] == ')' || src->text[b] == ']')
+      depth--;
+  char *s = plc_xmalloc(b - a + 1);
+  memcpy(s, src->text + a, b - a);
+  s[b - a] = '\0';
+  for (char *p = s; *p; p++) /* one line */
+    if (*p == '\n' || *p == '\t')
+      *p = ' ';
+  return s;
+}
+
+/* ---- setting up ---------------------------------------------------------------- */
+
+/* A candidate's value as shown in tables. */
+static char *plc_search_show(plc_eval *ev, const plc_ast *e, const plc_report_opts *o)
+{
+  plc_value *v = plc_eval_expr(ev, e, ev->global);
+  if (v->tag == PLC_V_STR)
+    return plc_xstrdup(v->s);
+  if (v->tag == PLC_V_BOOL && v->known)
+    return plc_xstrdup(v->b ? "true" : "false");
+  if (v->tag == PLC_V_NUM && v->known) {
+    plc_quantity q;
+    plc_q_init(&q);
+    mpq_set(q.v, v->q);
+    q.dim = v->dim;
+    char *s = plc_q_format(&q, o->digits, o->exact);
+    plc_q_clear(&q);
+    return s;
+  }
+  return plc_search_expr_text(e);
+}
+
+static void plc_search_free_setup(plc_search *S)
+{
+  for (int i = 0; i < S->sp.nvary; i++) {
+    for (int k = 0; S->text && k < S->nelems[i]; k++) {
+      free(S->text[i][k]);
+      free(S->plan[i][k]);
+    }
+    if (S->text) {
+      free(S->text[i]);
+      free(S->plan[i]);
+    }
+    free(S->elems[i]);
+  }
+  free(S->text);
+  free(S->plan);
+  free(S->elems);
+  free(S->nelems);
+  free(S->objective);
+  plc_sspec_free(&S->sp);
+}
+
+/* The candidates of each varied field, their texts, and the size of the
+ * space; 0, or -1 after an error. */
+static int plc_search_setup(plc_search *S, plc_drive *d, const plc_ast *decl)
+{
+  plc_sspec_get(&S->sp, decl);
+  int n = S->sp.nvary;
+  S->elems = plc_xcalloc((size_t)n, sizeof *S->elems);
+  S->nelems = plc_xcalloc((size_t)n, sizeof *S->nelems);
+  S->text = plc_xcalloc((size_t)n, sizeof *S->text);
+  S->plan = plc_xcalloc((size_t)n, sizeof *S->plan);
+  S->space = 1;
+  S->objective = S->sp.objective ? plc_search_expr_text(S->sp.objective->a)
+                                 : plc_xstrdup("step_time");
+  S->top = PLC_SSPEC_DEFAULT_TOP;
+  if (S->sp.top) {
+    plc_value *v = plc_eval_expr(&d->sema->ev, S->sp.top->a, d->sema->ev.global);
+    if (v->tag == PLC_V_NUM && v->known)
+      S->top = (int)mpz_get_si(mpq_numref(v->q));
+  }
+  for (int i = 0; i < n; i++) {
+    const plc_ast *list = S->sp.vary[i]->a;
+    int k = list->list.count;
+    S->nelems[i] = k;
+    S->elems[i] = plc_xcalloc((size_t)k, sizeof **S->elems);
+    S->text[i] = plc_xcalloc((size_t)k, sizeof **S->text);
+    S->plan[i] = plc_xcalloc((size_t)k, sizeof **S->plan);
+    int j = 0;
+    for (const plc_ast *x = list->list.head; x; x = x->next, j++) {
+      S->elems[i][j] = x;
+      S->text[i][j] = plc_search_show(&d->sema->ev, x, &S->o->report);
+      S->plan[i][j] = plc_search_expr_text(x);
+    }
+    if (S->space > UINT64_MAX / 2 / (uint64_t)k) {
+      plc_error(d->prog->diag, &decl->loc, "search '%s' has too many candidates (more "
+                "than 2^63)", decl->name);
+      return -1;
+    }
+    S->space *= (uint64_t)k;
+  }
+  return 0;
+}
+
+/* ---- one candidate ------------------------------------------------------------- */
+
+static int plc_search_digit(char c) { return c >= '0' && c <= '9'; }
+static int plc_search_word(char c)
+{
+  return plc_search_digit(c) || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* A skip reason: the message with numbers made generic (so "tp 8 x pp 4"
+ * and "tp 4 x pp 8" count together) and the candidate named as such. */
+static char *plc_search_reason(const char *msg)
+{
+  size_t n = strlen(msg);
+  char *s = plc_xmalloc(n + 1), *p = s;
+  const char *cand = "train '" PLC_SEARCH_CANDIDATE "'";
+  for (size_t i = 0; i < n;) {
+    if (!strncmp(msg + i, cand, strlen(cand))) {
+      i += strlen(cand);
+      memcpy(p, "the candidate", 13); /* shorter than what it replaces */
+      p += 13;
+    } else if (plc_search_digit(msg[i]) && (i == 0 || !plc_search_word(msg[i - 1]))) {
+      size_t j = i; /* a number, not the digits of a word such as 1f1b */
+      while (j < n && (plc_search_digit(msg[j]) ||
+                       (msg[j] == '.' && j + 1 < n && plc_search_digit(msg[j + 1]))))
+        j++;
+      if (j < n && plc_search_word(msg[j])) {
+        memcpy(p, msg + i, j - i);
+        p += j - i;
+      } else {
+        *p++ = 'N';
+      }
+      i = j;
+    } else {
+      *p++ = msg[i++];
+    }
+  }
+  *p = '\0';
+  return s;
+}
+
+/* One candidate's compilation. */
+typedef struct plc_scand {
+  plc_diag diag;
+  plc_arena *arena;
+  plc_program prog;
+  plc_sema sema;
+  plc_drive drive;
+  int driving;
+  plc_drive_run *run;
+  plc_obj *train;
+} plc_scand;
+
+/* The candidate train: BASE with the entries and this candidate's values. */
+static plc_ast *plc_search_train(const plc_search *S, plc_scand *c, const int *pick)
+{
+  plc_arena *ar = c->arena;
+  const plc_ast *decl = S->decl;
+  plc_ast *file = plc_ast_new(ar, PLC_AST_FILE, &decl->loc);
+  file->name = decl->loc.src ? decl->loc.src->path : "<search>";
+  plc_ast *t = plc_ast_new(ar, PLC_AST_DECL, &decl->loc);
+  t->op = PLC_DECL_TRAIN;
+  t->name = PLC_SEARCH_CANDIDATE;
+  t->a = decl->a;
+  int nv = S->sp.nvary;
+  for (int i = 0; i < nv + S->sp.nsets; i++) {
+    const plc_ast *src = i < nv ? S->sp.vary[i] : S->sp.sets[i - nv];
+    plc_ast *set = plc_ast_new(ar, PLC_AST_SET, &src->loc);
+    set->name = src->name;
+    set->a = (plc_ast *)(i < nv ? S->elems[i][pick[i]] : src->a);
+    plc_ast_list_push(&t->list, set);
+  }
+  plc_sspec_add_defaults(&S->sp, S->global, ar, t);
+  plc_ast_list_push(&file->list, t);
+  c->prog.files = plc_xrealloc(c->prog.files, (c->prog.nfiles + 1) * sizeof *c->prog.files);
+  c->prog.files[c->prog.nfiles++] = file;
+  return t;
+}
+
+/* Compile, lower and analyse the candidate; NULL when it went well, else
+ * why not (the first error, or c->diag's). */
+static const char *plc_search_compile(const plc_search *S, plc_scand *c, const int *pick)
+{
+  plc_diag_init(&c->diag, stderr);
+  c->diag.capture = 1;
+  c->diag.max_errors = c->diag.max_warnings = 0;
+  c->arena = plc_arena_new();
+  plc_program_init(&c->prog, c->arena, &c->diag);
+  /* the main compilation's syntax trees, read only: the -D overrides are
+   * in them already (so they are not applied again), and nothing after
+   * parsing writes to a tree */
+  c->prog.files = plc_xmalloc((S->prog->nfiles + 1) * sizeof *c->prog.files);
+  memcpy(c->prog.files, S->prog->files, S->prog->nfiles * sizeof *c->prog.files);
+  c->prog.nfiles = S->prog->nfiles;
+  for (size_t i = 0; i < S->prog->ndirs; i++)
+    plc_program_add_dir(&c->prog, S->prog->dirs[i]);
+  const plc_ast *t = plc_search_train(S, c, pick);
+  plc_sema_check_file(&c->sema, &c->prog, c->prog.files[c->prog.nfiles - 1]);
+  if (c->diag.errors != (int)c->sema.nfailed_asserts)
+    return NULL; /* c->diag.first_error says why */
+  plc_drive_init(&c->drive, &c->sema, &c->prog, &S->o->report);
+  c->driving = 1;
+  c->drive.sensitivity = 0;
+  free(c->diag.first_warning); /* the plan's own warnings are the main compilation's */
+  c->diag.first_warning = NULL;
+  c->run = plc_drive_train(&c->drive, t);
+  if (!c->run)
+    return c->diag.first_error ? NULL : "the candidate has errors";
+  plc_binding *b = plc_env_find_local(c->sema.ev.global, PLC_SEARCH_CANDIDATE);
+  plc_value *v = b ? plc_eval_binding(&c->sema.ev, b, &t->loc) : NULL;
+  c->train = v && v->tag == PLC_V_OBJ ? v->obj : NULL;
+  const plc_mem *m = c->run->res.mem;
+  if (m && m->known && m->capacity_known && !m->fits)
+    return "does not fit in memory";
+  return c->diag.first_warning; /* the layout lint rules are filters */
+}
+
+/* A bare name of require or the objective: a result, else a field. */
+static plc_value *plc_search_name(void *ctx, const char *name, const plc_loc *at)
+{
+  plc_scand *c = ctx;
+  plc_eval *ev = &c->sema.ev;
+  if (plc_schema_field(PLC_SCHEMA_RESULT, name)) {
+    plc_quantity q;
+    plc_q_init(&q);
+    const char *why = plc_report_figure(&c->run->res, name, &q);
+    plc_value *v = why ? plc_value_err(ev) : plc_value_num(ev, &q);
+    if (why)
+      plc_error(ev->diag, at, "the candidate has %s", why);
+    plc_q_clear(&q);
+    return v;
+  }
+  return c->train ? plc_eval_field(ev, c->train, name, at) : NULL;
+}
+
+static plc_value *plc_search_value(plc_scand *c, const plc_ast *e)
+{
+  plc_eval *ev = &c->sema.ev;
+  return plc_eval_expr(ev, e, plc_sspec_env(ev, ev->global, e, plc_search_name, c));
+}
+
+/* The requirements; NULL when all hold, else why not (malloc'd); *own
+ * is set when that is a requirement's own text (kept as written). */
+static char *plc_search_require(const plc_search *S, plc_scand *c, int *own)
+{
+  const plc_ast *e = S->sp.require ? S->sp.require->a : NULL;
+  if (!e)
+    return NULL;
+  int list = e->kind == PLC_AST_LIST;
+  for (const plc_ast *x = list ? e->list.head : e; x; x = list ? x->next : NULL) {
+    plc_value *v = plc_search_value(c, x);
+    if (v->tag == PLC_V_BOOL && v->known && v->b)
+      continue;
+    if (v->tag == PLC_V_BOOL && v->known) {
+      *own = 1;
+      char *t = plc_search_expr_text(x);
+      char *s = plc_report_sprintf("require %s is false", t);
+      free(t);
+      return s;
+    }
+    return plc_xstrdup(c->diag.first_error ? c->diag.first_error : "a requirement has no value");
+  }
+  return NULL;
+}
+
+/* The row of a candidate that passed: its figures and values. */
+static plc_srow *plc_search_row(const plc_search *S, plc_scand *c, uint64_t index,
+                                const int *pick, const plc_value *obj)
+{
+  const plc_result *r = &c->run->res;
+  plc_srow *w = plc_srow_new(S->sp.nvary);
+  w->index = index;
+  for (int i = 0; i < S->sp.nvary; i++) {
+    w->text[i] = plc_xstrdup(S->text[i][pick[i]]);
+    w->plan[i] = plc_xstrdup(S->plan[i][pick[i]]);
+  }
+  mpq_set(w->objective, obj->q);
+  memcpy(w->obj_dim, obj->dim.e, sizeof w->obj_dim);
+  mpq_set(w->step, r->step);
+  mpq_set(w->tokens_per_s, r->tokens_per_s);
+  mpq_set(w->bubble, r->bubble);
+  w->mfu_known = r->mfu_known;
+  if (r->mfu_known)
+    mpq_set(w->mfu, r->mfu);
+  plc_quantity q;
+  plc_q_init(&q);
+  w->peak_known = plc_report_figure(r, "peak_memory", &q) == NULL;
+  if (w->peak_known)
+    mpq_set(w->peak, q.v);
+  plc_q_clear(&q);
+  plc_report_part parts[PLC_REPORT_MAX_PARTS];
+  int n = plc_report_parts(r, 0, parts);
+  for (int i = 0; i < n; i++)
+    if (parts[i].kind == PLC_PART_EXPOSED)
+      mpq_set(w->exposed[parts[i].dim], parts[i].time);
+  plc_report_parts_clear(parts, n);
+  plc_report_part b;
+  if (plc_report_bottleneck(r, &b)) {
+    w->bottleneck = plc_xstrdup(plc_report_part_label(&b));
+    mpq_set(w->share, b.share);
+    plc_report_parts_clear(&b, 1);
+  }
+  return w;
+}
+
+static void plc_scand_free(plc_scand *c)
+{
+  if (c->driving)
+    plc_drive_free(&c->drive);
+  plc_program_free(&c->prog);
+  plc_arena_free(c->arena);
+  free(c->diag.first_error);
+  free(c->diag.first_warning);
+}
+
+/* Evaluate candidate `index` into the worker's result. */
+static void plc_search_candidate(plc_sworker *wk, uint64_t index)
+{
+  const plc_search *S = wk->S;
+  int pick[64];
+  uint64_t rest = index;
+  for (int i = S->sp.nvary - 1; i >= 0; i--) { /* the last entry varies fastest */
+    pick[i] = (int)(rest % (uint64_t)S->nelems[i]);
+    rest /= (uint64_t)S->nelems[i];
+  }
+  plc_scand c;
+  memset(&c, 0, sizeof c);
+  const char *why = plc_search_compile(S, &c, pick);
+  char *owned = NULL;
+  int own = 0;
+  if (!why && !c.run)
+    why = c.diag.first_error ? c.diag.first_error : "the candidate has errors";
+  if (!why)
+    why = owned = plc_search_require(S, &c, &own);
+  plc_value *obj = NULL;
+  if (!why) {
+    obj = S->sp.objective ? plc_search_value(&c, S->sp.objective->a)
+                          : plc_search_name(&c, "step_time", &S->decl->loc);
+    if (obj->tag != PLC_V_NUM || !obj->known)
+      why = c.diag.first_error ? c.diag.first_error : "the objective has no value";
+  }
+  wk->res->evaluated++;
+  if (why) {
+    char *g = own ? plc_xstrdup(why) : plc_search_reason(why);
+    plc_sresult_skip(wk->res, g, 1);
+    free(g);
+  } else {
+    wk->res->ranked++;
+    plc_sresult_offer(wk->res, plc_search_row(S, &c, index, pick, obj));
+  }
+  free(owned);
+  plc_scand_free(&c);
+}
+
+/* ---- progress and threads ------------------------------------------------------ */
+
+static long plc_search_ms_since(const struct timespec *t0)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* "search best: 1200/4096 candidates, 85/s, 34 s left" on one line. */
+static void plc_search_progress(plc_search *S, int last)
+{
+  uint64_t done = atomic_load(&S->done);
+  long ms = plc_search_ms_since(&S->start);
+  unsigned long long rate = ms > 0 ? (unsigned long long)(done * 1000 / (uint64_t)ms) : 0;
+  unsigned long long left = done ? (unsigned long long)((S->slice - done) * (uint64_t)ms / done
+                                                          / 1000) : 0;
+  fprintf(stderr, "\rsearch %s: %llu/%llu candidates, %llu/s, %llu s left  %s",
+          S->decl->name, (unsigned long long)done, (unsigned long long)S->slice, rate, left,
+          last ? "\n" : "");
+  fflush(stderr);
+}
+
+static void *plc_search_work(void *arg)
+{
+  plc_sworker *wk = arg;
+  long shown = 0;
+  for (uint64_t i = wk->first; i < wk->S->space; i += wk->stride) {
+    plc_search_candidate(wk, i);
+    atomic_fetch_add(&wk->S->done, 1);
+    if (wk->show_progress && plc_search_ms_since(&wk->S->start) - shown >= 250) {
+      shown = plc_search_ms_since(&wk->S->start);
+      plc_search_progress(wk->S, 0);
+    }
+  }
+  return NULL;
+}
+
+/* The candidates of this shard (i % n == k - 1) over the threads: thread t
+ * takes the shard's j-th candidate when j % jobs == t. */
+static plc_sresult *plc_search_threads(plc_search *S)
+{
+  const plc_search_opts *o = S->o;
+  int jobs = o->jobs > 0 ? o->jobs : 1;
+  uint64_t k = (uint64_t)o->shard_k - 1, n = (uint64_t)o->shard_n;
+  S->slice = S->space > k ? (S->space - k + n - 1) / n : 0;
+  if ((uint64_t)jobs > S->slice && S->slice > 0)
+    jobs = (int)S->slice;
+  plc_sworker *w = plc_xcalloc((size_t)jobs, sizeof *w);
+  pthread_t *th = plc_xcalloc((size_t)jobs, sizeof *th);
+  clock_gettime(CLOCK_MONOTONIC, &S->start);
+  for (int t = 0; t < jobs; t++) {
+    w[t].S = S;
+    w[t].first = k + (uint64_t)t * n;
+    w[t].stride = (uint64_t)jobs * n;
+    w[t].show_progress = t == 0 && o->progress;
+    w[t].res = plc_sresult_new(S);
+  }
+  for (int t = 1; t < jobs; t++)
+    if (pthread_create(&th[t], NULL, plc_search_work, &w[t]) != 0) {
+      fprintf(stderr, "plc: error: cannot start a thread; going on with fewer\n");
+      plc_search_work(&w[t]);
+      th[t] = 0;
+      w[t].stride = 0; /* joined already */
+    }
+  plc_search_work(&w[0]);
+  plc_sresult *res = w[0].res;
+  for (int t = 1; t < jobs; t++) {
+    if (w[t].stride)
+      pthread_join(th[t], NULL);
+    plc_sresult_merge(res, w[t].res);
+  }
+  if (o->progress)
+    plc_search_progress(S, 1);
+  free(w);
+  free(th);
+  plc_sresult_sort_reasons(res);
+  return res;
+}
+
+plc_sresult *plc_search_run(plc_drive *d, const plc_ast *decl, const plc_search_opts *o)
+{
+  plc_search S;
+  memset(&S, 0, sizeof S);
+  S.prog = d->prog;
+  S.global = d->sema->ev.global;
+  S.decl = decl;
+  S.o = o;
+  atomic_init(&S.done, 0);
+  if (plc_search_setup(&S, d, decl) != 0 || S.sp.nvary > 64) {
+    if (S.sp.nvary > 64)
+      plc_error(d->prog->diag, &decl->loc, "a search varies at most 64 fields");
+    plc_search_free_setup(&S);
+    return NULL;
+  }
+  plc_sresult *r = plc_search_threads(&S);
+  plc_search_free_setup(&S);
+  return r;
+}

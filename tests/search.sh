@@ -1,0 +1,128 @@
+#!/bin/sh
+# search.sh - searches (plc(5) SEARCH): the differential test, threads,
+# shards and --merge, the outputs.
+#
+# Differential: every layout of tests/search/diff.plan's space is evaluated
+# alone (plc -D t.FIELD=VALUE -e ...); a layout the search ranked must give
+# exactly the figures of its ranked row (--exact, CSV), and one it skipped
+# must fail alone (an error, or a layout that does not fit in memory).
+. "$top_srcdir/tests/lib.sh"
+dir="$top_srcdir/tests/search"
+gold="$top_srcdir/tests/golden"
+
+# ---- the differential test ----
+plc --exact --format=csv "$dir/diff.plan" > "$outdir/diff.csv" 2> "$outdir/diff.stderr"
+if [ $? -ne 0 ]; then fail "diff.plan: exit status"; cat "$outdir/diff.stderr"; fi
+ranked=0 skipped=0 bad=0
+for tp in 1 2 4 8; do for pp in 1 2 4; do for mb in 1 2; do
+for rc in none selective full; do for sp in true false; do for sch in 1f1b gpipe; do
+  key="$tp,$pp,$mb,$rc,$sp,$sch"
+  row=$(grep "^[0-9]*,$key," "$outdir/diff.csv")
+  alone=$(plc --exact -Werror -D t.dp='32 / (tp * pp)' -D t.tp=$tp -D t.pp=$pp \
+            -D t.micro_batch=$mb -D t.recompute="\"$rc\"" -D t.sequence_parallel=$sp \
+            -D t.schedule="\"$sch\"" -e 't.step_time / 1 s' -e 't.mfu' \
+            -e 't.tokens_per_s * 1 s' -e 't.peak_memory / 1 B' -e 't.bubble / 1 s' \
+            "$dir/diff.plan" 2> /dev/null) && alone=$(echo "$alone" | tr '\n' ,) || alone=
+  if [ -n "$row" ]; then
+    ranked=$((ranked + 1))
+    # columns: rank, 6 varied values, step, mfu, tokens/s, peak, bubble, ...
+    figs=$(echo "$row" | cut -d, -f8-12),
+    [ "$figs" = "$alone" ] || { bad=$((bad + 1)); echo "  $key: search $figs alone $alone"; }
+  else
+    skipped=$((skipped + 1))
+    [ -z "$alone" ] || { bad=$((bad + 1)); echo "  $key: skipped, but alone gives $alone"; }
+  fi
+done; done; done; done; done; done
+if [ "$bad" -eq 0 ] && [ "$ranked" -gt 200 ] && [ "$skipped" -gt 0 ]; then pass
+else fail "differential: $bad of $ranked ranked and $skipped skipped layouts differ"; fi
+# the counts the search prints agree
+plc "$dir/diff.plan" > "$outdir/diff.txt" 2>&1
+grep -q "288 candidates, 288 evaluated: $ranked pass, $skipped skipped" "$outdir/diff.txt" \
+  && pass || fail "diff.plan: counts ($ranked pass, $skipped skipped expected)"
+
+# ---- threads, shards, --merge ----
+plc "$gold/search-small.plan" > "$outdir/one.out" 2>&1
+for j in 2 3 7; do
+  plc --jobs=$j "$gold/search-small.plan" > "$outdir/jobs.out" 2>&1
+  same "$outdir/one.out" "$outdir/jobs.out" && pass || fail "--jobs=$j differs"
+done
+plc --jobs=4 "$dir/diff.plan" > "$outdir/diff-jobs.txt" 2>&1
+same "$outdir/diff.txt" "$outdir/diff-jobs.txt" && pass || fail "diff.plan --jobs=4 differs"
+for n in 2 3; do
+  k=1 files=
+  while [ $k -le $n ]; do
+    plc --shard=$k/$n --jobs=2 "$dir/diff.plan" > "$outdir/shard$k.json" || fail "--shard=$k/$n"
+    files="$outdir/shard$k.json $files" # merged in reverse order
+    k=$((k + 1))
+  done
+  # shellcheck disable=SC2086
+  plc --merge $files > "$outdir/merged.txt" 2>&1
+  same "$outdir/diff.txt" "$outdir/merged.txt" && pass || fail "--merge of $n shards differs"
+done
+# exact figures survive the JSON of the shards
+plc --merge --format=csv --exact "$outdir/shard1.json" "$outdir/shard2.json" \
+  "$outdir/shard3.json" > "$outdir/merged.csv"
+same "$outdir/diff.csv" "$outdir/merged.csv" && pass || fail "--merge --format=csv --exact"
+
+plc --merge "$outdir/shard1.json" > /dev/null 2> "$outdir/merge.err"
+[ $? -eq 2 ] && grep -q "has 1 of its 3 shards" "$outdir/merge.err" && pass \
+  || fail "--merge of an incomplete set"
+plc --merge "$outdir/shard1.json" "$outdir/shard1.json" > /dev/null 2> "$outdir/merge.err"
+[ $? -eq 2 ] && grep -q "given twice" "$outdir/merge.err" && pass || fail "--merge of a shard twice"
+plc --merge "$dir/diff.plan" > /dev/null 2> "$outdir/merge.err"
+[ $? -eq 2 ] && pass || fail "--merge of a file that is not JSON"
+
+# -D overrides reach every candidate: the same ranking as the plan edited
+plc -D t.global_batch=32 "$gold/search-small.plan" | sed 1d > "$outdir/gb-D.out"
+sed 's/global_batch = 16/global_batch = 32/' "$gold/search-small.plan" > "$outdir/gb32.plan"
+plc "$outdir/gb32.plan" | sed 1d > "$outdir/gb-edit.out"
+grep -q '1.92 s' "$outdir/gb-D.out" && same "$outdir/gb-edit.out" "$outdir/gb-D.out" && pass \
+  || fail "-D in a search"
+
+# an invalid first candidate is skipped, not an error of the plan
+plc --format=csv "$dir/first.plan" > "$outdir/first.csv" 2> "$outdir/first.err"
+[ $? -eq 0 ] && [ "$(cut -d, -f2,3,4,9 "$outdir/first.csv" | tr -d '\r' | tr '\n' ' ')" = \
+  "tp,recompute,step_time_s,objective 2,none,0.24,0.48 2,full,0.32,0.64 4,none,0.48,1.92 4,full,0.64,2.56 " ] \
+  && pass || fail "an invalid first candidate"
+
+# fields at their defaults read by an entry, and written out by --emit=plan
+plc --emit=plan "$dir/defaults.plan" > "$outdir/defaults-best.plan"
+{ grep -v '^report' "$dir/defaults.plan"; cat "$outdir/defaults-best.plan"; } > "$outdir/defaults2.plan"
+[ "$(plc -e 's_best.step_time' -e 's_best.tp' "$outdir/defaults2.plan" | tr '\n' ' ')" = "240 ms 2 " ] \
+  && grep -q '^  cp = 1$' "$outdir/defaults-best.plan" && pass || fail "fields at their defaults"
+
+# ---- outputs ----
+plc --emit=plan "$gold/search-small.plan" > "$outdir/best.plan"
+cat > "$outdir/best-want.plan" <<'END'
+# the best of search s (search-small.plan:42), minimize step_time
+train s_best = t {
+  tp = 4
+  pp = 1
+  micro_batch = 1
+  dp = 8 / (tp * pp)
+}
+END
+sed "s|$gold/||" "$outdir/best.plan" > "$outdir/best.cut"
+same "$outdir/best-want.plan" "$outdir/best.cut" && pass || fail "--emit=plan"
+# the winner pasted into the plan is the train the search ranked first
+{ cat "$gold/search-small.plan"; sed 1d "$outdir/best.plan"; } | grep -v '^report' \
+  > "$outdir/pasted.plan"
+got=$(plc -e 's_best.step_time' -e 's_best.peak_memory' "$outdir/pasted.plan")
+[ "$got" = "960 ms
+18 GB" ] && pass || fail "the pasted winner gives $got"
+plc --format=csv "$gold/search-small.plan" > "$outdir/small.csv"
+head -n 2 "$outdir/small.csv" | tr -d '\r' > "$outdir/small.head"
+cat > "$outdir/small.want" <<'END'
+rank,tp,pp,micro_batch,step_time_s,mfu,tokens_per_s,peak_memory_B,bubble_s,objective,bottleneck,bottleneck_share
+1,4,1,1,0.96,1,16.67,18000000000,0,0.96,,
+END
+same "$outdir/small.want" "$outdir/small.head" && pass || fail "--format=csv"
+plc --format=md "$gold/search-small.plan" > "$outdir/small.md"
+grep -q '^|  *3 |  *4 |  *2 |  *1 |  *1.02 s | 94.12% |' "$outdir/small.md" && pass \
+  || fail "--format=md"
+plc --format=csv "$top_srcdir/examples/hello.plan" > /dev/null 2> "$outdir/csv.err"
+[ $? -eq 2 ] && grep -q "prints searches" "$outdir/csv.err" && pass || fail "csv without searches"
+# no progress when stderr is not a terminal
+plc "$gold/search-small.plan" 2> "$outdir/progress.err" > /dev/null
+[ ! -s "$outdir/progress.err" ] && pass || fail "progress written to a file"
+finish
