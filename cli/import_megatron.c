@@ -34,7 +34,7 @@ enum {
   MG_TP, MG_PP, MG_VPP_LAYERS, MG_VPP, MG_EP, MG_ETP, MG_CP, MG_MBS, MG_GBS, MG_SEQ,
   MG_RC_GRAN, MG_RC_ACT, MG_RC_METHOD, MG_RC_NUM, MG_SP, MG_DISTOPT, MG_OGR, MG_OPG, MG_TPO,
   MG_BF16, MG_FP16, MG_FP8, MG_SH_OV, MG_BUCKET, MG_GRAD_BF16, MG_NO_P2P_OV, MG_DISPATCHER,
-  MG_NPROC, MG_NNODES,
+  MG_NPROC, MG_NNODES, MG_FSDP, MG_FSDP_STRAT,
   /* MindSpeed */
   MG_A2A_OV, MG_SCHED, MG_FB_OV, MG_TP_EXTEND_EP, MG_FIRST_K,
   /* model shape */
@@ -82,6 +82,8 @@ static const struct plc_mg_flag {
   {"--moe-token-dispatcher-type", MG_WORD, MG_DISPATCHER},
   {"--nproc_per_node", MG_NUM, MG_NPROC}, {"--nproc-per-node", MG_NUM, MG_NPROC},
   {"--nnodes", MG_NUM, MG_NNODES},
+  {"--use-megatron-fsdp", MG_BOOL, MG_FSDP},
+  {"--data-parallel-sharding-strategy", MG_WORD, MG_FSDP_STRAT},
   {"--moe-alltoall-overlap-comm", MG_BOOL, MG_A2A_OV},
   {"--schedules-method", MG_WORD, MG_SCHED},
   {"--moe-fb-overlap", MG_BOOL, MG_FB_OV},
@@ -621,9 +623,6 @@ static void plc_mg_recompute(plc_mg *m)
   } else if (m->set[MG_SCHED]) {
     plc_mg_warn(m, "--schedules-method: only dualpipev is known");
   }
-  if (m->set[MG_FP8])
-    plc_mg_warn(m, "--fp8-format: FP8 GEMMs are not modelled, compute runs at the device's "
-                "BF16 peak");
   if (m->set[MG_DISPATCHER] && strcmp(m->word[MG_DISPATCHER], "alltoall"))
     plc_mg_warn(m, "--moe-token-dispatcher-type: the templates model alltoall only");
   if (m->set[MG_ETP] && m->num[MG_ETP] != plc_mg_num(m, MG_TP, 1))
@@ -655,6 +654,17 @@ static void plc_mg_options(plc_mg *m, long long dp)
   plc_mg_option(m, "moe_shared_expert_overlap", MG_SH_OV, 1, "--moe-shared-expert-overlap", "");
   plc_mg_option(m, "grad_reduce_in_bf16", MG_GRAD_BF16, 1, "--grad-reduce-in-bf16", "");
   plc_mg_option(m, "overlap_p2p_comm", MG_NO_P2P_OV, 0, "--no-overlap-p2p-communication", "");
+  if (m->set[MG_FSDP]) { /* Megatron-FSDP, optim_grads_params by default (ZeRO-3) */
+    if (m->set[MG_FSDP_STRAT] && strcmp(m->word[MG_FSDP_STRAT], "optim_grads_params"))
+      plc_mg_warn(m, "--data-parallel-sharding-strategy: only optim_grads_params (ZeRO-3) is "
+                  "modelled (fsdp = true)");
+    plc_import_field(m->out, "fsdp", "true", "--use-megatron-fsdp");
+  }
+  if (m->set[MG_FP8]) { /* e4m3 or hybrid: the linear layers' GEMMs in FP8 */
+    if (strcmp(m->word[MG_FP8], "e4m3") && strcmp(m->word[MG_FP8], "hybrid"))
+      plc_mg_error(m, "--fp8-format", "takes e4m3 or hybrid", m->word[MG_FP8]);
+    plc_import_field(m->out, "fp8", "true", "--fp8-format (the device needs a peak_fp8)");
+  }
   if (m->mindspeed)
     plc_mg_option(m, "moe_alltoall_overlap_comm", MG_A2A_OV, 1, "--moe-alltoall-overlap-comm",
                   m->set[MG_A2A_OV] ? "" : " (the stdlib's default is true)");

@@ -78,7 +78,14 @@ case_ mixtral-mindspeed 0 import megatron --world-size 64 @mixtral-mindspeed.arg
 case_ megatron-args 0 import megatron --name cli_run -- --tensor-model-parallel-size 4 \
   --micro-batch-size 2 --seq-length 2048 --global-batch-size 64 --bf16 --lr 1e-4 \
   --made-up-flag 3 --overlap-grad-reduce
-for name in llama3-70b-megatron mixtral-mindspeed megatron-args; do
+# FP8 and Megatron-FSDP map to the fp8 and fsdp options; a sharding
+# strategy other than ZeRO-3's is warned about.
+case_ megatron-fp8-fsdp 0 import megatron --name f8 -- --tensor-model-parallel-size 4 \
+  --micro-batch-size 2 --seq-length 2048 --global-batch-size 64 --bf16 --fp8-format hybrid \
+  --use-megatron-fsdp --data-parallel-sharding-strategy optim
+case_ err-fp8-format 1 import megatron -- --micro-batch-size 2 --seq-length 2048 \
+  --fp8-format e5m2
+for name in llama3-70b-megatron mixtral-mindspeed megatron-args megatron-fp8-fsdp; do
   evaluate --check "$out/$name.plan"
 done
 evaluate megatron-use.plan

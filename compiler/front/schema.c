@@ -17,6 +17,9 @@
 #define PER_S {0, -1, 0}
 
 static const char *const plc_recompute_vals[] = {"none", "selective", "full", NULL};
+/* An op's precision: bf16 and fp16 run at the device's peak, fp8 at its
+ * peak_fp8. */
+static const char *const plc_precision_vals[] = {"bf16", "fp16", "fp8", NULL};
 static const char *const plc_schedule_vals[] = {"gpipe", "1f1b", "interleaved", "zb_h1",
                                                 "dualpipe", "custom", NULL};
 
@@ -29,6 +32,7 @@ static const char *const plc_schedule_vals[] = {"gpipe", "1f1b", "interleaved", 
 
 static const plc_field plc_device_fields[] = {
   NUM("peak", FLOP_PER_S, 1, POS, "peak dense FLOP rate"),
+  NUM("peak_fp8", FLOP_PER_S, 0, POS, "peak dense FP8 FLOP rate, for ops with precision fp8"),
   NUMD("efficiency", DIMLESS, "1", FRAC, "fraction of peak reached by compute ops (default 1)"),
   NUM("memory", BYTES, 0, POS, "device memory"),
   NUM("mem_bw", BYTES_PER_S, 0, POS, "memory bandwidth (roofline)"),
@@ -118,6 +122,8 @@ static const plc_field plc_op_fields[] = {
   NUM("size", BYTES, 0, NONNEG, "buffer size of a collective"),
   NUM("time", SECS, 0, NONNEG, "pinned duration"),
   NUM("efficiency", DIMLESS, 0, FRAC, "fraction of peak for this op"),
+  {"precision", PLC_FT_WORD, DIMLESS, 0, plc_precision_vals, 0,
+   "bf16 (default) or fp16: the device's peak; fp8: its peak_fp8", NULL, 0},
   {"stream", PLC_FT_WORD, DIMLESS, 0, NULL, 0, "stream the op runs on", NULL, 0},
   {"after", PLC_FT_OPS, DIMLESS, 0, NULL, 0, "ops this op waits for", NULL, 0},
   {"useful", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "counts as useful compute for eta", NULL, 0},

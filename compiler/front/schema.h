@@ -19,7 +19,8 @@ typedef enum plc_ftype {
   PLC_FT_NUMS,  /* list of dimensionless numbers */
   PLC_FT_STRS,  /* list of strings */
   PLC_FT_OPS,   /* list of op references */
-  PLC_FT_WORD   /* a bare name, not resolved (stream names) */
+  PLC_FT_WORD   /* a bare name or a string expression (stream names); enums, if
+                 * set, lists the words allowed */
 } plc_ftype;
 
 typedef struct plc_field {
@@ -27,7 +28,7 @@ typedef struct plc_field {
   plc_ftype type;
   int e[PLC_NDIM];          /* dimension, for PLC_FT_NUM */
   int ref;                  /* plc_decl_kind, for PLC_FT_REF */
-  const char *const *enums; /* NULL-terminated, for PLC_FT_ENUM */
+  const char *const *enums; /* NULL-terminated, for PLC_FT_ENUM (and WORD) */
   int required;
   const char *doc;
   const char *dflt;         /* when absent: another field's name, or a number */

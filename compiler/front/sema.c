@@ -212,8 +212,11 @@ static void plc_sema_field_value(plc_sema *s, const plc_ast *set, const plc_fiel
     return;
   }
   if (f->type == PLC_FT_WORD) { /* a bare name, or an expression giving a string */
-    if (plc_sema_word_ok(set->a, NULL, &word))
+    if (plc_sema_word_ok(set->a, NULL, &word)) {
+      if (f->enums && !plc_sema_word_ok(set->a, f->enums, &word)) /* precision */
+        plc_sema_enum_error(s, set->a, f);
       return;
+    }
     plc_value *v = plc_eval_expr(&s->ev, set->a, env);
     if (v->tag != PLC_V_STR && v->tag != PLC_V_ANY && v->tag != PLC_V_ERR)
       plc_error(DIAG, &set->a->loc, "'%s' must be a name or a string", f->name);

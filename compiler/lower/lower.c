@@ -267,7 +267,36 @@ static const plc_ast *plc_lower_opnode(plc_env *env, const char *name, const plc
   return b ? b->def->a : op;
 }
 
-/* FLOPs / (peak x efficiency), or the roofline max with bytes / mem_bw. */
+static int plc_lower_word_field(plc_lower *L, plc_env *env, const char *name, const char **out);
+
+/* The peak an op's FLOPs run at: the device's peak (bf16, fp16: the
+ * default), or its peak_fp8 for `precision = fp8`. */
+static mpq_ptr plc_lower_op_peak(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
+{
+  plc_lower *L = c->L;
+  const char *prec = "bf16";
+  plc_lower_word_field(L, env, "precision", &prec);
+  const plc_ast *at = plc_lower_opnode(env, "precision", node);
+  if (!strcmp(prec, "bf16") || !strcmp(prec, "fp16"))
+    return L->run->peak;
+  if (strcmp(prec, "fp8")) {
+    plc_error(L->diag, &at->loc, "op '%s': precision must be one of: bf16, fp16, fp8, not "
+              "'%s'", op->name, prec);
+    return NULL;
+  }
+  plc_value *p8 = plc_lower_field(L, L->device, "peak_fp8");
+  if (!p8) {
+    plc_error(L->diag, &at->loc, "op '%s' runs in fp8, but device '%s' has no peak_fp8",
+              op->name, L->device->name);
+    return NULL;
+  }
+  static const int flops_per_s[PLC_NDIM] = {0, -1, 1};
+  return plc_lower_num(L, p8, flops_per_s, plc_lower_field_node(L->device, "peak_fp8"),
+                       "a device's peak_fp8");
+}
+
+/* FLOPs / (peak x efficiency), or the roofline max with bytes / mem_bw;
+ * the peak is the op's precision's. */
 static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
 {
   plc_lower *L = c->L;
@@ -288,7 +317,10 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
     if (!fl)
       return 0;
     mpq_set(op->flops, fl);
-    mpq_mul(op->time, L->run->peak, eff);
+    mpq_ptr peak = plc_lower_op_peak(c, env, node, op);
+    if (!peak)
+      return 0;
+    mpq_mul(op->time, peak, eff);
     if (mpq_sgn(op->time) <= 0 || mpq_sgn(fl) < 0) {
       plc_error(L->diag, &node->loc, "op '%s': peak x efficiency must be positive and flops "
                 "not negative", op->name);

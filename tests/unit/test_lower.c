@@ -226,6 +226,56 @@ static void test_errors(void)
   plc_fx_free(&f);
 }
 
+/* Precision: a device with peak 100 TFLOP/s and peak_fp8 200 TFLOP/s at
+ * 50%; 2e12 FLOP take
+ *   bf16 (default), fp16: 2e12 / (100e12 x 1/2) = 1/25 s
+ *   fp8: 2e12 / (200e12 x 1/2) = 1/50 s
+ *   fp8 at the op's 40%: 2e12 / (200e12 x 2/5) = 1/40 s
+ * and a precision computed from a framework option (true: fp8) is 1/50 s. */
+static void test_precision(void)
+{
+  plc_fx f;
+  const char *text =
+    "device g8 { peak = 100 TFLOPS; peak_fp8 = 200 TFLOPS; efficiency = 50% }\n"
+    "link l { bw = 100 GB/s }\n"
+    "cluster c8 { device = g8; tier node { size = 8; link = l } }\n"
+    "model m { layers { dense = 1 } }\n"
+    "framework fw {\n  option fp8 = true\n  template dense {\n"
+    "    op mm: compute { flops = 2e12 FLOP }\n"
+    "    op m16: compute { flops = 2e12 FLOP; precision = fp16 }\n"
+    "    op m8: compute { flops = 2e12 FLOP; precision = fp8 }\n"
+    "    op m8e: compute { flops = 2e12 FLOP; precision = \"fp8\"; efficiency = 40% }\n"
+    "    op mx: compute { flops = 2e12 FLOP; precision = run.fp8 ? \"fp8\" : \"bf16\" }\n"
+    "  }\n}\n"
+    "train t { model = m; cluster = c8; framework = fw\n"
+    "  micro_batch = 1; global_batch = 8; seq = 1024 }\n";
+  CU_ASSERT_FATAL(plc_fx_load(&f, text) == 0);
+  plc_drive_run *r = plc_fx_train(&f, "t");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  const plc_ir_list *fw = &r->ir->stages[0].fwd;
+  CU_ASSERT_EQUAL_FATAL(fw->n, 5);
+  static const char *const want[] = {"1/25", "1/25", "1/50", "1/40", "1/50"};
+  for (int i = 0; i < 5; i++)
+    PLC_CU_ASSERT_MSG(plc_fx_qs(fw->ops[i].time, want[i]), fw->ops[i].name);
+  plc_fx_free(&f);
+}
+
+/* fp8 on a device without peak_fp8, and a computed precision that is none
+ * of the three, are errors of the op. */
+static void test_precision_errors(void)
+{
+  plc_fx f;
+  CU_ASSERT_PTR_NULL(lower(&f, "dense = 1", "template dense { op x: compute "
+                           "{ flops = 1e12 FLOP; precision = fp8 } }", ""));
+  CU_ASSERT(plc_fx_reported(&f, "error: op 'x' runs in fp8, but device 'gpu' has no peak_fp8"));
+  plc_fx_free(&f);
+  CU_ASSERT_PTR_NULL(lower(&f, "dense = 1", "option p = \"int8\"\ntemplate dense { op x: "
+                           "compute { flops = 1e12 FLOP; precision = run.p } }", ""));
+  CU_ASSERT(plc_fx_reported(&f, "error: op 'x': precision must be one of: bf16, fp16, fp8, "
+                            "not 'int8'"));
+  plc_fx_free(&f);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -236,6 +286,8 @@ int main(void)
     {"mirrored backward and full recompute", test_mirror_and_recompute},
     {"streams, once, pipeline and step templates", test_streams_pipeline_step},
     {"errors", test_errors},
+    {"precision: bf16, fp16, fp8 peaks", test_precision},
+    {"precision errors", test_precision_errors},
     {NULL, NULL},
   };
   return plc_cu_run("lower", tests);
