@@ -13,9 +13,15 @@ gold="$top_srcdir/tests/golden"
 # ---- the differential test ----
 plc --exact --format=csv "$dir/diff.plan" > "$outdir/diff.csv" 2> "$outdir/diff.stderr"
 if [ $? -ne 0 ]; then fail "diff.plan: exit status"; cat "$outdir/diff.stderr"; fi
-ranked=0 skipped=0 bad=0
+# Under a wrapper (valgrind in CI), which looks for memory errors, not for
+# figures, one layout in 16 is run alone: 288 valgrind runs take too long.
+stride=1
+[ -z "${PLC_WRAP:-}" ] || stride=16
+ranked=0 skipped=0 bad=0 n=0
 for tp in 1 2 4 8; do for pp in 1 2 4; do for mb in 1 2; do
 for rc in none selective full; do for sp in true false; do for sch in 1f1b gpipe; do
+  n=$((n + 1))
+  [ $((n % stride)) -eq 0 ] || [ "$stride" -eq 1 ] || continue
   key="$tp,$pp,$mb,$rc,$sp,$sch"
   row=$(grep "^[0-9]*,$key," "$outdir/diff.csv")
   alone=$(plc --exact -Werror -D t.dp='32 / (tp * pp)' -D t.tp=$tp -D t.pp=$pp \
@@ -33,12 +39,14 @@ for rc in none selective full; do for sp in true false; do for sch in 1f1b gpipe
     [ -z "$alone" ] || { bad=$((bad + 1)); echo "  $key: skipped, but alone gives $alone"; }
   fi
 done; done; done; done; done; done
-if [ "$bad" -eq 0 ] && [ "$ranked" -gt 200 ] && [ "$skipped" -gt 0 ]; then pass
+if [ "$bad" -eq 0 ] && [ "$ranked" -gt $((200 / stride)) ] && [ "$skipped" -gt 0 ]; then pass
 else fail "differential: $bad of $ranked ranked and $skipped skipped layouts differ"; fi
 # the counts the search prints agree
 plc "$dir/diff.plan" > "$outdir/diff.txt" 2>&1
-grep -q "288 candidates, 288 evaluated: $ranked pass, $skipped skipped" "$outdir/diff.txt" \
-  && pass || fail "diff.plan: counts ($ranked pass, $skipped skipped expected)"
+if [ "$stride" -eq 1 ]; then
+  grep -q "288 candidates, 288 evaluated: $ranked pass, $skipped skipped" "$outdir/diff.txt" \
+    && pass || fail "diff.plan: counts ($ranked pass, $skipped skipped expected)"
+fi
 
 # ---- threads, shards, --merge ----
 plc "$gold/search-small.plan" > "$outdir/one.out" 2>&1
