@@ -91,12 +91,12 @@ static int plc_drive_new_errors(const plc_diag *g, int before_errors, int before
 
 /* A layout whose busiest device needs more memory than it has is a
  * warning at the train (an error under -Werror): its figures are still
- * worth reading, e.g. to compare with one that fits. */
-static void plc_drive_memory_check(plc_drive *d, const plc_drive_run *r)
+ * worth reading, e.g. to compare with one that fits.  Returns whether it
+ * does not fit. */
+static int plc_drive_memory_warn(plc_drive *d, const plc_drive_run *r, const plc_mem *m)
 {
-  const plc_mem *m = r->res.mem;
   if (!m || !m->known || !m->capacity_known || m->fits)
-    return;
+    return 0;
   const plc_mem_stage *st = &m->st[m->worst];
   char *need = plc_q_format_raw(st->peak, 1, 0, 0, 4, 0);
   char *have = plc_q_format_raw(m->usable, 1, 0, 0, 4, 0);
@@ -107,6 +107,21 @@ static void plc_drive_memory_check(plc_drive *d, const plc_drive_run *r)
   free(need);
   free(have);
   free(cap);
+  return 1;
+}
+
+/* With unfit_stops: the memory alone, before the analysis; 1 when the run
+ * does not fit (warned, and the run fails). */
+static int plc_drive_unfit(plc_drive *d, const plc_drive_run *r)
+{
+  if (!d->unfit_stops)
+    return 0;
+  plc_mem m;
+  plc_mem_analyse(&m, r->ir);
+  int unfit = plc_drive_memory_warn(d, r, &m);
+  plc_mem_free(&m);
+  d->unfit_seen |= unfit;
+  return unfit;
 }
 
 /* A custom schedule's order runs every block once without deadlock, or
@@ -145,12 +160,12 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
   if (!r->ir || r->poisoned || ev->err_reads != err_reads ||
       plc_drive_new_errors(ev->diag, errors, promoted))
     return;
-  if (!plc_drive_order_ok(d, r))
+  if (!plc_drive_order_ok(d, r) || plc_drive_unfit(d, r))
     return;
   plc_analyse(&r->res, r->ir);
   plc_result_memory(&r->res);
   plc_result_block_bubble(&r->res);
-  plc_drive_memory_check(d, r);
+  plc_drive_memory_warn(d, r, r->res.mem);
   if (d->sensitivity) /* one re-analysis per exposed row: the costly part */
     plc_sensitivity(&r->res, r->ir);
   r->state = PLC_RUN_DONE;

@@ -36,6 +36,9 @@ typedef struct plc_drive {
   const plc_ast *const *skip_asserts; /* decided (false) already by the semantic pass */
   size_t nskip;
   int failed_asserts;      /* assertions plc_drive_asserts found false */
+  int unfit_stops;         /* a run that does not fit in memory fails before
+                              its analysis (searches: it is skipped anyway) */
+  int unfit_seen;          /* ... and one did */
   int sensitivity;         /* compute what would hide each exposed row (the
                               reports print it; -e, --compare, --emit and
                               asserts do not need it): 1 unless cleared */

@@ -485,9 +485,12 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   plc_drive_init(&c->drive, &c->sema, &c->prog, &S->o->report);
   c->driving = 1;
   c->drive.sensitivity = 0;
+  c->drive.unfit_stops = 1; /* skipped anyway: no analysis for it */
   free(c->diag.first_warning); /* the plan's own warnings are the main compilation's */
   c->diag.first_warning = NULL;
   c->run = plc_drive_train(&c->drive, t);
+  if (!c->run && c->drive.unfit_seen)
+    return "does not fit in memory";
   if (!c->run)
     return c->diag.first_error ? NULL : "the candidate has errors";
   plc_binding *b = plc_env_find_local(c->sema.ev.global, PLC_SEARCH_CANDIDATE);
