@@ -213,13 +213,27 @@ plc_ast *plc_load_text(plc_program *p, const char *name, const char *text, size_
   return plc_load_parse(p, s);
 }
 
-/* "hw/nvidia" -> "hw/nvidia.plan"; a name whose last component already has
- * an extension ("x.plan", "common.inc") is used as written. */
-static char *plc_load_with_ext(plc_arena *ar, const char *name)
+/* Does the last component of name end in an extension: a dot and one to
+ * eight letters ("x.plan", "common.inc"; not "qwen2.5-72b")? */
+static int plc_load_has_ext(const char *name)
 {
   const char *base = strrchr(name, '/');
   base = base ? base + 1 : name;
-  if (strchr(base, '.'))
+  const char *dot = strrchr(base, '.');
+  if (!dot || dot == base || !dot[1] || strlen(dot + 1) > 8)
+    return 0;
+  for (const char *c = dot + 1; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+      return 0;
+  return 1;
+}
+
+/* "hw/nvidia" -> "hw/nvidia.plan", "qwen2.5-72b" -> "qwen2.5-72b.plan"; a
+ * name that ends in an extension ("x.plan", "common.inc") is used as
+ * written. */
+static char *plc_load_with_ext(plc_arena *ar, const char *name)
+{
+  if (plc_load_has_ext(name))
     return plc_arena_strdup(ar, name);
   size_t n = strlen(name);
   char *s = plc_arena_alloc(ar, n + 6);
