@@ -856,6 +856,17 @@ static plc_value *plc_eval_cond(plc_eval *ev, const plc_ast *e, plc_env *env)
  * (an overlay on the way out), an item of one of that object's bases is
  * the derived object's field: the override if it has one, else the base's
  * item evaluated late again, so late binding reaches any depth. */
+/* Is name a field of o that its own items do not set: one its base sets
+ * (a derived declaration), or one of its schema with a default? */
+static int plc_eval_inherited(const plc_obj *o, const char *name)
+{
+  for (const plc_obj *b = o->base; b; b = b->base)
+    if (plc_env_find_local(b->env, name))
+      return 1;
+  const plc_field *f = o->kind >= 0 ? plc_schema_field(o->kind, name) : NULL;
+  return f && f->dflt;
+}
+
 static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   plc_obj *late = NULL;
@@ -863,6 +874,11 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
     if (x->late && !late)
       late = x->late;
     plc_binding *b = plc_env_find_local(x, e->name);
+    /* in a declaration's body its fields are names: those it inherits or
+     * leaves at their defaults too (dp = 512 / (tp * pp * cp)) */
+    if (!b && x->self && plc_eval_inherited(x->self, e->name))
+      return plc_eval_field(ev, late && plc_obj_derives(late, x->self) ? late : x->self,
+                            e->name, &e->loc);
     if (!b)
       continue;
     if (late && x->self && x->self != late && plc_eval_is_late_item(b) &&
