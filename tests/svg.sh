@@ -55,6 +55,16 @@ else fail "plc --svg on memory-small"; fi
 n=$(grep -c '<polyline fill="none" stroke="#d62728"' "$msvg")
 if [ "$n" -eq 4 ]; then pass; else fail "memory-small: $n memory lines, expected 4"; fi
 has "memory highest" 'memory in red, highest 37 GB' "$msvg"
+# A long step: 4000 microbatches x 8 blocks (4 stages, F and B) = 32,000
+# blocks, more than 20,000: the first and last 20,000 / (2 x 8) = 1250
+# microbatches are drawn at their true times, 1250 .. 2749 elided.
+lsvg="$outdir/long.svg"
+if "$PLC" --svg="$lsvg" -D t.global_batch=8000 "$top_srcdir/tests/golden/memory-small.plan" \
+     > /dev/null 2>&1; xmllint --noout "$lsvg" 2> /dev/null; then pass
+else fail "plc --svg on a long step"; fi
+has "long step elided" 'microbatches 1250 to 2749 elided, the others at their true times' "$lsvg"
+n=$(grep -c 'height="18" fill="#\(4e79a7\|59a14f\)"><title>stage' "$lsvg")
+if [ "$n" -eq 20000 ]; then pass; else fail "long step: $n blocks drawn, expected 20000"; fi
 
 m3="$outdir/m3.svg"
 if "$PLC" --svg="$m3" "$top_srcdir/examples/m3-megatron.plan" > /dev/null 2>&1 &&

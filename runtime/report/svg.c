@@ -31,7 +31,7 @@
 #define PLC_SVG_STRIP 5       /* the red line under exposed communication */
 #define PLC_SVG_BOTTOM 16
 #define PLC_SVG_MEM 26        /* a stage's memory strip in the whole-step panel */
-#define PLC_SVG_MAX_BLOCKS 20000 /* more blocks than this are not drawn */
+#define PLC_SVG_MAX_BLOCKS 20000 /* more blocks than this: the middle microbatches elided */
 
 #define PLC_SVG_EXPOSED "#d62728"
 #define PLC_SVG_WAIT "#f7c4c4"
@@ -45,6 +45,7 @@ typedef struct plc_svg_train {
   plc_timeline tl;
   plc_blocks bl;             /* the whole step, block level */
   int has_blocks;            /* bl was built and is small enough to draw */
+  long keep;                 /* 0, or: only microbatches < keep and >= mu - keep drawn */
   int kinds[PLC_OPK_COUNT];  /* which kinds of op appear */
   int other;                 /* the compute stream waits for compute elsewhere */
 } plc_svg_train;
@@ -102,7 +103,20 @@ void plc_svg_add(plc_svg *s, const plc_result *res)
   tr->kinds[PLC_OPK_COMPUTE] = 1;
   for (int st = 0; st < tr->tl.nstages; st++)
     plc_timeline_each(&tr->tl.stages[st], plc_svg_scan, tr);
-  tr->has_blocks = plc_blocks_build(&tr->bl, res) && tr->bl.n <= PLC_SVG_MAX_BLOCKS;
+  tr->has_blocks = plc_blocks_build(&tr->bl, res);
+  long mu = res->run->mu, per = tr->bl.n / (mu > 0 ? mu : 1); /* blocks of one microbatch */
+  if (tr->has_blocks && tr->bl.n > PLC_SVG_MAX_BLOCKS) {
+    /* a readable picture: the first and last microbatches, at their true
+     * times (fill, the first steady cycles, drain) */
+    tr->keep = PLC_SVG_MAX_BLOCKS / (2 * (per > 0 ? per : 1));
+    tr->has_blocks = tr->keep >= 1 && 2 * tr->keep < mu;
+  }
+}
+
+/* Is block b drawn (not among the elided middle microbatches)? */
+static int plc_svg_drawn(const plc_svg_train *tr, const plc_sched_block *b)
+{
+  return !tr->keep || b->mb < tr->keep || b->mb >= tr->tl.run->mu - tr->keep;
 }
 
 /* ---- text -------------------------------------------------------------------- */
@@ -464,7 +478,7 @@ static void plc_svg_memory(plc_svg_draw *d, const plc_blocks *bl, int s, int y)
   fputs("<polyline fill=\"none\" stroke=\"#d62728\" points=\"", d->f);
   for (int i = 0; i < bl->n; i++) {
     const plc_blocks_item *it = &bl->items[i];
-    if (it->stage != s)
+    if (it->stage != s || !plc_svg_drawn(d->tr, &it->b))
       continue;
     plc_timeline_round(z, it->level, k);
     long up = mpz_get_si(z);
@@ -488,11 +502,15 @@ static void plc_svg_step_title(plc_svg_draw *d, const plc_blocks *bl, int y)
     snprintf(m, sizeof m, "; memory in red, highest %s", p);
     free(p);
   }
-  snprintf(text, sizeof text, "whole step, block level: %s schedule, %ld microbatches, %s", 
+  snprintf(text, sizeof text, "whole step, block level: %s schedule, %ld microbatches, %s",
            run->schedule, run->mu, t);
   plc_svg_text(d->f, 8, y + 22, "font-size=\"14\" font-weight=\"bold\"", text);
+  char e[160] = "";
+  if (d->tr->keep)
+    snprintf(e, sizeof e, "; microbatches %ld to %ld elided, the others at their true times",
+             d->tr->keep, run->mu - d->tr->keep - 1);
   snprintf(text, sizeof text, "each block its stage's per-microbatch time; F forward, B backward, "
-           "W weight gradient, F&B overlapped (colours)%s", m);
+           "W weight gradient, F&B overlapped (colours)%s%s", m, e);
   plc_svg_text(d->f, 8, y + 42, "fill=\"#555\"", text);
 }
 
@@ -516,7 +534,8 @@ static void plc_svg_step_draw(plc_svg_draw *d, int y)
       plc_svg_memory(d, bl, s, top + s * lane + PLC_SVG_LANE + 2);
   }
   for (int i = 0; i < bl->n; i++)
-    plc_svg_block(d, &bl->items[i], top + bl->items[i].stage * lane);
+    if (plc_svg_drawn(d->tr, &bl->items[i].b))
+      plc_svg_block(d, &bl->items[i], top + bl->items[i].stage * lane);
   plc_svg_axis(d, bl->makespan, bottom);
 }
 
