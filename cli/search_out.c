@@ -184,24 +184,26 @@ static void plc_search_reasons(FILE *out, const plc_sresult *r, int md)
             (unsigned long long)r->reasons[i].count, r->reasons[i].text);
 }
 
-void plc_search_text(FILE *out, const plc_sresult *r, const plc_report_opts *o)
+/* The title, the counts, the table and the skip reasons, as text or
+ * Markdown. */
+static void plc_search_print(FILE *out, const plc_sresult *r, const plc_report_opts *o, int md)
 {
   char *t = plc_search_title(r), *c = plc_search_counts(r);
-  fprintf(out, "%s\n  %s\n%s", t, c, r->nrows ? "\n" : "");
+  fprintf(out, md ? "## %s\n\n%s\n%s" : "%s\n  %s\n%s", t, c, r->nrows ? "\n" : "");
   free(t);
   free(c);
-  plc_search_tabulate(out, r, o, 0);
-  plc_search_reasons(out, r, 0);
+  plc_search_tabulate(out, r, o, md);
+  plc_search_reasons(out, r, md);
+}
+
+void plc_search_text(FILE *out, const plc_sresult *r, const plc_report_opts *o)
+{
+  plc_search_print(out, r, o, 0);
 }
 
 void plc_search_md(FILE *out, const plc_sresult *r, const plc_report_opts *o)
 {
-  char *t = plc_search_title(r), *c = plc_search_counts(r);
-  fprintf(out, "## %s\n\n%s\n%s", t, c, r->nrows ? "\n" : "");
-  free(t);
-  free(c);
-  plc_search_tabulate(out, r, o, 1);
-  plc_search_reasons(out, r, 1);
+  plc_search_print(out, r, o, 1);
 }
 
 /* ---- CSV -------------------------------------------------------------------------- */
