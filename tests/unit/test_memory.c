@@ -130,6 +130,101 @@ static void test_walk_big(void)
   plc_mem_stage_clear(&c);
 }
 
+/* ---- random properties ------------------------------------------------------- */
+
+static unsigned long rng = 4242;
+static int rnd(int n)
+{
+  rng = rng * 6364136223846793005UL + 1442695040888963407UL;
+  return (int)((rng >> 33) % (unsigned long)n);
+}
+
+/* Over random schedules of every kind and random per-chunk activations and
+ * buffers, on every stage:
+ *   - bounds: activations + buffers at the peak is at least the first
+ *     block's (its chunk's activations and buffers), and activations at most
+ *     mu x the activations of the stage's chunks (all of them in flight);
+ *     0 <= in flight <= max in flight <= mu x chunks per stage;
+ *   - identity: activations at the peak = sum over chunks of (in flight of
+ *     that chunk) x its bytes (checked through scaling: doubling every
+ *     chunk's bytes doubles the peak exactly);
+ *   - monotonicity: more bytes for one chunk never lowers the peak. */
+static void test_walk_random(void)
+{
+  for (int iter = 0; iter < 300; iter++) {
+    plc_sched_kind k = (plc_sched_kind)rnd(PLC_SCHED_NKINDS);
+    plc_sched_params par = {1 + rnd(5), 1, 1 + rnd(12), 0};
+    if (k == PLC_SCHED_INTERLEAVED)
+      par.v = 2 + rnd(2);
+    if (k >= PLC_SCHED_DUALPIPE)
+      par.v = 2;
+    plc_sched s;
+    if (plc_sched_generate(k, &par, &s))
+      continue;
+    int nc = s.nchunks, per = nc / par.p;
+    mpq_t *act = malloc((size_t)nc * sizeof *act), *buf = malloc((size_t)nc * sizeof *buf);
+    mpq_t *two = malloc((size_t)nc * sizeof *two), *more = malloc((size_t)nc * sizeof *more);
+    for (int c = 0; c < nc; c++) {
+      mpq_inits(act[c], buf[c], two[c], more[c], NULL);
+      mpq_set_si(act[c], rnd(10), (unsigned long)(1 + rnd(3)));
+      mpq_canonicalize(act[c]);
+      mpq_set_si(buf[c], rnd(5), 1);
+      mpq_add(two[c], act[c], act[c]);
+      mpq_set(more[c], act[c]);
+    }
+    int bump = rnd(nc);
+    mpq_set_si(more[bump], 0, 1);
+    mpq_add(more[bump], act[bump], buf[bump]);
+    mpq_add(more[bump], more[bump], act[bump]); /* a bigger chunk: never less */
+    for (int st = 0; st < par.p; st++) {
+      const plc_sched_block *b = s.blocks + s.start[st];
+      int n = s.start[st + 1] - s.start[st];
+      plc_mem_stage m, m2, m3;
+      plc_mem_stage_init(&m);
+      plc_mem_stage_init(&m2);
+      plc_mem_stage_init(&m3);
+      mpq_t zero[64];
+      for (int c = 0; c < nc && c < 64; c++)
+        mpq_init(zero[c]);
+      plc_mem_walk(b, n, nc, act, buf, &m);
+      plc_mem_walk(b, n, nc, two, zero, &m2);
+      plc_mem_walk(b, n, nc, more, buf, &m3);
+      mpq_t lo, hi, x;
+      mpq_inits(lo, hi, x, NULL);
+      mpq_add(lo, act[b[0].chunk], buf[b[0].chunk]);
+      CU_ASSERT(mpq_cmp(m.peak, lo) >= 0);
+      for (int c = 0; c < nc; c++)
+        if (plc_sched_stage_of(s.place, &par, c) == st)
+          mpq_add(hi, hi, act[c]);
+      mpq_set_si(x, par.mu, 1);
+      mpq_mul(hi, hi, x);
+      CU_ASSERT(mpq_cmp(m.activations, hi) <= 0);
+      CU_ASSERT(m.inflight >= 0 && m.inflight <= m.max_inflight && m.max_inflight <= par.mu * per);
+      /* doubling the bytes (no buffers) doubles the highest activations */
+      plc_mem_stage m4;
+      plc_mem_stage_init(&m4);
+      plc_mem_walk(b, n, nc, act, zero, &m4);
+      mpq_add(x, m4.activations, m4.activations);
+      CU_ASSERT(mpq_equal(x, m2.activations));
+      CU_ASSERT(mpq_cmp(m3.peak, m.peak) >= 0);
+      mpq_clears(lo, hi, x, NULL);
+      for (int c = 0; c < nc && c < 64; c++)
+        mpq_clear(zero[c]);
+      plc_mem_stage_clear(&m);
+      plc_mem_stage_clear(&m2);
+      plc_mem_stage_clear(&m3);
+      plc_mem_stage_clear(&m4);
+    }
+    for (int c = 0; c < nc; c++)
+      mpq_clears(act[c], buf[c], two[c], more[c], NULL);
+    free(act);
+    free(buf);
+    free(two);
+    free(more);
+    plc_sched_free(&s);
+  }
+}
+
 /* ---- whole plans ---------------------------------------------------------- */
 
 #define MEM_MACHINE                                                              \
@@ -310,6 +405,7 @@ int main(void)
     {"walk: interleaved chunks of different sizes", test_walk_interleaved},
     {"walk: dualpipe PP + 1", test_walk_dualpipe},
     {"walk: rational path equals the integer one", test_walk_big},
+    {"walk: bounds, scaling and monotonicity over random schedules", test_walk_random},
     {"plan: 1f1b static, activations, buffers, headroom", test_plan_1f1b},
     {"plan: interleaved chunks", test_plan_interleaved},
     {"plan: dualpipe holds two parts", test_plan_dualpipe},
