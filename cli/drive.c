@@ -164,7 +164,6 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
     return;
   plc_analyse(&r->res, r->ir);
   plc_result_memory(&r->res);
-  plc_result_block_bubble(&r->res);
   plc_drive_memory_warn(d, r, r->res.mem);
   if (d->sensitivity) /* one re-analysis per exposed row: the costly part */
     plc_sensitivity(&r->res, r->ir);

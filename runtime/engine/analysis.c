@@ -16,7 +16,8 @@
 static void plc_result_init(plc_result *r)
 {
   memset(r, 0, sizeof *r);
-  mpq_inits(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_sim, r->tail, r->tail_full,
+  mpq_inits(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_warmup, r->bubble_steady,
+            r->bubble_cooldown, r->bubble_formula, r->tail, r->tail_full,
             r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
             r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
@@ -25,7 +26,8 @@ static void plc_result_init(plc_result *r)
 
 void plc_result_free(plc_result *r)
 {
-  mpq_clears(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_sim, r->tail, r->tail_full,
+  mpq_clears(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_warmup, r->bubble_steady,
+            r->bubble_cooldown, r->bubble_formula, r->tail, r->tail_full,
              r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
              r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
@@ -212,21 +214,18 @@ void plc_weight_grad_time(const plc_ir_list *l, mpq_t out)
 
 /* ---- bubble ------------------------------------------------------------------- */
 
-static void plc_bubble(plc_result *r)
+/* The schedule's closed form into r->bubble_formula (none for custom). */
+static void plc_bubble_closed(plc_result *r)
 {
   const plc_ir_run *run = r->run;
   long p = run->size[PLC_PD_PP];
+  const char *s = run->schedule;
+  r->bubble_formula_known = strcmp(s, "custom") != 0;
+  if (!r->bubble_formula_known)
+    return;
   mpq_t k, x;
   mpq_inits(k, x, NULL);
   mpq_set(x, r->t);
-  const char *s = run->schedule;
-  char why[160];
-  if (!strcmp(s, "custom")) { /* no formula: the order simulated at block level */
-    if (!plc_blocks_bubble(run, r, r->bubble, why, sizeof why))
-      mpq_set_ui(r->bubble, 0, 1); /* the driver refused the order already */
-    mpq_clears(k, x, NULL);
-    return;
-  }
   if (!strcmp(s, "interleaved")) {
     mpq_set_si(k, p - 1, (unsigned long)run->vpp);
   } else if (!strcmp(s, "zb_h1")) {
@@ -246,10 +245,21 @@ static void plc_bubble(plc_result *r)
     mpq_set_si(k, p - 1, 1);
   }
   mpq_canonicalize(k);
-  mpq_mul(r->bubble, k, x);
-  if (mpq_sgn(r->bubble) < 0)
-    mpq_set_ui(r->bubble, 0, 1);
+  mpq_mul(r->bubble_formula, k, x);
+  if (mpq_sgn(r->bubble_formula) < 0)
+    mpq_set_ui(r->bubble_formula, 0, 1);
   mpq_clears(k, x, NULL);
+}
+
+/* The step's bubble: measured at block level when the schedule's blocks
+ * can run, else the closed form (a custom order the driver accepted
+ * always runs). */
+static void plc_bubble(plc_result *r)
+{
+  plc_bubble_closed(r);
+  r->bubble_measured = plc_blocks_measure(r->run, r, r->bubble_why, sizeof r->bubble_why);
+  if (!r->bubble_measured)
+    mpq_set(r->bubble, r->bubble_formula); /* 0 for a refused custom order */
 }
 
 char *plc_bubble_formula(const plc_result *r, int digits, int exact)

@@ -2,9 +2,13 @@
  *
  * Per stage and microbatch: t_f and t_b (backward with recompute) are the
  * compute-stream makespans of the forward and backward lists.  The stage
- * with the largest t_f + t_b is critical; the bubble comes from it by the
- * schedule's formula; the DP tail is what the gradient synchronisation
- * leaves after the last backward.  Then
+ * with the largest t_f + t_b is critical.  The bubble is measured: the
+ * schedule run at block level (blocks.h) with every stage's own times, the
+ * makespan less mu (t_f + t_b) of the critical stage, split into its idle
+ * time in warm-up, steady phase and cool-down; the schedule's closed form is kept as
+ * a reference, and is the bubble only when the blocks cannot be run (too
+ * many, or the schedule's preconditions fail).  The DP tail is what the
+ * gradient synchronisation leaves after the last backward.  Then
  *   step = mu * (t_f + t_b) + bubble + DP tail + optimizer step,
  * eta = useful compute / step, busy = all compute / step, MFU, tokens/s,
  * and the share of the step each component takes. */
@@ -36,11 +40,14 @@ typedef struct plc_result {
   int critical;
   plc_sim fwd, bwd;        /* the critical stage's microbatch */
   mpq_t t_f, t_b, t, t_w;  /* critical stage, one microbatch */
-  mpq_t bubble;
-  /* the schedule simulated at block level with every stage's own times
-   * (blocks.h), a reference beside the formula; known when it could run */
-  mpq_t bubble_sim;
-  int bubble_sim_known;
+  mpq_t bubble;            /* the step's */
+  int bubble_measured;     /* simulated at block level; else the formula */
+  char bubble_why[160];    /* why not measured (when not) */
+  /* measured: the critical stage's idle time in the schedule's warm-up,
+   * steady phase and cool-down (schedule.h); they add up to the bubble */
+  mpq_t bubble_warmup, bubble_steady, bubble_cooldown;
+  mpq_t bubble_formula;    /* the schedule's closed form (none for custom) */
+  int bubble_formula_known;
   mpq_t tail, tail_full;   /* exposed DP tail; the whole gradient sync it comes from */
   plc_tail_kind tail_kind;
   mpq_t optimizer;

@@ -114,34 +114,37 @@ static void plc_blocks_times_free(plc_sched_times *t, int p)
   free(t);
 }
 
-int plc_blocks_bubble(const plc_ir_run *run, const plc_result *res, mpq_t bubble, char *why,
-                      size_t len)
+int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t len)
 {
+  plc_sched_params par;
+  plc_sched_placement place;
+  if (!plc_runsched_params(run, &place, &par, why, len))
+    return 0;
+  if (3L * par.v * par.mu * par.p > PLC_BLOCKS_STEP_MAX) {
+    snprintf(why, len, "the step has more than %ld blocks", PLC_BLOCKS_STEP_MAX);
+    return 0;
+  }
   plc_sched s;
   int stage;
   if (!plc_runsched_build(run, &s, why, len, &stage))
     return 0;
-  plc_sched_times *t = plc_blocks_all_times(run, res, &s);
+  plc_sched_times *t = plc_blocks_all_times(run, r, &s);
   plc_sched_sim sim;
   plc_sched_sim_init(&sim);
   int ok = plc_sched_simulate(&s, t, &sim, why, len);
-  if (ok)
-    mpq_set(bubble, sim.bubble);
+  if (ok) { /* bubble = makespan - mu (t_f + t_b) of the critical stage */
+    int c = r->critical;
+    mpq_set_si(r->bubble, run->mu, 1);
+    mpq_mul(r->bubble, r->bubble, r->t);
+    mpq_sub(r->bubble, sim.makespan, r->bubble);
+    mpq_set(r->bubble_warmup, sim.warmup[c]);
+    mpq_set(r->bubble_steady, sim.steady[c]);
+    mpq_set(r->bubble_cooldown, sim.cooldown[c]);
+  }
   plc_sched_sim_clear(&sim);
   plc_blocks_times_free(t, s.par.p);
   plc_sched_free(&s);
   return ok;
-}
-
-void plc_result_block_bubble(plc_result *res)
-{
-  char why[160];
-  const plc_ir_run *run = res->run;
-  plc_sched_params par;
-  plc_sched_placement place;
-  res->bubble_sim_known = plc_runsched_params(run, &place, &par, why, sizeof why) &&
-                          3L * par.v * par.mu * par.p <= PLC_BLOCKS_MAX &&
-                          plc_blocks_bubble(run, res, res->bubble_sim, why, sizeof why);
 }
 
 /* Simulate s with the stages' times, recording every block. */

@@ -48,16 +48,14 @@ typedef struct plc_blocks {
 int plc_blocks_build(plc_blocks *bl, const plc_result *res);
 void plc_blocks_free(plc_blocks *bl);
 
-/* The bubble of run's schedule simulated at block level: the makespan less
- * the busy time of the stage with the most work (schedule.h), with res's
- * stage times when res is given (else the lists are simulated).  Returns
- * 1, or 0 with why when the schedule cannot be built or run. */
-int plc_blocks_bubble(const plc_ir_run *run, const plc_result *res, mpq_t bubble, char *why,
-                      size_t len);
+/* Blocks of a step whose bubble is measured at most (3 v mu p, counted
+ * before the schedule is built); a larger step takes the closed form. */
+#define PLC_BLOCKS_STEP_MAX 2000000L
 
-/* res->bubble_sim from plc_blocks_bubble with res's stage times
- * (bubble_sim_known 0 when the schedule cannot be built or has more than
- * PLC_BLOCKS_MAX blocks). */
-void plc_result_block_bubble(plc_result *res);
+/* Measure r's bubble (r->bubble and its fill, wait and drain): run's
+ * schedule at block level with r's stage times, the makespan less
+ * mu x r->t, the critical stage's work.  Returns 1, or 0 with why when the
+ * schedule cannot be built or run, or has too many blocks. */
+int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t len);
 
 #endif

@@ -185,6 +185,14 @@ typedef struct plc_sched_times {
 void plc_sched_times_init(plc_sched_times *t, int n);
 void plc_sched_times_clear(plc_sched_times *t, int n);
 
+/* The simulator's machine integers: 128 bits where the compiler has them
+ * (GCC and Clang on 64-bit targets), else 64. */
+#ifdef __SIZEOF_INT128__
+__extension__ typedef __int128 plc_sched_int;
+#else
+typedef int64_t plc_sched_int;
+#endif
+
 /* Simulator results and scratch, reusable across runs. */
 typedef struct plc_sched_sim {
   mpq_t makespan;
@@ -193,21 +201,34 @@ typedef struct plc_sched_sim {
   int p;
   int exact_only;       /* set to skip the machine-integer path (tests) */
   /* set by the caller to record when each block starts and ends (indexed
-   * like s->blocks, initialised, as many as its blocks; the GMP path) */
+   * like s->blocks, initialised, as many as its blocks; the mpz path) */
   mpq_t *rec_start, *rec_end;
   int used_fast;        /* the last run used the machine-integer path */
   mpq_t *busy, *idle;   /* per stage */
+  /* per stage, its idle time by the phase it falls in: warm-up, up to the
+   * start of its first backward (B, W or F&B); cool-down, after the end of
+   * its last forward (F or F&B) once past the warm-up, and after its last
+   * block; steady, the gaps between.  warmup + steady + cooldown = idle.
+   * A uniform 1F1B, interleaved or ZB-H1 pipeline idles in its steady
+   * phase only for p2p time; uneven stages idle there too, and DualPipe's
+   * order itself does (its bubble falls between its phases). */
+  mpq_t *warmup, *steady, *cooldown;
   int *inflight_b, *inflight_w;
   /* scratch */
-  int cap_p, cap_keys, cap_qkeys;
-  mpq_t *fend, *bend;   /* end of F(mb,c), B(mb,c) */
-  mpq_t *stage_free, *bsplit, *fbsplit;
-  mpq_t tmp, tmp2;
+  int cap_p, cap_keys, cap_zkeys;
+  mpq_t *stage_free;    /* per stage, when it ends */
   int *cursor, *queue;
   unsigned char *queued, *fdone, *bdone;
-  /* the machine-integer path: times scaled by a common denominator */
-  int64_t *fend64, *bend64, *free64, *busy64, *dur64;
+  int *first_b, *last_f;  /* per stage: block indices bounding warm-up, cool-down */
+  /* Every time is an integer multiple of 1/den, den the least common
+   * denominator of the stages' times: the machine-integer path keeps them
+   * in plc_sched_int (ends of F(mb,c) and B(mb,c), per-stage free, busy, warm-up
+   * and steady idle, durations), the other path in mpz_t, the same
+   * arithmetic without a gcd per operation. */
   mpz_t den;
+  plc_sched_int *fendi, *bendi, *freei, *busyi, *duri, *warmi, *steadyi;
+  mpz_t *fendz, *bendz, *freez, *busyz, *durz, *warmz, *steadyz;
+  mpz_t zstart, zgap;
 } plc_sched_sim;
 
 void plc_sched_sim_init(plc_sched_sim *sim);
@@ -220,7 +241,7 @@ void plc_sched_sim_clear(plc_sched_sim *sim);
  * the step longer, bubble >= 0) need them >= 0 and w <= b.  Returns 1, or
  * 0 with a message when the order deadlocks (see plc_sched_validate).
  * When every time over their common denominator fits in 63 bits with room
- * for the whole step, the run is done in int64 and converted back, which
+ * for the whole step, the run is done in plc_sched_int and converted back, which
  * is exact (tests compare it with the GMP run); else it runs on mpq_t. */
 int plc_sched_simulate(const plc_sched *s, const plc_sched_times *times, plc_sched_sim *sim,
                        char *msg, size_t msglen);

@@ -9,7 +9,10 @@
  * Each block ends once and queues at most two stages, so a run is linear
  * in blocks + dependencies.  Since a block's start depends only on blocks
  * already ended, the order stages are advanced in does not change a time.
- * Without times (validation) only the order is run, to find deadlocks. */
+ * Without times (validation) only the order is run, to find deadlocks.
+ * Times are integers over their common denominator: machine integers
+ * (plc_sched_int) when the whole step provably fits, else mpz_t, so no
+ * step canonicalises a fraction. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -32,10 +35,10 @@ typedef struct sim_run {
   const plc_sched_times *t;
   plc_sched_sim *sim;
   int head, count;
-  int fast;   /* times are int64 multiples of 1/sim->den */
+  int fast;   /* times are plc_sched_int multiples of 1/sim->den */
 } sim_run;
 
-/* Per stage in dur64: f, b, w, fb, p2p, b - w, fb - w. */
+/* Per stage in duri: f, b, w, fb, p2p, b - w, fb - w. */
 enum { D_F, D_B, D_W, D_FB, D_P2P, D_BS, D_FBS, D_N };
 
 static void mpq_grow(mpq_t **a, int old, int n)
@@ -52,35 +55,55 @@ static void mpq_drop(mpq_t *a, int n)
   free(a);
 }
 
+static void mpz_grow(mpz_t **a, int old, int n)
+{
+  *a = plc_xrealloc(*a, (size_t)n * sizeof(mpz_t));
+  for (int i = old; i < n; i++)
+    mpz_init((*a)[i]);
+}
+
+static void mpz_drop(mpz_t *a, int n)
+{
+  for (int i = 0; i < n; i++)
+    mpz_clear(a[i]);
+  free(a);
+}
+
 void plc_sched_sim_init(plc_sched_sim *sim)
 {
   memset(sim, 0, sizeof *sim);
   mpq_init(sim->makespan);
   mpq_init(sim->bubble);
-  mpq_init(sim->tmp);
-  mpq_init(sim->tmp2);
-  mpz_init(sim->den);
+  mpz_inits(sim->den, sim->zstart, sim->zgap, NULL);
 }
 
 void plc_sched_sim_clear(plc_sched_sim *sim)
 {
   mpq_clear(sim->makespan);
   mpq_clear(sim->bubble);
-  mpq_clear(sim->tmp);
-  mpq_clear(sim->tmp2);
-  mpz_clear(sim->den);
-  free(sim->fend64);
-  free(sim->bend64);
-  free(sim->free64);
-  free(sim->busy64);
-  free(sim->dur64);
+  mpz_clears(sim->den, sim->zstart, sim->zgap, NULL);
+  free(sim->fendi);
+  free(sim->bendi);
+  free(sim->freei);
+  free(sim->busyi);
+  free(sim->duri);
+  free(sim->warmi);
+  free(sim->steadyi);
+  free(sim->first_b);
+  free(sim->last_f);
+  mpq_drop(sim->warmup, sim->cap_p);
+  mpq_drop(sim->steady, sim->cap_p);
+  mpq_drop(sim->cooldown, sim->cap_p);
   mpq_drop(sim->busy, sim->cap_p);
   mpq_drop(sim->idle, sim->cap_p);
   mpq_drop(sim->stage_free, sim->cap_p);
-  mpq_drop(sim->bsplit, sim->cap_p);
-  mpq_drop(sim->fbsplit, sim->cap_p);
-  mpq_drop(sim->fend, sim->cap_qkeys);
-  mpq_drop(sim->bend, sim->cap_qkeys);
+  mpz_drop(sim->freez, sim->cap_p);
+  mpz_drop(sim->busyz, sim->cap_p);
+  mpz_drop(sim->warmz, sim->cap_p);
+  mpz_drop(sim->steadyz, sim->cap_p);
+  mpz_drop(sim->durz, sim->cap_p * D_N);
+  mpz_drop(sim->fendz, sim->cap_zkeys);
+  mpz_drop(sim->bendz, sim->cap_zkeys);
   free(sim->inflight_b);
   free(sim->inflight_w);
   free(sim->cursor);
@@ -91,14 +114,14 @@ void plc_sched_sim_clear(plc_sched_sim *sim)
   memset(sim, 0, sizeof *sim);
 }
 
-/* The end times of the GMP path, grown only when that path runs. */
-static void sim_grow_q(plc_sched_sim *sim, int keys)
+/* The end times of the mpz path, grown only when that path runs. */
+static void sim_grow_z(plc_sched_sim *sim, int keys)
 {
-  if (keys <= sim->cap_qkeys)
+  if (keys <= sim->cap_zkeys)
     return;
-  mpq_grow(&sim->fend, sim->cap_qkeys, keys);
-  mpq_grow(&sim->bend, sim->cap_qkeys, keys);
-  sim->cap_qkeys = keys;
+  mpz_grow(&sim->fendz, sim->cap_zkeys, keys);
+  mpz_grow(&sim->bendz, sim->cap_zkeys, keys);
+  sim->cap_zkeys = keys;
 }
 
 /* Grow the scratch to p stages and keys (mb, chunk) pairs; it is kept for
@@ -108,24 +131,34 @@ static void sim_grow(plc_sched_sim *sim, int p, int keys)
   if (p > sim->cap_p) {
     mpq_grow(&sim->busy, sim->cap_p, p);
     mpq_grow(&sim->idle, sim->cap_p, p);
+    mpq_grow(&sim->warmup, sim->cap_p, p);
+    mpq_grow(&sim->steady, sim->cap_p, p);
+    mpq_grow(&sim->cooldown, sim->cap_p, p);
     mpq_grow(&sim->stage_free, sim->cap_p, p);
-    mpq_grow(&sim->bsplit, sim->cap_p, p);
-    mpq_grow(&sim->fbsplit, sim->cap_p, p);
+    mpz_grow(&sim->freez, sim->cap_p, p);
+    mpz_grow(&sim->busyz, sim->cap_p, p);
+    mpz_grow(&sim->warmz, sim->cap_p, p);
+    mpz_grow(&sim->steadyz, sim->cap_p, p);
+    mpz_grow(&sim->durz, sim->cap_p * D_N, p * D_N);
     sim->inflight_b = plc_xrealloc(sim->inflight_b, (size_t)p * sizeof(int));
     sim->inflight_w = plc_xrealloc(sim->inflight_w, (size_t)p * sizeof(int));
     sim->cursor = plc_xrealloc(sim->cursor, (size_t)p * sizeof(int));
     sim->queue = plc_xrealloc(sim->queue, (size_t)p * sizeof(int));
     sim->queued = plc_xrealloc(sim->queued, (size_t)p);
-    sim->free64 = plc_xrealloc(sim->free64, (size_t)p * sizeof(int64_t));
-    sim->busy64 = plc_xrealloc(sim->busy64, (size_t)p * sizeof(int64_t));
-    sim->dur64 = plc_xrealloc(sim->dur64, (size_t)p * D_N * sizeof(int64_t));
+    sim->freei = plc_xrealloc(sim->freei, (size_t)p * sizeof(plc_sched_int));
+    sim->busyi = plc_xrealloc(sim->busyi, (size_t)p * sizeof(plc_sched_int));
+    sim->warmi = plc_xrealloc(sim->warmi, (size_t)p * sizeof(plc_sched_int));
+    sim->steadyi = plc_xrealloc(sim->steadyi, (size_t)p * sizeof(plc_sched_int));
+    sim->first_b = plc_xrealloc(sim->first_b, (size_t)p * sizeof(int));
+    sim->last_f = plc_xrealloc(sim->last_f, (size_t)p * sizeof(int));
+    sim->duri = plc_xrealloc(sim->duri, (size_t)p * D_N * sizeof(plc_sched_int));
     sim->cap_p = p;
   }
   if (keys > sim->cap_keys) {
     sim->fdone = plc_xrealloc(sim->fdone, (size_t)keys);
     sim->bdone = plc_xrealloc(sim->bdone, (size_t)keys);
-    sim->fend64 = plc_xrealloc(sim->fend64, (size_t)keys * sizeof(int64_t));
-    sim->bend64 = plc_xrealloc(sim->bend64, (size_t)keys * sizeof(int64_t));
+    sim->fendi = plc_xrealloc(sim->fendi, (size_t)keys * sizeof(plc_sched_int));
+    sim->bendi = plc_xrealloc(sim->bendi, (size_t)keys * sizeof(plc_sched_int));
     sim->cap_keys = keys;
   }
 }
@@ -194,71 +227,79 @@ static int dep_done(const plc_sched_sim *sim, const sim_dep *d)
   return d->isb ? sim->bdone[d->key] : sim->fdone[d->key];
 }
 
-static mpq_srcptr block_time(const sim_run *r, int st, const plc_sched_block *b)
+/* The block's duration in dur (a D_ index). */
+static int block_dur(const plc_sched_block *b)
 {
-  const plc_sched_times *t = &r->t[st];
   switch (b->phase) {
-  case PLC_SCHED_F: return t->f;
-  case PLC_SCHED_B: return b->split ? r->sim->bsplit[st] : t->b;
-  case PLC_SCHED_W: return t->w;
-  default: return b->split ? r->sim->fbsplit[st] : t->fb;
+  case PLC_SCHED_F: return D_F;
+  case PLC_SCHED_B: return b->split ? D_BS : D_B;
+  case PLC_SCHED_W: return D_W;
+  default: return b->split ? D_FBS : D_FB;
   }
 }
 
-static int64_t block_time64(const sim_run *r, int st, const plc_sched_block *b)
-{
-  const int64_t *d = &r->sim->dur64[(size_t)st * D_N];
-  switch (b->phase) {
-  case PLC_SCHED_F: return d[D_F];
-  case PLC_SCHED_B: return d[b->split ? D_BS : D_B];
-  case PLC_SCHED_W: return d[D_W];
-  default: return d[b->split ? D_FBS : D_FB];
-  }
-}
 
 /* time_block on the machine-integer path: no sum can overflow, as
- * fast_setup bounds the whole step. */
-static void time_block64(sim_run *r, int st, const plc_sched_block *b, const sim_dep *d, int nd)
+ * fast_fits bounds the whole step. */
+static void time_block64(sim_run *r, int st, const plc_sched_block *b, const sim_dep *d, int nd,
+                         int idx)
 {
   plc_sched_sim *sim = r->sim;
   const plc_sched *s = r->s;
-  int64_t start = sim->free64[st];
+  plc_sched_int start = sim->freei[st];
   for (int i = 0; i < nd; i++) {
     int ds = plc_sched_stage_of(s->place, &s->par, d[i].chunk);
-    int64_t end = d[i].isb ? sim->bend64[d[i].key] : sim->fend64[d[i].key];
+    plc_sched_int end = d[i].isb ? sim->bendi[d[i].key] : sim->fendi[d[i].key];
     if (ds != st)
-      end += sim->dur64[(size_t)ds * D_N + D_P2P];
+      end += sim->duri[(size_t)ds * D_N + D_P2P];
     if (end > start)
       start = end;
   }
-  int64_t dur = block_time64(r, st, b);
-  sim->free64[st] = start + dur;
-  sim->busy64[st] += dur;
+  plc_sched_int dur = sim->duri[(size_t)st * D_N + block_dur(b)];
+  plc_sched_int gap = start - sim->freei[st];
+  if (idx <= sim->first_b[st])
+    sim->warmi[st] += gap;
+  else if (idx <= sim->last_f[st])
+    sim->steadyi[st] += gap;
+  sim->freei[st] = start + dur;
+  sim->busyi[st] += dur;
 }
 
-/* Start time of a block whose deps are done, into sim->tmp2; then its end. */
-static void time_block(sim_run *r, int st, const plc_sched_block *b, const sim_dep *d, int nd,
-                       int idx)
+static void set_qz(mpq_t q, const mpz_t v, const mpz_t den)
+{
+  mpz_set(mpq_numref(q), v);
+  mpz_set(mpq_denref(q), den);
+  mpq_canonicalize(q);
+}
+
+/* time_block64 on mpz_t: the start into sim->zstart, then the end. */
+static void time_blockz(sim_run *r, int st, const plc_sched_block *b, const sim_dep *d, int nd,
+                        int idx)
 {
   plc_sched_sim *sim = r->sim;
   const plc_sched *s = r->s;
-  mpq_set(sim->tmp2, sim->stage_free[st]);
+  mpz_set(sim->zstart, sim->freez[st]);
   for (int i = 0; i < nd; i++) {
     int ds = plc_sched_stage_of(s->place, &s->par, d[i].chunk);
-    mpq_srcptr end = d[i].isb ? sim->bend[d[i].key] : sim->fend[d[i].key];
+    mpz_srcptr end = d[i].isb ? sim->bendz[d[i].key] : sim->fendz[d[i].key];
     if (ds != st) {
-      mpq_add(sim->tmp, end, r->t[ds].p2p);
-      end = sim->tmp;
+      mpz_add(sim->zgap, end, sim->durz[(size_t)ds * D_N + D_P2P]);
+      end = sim->zgap;
     }
-    if (mpq_cmp(end, sim->tmp2) > 0)
-      mpq_set(sim->tmp2, end);
+    if (mpz_cmp(end, sim->zstart) > 0)
+      mpz_set(sim->zstart, end);
   }
-  mpq_srcptr dur = block_time(r, st, b);
-  mpq_add(sim->stage_free[st], sim->tmp2, dur);
-  mpq_add(sim->busy[st], sim->busy[st], dur);
+  mpz_srcptr dur = sim->durz[(size_t)st * D_N + block_dur(b)];
+  mpz_sub(sim->zgap, sim->zstart, sim->freez[st]); /* the gap before it */
+  if (idx <= sim->first_b[st])
+    mpz_add(sim->warmz[st], sim->warmz[st], sim->zgap);
+  else if (idx <= sim->last_f[st])
+    mpz_add(sim->steadyz[st], sim->steadyz[st], sim->zgap);
+  mpz_add(sim->freez[st], sim->zstart, dur);
+  mpz_add(sim->busyz[st], sim->busyz[st], dur);
   if (sim->rec_start) {
-    mpq_set(sim->rec_start[idx], sim->tmp2);
-    mpq_set(sim->rec_end[idx], sim->stage_free[st]);
+    set_qz(sim->rec_start[idx], sim->zstart, sim->den);
+    set_qz(sim->rec_end[idx], sim->freez[st], sim->den);
   }
 }
 
@@ -269,9 +310,9 @@ static void finish_part(sim_run *r, int st, int isb, int mb, int c)
   int first, last, key = mb * s->nchunks + c;
   plc_sched_mb_range(s->place, &s->par, mb, &first, &last);
   if (r->fast)
-    (isb ? r->sim->bend64 : r->sim->fend64)[key] = r->sim->free64[st];
+    (isb ? r->sim->bendi : r->sim->fendi)[key] = r->sim->freei[st];
   else if (r->t)
-    mpq_set(isb ? r->sim->bend[key] : r->sim->fend[key], r->sim->stage_free[st]);
+    mpz_set(isb ? r->sim->bendz[key] : r->sim->fendz[key], r->sim->freez[st]);
   (isb ? r->sim->bdone : r->sim->fdone)[key] = 1;
   int next = isb ? (c > first ? c - 1 : -1) : (c < last ? c + 1 : -1);
   if (next >= 0)
@@ -290,9 +331,9 @@ static void run_stage(sim_run *r, int st)
       if (!dep_done(r->sim, &d[i]))
         return;
     if (r->fast)
-      time_block64(r, st, b, d, nd);
+      time_block64(r, st, b, d, nd, *cur);
     else if (r->t)
-      time_block(r, st, b, d, nd, *cur);
+      time_blockz(r, st, b, d, nd, *cur);
     if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
       finish_part(r, st, 0, b->mb, b->chunk);
     if (b->phase == PLC_SCHED_B)
@@ -345,32 +386,110 @@ static int deadlock(const sim_run *r, char *msg, size_t len)
   return 0;
 }
 
-/* Scale one stage's times by sim->den into dur64; 0 when one does not
- * fit in a long (or, below, in a quarter of the int64 range). */
-static int scale_stage(plc_sched_sim *sim, const plc_sched_times *t, int64_t *d, mpz_t v)
+typedef unsigned long long sim_word;
+#ifdef __SIZEOF_INT128__
+__extension__ typedef unsigned __int128 sim_uint;
+#else
+typedef uint64_t sim_uint;
+#endif
+#define SIM_BITS (8 * (int)sizeof(plc_sched_int))
+#define SIM_WORDS (sizeof(plc_sched_int) / sizeof(sim_word))
+#define SIM_MAX ((plc_sched_int)(((sim_uint)1 << (SIM_BITS - 1)) - 1))
+
+/* v into *out when its magnitude is below 2^(SIM_BITS - 3), a quarter of
+ * the range; else 0. */
+static int z_to_sim(const mpz_t v, plc_sched_int *out)
+{
+  if (mpz_sizeinbase(v, 2) > (size_t)SIM_BITS - 3)
+    return 0;
+  sim_word w[SIM_WORDS];
+  memset(w, 0, sizeof w);
+  mpz_export(w, NULL, -1, sizeof(sim_word), 0, 0, v);
+  sim_uint u = 0;
+  for (size_t i = SIM_WORDS; i-- > 0;)
+    u = (u << 16 << 16 << 16 << 16) | w[i]; /* four shifts: no shift by the width */
+  *out = mpz_sgn(v) < 0 ? -(plc_sched_int)u : (plc_sched_int)u;
+  return 1;
+}
+
+static void sim_to_z(mpz_t z, plc_sched_int v)
+{
+  sim_uint u = v < 0 ? -(sim_uint)v : (sim_uint)v;
+  sim_word w[SIM_WORDS];
+  for (size_t i = 0; i < SIM_WORDS; i++) {
+    w[i] = (sim_word)u;
+    u = u >> 16 >> 16 >> 16 >> 16;
+  }
+  mpz_import(z, SIM_WORDS, -1, sizeof(sim_word), 0, 0, w);
+  if (v < 0)
+    mpz_neg(z, z);
+}
+
+/* Scale one stage's times by sim->den into duri; 0 when one does not
+ * fit in a quarter of the range. */
+static int scale_stage(plc_sched_sim *sim, const plc_sched_times *t, plc_sched_int *d, mpz_t v)
 {
   mpq_srcptr q[5] = {t->f, t->b, t->w, t->fb, t->p2p};
   for (int k = 0; k < 5; k++) {
     mpz_divexact(v, sim->den, mpq_denref(q[k]));
     mpz_mul(v, v, mpq_numref(q[k]));
-    if (!mpz_fits_slong_p(v) || mpz_cmpabs_ui(v, (unsigned long)(INT64_MAX / 4)) > 0)
+    if (!z_to_sim(v, &d[k]))
       return 0;
-    d[k] = mpz_get_si(v);
   }
   d[D_BS] = d[D_B] - d[D_W];
   d[D_FBS] = d[D_FB] - d[D_W];
   return 1;
 }
 
-/* Decide the machine-integer path: a common denominator of all times,
- * every scaled time in a long, and the whole step bounded: each end's
- * magnitude is at most (blocks so far) x (longest block + largest p2p,
- * in magnitude), so nblocks times that must stay under INT64_MAX / 2. */
-static int fast_setup(sim_run *r)
+/* Scale one stage's times by sim->den into durz (the mpz path). */
+static void scale_stage_z(plc_sched_sim *sim, const plc_sched_times *t, mpz_t *d)
+{
+  mpq_srcptr q[5] = {t->f, t->b, t->w, t->fb, t->p2p};
+  for (int k = 0; k < 5; k++) {
+    mpz_divexact(d[k], sim->den, mpq_denref(q[k]));
+    mpz_mul(d[k], d[k], mpq_numref(q[k]));
+  }
+  mpz_sub(d[D_BS], d[D_B], d[D_W]);
+  mpz_sub(d[D_FBS], d[D_FB], d[D_W]);
+}
+
+/* Decide the machine-integer path: every scaled time in a quarter of the
+ * range, and the whole step bounded: each end's magnitude is at most
+ * (blocks so far) x (longest block + largest p2p, in magnitude), so
+ * nblocks times that must stay under SIM_MAX / 2. */
+static int fast_fits(sim_run *r)
+{
+  plc_sched_sim *sim = r->sim;
+  if (sim->exact_only || sim->rec_start)
+    return 0;
+  mpz_t v;
+  mpz_init(v);
+  int ok = 1;
+  plc_sched_int maxd = 0, maxp = 0, lim = SIM_MAX / 2;
+  for (int st = 0; ok && st < r->s->par.p; st++) {
+    plc_sched_int *d = &sim->duri[(size_t)st * D_N];
+    ok = scale_stage(sim, &r->t[st], d, v);
+    for (int k = 0; ok && k < D_N; k++) {
+      plc_sched_int a = d[k] < 0 ? -d[k] : d[k];
+      if (k == D_P2P)
+        maxp = a > maxp ? a : maxp;
+      else
+        maxd = a > maxd ? a : maxd;
+    }
+  }
+  mpz_clear(v);
+  plc_sched_int n = r->s->nblocks > 0 ? r->s->nblocks : 1;
+  return ok && maxd <= lim / 2 && maxp <= lim / 2 && maxd + maxp <= lim / n;
+}
+
+/* The common denominator of all times, then the path: machine integers
+ * when they fit,
+ * else mpz_t (durations scaled into durz).  Returns whether fast. */
+static int scale_setup(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
   int p = r->s->par.p;
-  if (sim->exact_only || sim->rec_start || !r->t || sizeof(long) < sizeof(int64_t))
+  if (!r->t)
     return 0;
   mpz_set_ui(sim->den, 1);
   for (int st = 0; st < p; st++) {
@@ -379,31 +498,16 @@ static int fast_setup(sim_run *r)
     for (int k = 0; k < 5; k++)
       mpz_lcm(sim->den, sim->den, mpq_denref(q[k]));
   }
-  if (!mpz_fits_slong_p(sim->den))
-    return 0;
-  mpz_t v;
-  mpz_init(v);
-  int ok = 1;
-  int64_t maxd = 0, maxp = 0, lim = INT64_MAX / 2;
-  for (int st = 0; ok && st < p; st++) {
-    int64_t *d = &sim->dur64[(size_t)st * D_N];
-    ok = scale_stage(sim, &r->t[st], d, v);
-    for (int k = 0; ok && k < D_N; k++) {
-      int64_t a = d[k] < 0 ? -d[k] : d[k];
-      if (k == D_P2P)
-        maxp = a > maxp ? a : maxp;
-      else
-        maxd = a > maxd ? a : maxd;
-    }
-  }
-  mpz_clear(v);
-  int64_t n = r->s->nblocks > 0 ? r->s->nblocks : 1;
-  return ok && maxd <= lim / 2 && maxp <= lim / 2 && maxd + maxp <= lim / n;
+  if (fast_fits(r))
+    return 1;
+  for (int st = 0; st < p; st++)
+    scale_stage_z(sim, &r->t[st], &sim->durz[(size_t)st * D_N]);
+  return 0;
 }
 
-static void set_q64(mpq_t q, int64_t v, const mpz_t den)
+static void set_qi(mpq_t q, plc_sched_int v, const mpz_t den)
 {
-  mpz_set_si(mpq_numref(q), (long)v);
+  sim_to_z(mpq_numref(q), v);
   mpz_set(mpq_denref(q), den);
   mpq_canonicalize(q);
 }
@@ -416,20 +520,30 @@ static void sim_start(sim_run *r)
   memset(sim->fdone, 0, keys);
   memset(sim->bdone, 0, keys);
   for (int st = 0; st < s->par.p; st++) {
+    sim->first_b[st] = s->start[st + 1];
+    sim->last_f[st] = -1;
+    for (int i = s->start[st]; i < s->start[st + 1]; i++) {
+      int ph = s->blocks[i].phase;
+      if (ph != PLC_SCHED_F && sim->first_b[st] == s->start[st + 1])
+        sim->first_b[st] = i;
+      if (ph == PLC_SCHED_F || ph == PLC_SCHED_FB)
+        sim->last_f[st] = i;
+    }
     sim->cursor[st] = s->start[st];
     sim->queued[st] = 0;
     push(r, st);
     if (r->fast) {
-      sim->free64[st] = 0;
-      sim->busy64[st] = 0;
+      sim->freei[st] = 0;
+      sim->busyi[st] = 0;
+      sim->warmi[st] = sim->steadyi[st] = 0;
       continue;
     }
     if (!r->t)
       continue;
-    mpq_set_ui(sim->stage_free[st], 0, 1);
-    mpq_set_ui(sim->busy[st], 0, 1);
-    mpq_sub(sim->bsplit[st], r->t[st].b, r->t[st].w);
-    mpq_sub(sim->fbsplit[st], r->t[st].fb, r->t[st].w);
+    mpz_set_ui(sim->freez[st], 0);
+    mpz_set_ui(sim->busyz[st], 0);
+    mpz_set_ui(sim->warmz[st], 0);
+    mpz_set_ui(sim->steadyz[st], 0);
   }
 }
 
@@ -438,9 +552,18 @@ static void sim_results(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
   int p = r->s->par.p;
-  for (int st = 0; r->fast && st < p; st++) {
-    set_q64(sim->stage_free[st], sim->free64[st], sim->den);
-    set_q64(sim->busy[st], sim->busy64[st], sim->den);
+  for (int st = 0; st < p; st++) {
+    if (r->fast) {
+      set_qi(sim->stage_free[st], sim->freei[st], sim->den);
+      set_qi(sim->busy[st], sim->busyi[st], sim->den);
+      set_qi(sim->warmup[st], sim->warmi[st], sim->den);
+      set_qi(sim->steady[st], sim->steadyi[st], sim->den);
+    } else {
+      set_qz(sim->stage_free[st], sim->freez[st], sim->den);
+      set_qz(sim->busy[st], sim->busyz[st], sim->den);
+      set_qz(sim->warmup[st], sim->warmz[st], sim->den);
+      set_qz(sim->steady[st], sim->steadyz[st], sim->den);
+    }
   }
   mpq_set_ui(sim->makespan, 0, 1);
   sim->critical = 0;
@@ -450,8 +573,11 @@ static void sim_results(sim_run *r)
     if (mpq_cmp(sim->busy[st], sim->busy[sim->critical]) > 0)
       sim->critical = st;
   }
-  for (int st = 0; st < p; st++)
+  for (int st = 0; st < p; st++) {
     mpq_sub(sim->idle[st], sim->makespan, sim->busy[st]);
+    mpq_sub(sim->cooldown[st], sim->idle[st], sim->warmup[st]);
+    mpq_sub(sim->cooldown[st], sim->cooldown[st], sim->steady[st]);
+  }
   mpq_sub(sim->bubble, sim->makespan, sim->busy[sim->critical]);
 }
 
@@ -461,10 +587,10 @@ int plc_sched_simulate(const plc_sched *s, const plc_sched_times *times, plc_sch
   sim_grow(sim, s->par.p, s->par.mu * s->nchunks);
   sim->p = s->par.p;
   sim_run r = {s, times, sim, 0, 0, 0};
-  r.fast = fast_setup(&r);
+  r.fast = scale_setup(&r);
   sim->used_fast = r.fast;
   if (times && !r.fast)
-    sim_grow_q(sim, s->par.mu * s->nchunks);
+    sim_grow_z(sim, s->par.mu * s->nchunks);
   sim_start(&r);
   while (r.count > 0)
     run_stage(&r, pop(&r));

@@ -189,13 +189,16 @@ static void plc_report_ops(FILE *out, const plc_result *r, const plc_report_opts
 
 static void plc_report_bubble(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  char *f = plc_bubble_formula(r, o->digits, o->exact), *b = plc_report_time(o, r->bubble);
-  char *sim = plc_report_bubble_sim(r, o);
-  fprintf(out, "\nbubble (%s)\n  %s = %s\n", r->run->schedule, f, b);
-  if (sim)
-    fprintf(out, "  %s\n", sim);
-  free(sim);
-  free(f);
+  char *how, *split, *formula, *b = plc_report_time(o, r->bubble);
+  plc_report_bubble_text(r, o, &how, &split, &formula);
+  fprintf(out, "\nbubble (%s): %s, %s\n", r->run->schedule, b, how);
+  if (split)
+    fprintf(out, "  %s\n", split);
+  if (formula)
+    fprintf(out, "  %s\n", formula);
+  free(how);
+  free(split);
+  free(formula);
   free(b);
 }
 

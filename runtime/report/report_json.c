@@ -257,11 +257,18 @@ static json_t *plc_json_sensitivity(const plc_result *r, const plc_report_opts *
 static json_t *plc_json_bubble(const plc_result *r, const plc_report_opts *o)
 {
   json_t *j = json_object();
-  char *f = plc_bubble_formula(r, o->digits, 0);
+  int m = r->bubble_measured;
   plc_json_set(j, "schedule", plc_json_str(r->run->schedule));
-  plc_json_set(j, "formula", plc_json_str(f));
   plc_json_set(j, "value", plc_json_time(o, r->bubble));
-  plc_json_set(j, "simulated", r->bubble_sim_known ? plc_json_time(o, r->bubble_sim) : NULL);
+  plc_json_set(j, "measured", json_boolean(m));
+  plc_json_set(j, "why_formula", m ? NULL : plc_json_str(r->bubble_why));
+  plc_json_set(j, "critical_stage", json_integer(r->critical));
+  plc_json_set(j, "warmup", m ? plc_json_time(o, r->bubble_warmup) : NULL);
+  plc_json_set(j, "steady", m ? plc_json_time(o, r->bubble_steady) : NULL);
+  plc_json_set(j, "cooldown", m ? plc_json_time(o, r->bubble_cooldown) : NULL);
+  char *f = r->bubble_formula_known ? plc_bubble_formula(r, o->digits, 0) : NULL;
+  plc_json_set(j, "formula", f ? plc_json_str(f) : NULL);
+  plc_json_set(j, "formula_value", f ? plc_json_time(o, r->bubble_formula) : NULL);
   free(f);
   return j;
 }

@@ -188,22 +188,27 @@ static void plc_md_ops(FILE *out, const plc_result *r, const plc_report_opts *o)
 
 static void plc_md_bubble(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  char *f = plc_bubble_formula(r, o->digits, o->exact), *b = plc_report_time(o, r->bubble);
+  char *how, *split, *formula, *b = plc_report_time(o, r->bubble);
+  plc_report_bubble_text(r, o, &how, &split, &formula);
   fputs("\n### Bubble (", out);
   plc_md_text(out, r->run->schedule);
-  fputs(")\n\n", out);
-  plc_md_code(out, f);
-  fputs(" = **", out);
+  fputs(")\n\n**", out);
   plc_md_text(out, b);
-  fputs("**\n", out);
-  char *sim = plc_report_bubble_sim(r, o);
-  if (sim) {
-    fputs("\n", out);
-    plc_md_text(out, sim);
-    fputs("\n", out);
+  fputs("**, ", out);
+  plc_md_text(out, how);
+  if (split) {
+    fputs(": ", out);
+    plc_md_text(out, split);
   }
-  free(sim);
-  free(f);
+  fputs(".\n", out);
+  if (formula) {
+    fputs("\n", out);
+    plc_md_text(out, formula);
+    fputs(".\n", out);
+  }
+  free(how);
+  free(split);
+  free(formula);
   free(b);
 }
 

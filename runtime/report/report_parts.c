@@ -363,16 +363,30 @@ void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i
   free(st);
 }
 
-char *plc_report_bubble_sim(const plc_result *r, const plc_report_opts *o)
+void plc_report_bubble_text(const plc_result *r, const plc_report_opts *o, char **how,
+                            char **split, char **formula)
 {
-  if (!r->bubble_sim_known || !strcmp(r->run->schedule, "custom"))
-    return NULL;
-  char *v = plc_report_time(o, r->bubble_sim);
-  char *s = plc_report_sprintf("the schedule run at block level, each stage its own t_f, t_b "
-                               "and t_w: %s%s", v, mpq_equal(r->bubble_sim, r->bubble)
-                               ? " (the same)" : " (the step uses the formula)");
-  free(v);
-  return s;
+  *how = r->bubble_measured ? plc_xstrdup("simulated at block level")
+                            : plc_report_sprintf("by the formula: %s", r->bubble_why);
+  *split = *formula = NULL;
+  if (r->bubble_measured) {
+    char *f = plc_report_time(o, r->bubble_warmup), *w = plc_report_time(o, r->bubble_steady);
+    char *d = plc_report_time(o, r->bubble_cooldown);
+    *split = plc_report_sprintf("idle on critical stage %d: %s in warm-up, %s in the steady "
+                                "phase, %s in cool-down", r->critical, f, w, d);
+    free(f);
+    free(w);
+    free(d);
+  }
+  if (r->bubble_formula_known) {
+    char *f = plc_bubble_formula(r, o->digits, o->exact);
+    char *v = plc_report_time(o, r->bubble_formula);
+    *formula = plc_report_sprintf("formula %s = %s%s", f, v, !r->bubble_measured ? ""
+                                  : mpq_equal(r->bubble_formula, r->bubble) ? " (the same)"
+                                  : " (a reference)");
+    free(f);
+    free(v);
+  }
 }
 
 void plc_report_mem_cells(const plc_report_opts *o, const plc_result *r, int s, char **cells)

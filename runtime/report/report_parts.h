@@ -134,11 +134,15 @@ void plc_report_cells_free(char **cells, int n);
 #define PLC_REPORT_SENSE_CELLS 7
 void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i, char **cells);
 
-/* The bubble's reference line: the schedule simulated at block level with
- * every stage's own times ("... (the formula's)" when equal); NULL when it
- * is not known or the schedule is custom (its bubble is that already).
- * malloc'd. */
-char *plc_report_bubble_sim(const plc_result *r, const plc_report_opts *o);
+/* The bubble as the text and Markdown reports say it, in three malloc'd
+ * sentences: how it was obtained ("simulated at block level" or "by the
+ * formula: why"); the measured split ("idle on critical stage s: ... in
+ * warm-up, ... in the steady phase, ... in cool-down"; NULL when not
+ * measured); the closed form with its
+ * numbers and value, and whether it agrees ("... (the same)"; NULL for a
+ * custom order, which has none). */
+void plc_report_bubble_text(const plc_result *r, const plc_report_opts *o, char **how,
+                            char **split, char **formula);
 
 /* One stage of the memory table (r->mem->st[s]), as the text and Markdown
  * reports list it: stage, weights, grads, optimizer, activations with the

@@ -113,13 +113,32 @@ static void bubble_is(plc_ir_run *r, long bnum, long snum, unsigned long den, un
 }
 #define BUBBLE_IS(r, b, s) bubble_is(r, b, s, 1000, __LINE__)
 
-/* step = mu t + bubble = 8 x 30 + bubble ms.
+/* The closed form of r's bubble is num/1000 s. */
+static void formula_is(plc_ir_run *r, long num, unsigned line)
+{
+  plc_result res;
+  plc_analyse(&res, r);
+  char msg[120];
+  snprintf(msg, sizeof msg, "%s p=%ld: want the formula's bubble %ld ms", r->schedule,
+           (long)r->size[PLC_PD_PP], num);
+  int ok = res.bubble_formula_known && plc_fx_q(res.bubble_formula, num, 1000);
+  CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, line, msg, __FILE__, "", CU_FALSE);
+  plc_result_free(&res);
+}
+
+/* step = mu t + bubble = 8 x 30 + bubble ms.  The stages are uniform, so
+ * the bubble measured at block level equals the closed form wherever the
+ * schedule tests prove them equal (runtime/engine/schedule.h):
  *   gpipe, 1f1b: (p-1)(t_f + t_b) = 3 x 30 = 90, step 330
  *   interleaved, v = 2: (p-1)(t_f + t_b)/v = 90/2 = 45, step 285
  *   zb_h1: (p-1)(t_f + t_b - 2 t_w) = 3 x (30 - 16) = 42, step 282;
  *     unmarked t_w = 20/2 = 10: 3 x (30 - 20) = 30, step 270
- *   dualpipe, p = 4: (p/2 - 1)(t_F&B + t_b - 3 t_w) = 1 x (30 + 20 - 24)
- *     = 26, step 266; p = 2: 0 x ... = 0, step 240
+ *   dualpipe with t_b - t_w = t_f (the unmarked split, t_w = 10): p = 4:
+ *     (p/2 - 1)(t_F&B + t_b - 3 t_w) = 1 x (30 + 20 - 30) = 20, step 260;
+ *     p = 2: 0 x ... = 0, step 240
+ *   dualpipe with t_w = 8: the closed form gives 1 x (30 + 20 - 24) = 26,
+ *     but its condition fails (t_b - t_w = 12, not t_f = 10), so that is
+ *     only the reference; the step takes the simulated bubble
  *   p = 1: no bubble, step 240. */
 static void test_bubbles(void)
 {
@@ -128,8 +147,9 @@ static void test_bubbles(void)
   BUBBLE_IS(hand_run(4, 2, "interleaved", 1), 45, 285);
   BUBBLE_IS(hand_run(4, 1, "zb_h1", 1), 42, 282);
   BUBBLE_IS(hand_run(4, 1, "zb_h1", 0), 30, 270);
-  BUBBLE_IS(hand_run(4, 1, "dualpipe", 1), 26, 266);
-  BUBBLE_IS(hand_run(2, 1, "dualpipe", 1), 0, 240);
+  BUBBLE_IS(hand_run(4, 1, "dualpipe", 0), 20, 260);
+  BUBBLE_IS(hand_run(2, 1, "dualpipe", 0), 0, 240);
+  formula_is(hand_run(4, 1, "dualpipe", 1), 26, __LINE__);
   BUBBLE_IS(hand_run(1, 1, "1f1b", 1), 0, 240);
 }
 
@@ -158,7 +178,16 @@ static void test_ratios(void)
 }
 
 /* The slowest stage is critical: stage 2 gets 20 ms more forward, so
- * t = 50 and the 1f1b bubble is 3 x 50 = 150, step 8 x 50 + 150 = 550. */
+ * t = 50 there (F 30, B 20) and 30 elsewhere (F 10, B 20).  The formula
+ * charges 50 for every step of the fill and drain: 3 x 50 = 150.  Run at
+ * block level (1F1B, warm-up p - s - 1 forwards): stage 2 starts F0 at 20
+ * (after F0 on stages 0 and 1) and then never waits in its warm-up or
+ * steady phase: stage 3 returns B(k) 30 ms after F(k) reaches it, while
+ * stage 2 is busy 50 ms with B(k-1) and F(k+1); stage 1 is ahead.  In the
+ * cool-down, F7 ends at t, B6 takes t..t+20, stage 3's B7 ends at t+30:
+ * 10 ms idle.  Stage 2 ends at 20 + 8 x 50 + 10 = 430; B7 on stage 1 takes
+ * 430..450, on stage 0 450..470.  Bubble 470 - 400 = 70 (warm-up 20,
+ * steady 0, cool-down 10 + 40), step 470. */
 static void test_critical_stage(void)
 {
   plc_ir_run *r = hand_run(4, 1, "1f1b", 1);
@@ -167,9 +196,98 @@ static void test_critical_stage(void)
   plc_analyse(&res, r);
   CU_ASSERT_EQUAL(res.critical, 2);
   CU_ASSERT(plc_fx_q(res.t, 1, 20));
-  CU_ASSERT(plc_fx_q(res.bubble, 3, 20));
-  CU_ASSERT(plc_fx_q(res.step, 11, 20));
+  CU_ASSERT(plc_fx_q(res.bubble_formula, 3, 20));
+  CU_ASSERT(res.bubble_measured);
+  CU_ASSERT(plc_fx_q(res.bubble, 7, 100));
+  CU_ASSERT(plc_fx_q(res.bubble_warmup, 1, 50));
+  CU_ASSERT(plc_fx_q(res.bubble_steady, 0, 1));
+  CU_ASSERT(plc_fx_q(res.bubble_cooldown, 1, 20));
+  CU_ASSERT(plc_fx_q(res.step, 47, 100));
   plc_result_free(&res);
+}
+
+/* ---- properties of the measured bubble over random uneven stages -------- */
+
+static unsigned long prop_seed = 12345;
+
+static long prop_rand(long lo, long hi) /* an LCG: the same runs every time */
+{
+  prop_seed = prop_seed * 6364136223846793005UL + 1442695040888963407UL;
+  return lo + (long)((prop_seed >> 33) % (unsigned long)(hi - lo + 1));
+}
+
+/* hand_run's layout with mu microbatches and random times per stage: forward
+ * f[s], backward an input-gradient op then a wgrad op, in whole ms. */
+static plc_ir_run *rand_run(int p, int vpp, const char *schedule, long mu, const long *f,
+                            const long *dg, const long *wg)
+{
+  plc_ir_run *r = hand_run(p, vpp, schedule, 1);
+  r->mu = mu;
+  r->global_batch = (int)(2 * mu);
+  for (int s = 0; s < p; s++) {
+    plc_ir_stage *st = &r->stages[s];
+    memset(&st->fwd, 0, sizeof st->fwd);
+    memset(&st->bwd, 0, sizeof st->bwd);
+    compute(&st->fwd, PLC_PH_FWD, f[s], f[s] * 10, 0, -1);
+    int b = compute(&st->bwd, PLC_PH_BWD, dg[s], dg[s] * 10, 0, -1);
+    compute(&st->bwd, PLC_PH_BWD, wg[s], wg[s] * 10, 1, b);
+  }
+  return r;
+}
+
+/* Over random uneven stages, for each schedule:
+ *  - warm-up + steady + cool-down = the bubble >= 0, and it was measured;
+ *  - every stage's own work, mu (t_f + t_b), fits in the step;
+ *  - when the critical stage is the slowest in each part (forward, input
+ *    gradient, weight gradient), the measured bubble is at most the closed
+ *    form (gpipe, 1f1b, interleaved): raising every stage to its times
+ *    gives the uniform pipeline, whose bubble is the closed form, and no
+ *    block that gets longer makes the step shorter (max-plus);
+ *  - so too directly: one stage's forward 1 ms longer never shortens the
+ *    step. */
+static void test_bubble_properties(void)
+{
+  static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", "zb_h1", "dualpipe"};
+  for (int iter = 0; iter < 200; iter++) {
+    int k = iter % 5, vpp = k == 2 ? 2 : 1;
+    int p = k == 4 ? 2 * (int)prop_rand(1, 3) : (int)prop_rand(2, 6);
+    long mu = p * prop_rand(2, 3);
+    long f[6], dg[6], wg[6];
+    int top = (int)prop_rand(0, p - 1);
+    for (int s = 0; s < p; s++) {
+      f[s] = prop_rand(1, 10);
+      dg[s] = prop_rand(1, 12);
+      wg[s] = prop_rand(1, 8);
+    }
+    for (int s = 0; s < p && k < 3; s++) { /* the top stage is slowest in each part */
+      f[top] = f[s] > f[top] ? f[s] : f[top];
+      dg[top] = dg[s] > dg[top] ? dg[s] : dg[top];
+      wg[top] = wg[s] > wg[top] ? wg[s] : wg[top];
+    }
+    plc_result res;
+    plc_analyse(&res, rand_run(p, vpp, scheds[k], mu, f, dg, wg));
+    mpq_t sum, w;
+    mpq_inits(sum, w, NULL);
+    mpq_add(sum, res.bubble_warmup, res.bubble_steady);
+    mpq_add(sum, sum, res.bubble_cooldown);
+    CU_ASSERT(res.bubble_measured);
+    CU_ASSERT(mpq_equal(sum, res.bubble));
+    CU_ASSERT(mpq_sgn(res.bubble) >= 0 && mpq_sgn(res.bubble_steady) >= 0);
+    for (int s = 0; s < p; s++) {
+      mpq_set_si(w, mu * (f[s] + dg[s] + wg[s]), 1000);
+      CU_ASSERT(mpq_cmp(w, res.step) <= 0);
+    }
+    if (k < 3)
+      CU_ASSERT(mpq_cmp(res.bubble, res.bubble_formula) <= 0);
+    int s = (int)prop_rand(0, p - 1);
+    f[s]++;
+    plc_result slower;
+    plc_analyse(&slower, rand_run(p, vpp, scheds[k], mu, f, dg, wg));
+    CU_ASSERT(mpq_cmp(slower.step, res.step) >= 0);
+    mpq_clears(sum, w, NULL);
+    plc_result_free(&slower);
+    plc_result_free(&res);
+  }
 }
 
 /* DP tail, 1f1b over 2 stages (bubble 30, step 8 x 30 + 30 = 270 ms before
@@ -259,6 +377,7 @@ int main(void)
     {"bubble of every schedule", test_bubbles},
     {"eta, busy, MFU, tokens/s", test_ratios},
     {"critical stage", test_critical_stage},
+    {"measured bubble: properties over random stages", test_bubble_properties},
     {"DP tail and optimizer", test_tail},
     {"a small plan end to end", test_end_to_end},
     {NULL, NULL},

@@ -759,14 +759,17 @@ static int same_results(const plc_sched_sim *a, const plc_sched_sim *b)
   int same = mpq_equal(a->makespan, b->makespan) && mpq_equal(a->bubble, b->bubble) &&
              a->critical == b->critical;
   for (int st = 0; st < a->p; st++)
-    same &= mpq_equal(a->busy[st], b->busy[st]) && mpq_equal(a->idle[st], b->idle[st]);
+    same &= mpq_equal(a->busy[st], b->busy[st]) && mpq_equal(a->idle[st], b->idle[st]) &&
+            mpq_equal(a->warmup[st], b->warmup[st]) && mpq_equal(a->steady[st], b->steady[st]) &&
+            mpq_equal(a->cooldown[st], b->cooldown[st]);
   return same;
 }
 
-/* The int64 path over a common denominator gives exactly the GMP run's
- * figures; times whose common denominator or whole step does not fit in
- * 63 bits fall back to GMP (denominators 2^31-1 and 2^31-19, both prime:
- * their product needs 62 bits, and the step's bound more). */
+/* The machine-integer path over a common denominator gives exactly the
+ * mpz run's figures (the warm-up, steady and cool-down idle too); times
+ * whose scaled values or whole step do not fit fall back to mpz: four
+ * primes near 2^31 (2^31-1, -19, -61, -69) make a common denominator of
+ * 124 bits, past the 128-bit path's quarter range (and the 64-bit one's). */
 static void test_fast_path_exact(void)
 {
   plc_sched_sim fast, slow;
@@ -781,13 +784,15 @@ static void test_fast_path_exact(void)
     sim_ok(&s, t, &fast);
     sim_ok(&s, t, &slow);
     CU_ASSERT(fast.used_fast && !slow.used_fast);
-    PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "int64 and GMP runs differ");
+    PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "machine-integer and mpz runs differ");
     plc_sched_free(&s);
   }
   plc_sched s = gen(PLC_SCHED_1F1B, 4, 1, 8, 0);
   set_times(t, 4, 1, 2, 0, 0, 1);
   mpq_set_ui(t[0].f, 5, 2147483647UL);
   mpq_set_ui(t[1].b, 7, 2147483629UL);
+  mpq_set_ui(t[2].f, 3, 2147483587UL);
+  mpq_set_ui(t[3].b, 11, 2147483579UL);
   sim_ok(&s, t, &fast);
   sim_ok(&s, t, &slow);
   CU_ASSERT(!fast.used_fast);
@@ -821,7 +826,7 @@ int main(void)
     {"explicit orders with FB blocks", test_custom_fb},
     {"preconditions", test_preconditions},
     {"random properties", test_random_properties},
-    {"int64 path equals the GMP run", test_fast_path_exact},
+    {"machine-integer path equals the mpz run", test_fast_path_exact},
     {NULL, NULL},
   };
   return plc_cu_run("schedule", tests);
