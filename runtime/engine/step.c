@@ -197,10 +197,15 @@ static long plc_step_place_list(plc_step_build *b, const plc_step_inst *in, long
  * segment starts at every compute-stream op that names, among its
  * dependencies, an op of another stream (where the compute stream would
  * wait for that part's own communication); other ops stay in the segment
- * of the compute op before them.  The block then issues forward segment 0,
- * backward segment 0, forward segment 1, backward segment 1, ..., each
- * part keeping its own order, so what one part waits for (an EP dispatch
- * or combine) is in flight while the other part's segment computes. */
+ * of the compute op before them.  The block then issues backward segment
+ * 0, forward segment 0, backward segment 1, forward segment 1, ..., each
+ * part keeping its own order, so what one part waits for is in flight
+ * while the other part's segment computes.  On a MoE layer this is the
+ * arrangement of the DeepSeek-V3 report's Figure 4: the backward's combine
+ * all-to-all runs under the forward's attention, the forward's dispatch
+ * under the backward's expert MLP, the backward's dispatch under the
+ * forward's experts, the forward's combine under the backward's
+ * attention. */
 static void plc_step_segments(const plc_step_build *b, const plc_step_inst *in, int *seg)
 {
   const plc_ir_list *l = plc_step_list(b, in->ls, in->v);
@@ -220,7 +225,7 @@ static void plc_step_segments(const plc_step_build *b, const plc_step_inst *in, 
 static long plc_step_place_fb(plc_step_build *b, const plc_step_inst *f, const plc_step_inst *bw,
                               long next)
 {
-  const plc_step_inst *part[2] = {f, bw};
+  const plc_step_inst *part[2] = {bw, f};
   int n[2], at[2] = {0, 0};
   for (int q = 0; q < 2; q++) {
     /* mark which ops run, then number them in the merged order */
