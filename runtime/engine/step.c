@@ -248,23 +248,42 @@ static int *plc_step_new_map(plc_step_build *b, const plc_step_inst *in)
   return *m;
 }
 
-/* Count the ops first (an upper bound: `once` ops counted everywhere), so
- * that a plan too large is refused before the maps are built. */
+static int plc_step_sched_phase(int phase)
+{
+  return phase == PLC_SCHED_F ? I_F : phase == PLC_SCHED_W ? I_W : I_B;
+}
+
+/* Ops of list variant v of lowered stage ls in chunk tag (-1: all), an
+ * upper bound (`once` ops counted in every microbatch). */
+static long plc_step_nops(const plc_step_build *b, int ls, int v, int tag)
+{
+  const plc_ir_list *l = plc_step_list(b, ls, v);
+  const unsigned char *in = b->in[ls * V_N + v];
+  long n = 0;
+  for (int i = 0; i < l->n; i++)
+    n += in[i] && (tag < 0 || l->ops[i].chunk == tag);
+  return n;
+}
+
+/* Count the ops first (an upper bound), so that a plan too large is
+ * refused before the maps are built; each (lowered stage, variant, chunk)
+ * is counted once. */
 static long plc_step_count(const plc_step_build *b)
 {
-  long n = 0;
+  long n = 0, nv = (long)b->run->vpp + 1;
+  long *memo = plc_xmalloc((size_t)(b->p * V_N * nv) * sizeof *memo);
+  for (long i = 0; i < b->p * V_N * nv; i++) memo[i] = -1;
   for (int s = 0; s < b->p; s++) {
     for (int k = b->sched->start[s]; k < b->sched->start[s + 1]; k++) {
       const plc_sched_block *blk = &b->sched->blocks[k];
-      int ls, tag;
-      plc_step_part(b, s, plc_step_local(b, blk->chunk), &ls, &tag);
-      int v = blk->phase == PLC_SCHED_FB ? V_F
-              : plc_step_phase_variant(b, blk->phase == PLC_SCHED_F ? I_F
-                                          : blk->phase == PLC_SCHED_W ? I_W : I_B, blk->split);
-      n += plc_step_list(b, ls, v)->n;
-      if (blk->phase == PLC_SCHED_FB) {
-        plc_step_part(b, s, plc_step_local(b, blk->chunk2), &ls, &tag);
-        n += plc_step_list(b, ls, V_B)->n;
+      for (int q = 0; q < (blk->phase == PLC_SCHED_FB ? 2 : 1); q++) {
+        int ls, tag, ph = q == 1 ? I_B : blk->phase == PLC_SCHED_FB ? I_F
+                                       : plc_step_sched_phase(blk->phase);
+        plc_step_part(b, s, plc_step_local(b, q ? blk->chunk2 : blk->chunk), &ls, &tag);
+        int v = plc_step_phase_variant(b, ph, blk->split && ph == I_B);
+        long *m = &memo[((long)ls * V_N + v) * nv + tag + 1];
+        if (*m < 0) *m = plc_step_nops(b, ls, v, tag);
+        n += *m;
       }
     }
     for (int j = 0; j < b->nparts; j++) {
@@ -273,12 +292,8 @@ static long plc_step_count(const plc_step_build *b)
       n += b->run->stages[ls].step.n;
     }
   }
+  free(memo);
   return n;
-}
-
-static int plc_step_sched_phase(int phase)
-{
-  return phase == PLC_SCHED_F ? I_F : phase == PLC_SCHED_W ? I_W : I_B;
 }
 
 static long plc_step_places(plc_step_build *b)
