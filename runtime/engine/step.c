@@ -193,24 +193,28 @@ static long plc_step_place_list(plc_step_build *b, const plc_step_inst *in, long
   return next;
 }
 
-/* The F&B interleaving rule.  Each part's ops are cut into segments: a new
- * segment starts at every compute-stream op that names, among its
- * dependencies, an op of another stream (where the compute stream would
- * wait for that part's own communication); other ops stay in the segment
- * of the compute op before them.  The block then issues backward segment
- * 0, forward segment 0, backward segment 1, forward segment 1, ..., each
- * part keeping its own order, so what one part waits for is in flight
- * while the other part's segment computes.  On a MoE layer this is the
- * arrangement of the DeepSeek-V3 report's Figure 4: the backward's combine
- * all-to-all runs under the forward's attention, the forward's dispatch
- * under the backward's expert MLP, the backward's dispatch under the
- * forward's experts, the forward's combine under the backward's
- * attention. */
-static void plc_step_segments(const plc_step_build *b, const plc_step_inst *in, int *seg)
+/* The F&B interleaving rule.  Each part's layer ops are cut into
+ * segments: a new segment starts at every compute-stream op that names,
+ * among its dependencies, an op of another stream (where the compute
+ * stream would wait for that part's own communication); other ops stay in
+ * the segment of the compute op before them.  The block issues backward
+ * segment 0, forward segment 0, backward segment 1, forward segment 1,
+ * ..., each part keeping its own order, so what one part waits for is in
+ * flight while the other part's segment computes; then the forward's
+ * pipeline-template ops and the backward's (lowering puts them after the
+ * layers), as DualPipe sends both parts' outputs after the overlapped
+ * compute (_forward_backward_chunk: _send_forward, then _send_backward).
+ * On a MoE layer this is the arrangement of the DeepSeek-V3 report's
+ * Figure 4: the backward's combine all-to-all runs under the forward's
+ * attention, the forward's dispatch under the backward's expert MLP, the
+ * backward's dispatch under the forward's experts, the forward's combine
+ * under the backward's attention.  Returns where the part's pipeline ops
+ * start. */
+static int plc_step_segments(const plc_step_build *b, const plc_step_inst *in, int *seg)
 {
   const plc_ir_list *l = plc_step_list(b, in->ls, in->v);
-  int cur = 0;
-  for (int i = 0; i < l->n; i++) {
+  int cur = 0, i = 0;
+  for (; i < l->n && l->ops[i].layer >= 0; i++) {
     const plc_ir_op *op = &l->ops[i];
     if (in->map[i] >= 0 && op->stream == 0)
       for (int d = 0; d < op->ndeps; d++)
@@ -220,25 +224,37 @@ static void plc_step_segments(const plc_step_build *b, const plc_step_inst *in, 
         }
     seg[i] = cur;
   }
+  return i;
+}
+
+static long plc_step_number(const plc_step_inst *in, int from, int to, long next)
+{
+  for (int i = from; i < to; i++)
+    if (in->map[i] >= 0)
+      in->map[i] = (int)next++;
+  return next;
 }
 
 static long plc_step_place_fb(plc_step_build *b, const plc_step_inst *f, const plc_step_inst *bw,
                               long next)
 {
   const plc_step_inst *part[2] = {bw, f};
-  int n[2], at[2] = {0, 0};
+  int n[2], tail[2], at[2] = {0, 0};
   for (int q = 0; q < 2; q++) {
     /* mark which ops run, then number them in the merged order */
     n[q] = plc_step_list(b, part[q]->ls, part[q]->v)->n;
     plc_step_place_list(b, part[q], 0);
-    plc_step_segments(b, part[q], b->seg[q]);
+    tail[q] = plc_step_segments(b, part[q], b->seg[q]);
   }
-  for (int cur = 0; at[0] < n[0] || at[1] < n[1]; cur++)
-    for (int q = 0; q < 2; q++)
-      for (; at[q] < n[q] && b->seg[q][at[q]] <= cur; at[q]++)
-        if (part[q]->map[at[q]] >= 0)
-          part[q]->map[at[q]] = (int)next++;
-  return next;
+  for (int cur = 0; at[0] < tail[0] || at[1] < tail[1]; cur++)
+    for (int q = 0; q < 2; q++) {
+      int from = at[q];
+      while (at[q] < tail[q] && b->seg[q][at[q]] <= cur)
+        at[q]++;
+      next = plc_step_number(part[q], from, at[q], next);
+    }
+  next = plc_step_number(f, tail[1], n[1], next);
+  return plc_step_number(bw, tail[0], n[0], next);
 }
 
 static int *plc_step_new_map(plc_step_build *b, const plc_step_inst *in)

@@ -30,12 +30,14 @@
  * An F&B block (DualPipe) runs the forward of one microbatch and the
  * backward of another together.  Both parts wait for everything either
  * needs (DualPipe receives both inputs before computing), and their ops
- * are interleaved by one rule: each part is cut into segments, a new one
- * starting at every compute-stream op that names an op of another stream
- * among its dependencies (where the compute stream would wait for the
- * part's own communication); the block issues backward segment 0, forward
- * segment 0, backward segment 1, forward segment 1, ... each part in its
- * own order.  So one part's all-to-all is in flight while the other's
+ * are interleaved by one rule: each part's layer ops are cut into
+ * segments, a new one starting at every compute-stream op that names an op
+ * of another stream among its dependencies (where the compute stream would
+ * wait for the part's own communication); the block issues backward
+ * segment 0, forward segment 0, backward segment 1, forward segment 1, ...
+ * each part in its own order, then the forward's pipeline-template ops
+ * (its sends) and the backward's, as DualPipe sends both after the
+ * overlapped compute.  So one part's all-to-all is in flight while the other's
  * segment computes: on a MoE layer, the backward's combine under the
  * forward's attention, the forward's dispatch under the backward's expert
  * GEMMs, the backward's dispatch under the forward's experts and the
