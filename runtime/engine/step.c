@@ -769,10 +769,16 @@ int plc_step_run(plc_step *st, const plc_ir_run *run, const plc_step_opts *opts,
       if ((size_t)plc_step_list(&b, s, v)->n > maxn) maxn = (size_t)plc_step_list(&b, s, v)->n;
   b.seg[0] = plc_xmalloc((maxn + 1) * sizeof *b.seg[0]);
   b.seg[1] = plc_xmalloc((maxn + 1) * sizeof *b.seg[1]);
+  /* the instance maps cost a pointer per (stage, phase, chunk, mb), a
+   * few per block: blocks count against the limit as ops do */
   long n = plc_step_count(&b);
-  if (n > PLC_STEP_MAX_OPS) {
-    snprintf(msg, msglen, "the whole step has %ld ops, more than the %ld the simulation "
-             "takes", n, PLC_STEP_MAX_OPS);
+  if (n > PLC_STEP_MAX_OPS || sched.nblocks > PLC_STEP_MAX_OPS) {
+    if (n > PLC_STEP_MAX_OPS)
+      snprintf(msg, msglen, "the whole step has %ld ops, more than the %ld the simulation "
+               "takes", n, PLC_STEP_MAX_OPS);
+    else
+      snprintf(msg, msglen, "the whole step has %d blocks, more than the %ld the simulation "
+               "takes", sched.nblocks, PLC_STEP_MAX_OPS);
     plc_step_build_free(&b, 0);
     plc_sched_free(&sched);
     return 0;
