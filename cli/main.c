@@ -92,7 +92,7 @@ static void plc_cli_usage(FILE *out)
         "  --emit=tokens|ast|ir|step|plan\n"
         "                       print the tokens, the syntax tree, the lowered ops, or\n"
         "                       the whole step simulated as one graph (links shared,\n"
-        "                       then dedicated; gpipe, 1f1b and zb_h1 for now); plan:\n"
+        "                       then dedicated; every schedule, chunk by chunk); plan:\n"
         "                       the best candidate of each search as a train to paste\n"
         "  -e, --eval=EXPR      print the value of EXPR (train results included) instead of\n"
         "                       the reports\n"

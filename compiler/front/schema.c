@@ -129,6 +129,7 @@ static const plc_field plc_op_fields[] = {
   {"useful", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "counts as useful compute for eta", NULL, 0},
   {"once", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "runs only in the last microbatch of a step", NULL, 0},
   {"wgrad", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "a weight-gradient op (t_w of ZB-H1, DualPipe)", NULL, 0},
+  NUM("chunk", DIMLESS, 0, NONNEG, "pipeline template: the virtual chunk of the stage it belongs to"),
   STR("note", "free text"), PLC_FIELD_END,
 };
 

@@ -98,6 +98,8 @@ static void plc_ir_dump_list(FILE *out, const plc_ir_run *r, int stage, const ch
       fputs(" wgrad", out);
     if (op->pinned)
       fputs(" pinned", out);
+    if (r->vpp > 1) /* the virtual chunk the whole-step simulation runs it in */
+      fprintf(out, " chunk=%d", op->chunk);
     fputc('\n', out);
   }
 }

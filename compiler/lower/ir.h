@@ -2,7 +2,9 @@
  *
  * Lowering turns a train declaration into, for each pipeline stage, two op
  * lists for one microbatch: forward, and backward (with each layer's
- * recompute ops just before its backward ops).  Each op has a kind, a
+ * recompute ops just before its backward ops).  With vpp > 1 each list
+ * covers all the stage's virtual chunks; every op carries its chunk, so the
+ * whole-step simulation can run chunk c's ops alone (step.h).  Each op has a kind, a
  * stream, dependencies (indices of earlier ops in the same list) and an
  * exact duration.  The interpreter (runtime/sim.c) runs these lists; the
  * analysis turns the results into the report.  Everything here is owned by
@@ -44,6 +46,12 @@ typedef struct plc_ir_op {
   int once;             /* only in the last microbatch of the step */
   int wgrad;            /* a weight-gradient op: part of t_w */
   int pinned;           /* its time was given (`time =`), not derived from its work */
+  int chunk;            /* the virtual chunk (0 .. vpp-1) of its stage it belongs to: a
+                           layer op its layer's, a pipeline op its `chunk` field (0);
+                           the whole-step simulation runs each chunk's ops as its blocks */
+  int after_layers;     /* a pipeline op that names no dependency: its one dep is the
+                           list's last layer op on the compute stream (what the layers
+                           produced); per chunk, that chunk's last one */
   mpq_ptr time;         /* duration, s */
   mpq_ptr flops;        /* compute work, FLOP (0 when pinned by time) */
   mpq_ptr size;         /* collective buffer, B */

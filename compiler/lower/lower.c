@@ -516,7 +516,30 @@ static void plc_lower_pipeline_dep(plc_lctx *c, plc_ir_op *op)
     op->deps = plc_arena_alloc(c->L->ar, sizeof *op->deps);
     op->deps[0] = c->sent - 1;
     op->ndeps = 1;
+    op->after_layers = 1;
   }
+}
+
+/* A pipeline op's `chunk`: the virtual chunk of the stage it belongs to
+ * (0 when not given); a layer's ops belong to their layer's chunk, set by
+ * the caller, and step ops run once after every chunk.  Returns 0 on an
+ * error. */
+static int plc_lower_op_chunk(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
+{
+  plc_value *v = plc_lower_opfield(c, env, "chunk");
+  if (!v)
+    return 1;
+  const plc_ast *at = plc_lower_opnode(env, "chunk", node);
+  if (c->layer != -1 || c->phase == PLC_PH_STEP) {
+    plc_error(c->L->diag, &at->loc, "'chunk' is for the ops of the pipeline template's forward "
+              "and backward: a layer's ops belong to their layer's chunk, step ops to none");
+    return 0;
+  }
+  long k;
+  if (!plc_lower_int(c->L, v, 0, c->L->run->vpp - 1, at, "a virtual chunk (0 .. vpp - 1)", &k))
+    return 0;
+  op->chunk = (int)k;
+  return 1;
 }
 
 static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
@@ -578,6 +601,8 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
               plc_lower_bool_field(c, env, "useful", c->phase == PLC_PH_FWD || c->phase == PLC_PH_BWD);
   op.once = plc_lower_bool_field(c, env, "once", 0);
   op.wgrad = op.kind == PLC_OPK_COMPUTE && plc_lower_bool_field(c, env, "wgrad", 0);
+  if (!plc_lower_op_chunk(c, env, node, &op))
+    return;
   plc_lower_pipeline_dep(c, &op);
   int idx = plc_ir_push(L->ar, c->list, &op);
   plc_inst_add(L, c->cur, op.name, idx, NULL, 0);
@@ -1180,6 +1205,23 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
     plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
 }
 
+/* A layer's ops, from n0 to the end of the list, belong to its chunk
+ * (whether lowered, copied from the memo, mirrored or recomputed). */
+static void plc_lower_set_chunk(plc_ir_list *l, int n0, int chunk)
+{
+  for (int i = n0; i < l->n; i++)
+    l->ops[i].chunk = chunk;
+}
+
+/* The virtual chunk of the stage's k-th layer. */
+static int plc_lower_chunk_of(const plc_ir_stage *st, int k)
+{
+  int c = 0;
+  while (k >= st->chunk_end[c])
+    c++;
+  return c;
+}
+
 static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer_info *info)
 {
   plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD};
@@ -1192,8 +1234,10 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
     c.layer = st->layers[k];
     c.cur = &li->fwd;
     c.prev = prev;
+    int n0 = st->fwd.n;
     plc_lower_layer_fwd(&c, li, plc_lower_layer_value(L, c.layer, li->kind, s, k == 0,
                                                       k == st->nlayers - 1));
+    plc_lower_set_chunk(&st->fwd, n0, chunk);
     li->lo = li->fwd.lo;
     li->hi = li->fwd.hi;
     prev = &li->fwd;
@@ -1278,7 +1322,9 @@ static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
   for (int k = st->nlayers - 1; k >= 0 && !PLC_LOWER_FAILED(L); k--) {
     c.cur = &insts[k];
     c.prev = prev;
+    int n0 = st->bwd.n;
     plc_lower_stage_bwd_layer(&c, st, s, k, &info[k], &users, map);
+    plc_lower_set_chunk(&st->bwd, n0, plc_lower_chunk_of(st, k));
     prev = &insts[k];
   }
   free(insts);

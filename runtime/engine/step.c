@@ -10,6 +10,7 @@
 #endif
 
 #include "step.h"
+#include "runsched.h"
 #include "schedule.h"
 #include "xalloc.h"
 
@@ -22,32 +23,108 @@
  * the backward split into B and W. */
 enum { V_F, V_B, V_BS, V_W, V_STEP, V_N };
 
+/* Block phases as instances are kept: F, B, W (an FB is an F and a B). */
+enum { I_F, I_B, I_W, I_N };
+
+/* One block instance: the ops of list variant v of lowered stage ls (the
+ * model part it runs) with chunk tag `tag` (-1: every chunk), for
+ * microbatch mb, on device stage s as its k-th local chunk. */
+typedef struct plc_step_inst {
+  int s, phase, k, mb;
+  int ls, tag, v, lastmb;
+  int *map;                    /* list op -> global op, or -1 */
+} plc_step_inst;
+
 typedef struct plc_step_build {
   const plc_ir_run *run;
   const plc_sched *sched;
   plc_step *st;
-  int p, mu, split;
-  /* per stage and variant: which ops of the list belong to it */
-  unsigned char **in;          /* [s * V_N + v][i] */
-  /* block instances: map[(s * 4 + phase) * mu + mb][i] = global op, or -1 */
+  int p, mu, split, vloc;
+  /* per lowered stage and variant: which ops of the list belong to it */
+  unsigned char **in;          /* [ls * V_N + v][i] */
+  /* per lowered stage, list (0 fwd, 1 bwd) and chunk: the list's last
+   * layer op on the compute stream in that chunk, or -1 */
+  int **lastc;
+  /* block instances, by (s, phase, k, mb): see plc_step_inst_at */
   int **map;
-  int *step_map_base;          /* per stage: global index of its first step op */
+  int nparts;                  /* step lists per device: 1, or 2 for dualpipe */
+  int *step_map_base;          /* per device and part: global index of its first step op */
   int **last;                  /* per stage, per stream: last global op so far */
   int *tier;                   /* per dimension: index of its tier */
   int ntiers;
   int *seen, *stack;           /* plc_step_resolve's visit stamps and stack */
   int stamp;
   size_t stack_cap;
+  int *seg[2];                 /* plc_step_place_fb's segments */
   plc_flow_op *ops;
   mpq_t *fixed, *work;
   int *dep_pool;
   long ndep, capdep;
 } plc_step_build;
 
-static const plc_ir_list *plc_step_list(const plc_step_build *b, int s, int v)
+static const plc_ir_list *plc_step_list(const plc_step_build *b, int ls, int v)
 {
-  const plc_ir_stage *stage = &b->run->stages[s];
+  const plc_ir_stage *stage = &b->run->stages[ls];
   return v == V_F ? &stage->fwd : v == V_STEP ? &stage->step : &stage->bwd;
+}
+
+/* ---- placement: which lists a device's chunk runs ---------------------------- */
+
+/* The local index (0 .. vloc-1) of global chunk g on its stage. */
+static int plc_step_local(const plc_step_build *b, int g)
+{
+  switch (b->sched->place) {
+  case PLC_SCHED_PLACE_ROUND: return g / b->p;
+  case PLC_SCHED_PLACE_STAGE: return 0;
+  default: return g < b->p ? 0 : 1;
+  }
+}
+
+/* Device s's k-th chunk runs lowered stage *ls's ops of chunk *tag (-1:
+ * all of them): round-robin chunk k of stage s is the stage's own virtual
+ * chunk k; a DualPipe chunk is a whole model part (chunk p + j of the
+ * second direction, on stage p-1-j, is part j: lowered stage j). */
+static void plc_step_part(const plc_step_build *b, int s, int k, int *ls, int *tag)
+{
+  *ls = s;
+  *tag = -1;
+  if (b->sched->place == PLC_SCHED_PLACE_ROUND)
+    *tag = k;
+  else if (b->sched->place == PLC_SCHED_PLACE_BIDIR && k == 1)
+    *ls = b->p - 1 - s;
+}
+
+/* The microbatch whose backward runs a chunk's `once` ops: the last one
+ * through it (DualPipe's directions each have half). */
+static int plc_step_lastmb(const plc_step_build *b, int g)
+{
+  if (b->sched->place == PLC_SCHED_PLACE_BIDIR && g < b->p)
+    return b->mu / 2 - 1;
+  return b->mu - 1;
+}
+
+static int **plc_step_inst_at(const plc_step_build *b, int s, int phase, int k, int mb)
+{
+  size_t key = (((size_t)s * I_N + (size_t)phase) * (size_t)b->vloc + (size_t)k) * (size_t)b->mu;
+  return &b->map[key + (size_t)mb];
+}
+
+static int plc_step_phase_variant(const plc_step_build *b, int phase, int split)
+{
+  (void)b;
+  return phase == I_F ? V_F : phase == I_W ? V_W : split ? V_BS : V_B;
+}
+
+/* The instance of part (phase, mb, chunk g) of a block on stage s. */
+static plc_step_inst plc_step_inst_of(const plc_step_build *b, int s, int phase, int mb, int g,
+                                      int split)
+{
+  plc_step_inst in = {.s = s, .phase = phase, .k = plc_step_local(b, g), .mb = mb,
+                      .v = plc_step_phase_variant(b, phase, split),
+                      .lastmb = plc_step_lastmb(b, g)};
+  plc_step_part(b, s, in.k, &in.ls, &in.tag);
+  in.map = *plc_step_inst_at(b, s, phase, in.k, mb);
+  return in;
 }
 
 /* ---- which ops a block runs ------------------------------------------------- */
@@ -68,81 +145,200 @@ static void plc_step_split(plc_step_build *b, int s)
   }
 }
 
+/* Per chunk, the list's last layer op on the compute stream: what a
+ * pipeline op of that chunk that names no dependency waits for. */
+static int *plc_step_lastc(const plc_step_build *b, const plc_ir_list *l)
+{
+  int v = b->run->vpp, *out = plc_xmalloc(((size_t)v + 1) * sizeof *out);
+  for (int c = 0; c < v; c++) out[c] = -1;
+  for (int i = 0; i < l->n; i++)
+    if (l->ops[i].stream == 0 && l->ops[i].layer >= 0 && l->ops[i].chunk < v)
+      out[l->ops[i].chunk] = i;
+  return out;
+}
+
 static void plc_step_variants(plc_step_build *b)
 {
   b->in = plc_xcalloc((size_t)b->p * V_N, sizeof *b->in);
-  for (int s = 0; s < b->p; s++)
+  b->lastc = plc_xcalloc((size_t)b->p * 2, sizeof *b->lastc);
+  for (int s = 0; s < b->p; s++) {
     for (int v = 0; v < V_N; v++) {
       const plc_ir_list *l = plc_step_list(b, s, v);
       b->in[s * V_N + v] = plc_xcalloc((size_t)l->n + 1, 1);
       if (v == V_F || v == V_B || v == V_STEP)
         memset(b->in[s * V_N + v], 1, (size_t)l->n);
     }
-  for (int s = 0; s < b->p; s++)
     plc_step_split(b, s);
+    b->lastc[2 * s] = plc_step_lastc(b, &b->run->stages[s].fwd);
+    b->lastc[2 * s + 1] = plc_step_lastc(b, &b->run->stages[s].bwd);
+  }
 }
 
-static int plc_step_variant(const plc_sched_block *blk)
+/* Does op i of the instance's list run in it?  Its variant's ops of its
+ * chunk; `once` ops only in the chunk's last microbatch. */
+static int plc_step_runs(const plc_step_build *b, const plc_step_inst *in, int i)
 {
-  if (blk->phase == PLC_SCHED_F) return V_F;
-  if (blk->phase == PLC_SCHED_W) return V_W;
-  return blk->split ? V_BS : V_B;
-}
-
-/* Does op i of the list run in this instance?  `once` ops only in the
- * last microbatch. */
-static int plc_step_runs(const plc_step_build *b, int s, int v, int mb, int i)
-{
-  const plc_ir_op *op = &plc_step_list(b, s, v)->ops[i];
-  return b->in[s * V_N + v][i] && (!op->once || mb == b->mu - 1);
+  const plc_ir_op *op = &plc_step_list(b, in->ls, in->v)->ops[i];
+  return b->in[in->ls * V_N + in->v][i] && (in->tag < 0 || op->chunk == in->tag) &&
+         (!op->once || in->mb == in->lastmb);
 }
 
 /* ---- pass 1: places ------------------------------------------------------------ */
 
-static int **plc_step_inst(plc_step_build *b, int s, int phase, int mb)
+static long plc_step_place_list(plc_step_build *b, const plc_step_inst *in, long next)
 {
-  return &b->map[((size_t)s * 4 + (size_t)phase) * (size_t)b->mu + (size_t)mb];
-}
-
-static long plc_step_place_list(plc_step_build *b, int s, int v, int mb, int *map, long next)
-{
-  const plc_ir_list *l = plc_step_list(b, s, v);
+  const plc_ir_list *l = plc_step_list(b, in->ls, in->v);
   for (int i = 0; i < l->n; i++)
-    map[i] = plc_step_runs(b, s, v, mb, i) ? (int)next++ : -1;
+    in->map[i] = plc_step_runs(b, in, i) ? (int)next++ : -1;
   return next;
 }
 
-/* Count the ops first, so that a plan too large is refused before the
- * maps are built. */
+/* The F&B interleaving rule.  Each part's layer ops are cut into
+ * segments: a new segment starts at every compute-stream op that names,
+ * among its dependencies, an op of another stream (where the compute
+ * stream would wait for that part's own communication); other ops stay in
+ * the segment of the compute op before them.  The block issues backward
+ * segment 0, forward segment 0, backward segment 1, forward segment 1,
+ * ..., each part keeping its own order, so what one part waits for is in
+ * flight while the other part's segment computes; then the forward's
+ * pipeline-template ops and the backward's (lowering puts them after the
+ * layers), as DualPipe sends both parts' outputs after the overlapped
+ * compute (_forward_backward_chunk: _send_forward, then _send_backward).
+ * On a MoE layer this is the arrangement of the DeepSeek-V3 report's
+ * Figure 4: the backward's combine all-to-all runs under the forward's
+ * attention, the forward's dispatch under the backward's expert MLP, the
+ * backward's dispatch under the forward's experts, the forward's combine
+ * under the backward's attention.  Returns where the part's pipeline ops
+ * start. */
+static int plc_step_segments(const plc_step_build *b, const plc_step_inst *in, int *seg)
+{
+  const plc_ir_list *l = plc_step_list(b, in->ls, in->v);
+  int cur = 0, i = 0;
+  for (; i < l->n && l->ops[i].layer >= 0; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    if (in->map[i] >= 0 && op->stream == 0)
+      for (int d = 0; d < op->ndeps; d++)
+        if (l->ops[op->deps[d]].stream != 0) {
+          cur++;
+          break;
+        }
+    seg[i] = cur;
+  }
+  return i;
+}
+
+static long plc_step_number(const plc_step_inst *in, int from, int to, long next)
+{
+  for (int i = from; i < to; i++)
+    if (in->map[i] >= 0)
+      in->map[i] = (int)next++;
+  return next;
+}
+
+static long plc_step_place_fb(plc_step_build *b, const plc_step_inst *f, const plc_step_inst *bw,
+                              long next)
+{
+  const plc_step_inst *part[2] = {bw, f};
+  int n[2], tail[2], at[2] = {0, 0};
+  for (int q = 0; q < 2; q++) {
+    /* mark which ops run, then number them in the merged order */
+    n[q] = plc_step_list(b, part[q]->ls, part[q]->v)->n;
+    plc_step_place_list(b, part[q], 0);
+    tail[q] = plc_step_segments(b, part[q], b->seg[q]);
+  }
+  for (int cur = 0; at[0] < tail[0] || at[1] < tail[1]; cur++)
+    for (int q = 0; q < 2; q++) {
+      int from = at[q];
+      while (at[q] < tail[q] && b->seg[q][at[q]] <= cur)
+        at[q]++;
+      next = plc_step_number(part[q], from, at[q], next);
+    }
+  next = plc_step_number(f, tail[1], n[1], next);
+  return plc_step_number(bw, tail[0], n[0], next);
+}
+
+static int *plc_step_new_map(plc_step_build *b, const plc_step_inst *in)
+{
+  int **m = plc_step_inst_at(b, in->s, in->phase, in->k, in->mb);
+  *m = plc_xmalloc(((size_t)plc_step_list(b, in->ls, in->v)->n + 1) * sizeof **m);
+  return *m;
+}
+
+static int plc_step_sched_phase(int phase)
+{
+  return phase == PLC_SCHED_F ? I_F : phase == PLC_SCHED_W ? I_W : I_B;
+}
+
+/* Ops of list variant v of lowered stage ls in chunk tag (-1: all), an
+ * upper bound (`once` ops counted in every microbatch). */
+static long plc_step_nops(const plc_step_build *b, int ls, int v, int tag)
+{
+  const plc_ir_list *l = plc_step_list(b, ls, v);
+  const unsigned char *in = b->in[ls * V_N + v];
+  long n = 0;
+  for (int i = 0; i < l->n; i++)
+    n += in[i] && (tag < 0 || l->ops[i].chunk == tag);
+  return n;
+}
+
+/* Count the ops first (an upper bound), so that a plan too large is
+ * refused before the maps are built; each (lowered stage, variant, chunk)
+ * is counted once. */
 static long plc_step_count(const plc_step_build *b)
 {
-  long n = 0;
+  long n = 0, nv = (long)b->run->vpp + 1;
+  long *memo = plc_xmalloc((size_t)(b->p * V_N * nv) * sizeof *memo);
+  for (long i = 0; i < b->p * V_N * nv; i++) memo[i] = -1;
   for (int s = 0; s < b->p; s++) {
     for (int k = b->sched->start[s]; k < b->sched->start[s + 1]; k++) {
       const plc_sched_block *blk = &b->sched->blocks[k];
-      int v = plc_step_variant(blk);
-      n += plc_step_list(b, s, v)->n;
+      for (int q = 0; q < (blk->phase == PLC_SCHED_FB ? 2 : 1); q++) {
+        int ls, tag, ph = q == 1 ? I_B : blk->phase == PLC_SCHED_FB ? I_F
+                                       : plc_step_sched_phase(blk->phase);
+        plc_step_part(b, s, plc_step_local(b, q ? blk->chunk2 : blk->chunk), &ls, &tag);
+        int v = plc_step_phase_variant(b, ph, blk->split && ph == I_B);
+        long *m = &memo[((long)ls * V_N + v) * nv + tag + 1];
+        if (*m < 0) *m = plc_step_nops(b, ls, v, tag);
+        n += *m;
+      }
     }
-    n += b->run->stages[s].step.n;
+    for (int j = 0; j < b->nparts; j++) {
+      int ls, tag;
+      plc_step_part(b, s, j, &ls, &tag);
+      n += b->run->stages[ls].step.n;
+    }
   }
+  free(memo);
   return n;
 }
 
 static long plc_step_places(plc_step_build *b)
 {
   long next = 0;
-  b->map = plc_xcalloc((size_t)b->p * 4 * (size_t)b->mu, sizeof *b->map);
-  b->step_map_base = plc_xcalloc((size_t)b->p + 1, sizeof *b->step_map_base);
+  b->map = plc_xcalloc((size_t)b->p * I_N * (size_t)b->vloc * (size_t)b->mu, sizeof *b->map);
+  b->step_map_base = plc_xcalloc((size_t)b->p * 2 + 1, sizeof *b->step_map_base);
   for (int s = 0; s < b->p; s++) {
     for (int k = b->sched->start[s]; k < b->sched->start[s + 1]; k++) {
       const plc_sched_block *blk = &b->sched->blocks[k];
-      int v = plc_step_variant(blk);
-      int **m = plc_step_inst(b, s, blk->phase, blk->mb);
-      *m = plc_xmalloc(((size_t)plc_step_list(b, s, v)->n + 1) * sizeof **m);
-      next = plc_step_place_list(b, s, v, blk->mb, *m, next);
+      if (blk->phase == PLC_SCHED_FB) {
+        plc_step_inst f = plc_step_inst_of(b, s, I_F, blk->mb, blk->chunk, 0);
+        plc_step_inst bw = plc_step_inst_of(b, s, I_B, blk->mb2, blk->chunk2, blk->split);
+        f.map = plc_step_new_map(b, &f);
+        bw.map = plc_step_new_map(b, &bw);
+        next = plc_step_place_fb(b, &f, &bw, next);
+        continue;
+      }
+      plc_step_inst in = plc_step_inst_of(b, s, plc_step_sched_phase(blk->phase), blk->mb,
+                                          blk->chunk, blk->split);
+      in.map = plc_step_new_map(b, &in);
+      next = plc_step_place_list(b, &in, next);
     }
-    b->step_map_base[s] = (int)next;
-    next += b->run->stages[s].step.n;
+    for (int j = 0; j < b->nparts; j++) {
+      int ls, tag;
+      plc_step_part(b, s, j, &ls, &tag);
+      b->step_map_base[s * 2 + j] = (int)next;
+      next += b->run->stages[ls].step.n;
+    }
   }
   return next;
 }
@@ -158,21 +354,22 @@ static void plc_step_dep(plc_step_build *b, int g)
   b->dep_pool[b->ndep++] = g;
 }
 
-/* The global op that list op j of stage s stands for in block instance
- * (phase, mb), or -1: itself when it runs there, a B op seen from W in
- * the B instance; else (a W op seen from B, a `once` op left out) -1, and
- * what it waits for stands in for it. */
-static int plc_step_direct(const plc_step_build *b, int s, int phase, int v, int mb, int j)
+/* The global op that list op j stands for, seen from instance in, or -1:
+ * op j in the instance of its own chunk (a layer op of the chunk before,
+ * named by `prev.`, runs in that chunk's block of the same microbatch),
+ * and a B op seen from W in the B instance; else (a W op seen from B, a
+ * `once` op left out) -1, and what it waits for stands in for it. */
+static int plc_step_direct(const plc_step_build *b, const plc_step_inst *in, int j)
 {
-  int *m = *plc_step_inst((plc_step_build *)b, s, phase, mb);
-  if (m && m[j] >= 0)
-    return m[j];
-  if (v == V_W && b->in[s * V_N + V_BS][j]) { /* a W op waits for B's op */
-    int *bm = *plc_step_inst((plc_step_build *)b, s, PLC_SCHED_B, mb);
-    if (bm && bm[j] >= 0)
-      return bm[j];
-  }
-  return -1;
+  const plc_ir_op *op = &plc_step_list(b, in->ls, in->v)->ops[j];
+  int phase = in->phase, k = in->tag >= 0 ? op->chunk : in->k;
+  if (in->v == V_W && b->in[in->ls * V_N + V_BS][j]) /* a W op waits for B's op */
+    phase = I_B;
+  if (k >= b->vloc)
+    return -1;
+  int *m = phase == in->phase && k == in->k ? in->map
+                                            : *plc_step_inst_at(b, in->s, phase, k, in->mb);
+  return m && m[j] >= 0 ? m[j] : -1;
 }
 
 /* Add the global ops list op j stands for as dependencies, walking through
@@ -187,9 +384,9 @@ static void plc_step_push(plc_step_build *b, size_t *n, int j)
   b->stack[(*n)++] = j;
 }
 
-static void plc_step_resolve(plc_step_build *b, int s, int phase, int v, int mb, int j)
+static void plc_step_resolve(plc_step_build *b, const plc_step_inst *in, int j)
 {
-  const plc_ir_list *l = plc_step_list(b, s, v);
+  const plc_ir_list *l = plc_step_list(b, in->ls, in->v);
   size_t n = 0;
   b->stamp++;
   plc_step_push(b, &n, j);
@@ -198,7 +395,7 @@ static void plc_step_resolve(plc_step_build *b, int s, int phase, int v, int mb,
     if (b->seen[k] == b->stamp)
       continue;
     b->seen[k] = b->stamp;
-    int g = plc_step_direct(b, s, phase, v, mb, k);
+    int g = plc_step_direct(b, in, k);
     if (g >= 0) {
       plc_step_dep(b, g);
       continue;
@@ -209,21 +406,19 @@ static void plc_step_resolve(plc_step_build *b, int s, int phase, int v, int mb,
   }
 }
 
-/* What waiting for block (phase, mb) of stage s means: its p2p sends when
- * the waiter is on another stage and it has some, else its sinks (ops of
- * the instance no other op of it waits for). */
-static void plc_step_wait_block(plc_step_build *b, int s, int phase, int mb, int remote)
+/* What waiting for part (phase, mb, chunk g) of stage s means: its p2p
+ * sends over pp when the waiter is on another stage and it has some, else
+ * its sinks (ops of the instance no other op of it waits for). */
+static void plc_step_wait_block(plc_step_build *b, int s, int phase, int mb, int g, int remote)
 {
-  int v = phase == PLC_SCHED_F ? V_F : phase == PLC_SCHED_W ? V_W
-          : b->split ? V_BS : V_B;
-  const plc_ir_list *l = plc_step_list(b, s, v);
-  int *m = *plc_step_inst(b, s, phase, mb);
-  if (!m)
+  plc_step_inst in = plc_step_inst_of(b, s, phase == PLC_SCHED_F ? I_F : I_B, mb, g, b->split);
+  if (!in.map)
     return;
-  int sends = 0;
+  const plc_ir_list *l = plc_step_list(b, in.ls, in.v);
+  int *m = in.map, sends = 0;
   if (remote)
     for (int i = 0; i < l->n; i++)
-      if (m[i] >= 0 && l->ops[i].kind == PLC_OPK_P2P) {
+      if (m[i] >= 0 && l->ops[i].kind == PLC_OPK_P2P && l->ops[i].dim == PLC_PD_PP) {
         plc_step_dep(b, m[i]);
         sends++;
       }
@@ -268,74 +463,125 @@ static void plc_step_costs(plc_step_build *b, int g, int s, const plc_ir_op *op,
   b->ops[g].link = plc_step_link(b, s, op);
 }
 
-/* Write op i of list v, instance (phase, mb) of stage s, as flow op g. */
-static void plc_step_write(plc_step_build *b, int s, int phase, int v, int mb, int i, int g,
+/* Write op i of instance in as flow op g.  A pipeline op that waits for
+ * what the layers produced waits, in a chunk's block, for its chunk's. */
+static void plc_step_write(plc_step_build *b, const plc_step_inst *in, int i, int g,
                            const int *waits, int nwaits, int share)
 {
   const plc_ir_run *run = b->run;
-  const plc_ir_op *op = &plc_step_list(b, s, v)->ops[i];
+  const plc_ir_op *op = &plc_step_list(b, in->ls, in->v)->ops[i];
   long first = b->ndep;
-  for (int d = 0; d < op->ndeps; d++)
-    plc_step_resolve(b, s, phase, v, mb, op->deps[d]);
-  if (op->ndeps == 0) /* an entry op of the block waits for the blocks it needs */
+  int ndeps = op->ndeps;
+  if (op->after_layers && in->tag >= 0) {
+    int j = b->lastc[2 * in->ls + (in->v != V_F)][in->tag];
+    ndeps = j >= 0;
+    if (j >= 0)
+      plc_step_resolve(b, in, j);
+  } else {
+    for (int d = 0; d < op->ndeps; d++)
+      plc_step_resolve(b, in, op->deps[d]);
+  }
+  if (ndeps == 0) /* an entry op of the block waits for the blocks it needs */
     for (int k = 0; k < nwaits; k++)
       plc_step_dep(b, waits[k]);
-  b->ops[g] = (plc_flow_op){.stream = s * run->nstreams + op->stream,
+  b->ops[g] = (plc_flow_op){.stream = in->s * run->nstreams + op->stream,
                             .fixed = b->fixed[g], .work = b->work[g],
                             .ndeps = (int)(b->ndep - first)};
   b->ops[g].deps = (const int *)(intptr_t)first; /* an offset until the pool stops growing */
-  plc_step_costs(b, g, s, op, share);
+  plc_step_costs(b, g, in->s, op, share);
   b->st->src[g] = op;
-  b->st->stage_of[g] = s;
-  b->st->mb_of[g] = mb;
+  b->st->stage_of[g] = in->s;
+  b->st->mb_of[g] = in->mb;
+}
+
+static void plc_step_write_inst(plc_step_build *b, const plc_step_inst *in, const int *waits,
+                                int nwaits, int share)
+{
+  const plc_ir_list *l = plc_step_list(b, in->ls, in->v);
+  int *last = b->last[in->s];
+  for (int i = 0; i < l->n; i++)
+    if (in->map[i] >= 0) {
+      plc_step_write(b, in, i, in->map[i], waits, nwaits, share);
+      if (in->map[i] > last[l->ops[i].stream]) last[l->ops[i].stream] = in->map[i];
+    }
+}
+
+/* What a block waits for, worked out once: collected at the end of the
+ * pool, copied out, and the pool cut back.  An F&B block's parts both
+ * wait for all of it, as DualPipe receives both parts' inputs before
+ * computing either. */
+static int *plc_step_waits(plc_step_build *b, int s, const plc_sched_block *blk, int *nwaits)
+{
+  plc_sched_dep sd[4];
+  int nsd = plc_sched_deps(b->sched, blk, sd);
+  long w0 = b->ndep;
+  for (int q = 0; q < nsd; q++)
+    plc_step_wait_block(b, sd[q].stage, sd[q].phase, sd[q].mb, sd[q].chunk, sd[q].stage != s);
+  *nwaits = (int)(b->ndep - w0);
+  int *waits = plc_xmalloc(((size_t)*nwaits + 1) * sizeof *waits);
+  for (int q = 0; q < *nwaits; q++) waits[q] = b->dep_pool[w0 + q];
+  b->ndep = w0;
+  return waits;
+}
+
+/* Device s's step lists (one per model part it holds) start when
+ * everything else of the stage has ended, one after the other. */
+static void plc_step_write_steps(plc_step_build *b, int s, int share)
+{
+  const plc_ir_run *run = b->run;
+  int *last = b->last[s];
+  for (int j = 0; j < b->nparts; j++) {
+    int ls, tag;
+    plc_step_part(b, s, j, &ls, &tag);
+    const plc_ir_list *l = &run->stages[ls].step;
+    int base = b->step_map_base[s * 2 + j];
+    long w0 = b->ndep;
+    for (int t = 0; t < run->nstreams; t++)
+      if (last[t] >= 0) plc_step_dep(b, last[t]);
+    int nw = (int)(b->ndep - w0);
+    int *waits = plc_xmalloc(((size_t)nw + 1) * sizeof *waits);
+    for (int q = 0; q < nw; q++) waits[q] = b->dep_pool[w0 + q];
+    b->ndep = w0;
+    for (int i = 0; i < l->n; i++) {
+      int g = base + i;
+      long first = b->ndep;
+      for (int d = 0; d < l->ops[i].ndeps; d++)
+        plc_step_dep(b, base + l->ops[i].deps[d]);
+      if (l->ops[i].ndeps == 0)
+        for (int q = 0; q < nw; q++) plc_step_dep(b, waits[q]);
+      b->ops[g] = (plc_flow_op){.stream = s * run->nstreams + l->ops[i].stream,
+                                .fixed = b->fixed[g], .work = b->work[g],
+                                .ndeps = (int)(b->ndep - first)};
+      b->ops[g].deps = (const int *)(intptr_t)first;
+      plc_step_costs(b, g, s, &l->ops[i], share);
+      b->st->src[g] = &l->ops[i];
+      b->st->stage_of[g] = s;
+      b->st->mb_of[g] = -1;
+      if (g > last[l->ops[i].stream]) last[l->ops[i].stream] = g;
+    }
+    free(waits);
+  }
 }
 
 static void plc_step_write_stage(plc_step_build *b, int s, int share)
 {
-  const plc_ir_run *run = b->run;
-  int *last = b->last[s];
   for (int k = b->sched->start[s]; k < b->sched->start[s + 1]; k++) {
     const plc_sched_block *blk = &b->sched->blocks[k];
-    int v = plc_step_variant(blk);
-    int *m = *plc_step_inst(b, s, blk->phase, blk->mb);
-    plc_sched_dep sd[4];
-    int nsd = plc_sched_deps(b->sched, blk, sd);
-    /* What the block waits for, worked out once: collected at the end of
-     * the pool, copied out, and the pool cut back. */
-    long w0 = b->ndep;
-    for (int q = 0; q < nsd; q++)
-      plc_step_wait_block(b, sd[q].stage, sd[q].phase, sd[q].mb, sd[q].stage != s);
-    int nwaits = (int)(b->ndep - w0);
-    int *waits = plc_xmalloc(((size_t)nwaits + 1) * sizeof *waits);
-    for (int q = 0; q < nwaits; q++) waits[q] = b->dep_pool[w0 + q];
-    b->ndep = w0;
-    const plc_ir_list *l = plc_step_list(b, s, v);
-    for (int i = 0; i < l->n; i++)
-      if (m[i] >= 0) {
-        plc_step_write(b, s, blk->phase, v, blk->mb, i, m[i], waits, nwaits, share);
-        last[l->ops[i].stream] = m[i];
-      }
+    int nwaits;
+    int *waits = plc_step_waits(b, s, blk, &nwaits);
+    if (blk->phase == PLC_SCHED_FB) {
+      plc_step_inst f = plc_step_inst_of(b, s, I_F, blk->mb, blk->chunk, 0);
+      plc_step_inst bw = plc_step_inst_of(b, s, I_B, blk->mb2, blk->chunk2, blk->split);
+      plc_step_write_inst(b, &f, waits, nwaits, share);
+      plc_step_write_inst(b, &bw, waits, nwaits, share);
+    } else {
+      plc_step_inst in = plc_step_inst_of(b, s, plc_step_sched_phase(blk->phase), blk->mb,
+                                          blk->chunk, blk->split);
+      plc_step_write_inst(b, &in, waits, nwaits, share);
+    }
     free(waits);
   }
-  /* The step list starts when everything else of the stage has ended. */
-  const plc_ir_list *l = &run->stages[s].step;
-  for (int i = 0; i < l->n; i++) {
-    int g = b->step_map_base[s] + i;
-    long first = b->ndep;
-    for (int d = 0; d < l->ops[i].ndeps; d++)
-      plc_step_dep(b, b->step_map_base[s] + l->ops[i].deps[d]);
-    if (l->ops[i].ndeps == 0)
-      for (int t = 0; t < run->nstreams; t++)
-        if (last[t] >= 0) plc_step_dep(b, last[t]);
-    b->ops[g] = (plc_flow_op){.stream = s * run->nstreams + l->ops[i].stream,
-                              .fixed = b->fixed[g], .work = b->work[g],
-                              .ndeps = (int)(b->ndep - first)};
-    b->ops[g].deps = (const int *)(intptr_t)first;
-    plc_step_costs(b, g, s, &l->ops[i], share);
-    b->st->src[g] = &l->ops[i];
-    b->st->stage_of[g] = s;
-    b->st->mb_of[g] = -1;
-  }
+  plc_step_write_steps(b, s, share);
 }
 
 /* Tiers by name: transfers of a stage on one tier share one link. */
@@ -437,38 +683,46 @@ static void plc_step_build_free(plc_step_build *b, long n)
 {
   if (b->in)
     for (int i = 0; i < b->p * V_N; i++) free(b->in[i]);
+  if (b->lastc)
+    for (int i = 0; i < b->p * 2; i++) free(b->lastc[i]);
   if (b->map)
-    for (long i = 0; i < (long)b->p * 4 * b->mu; i++) free(b->map[i]);
+    for (size_t i = 0; i < (size_t)b->p * I_N * (size_t)b->vloc * (size_t)b->mu; i++)
+      free(b->map[i]);
   if (b->last)
     for (int s = 0; s < b->p; s++) free(b->last[s]);
   for (long g = 0; g < n && b->fixed; g++) mpq_clears(b->fixed[g], b->work[g], NULL);
-  free(b->in), free(b->map), free(b->last), free(b->step_map_base), free(b->tier);
+  free(b->in), free(b->lastc), free(b->map), free(b->last), free(b->step_map_base);
+  free(b->tier), free(b->seg[0]), free(b->seg[1]);
   free(b->ops), free(b->fixed), free(b->work), free(b->dep_pool), free(b->seen), free(b->stack);
 }
 
+/* The schedule's blocks; refused: a placement the lowered lists do not
+ * give (dualpipev's V; vpp > 1 with a schedule of one chunk per stage or
+ * with DualPipe), too many microbatches. */
 static int plc_step_schedule(const plc_ir_run *run, plc_sched *sched, char *msg, size_t len)
 {
-  const plc_sched_info *info = plc_sched_find(run->schedule);
-  if (!info) {
-    snprintf(msg, len, "schedule '%s' has no generator", run->schedule);
+  plc_sched_placement place;
+  plc_sched_params par;
+  if (!plc_runsched_params(run, &place, &par, msg, len))
+    return 0;
+  if (place == PLC_SCHED_PLACE_V) {
+    snprintf(msg, len, "the whole-step simulation of schedule '%s' needs its V placement "
+             "(stage s holding model chunks s and 2p-1-s), which lowering does not give",
+             run->schedule);
     return 0;
   }
-  if (info->place != PLC_SCHED_PLACE_STAGE || run->vpp > 1) {
-    snprintf(msg, len, "the whole-step simulation of schedule '%s' needs per-chunk lists, "
-             "which this version does not lower yet", run->schedule);
+  if (place != PLC_SCHED_PLACE_ROUND && run->vpp > 1) {
+    snprintf(msg, len, "the whole-step simulation of schedule '%s' runs one model part per "
+             "block; vpp = %d splits the stages into round-robin chunks only interleaved "
+             "runs", run->schedule, run->vpp);
     return 0;
   }
   if (run->mu > 1000000) {
     snprintf(msg, len, "%ld microbatches are more than the whole-step simulation takes", run->mu);
     return 0;
   }
-  plc_sched_params par = {.p = run->nstages, .v = 1, .mu = (int)run->mu};
-  const char *why = plc_sched_generate((plc_sched_kind)(info - plc_sched_table), &par, sched);
-  if (why) {
-    snprintf(msg, len, "schedule '%s': %s", run->schedule, why);
-    return 0;
-  }
-  return 1;
+  int stage;
+  return plc_runsched_build(run, sched, msg, len, &stage);
 }
 
 static void plc_step_alloc(plc_step *st, plc_step_build *b, int n)
@@ -504,13 +758,27 @@ int plc_step_run(plc_step *st, const plc_ir_run *run, const plc_step_opts *opts,
   if (!plc_step_schedule(run, &sched, msg, msglen))
     return 0;
   plc_step_build b = {.run = run, .sched = &sched, .st = st, .p = run->nstages,
-                      .mu = (int)run->mu};
+                      .mu = (int)run->mu,
+                      .vloc = plc_sched_nchunks(sched.place, &sched.par) / run->nstages,
+                      .nparts = sched.place == PLC_SCHED_PLACE_BIDIR ? 2 : 1};
   for (int k = 0; k < sched.nblocks; k++) b.split |= sched.blocks[k].split;
   plc_step_variants(&b);
+  size_t maxn = 1;
+  for (int s = 0; s < b.p; s++)
+    for (int v = 0; v < V_N; v++)
+      if ((size_t)plc_step_list(&b, s, v)->n > maxn) maxn = (size_t)plc_step_list(&b, s, v)->n;
+  b.seg[0] = plc_xmalloc((maxn + 1) * sizeof *b.seg[0]);
+  b.seg[1] = plc_xmalloc((maxn + 1) * sizeof *b.seg[1]);
+  /* the instance maps cost a pointer per (stage, phase, chunk, mb), a
+   * few per block: blocks count against the limit as ops do */
   long n = plc_step_count(&b);
-  if (n > PLC_STEP_MAX_OPS) {
-    snprintf(msg, msglen, "the whole step has %ld ops, more than the %ld the simulation "
-             "takes", n, PLC_STEP_MAX_OPS);
+  if (n > PLC_STEP_MAX_OPS || sched.nblocks > PLC_STEP_MAX_OPS) {
+    if (n > PLC_STEP_MAX_OPS)
+      snprintf(msg, msglen, "the whole step has %ld ops, more than the %ld the simulation "
+               "takes", n, PLC_STEP_MAX_OPS);
+    else
+      snprintf(msg, msglen, "the whole step has %d blocks, more than the %ld the simulation "
+               "takes", sched.nblocks, PLC_STEP_MAX_OPS);
     plc_step_build_free(&b, 0);
     plc_sched_free(&sched);
     return 0;

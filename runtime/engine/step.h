@@ -3,17 +3,52 @@
  *
  * The lowered lists of a stage (ir.h) are the blocks' op lists: F is the
  * forward list, B the backward list (with recompute); a schedule that runs
- * the weight gradients apart (zb_h1) splits the backward into B (all but
- * the ops marked `wgrad` and the collectives that wait on them) and W (the
- * rest).  `once` ops (gradient buckets) run in the last microbatch's
- * backward, and the `step` list after everything else of the stage.  The
- * schedule module (schedule.h) orders the blocks; a block waits for the
- * blocks the schedule makes it depend on: on another stage through that
- * block's p2p sends (its sinks when it sends nothing), on its own stage
- * through the other block's sinks.  flow.h runs all of it, so one block's
- * communication overlaps another's compute exactly where streams and
- * dependencies allow, and concurrent transfers of a stage on one cluster
- * tier share its link (a transfer's latency is not shared).
+ * the weight gradients apart (zb_h1, DualPipe's enable_zb backwards)
+ * splits the backward into B (all but the ops marked `wgrad` and the
+ * collectives that wait on them) and W (the rest).  Blocks are per chunk:
+ *   - one chunk per stage (gpipe, 1f1b, zb_h1, custom): the whole lists;
+ *   - interleaved (and custom with vpp > 1): chunk k of stage s (model chunk
+ *     s + k p) runs the ops of the stage's lists whose `chunk` is k (a
+ *     layer op's is its layer's, a pipeline op's its field); a pipeline op
+ *     that names no dependency waits for its chunk's last layer op on the
+ *     compute stream, and a dependency on an op of another chunk (`prev.`
+ *     across a chunk boundary) is that op in the other chunk's block of the
+ *     same microbatch and phase;
+ *   - dualpipe: chunk c runs the whole lists of model part c mod p (lowered
+ *     stage c mod p), so stage s runs parts s and p-1-s; it holds both
+ *     parts' parameters, so both parts' step lists run on it.  dualpipev's
+ *     V placement is not lowered, and vpp > 1 with another schedule is
+ *     refused.
+ * `once` ops (gradient buckets) run in the backward of the last
+ * microbatch through their chunk, and the `step` lists after everything
+ * else of the stage.  The schedule module (schedule.h, runsched.h) orders
+ * the blocks; a block waits for the blocks the schedule makes it depend
+ * on: on another stage through that block's p2p sends over pp (its sinks
+ * when it sends nothing), on its own stage through the other block's
+ * sinks.
+ *
+ * An F&B block (DualPipe) runs the forward of one microbatch and the
+ * backward of another together.  Both parts wait for everything either
+ * needs (DualPipe receives both inputs before computing), and their ops
+ * are interleaved by one rule: each part's layer ops are cut into
+ * segments, a new one starting at every compute-stream op that names an op
+ * of another stream among its dependencies (where the compute stream would
+ * wait for the part's own communication); the block issues backward
+ * segment 0, forward segment 0, backward segment 1, forward segment 1, ...
+ * each part in its own order, then the forward's pipeline-template ops
+ * (its sends) and the backward's, as DualPipe sends both after the
+ * overlapped compute.  So one part's all-to-all is in flight while the other's
+ * segment computes: on a MoE layer, the backward's combine under the
+ * forward's attention, the forward's dispatch under the backward's expert
+ * GEMMs, the backward's dispatch under the forward's experts and the
+ * forward's combine under the backward's attention, as in the DeepSeek-V3
+ * report's Figure 4.  A part whose collectives sit on the compute stream
+ * has one segment and nothing to hide.
+ *
+ * flow.h runs all of it, so one block's communication overlaps another's
+ * compute exactly where streams and dependencies allow, and concurrent
+ * transfers of a stage on one cluster tier share its link (a transfer's
+ * latency is not shared).
  *
  * Every stage's compute stream then adds up, exactly, to the step:
  *   fill + compute + exposed + stall_other + wait_stage + drain = makespan,
@@ -21,10 +56,10 @@
  * and each gap between is charged along the chain of ops that held it up:
  * to a collective of the stage (exposed), to compute on another stream of
  * the stage (stall_other), or, from where the chain leaves the stage, to
- * waiting for another stage (wait_stage).
- *
- * This first version lowers one chunk per stage: the placements of
- * gpipe, 1f1b and zb_h1.  Interleaved and DualPipe need per-chunk lists. */
+ * waiting for another stage (wait_stage).  For uniform stages without
+ * cross-block effects the measured bubble, makespan minus the critical
+ * stage's compute, is the schedule's closed form (schedule.h; test_step.c
+ * checks 1f1b, gpipe, zb_h1, interleaved and dualpipe). */
 #ifndef PLC_STEP_H
 #define PLC_STEP_H
 

@@ -43,4 +43,16 @@ void plc_step_report(FILE *out, const plc_step *st, const plc_ir_run *run, int s
   }
   mpq_clear(e);
   fprintf(out, "  (* the critical stage: the most compute; each row adds up to the step)\n");
+  /* what the critical stage's exposed time is made of, by dimension */
+  const plc_step_stage *cs = &st->stages[st->critical];
+  int any = 0;
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    if (mpq_sgn(cs->exposed[d])) {
+      char *v = plc_q_format_raw(cs->exposed[d], 0, 1, 0, digits, exact);
+      fprintf(out, "%s %s %s", any ? "," : "  exposed on the critical stage:", plc_pdim_name(d), v);
+      free(v);
+      any = 1;
+    }
+  if (any)
+    fputc('\n', out);
 }

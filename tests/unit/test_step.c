@@ -7,6 +7,7 @@
 #include "drive.h"
 #include "load.h"
 #include "sema.h"
+#include "schedule.h"
 #include "step.h"
 #include "cu_main.h"
 
@@ -198,24 +199,267 @@ static void test_link_sharing(void)
   release(&c);
 }
 
-/* A schedule whose placement needs per-chunk lists is refused with a
- * reason, not simulated wrongly. */
-static void test_refuses_interleaved(void)
+/* ---- interleaved and DualPipe: per-chunk blocks ------------------------------- */
+
+/* Makespan minus the critical stage's compute: the simulated bubble. */
+static void bubble_of(const plc_step *st, mpq_t out)
+{
+  mpq_sub(out, st->makespan, st->stages[st->critical].compute);
+}
+
+/* Uniform stages for interleaved: p x v chunks of L layers, each layer
+ * forward 1 ms and backward 2 ms; with `sends`, the pipeline template sends
+ * at every chunk boundary (chunk c of stage s to stage s+1's chunk c, the
+ * last stage's chunk c to stage 0's chunk c+1), 1 ms on stream pp_comm. */
+static void interleaved_plan(char *text, size_t len, int p, int v, int L, int mu, int sends)
+{
+  snprintf(text, len,
+    "%s" /* HW */
+    "model M { layers { dense = %d } }\n"
+    "framework F {\n"
+    "  template dense {\n"
+    "    forward { op f: compute { time = 1 ms } }\n"
+    "    backward { op b: compute { time = 2 ms } }\n"
+    "  }\n"
+    "%s"
+    "}\n"
+    "train t { model = M; cluster = C; framework = F; tp = 1; pp = %d; dp = 1; vpp = %d\n"
+    "  micro_batch = 1; global_batch = %d; seq = 16; recompute = none; "
+    "schedule = \"interleaved\" }\n",
+    HW, p * v * L,
+    sends ? "  template pipeline {\n"
+            "    forward { for c in 0 .. run.vpp { if layer.stage + c * run.pp < run.pp * run.vpp - 1 {\n"
+            "      op send_act[c]: p2p(pp) { time = 1 ms; stream = pp_comm; chunk = c } } } }\n"
+            "    backward { for c in 0 .. run.vpp { if layer.stage + c * run.pp > 0 {\n"
+            "      op send_grad[c]: p2p(pp) { time = 1 ms; stream = pp_comm; chunk = c } } } }\n"
+            "  }\n" : "",
+    p, v, mu);
+}
+
+/* Interleaved, uniform stages, no p2p time: the bubble is Megatron's
+ * closed form (p - 1)(t_f + t_b)/v exactly, where a stage's t_f = v L x
+ * 1 ms and t_b = v L x 2 ms, so (p - 1) L x 3 ms; every stage computes
+ * mu (t_f + t_b) = 3 mu v L ms.  E.g. p 2, v 2, L 1, mu 4: bubble 3 ms,
+ * step 24 + 3 = 27 ms.  Over (p, v, L, mu) meeting Megatron's
+ * preconditions (mu a multiple of p). */
+static void test_interleaved_closed_form(void)
+{
+  static const int grid[][4] = {{2, 2, 1, 2}, {2, 2, 1, 4}, {2, 3, 1, 6}, {3, 2, 1, 6},
+                                {4, 2, 1, 8}, {4, 3, 2, 4}, {2, 4, 2, 8}, {4, 2, 1, 12}};
+  for (size_t k = 0; k < sizeof grid / sizeof grid[0]; k++) {
+    int p = grid[k][0], v = grid[k][1], L = grid[k][2], mu = grid[k][3];
+    char text[4096], name[64];
+    snprintf(name, sizeof name, "interleaved p %d v %d L %d mu %d", p, v, L, mu);
+    interleaved_plan(text, sizeof text, p, v, L, mu, 0);
+    compiled c;
+    CU_ASSERT_FATAL(compile(&c, text));
+    plc_step st;
+    char msg[256] = "";
+    plc_step_opts o = {.share = 1};
+    CU_ASSERT(plc_step_run(&st, c.run->ir, &o, msg, sizeof msg));
+    PLC_CU_STR_EQ(msg, "");
+    mpq_t bub;
+    mpq_init(bub);
+    bubble_of(&st, bub);
+    PLC_CU_ASSERT_MSG(is_ms(bub, (long)(p - 1) * L * 3, 1), name);
+    PLC_CU_ASSERT_MSG(is_ms(st.stages[st.critical].compute, 3L * mu * v * L, 1), name);
+    CU_ASSERT(adds_up(&st));
+    mpq_clear(bub);
+    plc_step_free(&st);
+    release(&c);
+  }
+}
+
+/* The block-level simulator (schedule.c) on the same schedule with each
+ * chunk block F = L ms, B = 2L ms and a p2p latency of `p2p` ms on every
+ * dependency between stages; returns its makespan in out. */
+static void block_makespan(plc_sched_kind kind, int p, int v, int mu, long f, long bb, long w,
+                           long p2p, mpq_t out)
+{
+  plc_sched_params par = {.p = p, .v = v, .mu = mu};
+  plc_sched s;
+  CU_ASSERT_FATAL(plc_sched_generate(kind, &par, &s) == NULL);
+  plc_sched_times *t = calloc((size_t)p, sizeof *t);
+  plc_sched_times_init(t, p);
+  for (int i = 0; i < p; i++) {
+    mpq_set_si(t[i].f, f, 1000);
+    mpq_set_si(t[i].b, bb, 1000);
+    mpq_set_si(t[i].w, w, 1000);
+    mpq_add(t[i].fb, t[i].f, t[i].b);
+    mpq_set_si(t[i].p2p, p2p, 1000);
+  }
+  plc_sched_sim sim;
+  plc_sched_sim_init(&sim);
+  char msg[160];
+  CU_ASSERT(plc_sched_simulate(&s, t, &sim, msg, sizeof msg));
+  mpq_set(out, sim.makespan);
+  plc_sched_sim_clear(&sim);
+  plc_sched_times_clear(t, p);
+  free(t);
+  plc_sched_free(&s);
+}
+
+/* With the pipeline template's per-chunk sends of 1 ms on their own stream
+ * (dedicated links), each chunk's F or B waits for the send of the chunk
+ * before it, which is what the block simulator's p2p latency of 1 ms on
+ * every dependency between stages says: the makespans agree exactly (no
+ * two sends of a stage queue, as every block is at least as long as a
+ * send).  The hand case p 2, v 2, L 1, mu 2 is 21 ms (derived in
+ * tests/golden/step-interleaved.plan); without the sends it is 15 ms. */
+static void test_interleaved_sends(void)
+{
+  static const int grid[][4] = {{2, 2, 1, 2}, {2, 2, 1, 4}, {3, 2, 1, 6}, {4, 2, 1, 8},
+                                {2, 3, 2, 4}, {4, 3, 1, 4}};
+  for (size_t k = 0; k < sizeof grid / sizeof grid[0]; k++) {
+    int p = grid[k][0], v = grid[k][1], L = grid[k][2], mu = grid[k][3];
+    char text[4096], name[64];
+    snprintf(name, sizeof name, "interleaved sends p %d v %d L %d mu %d", p, v, L, mu);
+    interleaved_plan(text, sizeof text, p, v, L, mu, 1);
+    compiled c;
+    CU_ASSERT_FATAL(compile(&c, text));
+    plc_step st;
+    char msg[256] = "";
+    plc_step_opts o = {.share = 0};
+    CU_ASSERT(plc_step_run(&st, c.run->ir, &o, msg, sizeof msg));
+    PLC_CU_STR_EQ(msg, "");
+    mpq_t want;
+    mpq_init(want);
+    block_makespan(PLC_SCHED_INTERLEAVED, p, v, mu, L, 2L * L, 0, 1, want);
+    PLC_CU_ASSERT_MSG(mpq_equal(st.makespan, want), name);
+    if (p == 2 && v == 2 && L == 1 && mu == 2)
+      CU_ASSERT(is_ms(st.makespan, 21, 1));
+    CU_ASSERT(adds_up(&st));
+    mpq_clear(want);
+    plc_step_free(&st);
+    release(&c);
+  }
+}
+
+/* Uniform stages for DualPipe: p stages of one layer each, forward 1 ms,
+ * input gradient 1 ms, weight gradient 1 ms (wgrad), so t_f = 1, t_b = 2,
+ * t_w = 1 ms: the setting of DualPipe's figure, where the closed form
+ * (p/2 - 1)(t_F&B + t_b - 3 t_w) holds with t_F&B = t_f + t_b = 3 ms (an
+ * F&B block of compute only cannot overlap on one compute stream):
+ * (p/2 - 1) x 2 ms.  Every device runs mu forwards and mu backwards of its
+ * two chunks (mu/2 microbatches each way), mu x 3 ms of compute.  E.g.
+ * p 4, mu 8: 24 + 2 = 26 ms. */
+static void test_dualpipe_closed_form(void)
+{
+  static const int grid[][2] = {{2, 4}, {2, 6}, {4, 8}, {4, 12}, {6, 12}, {8, 16}, {8, 20}};
+  for (size_t k = 0; k < sizeof grid / sizeof grid[0]; k++) {
+    int p = grid[k][0], mu = grid[k][1];
+    char text[4096], name[64];
+    snprintf(name, sizeof name, "dualpipe p %d mu %d", p, mu);
+    snprintf(text, sizeof text,
+      "%s" /* HW, and eight devices for p up to 8 */
+      "cluster C8 { device = D; tier node { size = 8; link = L } }\n"
+      "model M { layers { dense = %d } }\n"
+      "framework F {\n"
+      "  template dense {\n"
+      "    forward { op f: compute { time = 1 ms } }\n"
+      "    backward {\n"
+      "      op b: compute { time = 1 ms }\n"
+      "      op w: compute { time = 1 ms; wgrad = true; after = [b] }\n"
+      "    }\n"
+      "  }\n"
+      "}\n"
+      "train t { model = M; cluster = C8; framework = F; tp = 1; pp = %d; dp = 1\n"
+      "  micro_batch = 1; global_batch = %d; seq = 16; recompute = none; "
+      "schedule = \"dualpipe\" }\n", HW, p, p, mu);
+    compiled c;
+    CU_ASSERT_FATAL(compile(&c, text));
+    plc_step st;
+    char msg[256] = "";
+    plc_step_opts o = {.share = 1};
+    CU_ASSERT(plc_step_run(&st, c.run->ir, &o, msg, sizeof msg));
+    PLC_CU_STR_EQ(msg, "");
+    mpq_t bub, want;
+    mpq_inits(bub, want, NULL);
+    bubble_of(&st, bub);
+    PLC_CU_ASSERT_MSG(is_ms(bub, (long)(p / 2 - 1) * 2, 1), name);
+    PLC_CU_ASSERT_MSG(is_ms(st.stages[st.critical].compute, 3L * mu, 1), name);
+    block_makespan(PLC_SCHED_DUALPIPE, p, 2, mu, 1, 2, 1, 0, want);
+    PLC_CU_ASSERT_MSG(mpq_equal(st.makespan, want), name);
+    CU_ASSERT(adds_up(&st));
+    mpq_clears(bub, want, NULL);
+    plc_step_free(&st);
+    release(&c);
+  }
+}
+
+/* DualPipe's F&B overlap, by hand: 2 stages, mu 4, dp = ep = 2.  A layer's
+ * forward is a (1 ms), the EP all-to-all d (1 ms, stream ep, after a), e
+ * (1 ms, after d); its backward eb, db, ab likewise.  Alone a block takes
+ * 3 ms, 1 ms of it waiting for its all-to-all.  The F&B block interleaves
+ * the two at their wait points: a | eb while d runs | e while db runs |
+ * ab: 4 ms, nothing exposed (6 ms, 2 exposed, run one after the other).
+ * Stage 0's order (schedule.c, DualPipe with P = 1): F(0,c0) F(2,c3)
+ * F(1,c0) B(2,c3) FB(F(3,c3), B(0,c0)) B(3,c3) B(1,c0) W(1,c0) (W empty:
+ * nothing is wgrad); stage 1's mirrors it with chunks 1 and 2.  Both
+ * stages: F 0-3, F 3-6 (waiting for the other stage's first F), F 6-9,
+ * B 9-12, FB 12-16 (waiting for the other stage's B, which ends at 12),
+ * B 16-19, B 19-22: step 22 ms (24 without the overlap); per stage 16 ms
+ * of compute and 6 ms of EP exposed (the six blocks outside the F&B),
+ * where the per-microbatch model exposes 1 ms per block: 8 ms. */
+static const char *fb_plan =
+  HW
+  "model M { layers { dense = 2 } }\n"
+  "framework F {\n"
+  "  template dense {\n"
+  "    forward {\n"
+  "      op a: compute { time = 1 ms }\n"
+  "      op d: all_to_all(ep) { time = 1 ms; stream = ep; after = [a] }\n"
+  "      op e: compute { time = 1 ms; after = [d] }\n"
+  "    }\n"
+  "    backward {\n"
+  "      op eb: compute { time = 1 ms }\n"
+  "      op db: all_to_all(ep) { time = 1 ms; stream = ep; after = [eb] }\n"
+  "      op ab: compute { time = 1 ms; after = [db] }\n"
+  "    }\n"
+  "  }\n"
+  "}\n"
+  "train t { model = M; cluster = C; framework = F; tp = 1; pp = 2; dp = 2; ep = 2\n"
+  "  micro_batch = 1; global_batch = 8; seq = 16; recompute = none; schedule = \"dualpipe\" }\n";
+
+static void test_dualpipe_fb_overlap(void)
+{
+  compiled c;
+  CU_ASSERT_FATAL(compile(&c, fb_plan));
+  CU_ASSERT_EQUAL(c.run->ir->mu, 4);
+  for (int share = 0; share <= 1; share++) {
+    plc_step st;
+    char msg[256] = "";
+    plc_step_opts o = {.share = share};
+    CU_ASSERT(plc_step_run(&st, c.run->ir, &o, msg, sizeof msg));
+    PLC_CU_STR_EQ(msg, "");
+    CU_ASSERT(is_ms(st.makespan, 22, 1));
+    for (int s = 0; s < 2; s++) {
+      CU_ASSERT(is_ms(st.stages[s].compute, 16, 1));
+      CU_ASSERT(is_ms(st.stages[s].exposed[PLC_PD_EP], 6, 1));
+      CU_ASSERT(is_ms(st.stages[s].wait_stage, 0, 1));
+    }
+    CU_ASSERT(adds_up(&st));
+    plc_step_free(&st);
+  }
+  release(&c);
+}
+
+/* Schedules whose chunks the lowered lists do not give are refused with
+ * a reason: 1f1b over a stage split into vpp = 2 round-robin chunks. */
+static void test_refuses_vpp_without_interleaving(void)
 {
   char text[2048];
-  snprintf(text, sizeof text, uniform_plan, HW, "interleaved");
-  char *vpp = strstr(text, "pp = 4");
-  CU_ASSERT_FATAL(vpp != NULL);
-  memcpy(vpp, "pp = 2", 6);
-  strcpy(strstr(text, "dp = 1"), "dp = 1; vpp = 2\n  micro_batch = 1; global_batch = 8; "
-                                 "seq = 16; recompute = none; schedule = \"interleaved\" }\n");
+  interleaved_plan(text, sizeof text, 2, 2, 1, 4, 0);
+  char *sched = strstr(text, "\"interleaved\"");
+  CU_ASSERT_FATAL(sched != NULL);
+  memcpy(sched, "\"1f1b\"       ", 13);
   compiled c;
   CU_ASSERT_FATAL(compile(&c, text));
   plc_step st;
   char msg[256] = "";
   plc_step_opts o = {.share = 1};
   CU_ASSERT(!plc_step_run(&st, c.run->ir, &o, msg, sizeof msg));
-  CU_ASSERT(strstr(msg, "per-chunk") != NULL);
+  CU_ASSERT(strstr(msg, "only interleaved runs") != NULL);
   plc_step_free(&st);
   release(&c);
 }
@@ -229,13 +473,13 @@ static unsigned rnd(unsigned m)
   return (unsigned)((rng >> 33) % m);
 }
 
-/* A random plan: pp stages of one or two layers, a forward of compute and
- * a gather on a side stream, a backward with a weight-gradient op and a
- * reduce-scatter, pipeline sends; op times t[] in ms, transfer sizes in
+/* A random plan: pp stages of vpp chunks of one or two layers, a forward
+ * of compute and a gather on a side stream, a backward with a
+ * weight-gradient op and a reduce-scatter, pipeline sends per chunk; op times t[] in ms, transfer sizes in
  * MB.  With `half`, every transfer is half as large: the same plan on a
  * link twice as fast. */
-static void random_plan(char *text, size_t len, int pp, int layers, int mb, const char *sched,
-                        const int *t, int half)
+static void random_plan(char *text, size_t len, int pp, int vpp, int layers, int mb,
+                        const char *sched, const int *t, int half)
 {
   const char *u = "1 ms";
   snprintf(text, len,
@@ -255,14 +499,16 @@ static void random_plan(char *text, size_t len, int pp, int layers, int mb, cons
     "    }\n"
     "  }\n"
     "  template pipeline {\n"
-    "    forward { op send: p2p(pp) { size = %d MB; stream = s3 } }\n"
-    "    backward { op sendb: p2p(pp) { size = %d MB; stream = s3 } }\n"
+    "    forward { for c in 0 .. run.vpp { if layer.stage + c * run.pp < run.pp * run.vpp - 1 {\n"
+    "      op send[c]: p2p(pp) { size = %d MB; stream = s3; chunk = c } } } }\n"
+    "    backward { for c in 0 .. run.vpp { if layer.stage + c * run.pp > 0 {\n"
+    "      op sendb[c]: p2p(pp) { size = %d MB; stream = s3; chunk = c } } } }\n"
     "  }\n"
     "}\n"
-    "train t { model = M; cluster = C; framework = F; tp = 1; pp = %d; dp = %d\n"
+    "train t { model = M; cluster = C; framework = F; tp = 1; pp = %d; dp = %d; vpp = %d\n"
     "  micro_batch = 1; global_batch = %d; seq = 16; recompute = none; schedule = \"%s\" }\n",
-    HW, layers * pp, t[0], u, t[1] * (half ? 1 : 2), t[2], u, t[3], u, t[4], u,
-    t[5] * (half ? 1 : 2), t[6] * (half ? 1 : 2), t[6] * (half ? 1 : 2), pp, 4 / pp,
+    HW, layers * pp * vpp, t[0], u, t[1] * (half ? 1 : 2), t[2], u, t[3], u, t[4], u,
+    t[5] * (half ? 1 : 2), t[6] * (half ? 1 : 2), t[6] * (half ? 1 : 2), pp, 4 / pp, vpp,
     mb * (4 / pp), sched);
 }
 
@@ -272,18 +518,24 @@ static void random_plan(char *text, size_t len, int pp, int layers, int mb, cons
  * sharing a faster link can slow a step: see plc(5) and test_flow). */
 static void test_random_plans(void)
 {
-  static const char *scheds[] = {"gpipe", "1f1b", "zb_h1"};
-  int bad_sum = 0, bad_busy = 0, bad_mono = 0, ran = 0;
-  for (int round = 0; round < 40; round++) {
-    int pp = 1 << rnd(3), layers = 1 + (int)rnd(2), mb = pp + (int)rnd(4);
-    const char *sched = scheds[rnd(3)];
+  static const char *scheds[] = {"gpipe", "1f1b", "zb_h1", "interleaved", "dualpipe"};
+  int bad_sum = 0, bad_busy = 0, bad_mono = 0, ran = 0, ran_chunks = 0;
+  for (int round = 0; round < 60; round++) {
+    int kind = (int)rnd(5), pp = 1 << rnd(3), layers = 1 + (int)rnd(2), mb = pp + (int)rnd(4);
+    int vpp = 1;
+    const char *sched = scheds[kind];
+    if (kind >= 3) { /* interleaved: mu a multiple of pp; dualpipe: even pp, even mu >= 2 pp */
+      pp = 2 << rnd(2);
+      vpp = kind == 3 ? 2 + (int)rnd(2) : 1;
+      mb = kind == 3 ? pp * (1 + (int)rnd(2)) : 2 * pp + 2 * (int)rnd(2);
+    }
     int t[7];
     for (int k = 0; k < 7; k++) t[k] = 1 + (int)rnd(6);
     char text[4096];
     mpq_t full;
     mpq_init(full);
     for (int half = 0; half <= 1; half++) {
-      random_plan(text, sizeof text, pp, layers, mb, sched, t, half);
+      random_plan(text, sizeof text, pp, vpp, layers, mb, sched, t, half);
       compiled c;
       if (!compile(&c, text)) {
         release(&c);
@@ -295,6 +547,7 @@ static void test_random_plans(void)
         plc_step_opts o = {.share = share};
         if (plc_step_run(&st, c.run->ir, &o, msg, sizeof msg)) {
           ran++;
+          ran_chunks += kind >= 3;
           bad_sum += !adds_up(&st);
           for (int s = 0; s < st.nstages; s++)
             bad_busy += mpq_cmp(st.stages[s].compute, st.makespan) > 0;
@@ -307,7 +560,8 @@ static void test_random_plans(void)
     }
     mpq_clear(full);
   }
-  CU_ASSERT(ran >= 100);
+  CU_ASSERT(ran >= 150);
+  CU_ASSERT(ran_chunks >= 40);
   CU_ASSERT_EQUAL(bad_sum, 0);
   CU_ASSERT_EQUAL(bad_busy, 0);
   CU_ASSERT_EQUAL(bad_mono, 0);
@@ -320,7 +574,11 @@ int main(void)
     {"uniform stages, gpipe: the closed form", test_uniform_gpipe},
     {"zb_h1 with a split backward: the closed form", test_zb_h1},
     {"two gathers share a link", test_link_sharing},
-    {"interleaved is refused until chunks are lowered", test_refuses_interleaved},
+    {"interleaved, uniform stages: the closed form", test_interleaved_closed_form},
+    {"interleaved with per-chunk sends: the block simulator", test_interleaved_sends},
+    {"dualpipe, uniform stages: the closed form", test_dualpipe_closed_form},
+    {"dualpipe F&B hides the EP all-to-all (hand case)", test_dualpipe_fb_overlap},
+    {"vpp > 1 with a one-chunk schedule is refused", test_refuses_vpp_without_interleaving},
     {"properties over random plans", test_random_plans},
     {NULL, NULL},
   };
