@@ -169,10 +169,21 @@ static void plc_sim_account(plc_sim *s, const plc_ir_op *op, plc_sim_op *so)
   }
 }
 
+/* Start so no earlier than a resource's free time, behind its holder. */
+static void plc_sim_queue(plc_sim_op *so, mpq_srcptr free_at, int holder)
+{
+  if (mpq_cmp(free_at, so->start) > 0) {
+    mpq_set(so->start, free_at);
+    so->queued_behind = holder;
+  }
+}
+
 /* One op: ready when its dependencies are done, started when its stream is
- * free too. */
+ * free too, and a compute op that takes time when the device's compute is
+ * free (slot dev of free_at and holder): compute ops run one at a time
+ * whatever their stream, so compute on a side stream is not free. */
 static void plc_sim_step(plc_sim *s, const plc_ir_list *l, int i, mpq_t *free_at, int *holder,
-                         mpq_srcptr t0)
+                         int dev, mpq_srcptr t0)
 {
   const plc_ir_op *op = &l->ops[i];
   plc_sim_op *so = &s->ops[i];
@@ -181,17 +192,20 @@ static void plc_sim_step(plc_sim *s, const plc_ir_list *l, int i, mpq_t *free_at
     if (s->ops[op->deps[d]].ran && mpq_cmp(s->ops[op->deps[d]].end, so->ready) > 0)
       mpq_set(so->ready, s->ops[op->deps[d]].end);
   int st = op->stream;
-  if (mpq_cmp(free_at[st], so->ready) > 0) {
-    mpq_set(so->start, free_at[st]);
-    so->queued_behind = holder[st];
-  } else {
-    mpq_set(so->start, so->ready);
-  }
+  int uses_dev = op->kind == PLC_OPK_COMPUTE && mpq_sgn(op->time) > 0;
+  mpq_set(so->start, so->ready);
+  plc_sim_queue(so, free_at[st], holder[st]);
+  if (uses_dev)
+    plc_sim_queue(so, free_at[dev], holder[dev]);
   if (st == 0 && mpq_cmp(so->start, free_at[0]) > 0)
     plc_sim_charge(s, l, i, free_at[0], so->start);
   mpq_add(so->end, so->start, op->time);
   mpq_set(free_at[st], so->end);
   holder[st] = i;
+  if (uses_dev) {
+    mpq_set(free_at[dev], so->end);
+    holder[dev] = i;
+  }
   so->ran = 1;
   plc_sim_account(s, op, so);
   if (mpq_cmp(so->end, s->end) > 0)
@@ -326,9 +340,10 @@ static void plc_sim_union(plc_sim *s, const plc_ir_list *l, int useful_only, mpq
 void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
 {
   plc_sim_init(s, l->n);
-  mpq_t *free_at = plc_xmalloc((size_t)nstreams * sizeof *free_at);
-  int *holder = plc_xmalloc((size_t)nstreams * sizeof *holder);
-  for (int k = 0; k < nstreams; k++) {
+  /* the streams, then the device's compute (slot nstreams) */
+  mpq_t *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
+  int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);
+  for (int k = 0; k <= nstreams; k++) {
     mpq_init(free_at[k]);
     mpq_set(free_at[k], t0);
     holder[k] = -1;
@@ -336,13 +351,13 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
   mpq_set(s->end, t0);
   for (int i = 0; i < l->n; i++)
     if (with_once || !l->ops[i].once)
-      plc_sim_step(s, l, i, free_at, holder, t0);
+      plc_sim_step(s, l, i, free_at, holder, nstreams, t0);
   mpq_set(s->makespan, free_at[0]);
   plc_sim_tail(s, l, free_at[0]);
   plc_sim_windows(s, l);
   plc_sim_union(s, l, 0, s->all_compute);
   plc_sim_union(s, l, 1, s->useful);
-  for (int k = 0; k < nstreams; k++)
+  for (int k = 0; k <= nstreams; k++)
     mpq_clear(free_at[k]);
   free(free_at);
   free(holder);

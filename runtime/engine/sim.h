@@ -1,7 +1,10 @@
 /* sim.h - the stream interpreter: a list scheduler over exact rationals.
  *
  * Ops run in program order per stream; an op starts at max(its stream is
- * free, its dependencies have finished).  Exposure is measured on stream 0,
+ * free, its dependencies have finished), and a compute op that takes time
+ * also when the device's compute is free: compute ops run one at a time,
+ * in program order, whatever their stream (a side stream overlaps
+ * communication, not compute, so busy and MFU stay within 100%).  Exposure is measured on stream 0,
  * the compute stream: a collective issued on it is wholly exposed; when an
  * op on it starts later than the stream became free, the gap is charged to
  * the dependency that finished last.  The list ends when every stream is

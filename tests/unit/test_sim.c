@@ -126,10 +126,13 @@ static void test_other_streams_bound(void)
   mpq_clear(zero);
 }
 
-/* Compute overlapped on two streams counts once in the compute time:
- * a (10) on the compute stream and b (6) on another, both from 0: the union
- * is 10, not 16; c (4) after b on the other stream adds nothing (6..10);
- * d (5) after a adds 5: 15. */
+/* Compute on two streams shares the device: compute ops run one at a time
+ * in program order.  a (10) on the compute stream from 0; b (6) on another
+ * stream waits for the device: 10..16; c (4) after b on that stream:
+ * 16..20; d (5) on the compute stream, free at 10, waits for the device
+ * until 20: 20..25.  Compute 25 in all (the union), 15 of it on the compute
+ * stream; the 10 that d waited is compute on another stream (stall_other),
+ * held by b then c; the list takes 25. */
 static void test_compute_union(void)
 {
   plc_ir_list l = {0};
@@ -137,14 +140,19 @@ static void test_compute_union(void)
   mpq_init(zero);
   add(&l, PLC_OPK_COMPUTE, 0, 10, 1, 0);
   int b = add(&l, PLC_OPK_COMPUTE, 1, 6, 1, 0);
-  add(&l, PLC_OPK_COMPUTE, 1, 4, 1, 1, b);
-  add(&l, PLC_OPK_COMPUTE, 0, 5, 1, 0);
+  int c = add(&l, PLC_OPK_COMPUTE, 1, 4, 1, 1, b);
+  int d = add(&l, PLC_OPK_COMPUTE, 0, 5, 1, 0);
   plc_sim s;
   plc_sim_run(&s, &l, 2, 0, zero);
-  CU_ASSERT(eq_si(s.all_compute, 15));
-  CU_ASSERT(eq_si(s.useful, 15));
+  CU_ASSERT(eq_si(s.ops[b].start, 10));
+  CU_ASSERT(eq_si(s.ops[c].start, 16));
+  CU_ASSERT(eq_si(s.ops[d].start, 20));
+  CU_ASSERT_EQUAL(s.ops[d].queued_behind, c);
+  CU_ASSERT(eq_si(s.all_compute, 25));
+  CU_ASSERT(eq_si(s.useful, 25));
   CU_ASSERT(eq_si(s.compute, 15)); /* on the compute stream: 10 + 5 */
-  CU_ASSERT(eq_si(s.makespan, 15));
+  CU_ASSERT(eq_si(s.stall_other, 10));
+  CU_ASSERT(eq_si(s.makespan, 25));
   plc_sim_free(&s);
   mpq_clear(zero);
 }
@@ -190,6 +198,14 @@ static void check_invariants(const plc_sim *s, const plc_ir_list *l, int *bad)
     if (l->ops[i].stream == 0 && l->ops[i].kind != PLC_OPK_COMPUTE)
       mpq_sub(sum, sum, l->ops[i].time);
   if (!mpq_equal(sum, s->makespan))
+    (*bad)++;
+  /* compute ops share the device: their times add up to the union of
+   * compute time, which the list's time bounds (so busy <= 100%) */
+  mpq_set_ui(sum, 0, 1);
+  for (int i = 0; i < l->n; i++)
+    if (l->ops[i].kind == PLC_OPK_COMPUTE)
+      mpq_add(sum, sum, l->ops[i].time);
+  if (!mpq_equal(sum, s->all_compute) || mpq_cmp(sum, s->makespan) > 0)
     (*bad)++;
   mpq_clear(sum);
 }
@@ -324,7 +340,7 @@ int main(void)
   static const plc_cu_test tests[] = {
     {"window and exposure (four-step test)", test_window_and_exposure},
     {"same stream, queueing", test_same_stream_and_queue},
-    {"compute on two streams counts once", test_compute_union},
+    {"compute on two streams shares the device", test_compute_union},
     {"other streams bound the list", test_other_streams_bound},
     {"invariants over random lists", test_random_invariants},
     {"faster links never slow a step", test_random_faster},
