@@ -243,15 +243,16 @@ static plc_ir_run *rand_run(int p, int vpp, const char *schedule, long mu, const
  *    form (gpipe, 1f1b, interleaved): raising every stage to its times
  *    gives the uniform pipeline, whose bubble is the closed form, and no
  *    block that gets longer makes the step shorter (max-plus);
- *  - so too directly: one stage's forward 1 ms longer never shortens the
- *    step. */
+ *  - so too directly: one stage's forward, input gradient or weight
+ *    gradient 1 ms longer never shortens the step (ZB-H1 with any
+ *    mu >= p, its precondition). */
 static void test_bubble_properties(void)
 {
   static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", "zb_h1", "dualpipe"};
   for (int iter = 0; iter < 200; iter++) {
     int k = iter % 5, vpp = k == 2 ? 2 : 1;
     int p = k == 4 ? 2 * (int)prop_rand(1, 3) : (int)prop_rand(2, 6);
-    long mu = p * prop_rand(2, 3);
+    long mu = k == 3 ? prop_rand(p, 3L * p) : p * prop_rand(2, 3); /* zb_h1: any mu >= p */
     long f[6], dg[6], wg[6];
     int top = (int)prop_rand(0, p - 1);
     for (int s = 0; s < p; s++) {
@@ -279,8 +280,8 @@ static void test_bubble_properties(void)
     }
     if (k < 3)
       CU_ASSERT(mpq_cmp(res.bubble, res.bubble_formula) <= 0);
-    int s = (int)prop_rand(0, p - 1);
-    f[s]++;
+    int s = (int)prop_rand(0, p - 1), part = (int)prop_rand(0, 2);
+    (part == 0 ? f : part == 1 ? dg : wg)[s]++;
     plc_result slower;
     plc_analyse(&slower, rand_run(p, vpp, scheds[k], mu, f, dg, wg));
     CU_ASSERT(mpq_cmp(slower.step, res.step) >= 0);
