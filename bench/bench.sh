@@ -48,4 +48,5 @@ search() {
     'BEGIN { printf "%-45s %d candidates in %.2f s of CPU: %.0f configurations/s per core\n", f, n, ms / 1000, (ms > 0 ? n * 1000 / ms : 0) }'
 }
 search "$top_srcdir"/bench/search-70b.plan
+search "$top_srcdir"/bench/search-530b.plan
 rm -f "$names.time"
