@@ -8,6 +8,7 @@
 #include "xalloc.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- a binary min-heap of (rational key, a, b, c) ------------------------
  * Entries are swapped with mpq_swap, so keys are initialised once and
@@ -96,8 +97,10 @@ typedef struct plc_flow_state {
   const plc_flow_op *ops;
   plc_flow *f;
   int n, share;
-  int *waiting;         /* dependencies and stream predecessor not yet ended */
-  int *succ, *succ_at;  /* successors of op i: succ[succ_at[i] .. succ_at[i+1]) */
+  int nnodes;           /* n ops, then the joins (see plc_flow_joins) */
+  int *waiting;         /* per node: dependencies and stream predecessor not yet ended */
+  int *succ, *succ_at;  /* successors of node i: succ[succ_at[i] .. succ_at[i+1]) */
+  int *join_of;         /* per op: the join it waits through, or -1 */
   int *work_phase;      /* the op's fixed part is over and it holds its link */
   int *ready, nready;   /* ops that may start now */
   plc_flow_link *links;
@@ -111,33 +114,120 @@ static int plc_flow_has_work(const plc_flow_state *st, int i)
   return st->share && st->ops[i].link >= 0 && st->ops[i].work && mpq_sgn(st->ops[i].work) > 0;
 }
 
-/* Successor lists in one array: each dependency edge reversed, and each op
- * to the next op of its stream. */
+/* ---- the graph ------------------------------------------------------------
+ * Many ops wait for the same long list of ops: every entry op of a block
+ * waits for all the ops the schedule makes the block wait for, so a graph
+ * written op by op holds (entries x waits) edges, tens of millions on a
+ * large step.  Ops whose dependency lists are equal (and at least
+ * PLC_FLOW_JOIN_MIN long) share one join node instead: the list's ops lead
+ * to the join, the join to each op.  A join takes no time and has no
+ * stream; when its last dependency ends it releases its ops at once, with
+ * that dependency as their cause, so times and causes are those of the
+ * edges it replaces. */
+
+enum { PLC_FLOW_JOIN_MIN = 4 };
+
+static unsigned long plc_flow_hash(const int *d, int n)
+{
+  unsigned long h = 1469598103934665603UL ^ (unsigned long)n;
+  for (int k = 0; k < n; k++) h = (h ^ (unsigned)d[k]) * 1099511628211UL;
+  return h;
+}
+
+static int plc_flow_same_deps(const plc_flow_op *a, const plc_flow_op *b)
+{
+  return a->ndeps == b->ndeps &&
+         (a->deps == b->deps || !memcmp(a->deps, b->deps, (size_t)a->ndeps * sizeof *a->deps));
+}
+
+/* join_of[i]: the join op i waits through, or -1; returns how many. */
+static int plc_flow_joins(plc_flow_state *st)
+{
+  const plc_flow_op *ops = st->ops;
+  int n = st->n, nj = 0, cand = 0;
+  st->join_of = plc_xmalloc(((size_t)n + 1) * sizeof *st->join_of);
+  for (int i = 0; i < n; i++) {
+    st->join_of[i] = -1;
+    cand += ops[i].ndeps >= PLC_FLOW_JOIN_MIN;
+  }
+  if (cand < 2)
+    return 0;
+  size_t size = 4;
+  while (size < 2 * (size_t)cand) size *= 2;
+  int *tab = plc_xmalloc(size * sizeof *tab);
+  for (size_t h = 0; h < size; h++) tab[h] = -1;
+  for (int i = 0; i < n; i++) {
+    if (ops[i].ndeps < PLC_FLOW_JOIN_MIN)
+      continue;
+    size_t h = plc_flow_hash(ops[i].deps, ops[i].ndeps) & (size - 1);
+    while (tab[h] >= 0 && !plc_flow_same_deps(&ops[tab[h]], &ops[i])) h = (h + 1) & (size - 1);
+    if (tab[h] < 0) {
+      tab[h] = i;
+      continue;
+    }
+    int k = tab[h];
+    if (st->join_of[k] < 0) st->join_of[k] = nj++;
+    st->join_of[i] = st->join_of[k];
+  }
+  free(tab);
+  return nj;
+}
+
+/* Count (fill == NULL) or write op i's incoming edges: from its
+ * dependencies, or from its join (and, for the join's first op, the join's
+ * from the dependencies). */
+static void plc_flow_edges_in(plc_flow_state *st, int i, const int *first_of, int *fill)
+{
+  const plc_flow_op *o = &st->ops[i];
+  int j = st->join_of[i], to = i;
+  if (j >= 0) {
+    int jn = st->n + j;
+    if (fill) st->succ[fill[jn]++] = i;
+    else st->succ_at[jn + 1]++, st->waiting[i]++;
+    if (first_of[j] != i)
+      return;
+    to = jn;
+  }
+  for (int d = 0; d < o->ndeps; d++) {
+    if (fill) st->succ[fill[o->deps[d]]++] = to;
+    else st->succ_at[o->deps[d] + 1]++, st->waiting[to]++;
+  }
+}
+
+/* Successor lists in one array: each dependency edge reversed (through
+ * joins), and each op to the next op of its stream. */
 static void plc_flow_graph(plc_flow_state *st, int nstreams)
 {
-  int n = st->n, *last = plc_xmalloc(((size_t)nstreams + 1) * sizeof *last);
+  int n = st->n, nj = plc_flow_joins(st), nn = n + nj;
+  int *last = plc_xmalloc(((size_t)nstreams + 1) * sizeof *last);
   int *next = plc_xmalloc(((size_t)n + 1) * sizeof *next);
+  int *first_of = plc_xmalloc(((size_t)nj + 1) * sizeof *first_of);
+  for (int j = 0; j < nj; j++) first_of[j] = -1;
+  for (int i = 0; i < n; i++)
+    if (st->join_of[i] >= 0 && first_of[st->join_of[i]] < 0) first_of[st->join_of[i]] = i;
   for (int s = 0; s < nstreams; s++) last[s] = -1;
-  st->succ_at = plc_xcalloc((size_t)n + 2, sizeof *st->succ_at);
+  st->nnodes = nn;
+  st->waiting = plc_xcalloc((size_t)nn + 1, sizeof *st->waiting);
+  st->succ_at = plc_xcalloc((size_t)nn + 2, sizeof *st->succ_at);
   for (int i = n - 1; i >= 0; i--) {
     int s = st->ops[i].stream;
     next[i] = last[s];
     last[s] = i;
   }
   for (int i = 0; i < n; i++) {
-    st->waiting[i] += st->ops[i].ndeps;
-    for (int d = 0; d < st->ops[i].ndeps; d++) st->succ_at[st->ops[i].deps[d] + 1]++;
+    plc_flow_edges_in(st, i, first_of, NULL);
     if (next[i] >= 0) st->succ_at[i + 1]++, st->waiting[next[i]]++;
   }
-  for (int i = 0; i < n; i++) st->succ_at[i + 1] += st->succ_at[i];
-  st->succ = plc_xmalloc(((size_t)st->succ_at[n] + 1) * sizeof *st->succ);
-  int *fill = plc_xmalloc(((size_t)n + 1) * sizeof *fill);
-  for (int i = 0; i < n; i++) fill[i] = st->succ_at[i];
+  for (int i = 0; i < nn; i++) st->succ_at[i + 1] += st->succ_at[i];
+  st->succ = plc_xmalloc(((size_t)st->succ_at[nn] + 1) * sizeof *st->succ);
+  int *fill = plc_xmalloc(((size_t)nn + 1) * sizeof *fill);
+  for (int i = 0; i < nn; i++) fill[i] = st->succ_at[i];
   for (int i = 0; i < n; i++) {
-    for (int d = 0; d < st->ops[i].ndeps; d++) st->succ[fill[st->ops[i].deps[d]]++] = i;
+    plc_flow_edges_in(st, i, first_of, fill);
     if (next[i] >= 0) st->succ[fill[i]++] = next[i];
   }
   free(fill);
+  free(first_of);
   free(next);
   free(last);
 }
@@ -179,17 +269,25 @@ static void plc_flow_join_link(plc_flow_state *st, int i, mpq_srcptr t)
   plc_flow_reschedule(st, li);
 }
 
+/* Node x's predecessor i ended: x is ready (op) or releases its ops (join)
+ * once nothing else holds it. */
+static void plc_flow_release(plc_flow_state *st, int x, int i)
+{
+  if (--st->waiting[x] != 0)
+    return;
+  if (x < st->n) {
+    st->f->cause[x] = i;
+    st->ready[st->nready++] = x;
+    return;
+  }
+  for (int k = st->succ_at[x]; k < st->succ_at[x + 1]; k++) plc_flow_release(st, st->succ[k], i);
+}
+
 static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
 {
   mpq_set(st->f->end[i], t);
   st->f->ran[i] = 1;
-  for (int k = st->succ_at[i]; k < st->succ_at[i + 1]; k++) {
-    int s = st->succ[k];
-    if (--st->waiting[s] == 0) {
-      st->f->cause[s] = i;
-      st->ready[st->nready++] = s;
-    }
-  }
+  for (int k = st->succ_at[i]; k < st->succ_at[i + 1]; k++) plc_flow_release(st, st->succ[k], i);
 }
 
 /* Start op i at t: its fixed part as a timed event, else its transfer on
@@ -288,7 +386,6 @@ int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int n
 {
   plc_flow_state st = {.ops = ops, .f = f, .n = n, .share = share, .nlinks = nlinks};
   plc_flow_init(f, n, t0);
-  st.waiting = plc_xcalloc((size_t)n + 1, sizeof *st.waiting);
   st.work_phase = plc_xcalloc((size_t)n + 1, sizeof *st.work_phase);
   st.ready = plc_xmalloc(((size_t)n + 1) * sizeof *st.ready);
   st.links = plc_xcalloc((size_t)nlinks + 1, sizeof *st.links);
@@ -305,7 +402,7 @@ int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int n
   plc_flow_heap_free(&st.events);
   mpq_clear(st.tmp);
   free(st.links), free(st.ready), free(st.work_phase), free(st.waiting);
-  free(st.succ), free(st.succ_at);
+  free(st.succ), free(st.succ_at), free(st.join_of);
   return plc_flow_finish(f, stuck);
 }
 
