@@ -7,6 +7,7 @@
 #include "blocks.h"
 #include "lower.h"
 #include "memory.h"
+#include "whole.h"
 #include "runsched.h"
 #include "sensitivity.h"
 #include "xalloc.h"
@@ -33,8 +34,10 @@ void plc_drive_init(plc_drive *d, plc_sema *s, plc_program *p, const plc_report_
 void plc_drive_free(plc_drive *d)
 {
   for (int i = 0; i < d->nruns; i++) {
-    if (d->runs[i]->state == PLC_RUN_DONE)
+    if (d->runs[i]->state == PLC_RUN_DONE) {
+      plc_whole_release(&d->runs[i]->res); /* plc_result_free leaves it (whole.h) */
       plc_result_free(&d->runs[i]->res);
+    }
     free(d->runs[i]);
   }
   free(d->runs);
