@@ -12,10 +12,18 @@
 
 /* ---- a binary min-heap of (rational key, a, b, c) ------------------------
  * Entries are swapped with mpq_swap, so keys are initialised once and
- * reused; ties are broken by a, b, c, which makes every run deterministic. */
+ * reused; ties are broken by a, b, c, which makes every run deterministic.
+ * Comparing rationals multiplies numerators by denominators; each key
+ * also keeps fx = floor(key x 2^40) when key < 2^22 (an integer, exact),
+ * and two keys whose fx differ compare by fx alone: only keys within
+ * 2^-40 s of each other are compared as rationals. */
+
+enum { PLC_FLOW_FX_BITS = 40, PLC_FLOW_FX_MAX_LOG2 = 22 };
 
 typedef struct plc_flow_ent {
   mpq_t key;
+  unsigned long fx;
+  int fx_ok;
   int a, b;
   unsigned c;
 } plc_flow_ent;
@@ -23,11 +31,26 @@ typedef struct plc_flow_ent {
 typedef struct plc_flow_heap {
   plc_flow_ent *e;
   int n, cap;
+  mpz_t z;              /* scratch for fx */
 } plc_flow_heap;
+
+/* fx of a key >= 0 (see above); fx_ok 0 when the key is too large. */
+static void plc_flow_fx(plc_flow_heap *h, plc_flow_ent *e)
+{
+  mpz_srcptr num = mpq_numref(e->key), den = mpq_denref(e->key);
+  e->fx_ok = mpz_sgn(num) >= 0 &&
+             (long)mpz_sizeinbase(num, 2) - (long)mpz_sizeinbase(den, 2) < PLC_FLOW_FX_MAX_LOG2;
+  if (!e->fx_ok)
+    return;
+  mpz_mul_2exp(h->z, num, PLC_FLOW_FX_BITS);
+  mpz_tdiv_q(h->z, h->z, den);
+  e->fx = mpz_get_ui(h->z);
+}
 
 static int plc_flow_less(const plc_flow_ent *x, const plc_flow_ent *y)
 {
-  int c = mpq_cmp(x->key, y->key);
+  int c = x->fx_ok && y->fx_ok && x->fx != y->fx ? (x->fx < y->fx ? -1 : 1)
+                                                 : mpq_cmp(x->key, y->key);
   if (c) return c < 0;
   if (x->a != y->a) return x->a < y->a;
   if (x->b != y->b) return x->b < y->b;
@@ -36,16 +59,19 @@ static int plc_flow_less(const plc_flow_ent *x, const plc_flow_ent *y)
 
 static void plc_flow_swap(plc_flow_heap *h, int i, int j)
 {
-  mpq_swap(h->e[i].key, h->e[j].key);
-  int a = h->e[i].a, b = h->e[i].b;
-  unsigned c = h->e[i].c;
-  h->e[i].a = h->e[j].a, h->e[i].b = h->e[j].b, h->e[i].c = h->e[j].c;
-  h->e[j].a = a, h->e[j].b = b, h->e[j].c = c;
+  plc_flow_ent *x = &h->e[i], *y = &h->e[j];
+  mpq_swap(x->key, y->key);
+  unsigned long fx = x->fx;
+  int ok = x->fx_ok, a = x->a, b = x->b;
+  unsigned c = x->c;
+  x->fx = y->fx, x->fx_ok = y->fx_ok, x->a = y->a, x->b = y->b, x->c = y->c;
+  y->fx = fx, y->fx_ok = ok, y->a = a, y->b = b, y->c = c;
 }
 
 static void plc_flow_push(plc_flow_heap *h, mpq_srcptr key, int a, int b, unsigned c)
 {
   if (h->n == h->cap) {
+    if (h->cap == 0) mpz_init(h->z);
     int cap = h->cap ? 2 * h->cap : 16;
     h->e = plc_xrealloc(h->e, (size_t)cap * sizeof *h->e);
     for (int i = h->cap; i < cap; i++) mpq_init(h->e[i].key);
@@ -53,6 +79,7 @@ static void plc_flow_push(plc_flow_heap *h, mpq_srcptr key, int a, int b, unsign
   }
   int i = h->n++;
   mpq_set(h->e[i].key, key);
+  plc_flow_fx(h, &h->e[i]);
   h->e[i].a = a, h->e[i].b = b, h->e[i].c = c;
   while (i > 0 && plc_flow_less(&h->e[i], &h->e[(i - 1) / 2])) {
     plc_flow_swap(h, i, (i - 1) / 2);
@@ -77,6 +104,7 @@ static void plc_flow_pop(plc_flow_heap *h)
 static void plc_flow_heap_free(plc_flow_heap *h)
 {
   for (int i = 0; i < h->cap; i++) mpq_clear(h->e[i].key);
+  if (h->cap) mpz_clear(h->z);
   free(h->e);
 }
 
@@ -101,6 +129,7 @@ typedef struct plc_flow_state {
   int *waiting;         /* per node: dependencies and stream predecessor not yet ended */
   int *succ, *succ_at;  /* successors of node i: succ[succ_at[i] .. succ_at[i+1]) */
   int *join_of;         /* per op: the join it waits through, or -1 */
+  int last_end;         /* the op that ended last, or -1 */
   int *work_phase;      /* the op's fixed part is over and it holds its link */
   int *ready, nready;   /* ops that may start now */
   plc_flow_link *links;
@@ -287,6 +316,7 @@ static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
 {
   mpq_set(st->f->end[i], t);
   st->f->ran[i] = 1;
+  st->last_end = i; /* times only grow: the last op to end ends latest */
   for (int k = st->succ_at[i]; k < st->succ_at[i + 1]; k++) plc_flow_release(st, st->succ[k], i);
 }
 
@@ -296,11 +326,14 @@ static void plc_flow_start(plc_flow_state *st, int i, mpq_srcptr t)
 {
   const plc_flow_op *o = &st->ops[i];
   mpq_set(st->f->start[i], t);
-  mpq_set(st->tmp, t);
-  if (o->fixed) mpq_add(st->tmp, st->tmp, o->fixed);
-  if (!st->share && o->work) mpq_add(st->tmp, st->tmp, o->work);
-  if (mpq_cmp(st->tmp, t) > 0)
+  int fixed = o->fixed && mpq_sgn(o->fixed) > 0;
+  int work = !st->share && o->work && mpq_sgn(o->work) > 0;
+  if (fixed || work) { /* times are never negative */
+    mpq_set(st->tmp, t);
+    if (fixed) mpq_add(st->tmp, st->tmp, o->fixed);
+    if (work) mpq_add(st->tmp, st->tmp, o->work);
     plc_flow_push(&st->events, st->tmp, PLC_FLOW_EV_FIXED, i, 0);
+  }
   else if (plc_flow_has_work(st, i))
     plc_flow_join_link(st, i, t);
   else
@@ -366,17 +399,15 @@ static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
     mpq_set(f->makespan, t0);
 }
 
-/* Which op never ran (the first), and the latest end of those that did. */
-static int plc_flow_finish(plc_flow *f, int *stuck)
+/* Which op never ran (the first); the makespan is the end of the op that
+ * ended last (last, -1 for none), or t0. */
+static int plc_flow_finish(plc_flow *f, int last, int *stuck)
 {
   int first = -1;
-  for (int i = 0; i < f->n; i++) {
-    if (!f->ran[i]) {
-      if (first < 0) first = i;
-    } else if (mpq_cmp(f->end[i], f->makespan) > 0) {
-      mpq_set(f->makespan, f->end[i]);
-    }
-  }
+  for (int i = 0; i < f->n && first < 0; i++)
+    if (!f->ran[i]) first = i;
+  if (last >= 0)
+    mpq_set(f->makespan, f->end[last]);
   if (stuck) *stuck = first;
   return first < 0 ? 0 : -1;
 }
@@ -384,7 +415,8 @@ static int plc_flow_finish(plc_flow *f, int *stuck)
 int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
                  int share, mpq_srcptr t0, int *stuck)
 {
-  plc_flow_state st = {.ops = ops, .f = f, .n = n, .share = share, .nlinks = nlinks};
+  plc_flow_state st = {.ops = ops, .f = f, .n = n, .share = share, .nlinks = nlinks,
+                       .last_end = -1};
   plc_flow_init(f, n, t0);
   st.work_phase = plc_xcalloc((size_t)n + 1, sizeof *st.work_phase);
   st.ready = plc_xmalloc(((size_t)n + 1) * sizeof *st.ready);
@@ -403,7 +435,7 @@ int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int n
   mpq_clear(st.tmp);
   free(st.links), free(st.ready), free(st.work_phase), free(st.waiting);
   free(st.succ), free(st.succ_at), free(st.join_of);
-  return plc_flow_finish(f, stuck);
+  return plc_flow_finish(f, st.last_end, stuck);
 }
 
 void plc_flow_free(plc_flow *f)
