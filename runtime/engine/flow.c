@@ -298,6 +298,13 @@ static void plc_flow_join_link(plc_flow_state *st, int i, mpq_srcptr t)
   plc_flow_reschedule(st, li);
 }
 
+/* mpq_init and mpq_set in one (GMP has no mpq_init_set). */
+static void plc_flow_init_set(mpq_ptr q, mpq_srcptr v)
+{
+  mpz_init_set(mpq_numref(q), mpq_numref(v));
+  mpz_init_set(mpq_denref(q), mpq_denref(v));
+}
+
 /* Node x's predecessor i ended: x is ready (op) or releases its ops (join)
  * once nothing else holds it. */
 static void plc_flow_release(plc_flow_state *st, int x, int i)
@@ -314,7 +321,7 @@ static void plc_flow_release(plc_flow_state *st, int x, int i)
 
 static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
 {
-  mpq_set(st->f->end[i], t);
+  plc_flow_init_set(st->f->end[i], t);
   st->f->ran[i] = 1;
   st->last_end = i; /* times only grow: the last op to end ends latest */
   for (int k = st->succ_at[i]; k < st->succ_at[i + 1]; k++) plc_flow_release(st, st->succ[k], i);
@@ -325,7 +332,7 @@ static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
 static void plc_flow_start(plc_flow_state *st, int i, mpq_srcptr t)
 {
   const plc_flow_op *o = &st->ops[i];
-  mpq_set(st->f->start[i], t);
+  plc_flow_init_set(st->f->start[i], t);
   int fixed = o->fixed && mpq_sgn(o->fixed) > 0;
   int work = !st->share && o->work && mpq_sgn(o->work) > 0;
   if (fixed || work) { /* times are never negative */
@@ -382,6 +389,10 @@ static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
   mpq_clear(t);
 }
 
+/* Start and end times are initialised when an op starts and ends, each
+ * straight to its value (one allocation of the right size, not an
+ * mpq_init and a reallocation); plc_flow_finish initialises those of the
+ * ops that never ran.  An op that starts always ends. */
 static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
 {
   f->n = n;
@@ -389,11 +400,7 @@ static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
   f->end = plc_xcalloc((size_t)n + 1, sizeof *f->end);
   f->cause = plc_xmalloc(((size_t)n + 1) * sizeof *f->cause);
   f->ran = plc_xcalloc((size_t)n + 1, sizeof *f->ran);
-  for (int i = 0; i < n; i++) {
-    mpq_init(f->start[i]);
-    mpq_init(f->end[i]);
-    f->cause[i] = -1;
-  }
+  for (int i = 0; i < n; i++) f->cause[i] = -1;
   mpq_init(f->makespan);
   if (t0)
     mpq_set(f->makespan, t0);
@@ -404,8 +411,11 @@ static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
 static int plc_flow_finish(plc_flow *f, int last, int *stuck)
 {
   int first = -1;
-  for (int i = 0; i < f->n && first < 0; i++)
-    if (!f->ran[i]) first = i;
+  for (int i = 0; i < f->n; i++)
+    if (!f->ran[i]) {
+      if (first < 0) first = i;
+      mpq_inits(f->start[i], f->end[i], NULL);
+    }
   if (last >= 0)
     mpq_set(f->makespan, f->end[last]);
   if (stuck) *stuck = first;
