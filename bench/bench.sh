@@ -8,19 +8,23 @@ set -eu
 RUNS=${RUNS:-7}
 export PLC_PATH=
 now() { date +%s%N; }
+# bench FILE [LABEL [RUNS [PLC OPTION]...]]
 bench() {
   file=$1
+  label=${2:-$(basename "$file")}
+  runs=${3:-$RUNS}
+  [ $# -ge 3 ] && shift 3 || set --
   times=""
-  for _ in $(seq "$RUNS"); do
+  for _ in $(seq "$runs"); do
     t0=$(now)
-    "$PLC" "$file" > /dev/null 2>&1 || true
+    "$PLC" "$@" "$file" > /dev/null 2>&1 || true
     t1=$(now)
     times="$times $(( (t1 - t0) / 1000 ))"
   done
   sorted=$(printf '%s\n' $times | sort -n)
   best=$(printf '%s\n' "$sorted" | head -n 1)
-  median=$(printf '%s\n' "$sorted" | sed -n "$(( (RUNS + 1) / 2 ))p")
-  awk -v f="$(basename "$file")" -v b="$best" -v m="$median" \
+  median=$(printf '%s\n' "$sorted" | sed -n "$(( (runs + 1) / 2 ))p")
+  awk -v f="$label" -v b="$best" -v m="$median" \
     'BEGIN { printf "%-45s best %8.1f ms   median %8.1f ms\n", f, b / 1000, m / 1000 }'
 }
 echo "plc bench: $RUNS runs each, wall time of the whole process"
@@ -32,6 +36,14 @@ awk 'BEGIN { print "let n0 = 0"; for (i = 1; i < 40000; i++) print "let n" i " =
              print "assert n39999 == 39999" }' > "$names"
 for f in "$top_srcdir"/examples/*.plan "$top_srcdir"/bench/large.plan "$names"; do
   bench "$f"
+done
+# The whole step (issue 10 item 6): the report (which simulates it once,
+# links as the train says) and --emit=step (twice: shared, then dedicated)
+# of Llama 3 405B on 16,384 GPUs (1F1B, 72,506 ops) and of a step of 1,024
+# microbatches (876,580 ops); 3 runs each.
+for f in "$top_srcdir"/bench/llama3-405b-1f1b.plan "$top_srcdir"/bench/mu1024.plan; do
+  bench "$f" "$(basename "$f")" 3
+  bench "$f" "$(basename "$f") --emit=step" 3 --emit=step
 done
 # Layout search (issue 12): configurations per second per core, one thread,
 # from the process's user + system CPU time.

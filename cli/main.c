@@ -40,6 +40,7 @@ typedef struct plc_cli {
   plc_action action;
   plc_format format;
   int exact, digits, ops;
+  int whole_step;     /* --whole-step: the reports' whole-step section */
   const char **defines;
   size_t ndefines;
   const char **evals;
@@ -71,6 +72,8 @@ static void plc_cli_usage(FILE *out)
         "  --report             evaluate each training run and print its report (default)\n"
         "  --ops                in reports, list every collective of the critical stage\n"
         "                       with its consumer, window, time and exposed part\n"
+        "  --whole-step         in reports, also the step simulated as one graph (every\n"
+        "                       stage, chunk and microbatch; see --emit=step)\n"
         "  --compare            evaluate the runs of every FILE (each file compiled on its\n"
         "                       own) and print them side by side, with differences\n"
         "  --format=text|json|md|csv\n"
@@ -131,12 +134,13 @@ static void plc_cli_push(const char ***list, size_t *n, const char *s)
 
 enum { OPT_CHECK = 256, OPT_EMIT, OPT_EXACT, OPT_DIGITS, OPT_HELP, OPT_VERSION, OPT_REPORT,
        OPT_OPS, OPT_COMPARE, OPT_FORMAT, OPT_TIMELINE, OPT_TIMELINE_WIDTH, OPT_TRACE,
-       OPT_SVG, OPT_JOBS, OPT_SHARD, OPT_MERGE };
+       OPT_SVG, OPT_JOBS, OPT_SHARD, OPT_MERGE, OPT_WHOLE_STEP };
 
 static const struct option plc_cli_options[] = {
   {"check", no_argument, NULL, OPT_CHECK},
   {"report", no_argument, NULL, OPT_REPORT},
   {"ops", no_argument, NULL, OPT_OPS},
+  {"whole-step", no_argument, NULL, OPT_WHOLE_STEP},
   {"compare", no_argument, NULL, OPT_COMPARE},
   {"timeline", optional_argument, NULL, OPT_TIMELINE},
   {"timeline-width", required_argument, NULL, OPT_TIMELINE_WIDTH},
@@ -303,6 +307,7 @@ static int plc_cli_option(plc_cli *cli, int c, char **argv, plc_program *prog, p
   case OPT_REPORT: cli->action = PLC_ACT_REPORT; return -1;
   case OPT_COMPARE: cli->action = PLC_ACT_COMPARE; return -1;
   case OPT_OPS: cli->ops = 1; return -1;
+  case OPT_WHOLE_STEP: cli->whole_step = 1; return -1;
   case OPT_EXACT: cli->exact = 1; return -1;
   case OPT_TRACE: cli->trace = optarg; return -1;
   case OPT_SVG: cli->svg = optarg; return -1;
@@ -532,7 +537,8 @@ static void plc_cli_searches_only(plc_cli *cli)
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
 {
   plc_drive d;
-  plc_report_opts o = {cli->digits, cli->exact, cli->ops, cli->defines, (int)cli->ndefines};
+  plc_report_opts o = {cli->digits, cli->exact, cli->ops, cli->whole_step, cli->defines,
+                       (int)cli->ndefines};
   plc_drive_init(&d, s, prog, &o);
   d.sensitivity = cli->action == PLC_ACT_REPORT && !cli->nevals;
   d.skip_asserts = s->failed_asserts;
@@ -627,7 +633,7 @@ static void plc_cli_compare_unit(plc_cli *cli, const plc_diag *main_diag, plc_cm
   plc_sema_check(&u->sema, &u->prog, cli->defines, cli->ndefines);
   if (u->diag.errors != (int)u->sema.nfailed_asserts)
     return;
-  plc_report_opts o = {cli->digits, cli->exact, 0, cli->defines, (int)cli->ndefines};
+  plc_report_opts o = {cli->digits, cli->exact, 0, 0, cli->defines, (int)cli->ndefines};
   plc_drive_init(&u->drive, &u->sema, &u->prog, &o);
   u->drive.sensitivity = 0; /* --compare prints no sensitivity rows */
   u->drive.skip_asserts = u->sema.failed_asserts;
@@ -670,7 +676,7 @@ static int plc_cli_compare(plc_cli *cli, const plc_diag *main_diag, char **files
   errors -= asserts;
   if (!errors && nruns < 2)
     fprintf(stderr, "plc: error: --compare needs two runs or more (files or trains)\n");
-  plc_report_opts o = {cli->digits, cli->exact, 0, cli->defines, (int)cli->ndefines};
+  plc_report_opts o = {cli->digits, cli->exact, 0, 0, cli->defines, (int)cli->ndefines};
   if (!errors && nruns >= 2)
     plc_compare_text(cli->out, runs, labels, nruns, &o);
   for (int i = 0; i < n; i++) {
@@ -755,7 +761,7 @@ static int plc_cli_merge(plc_cli *cli, char **files, int n)
     nall += k;
     free(got);
   }
-  plc_report_opts o = {cli->digits, cli->exact, 0, cli->defines, (int)cli->ndefines};
+  plc_report_opts o = {cli->digits, cli->exact, 0, 0, cli->defines, (int)cli->ndefines};
   plc_json_doc *doc = !rc && cli->format == PLC_FMT_JSON && cli->action != PLC_ACT_PLAN
     ? plc_json_new(PACKAGE_VERSION, cli->defines, cli->ndefines) : NULL;
   for (int i = 0; i < nall && !rc; i++)

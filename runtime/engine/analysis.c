@@ -8,6 +8,7 @@
 #include "memory.h"
 #include "quantity.h"
 #include "sensitivity.h"
+#include "whole.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -27,7 +28,7 @@ static void plc_result_init(plc_result *r)
 void plc_result_free(plc_result *r)
 {
   mpq_clears(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_warmup, r->bubble_steady,
-            r->bubble_cooldown, r->bubble_formula, r->tail, r->tail_full,
+             r->bubble_cooldown, r->bubble_formula, r->tail, r->tail_full,
              r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
              r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
@@ -38,6 +39,7 @@ void plc_result_free(plc_result *r)
   free(r->rows);
   plc_sense_free(r);
   plc_result_memory_free(r);
+  plc_whole_release(r);
   for (int i = 0; r->tf && i < r->run->nstages; i++)
     mpq_clears(r->tf[i], r->tb[i], r->tl[i], NULL);
   free(r->tf);

@@ -65,6 +65,7 @@ typedef struct plc_result {
   struct plc_sense *sense; /* sensitivity.h; NULL until computed */
   int nsense;
   struct plc_mem *mem;     /* memory.h; NULL until computed */
+  struct plc_whole *whole; /* whole.h; NULL until asked for */
   /* per stage, kept for re-analyses: the first stage whose lists simulate
    * alike (cls), and for those stages the forward and backward makespans
    * and the DP tail they leave (tl: when the tail is simulated) */

@@ -8,13 +8,22 @@
 #include "xalloc.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- a binary min-heap of (rational key, a, b, c) ------------------------
  * Entries are swapped with mpq_swap, so keys are initialised once and
- * reused; ties are broken by a, b, c, which makes every run deterministic. */
+ * reused; ties are broken by a, b, c, which makes every run deterministic.
+ * Comparing rationals multiplies numerators by denominators; each key
+ * also keeps fx = floor(key x 2^40) when key < 2^22 (an integer, exact),
+ * and two keys whose fx differ compare by fx alone: only keys within
+ * 2^-40 s of each other are compared as rationals. */
+
+enum { PLC_FLOW_FX_BITS = 40, PLC_FLOW_FX_MAX_LOG2 = 22 };
 
 typedef struct plc_flow_ent {
   mpq_t key;
+  unsigned long fx;
+  int fx_ok;
   int a, b;
   unsigned c;
 } plc_flow_ent;
@@ -22,11 +31,26 @@ typedef struct plc_flow_ent {
 typedef struct plc_flow_heap {
   plc_flow_ent *e;
   int n, cap;
+  mpz_t z;              /* scratch for fx */
 } plc_flow_heap;
+
+/* fx of a key >= 0 (see above); fx_ok 0 when the key is too large. */
+static void plc_flow_fx(plc_flow_heap *h, plc_flow_ent *e)
+{
+  mpz_srcptr num = mpq_numref(e->key), den = mpq_denref(e->key);
+  e->fx_ok = mpz_sgn(num) >= 0 &&
+             (long)mpz_sizeinbase(num, 2) - (long)mpz_sizeinbase(den, 2) < PLC_FLOW_FX_MAX_LOG2;
+  if (!e->fx_ok)
+    return;
+  mpz_mul_2exp(h->z, num, PLC_FLOW_FX_BITS);
+  mpz_tdiv_q(h->z, h->z, den);
+  e->fx = mpz_get_ui(h->z);
+}
 
 static int plc_flow_less(const plc_flow_ent *x, const plc_flow_ent *y)
 {
-  int c = mpq_cmp(x->key, y->key);
+  int c = x->fx_ok && y->fx_ok && x->fx != y->fx ? (x->fx < y->fx ? -1 : 1)
+                                                 : mpq_cmp(x->key, y->key);
   if (c) return c < 0;
   if (x->a != y->a) return x->a < y->a;
   if (x->b != y->b) return x->b < y->b;
@@ -35,16 +59,19 @@ static int plc_flow_less(const plc_flow_ent *x, const plc_flow_ent *y)
 
 static void plc_flow_swap(plc_flow_heap *h, int i, int j)
 {
-  mpq_swap(h->e[i].key, h->e[j].key);
-  int a = h->e[i].a, b = h->e[i].b;
-  unsigned c = h->e[i].c;
-  h->e[i].a = h->e[j].a, h->e[i].b = h->e[j].b, h->e[i].c = h->e[j].c;
-  h->e[j].a = a, h->e[j].b = b, h->e[j].c = c;
+  plc_flow_ent *x = &h->e[i], *y = &h->e[j];
+  mpq_swap(x->key, y->key);
+  unsigned long fx = x->fx;
+  int ok = x->fx_ok, a = x->a, b = x->b;
+  unsigned c = x->c;
+  x->fx = y->fx, x->fx_ok = y->fx_ok, x->a = y->a, x->b = y->b, x->c = y->c;
+  y->fx = fx, y->fx_ok = ok, y->a = a, y->b = b, y->c = c;
 }
 
 static void plc_flow_push(plc_flow_heap *h, mpq_srcptr key, int a, int b, unsigned c)
 {
   if (h->n == h->cap) {
+    if (h->cap == 0) mpz_init(h->z);
     int cap = h->cap ? 2 * h->cap : 16;
     h->e = plc_xrealloc(h->e, (size_t)cap * sizeof *h->e);
     for (int i = h->cap; i < cap; i++) mpq_init(h->e[i].key);
@@ -52,6 +79,7 @@ static void plc_flow_push(plc_flow_heap *h, mpq_srcptr key, int a, int b, unsign
   }
   int i = h->n++;
   mpq_set(h->e[i].key, key);
+  plc_flow_fx(h, &h->e[i]);
   h->e[i].a = a, h->e[i].b = b, h->e[i].c = c;
   while (i > 0 && plc_flow_less(&h->e[i], &h->e[(i - 1) / 2])) {
     plc_flow_swap(h, i, (i - 1) / 2);
@@ -76,6 +104,7 @@ static void plc_flow_pop(plc_flow_heap *h)
 static void plc_flow_heap_free(plc_flow_heap *h)
 {
   for (int i = 0; i < h->cap; i++) mpq_clear(h->e[i].key);
+  if (h->cap) mpz_clear(h->z);
   free(h->e);
 }
 
@@ -96,8 +125,11 @@ typedef struct plc_flow_state {
   const plc_flow_op *ops;
   plc_flow *f;
   int n, share;
-  int *waiting;         /* dependencies and stream predecessor not yet ended */
-  int *succ, *succ_at;  /* successors of op i: succ[succ_at[i] .. succ_at[i+1]) */
+  int nnodes;           /* n ops, then the joins (see plc_flow_joins) */
+  int *waiting;         /* per node: dependencies and stream predecessor not yet ended */
+  int *succ, *succ_at;  /* successors of node i: succ[succ_at[i] .. succ_at[i+1]) */
+  int *join_of;         /* per op: the join it waits through, or -1 */
+  int last_end;         /* the op that ended last, or -1 */
   int *work_phase;      /* the op's fixed part is over and it holds its link */
   int *ready, nready;   /* ops that may start now */
   plc_flow_link *links;
@@ -111,33 +143,126 @@ static int plc_flow_has_work(const plc_flow_state *st, int i)
   return st->share && st->ops[i].link >= 0 && st->ops[i].work && mpq_sgn(st->ops[i].work) > 0;
 }
 
-/* Successor lists in one array: each dependency edge reversed, and each op
- * to the next op of its stream. */
+/* ---- the graph ------------------------------------------------------------
+ * Many ops wait for the same long list of ops: every entry op of a block
+ * waits for all the ops the schedule makes the block wait for, so a graph
+ * written op by op holds (entries x waits) edges, tens of millions on a
+ * large step.  Ops whose dependency lists are equal (and at least
+ * PLC_FLOW_JOIN_MIN long) share one join node instead: the list's ops lead
+ * to the join, the join to each op.  A join takes no time and has no
+ * stream; when its last dependency ends it releases its ops at once, with
+ * that dependency as their cause, so times and causes are those of the
+ * edges it replaces. */
+
+enum { PLC_FLOW_JOIN_MIN = 4 };
+
+/* A hash of a few elements of a list (its length, ends and 8 evenly
+ * spaced ones): lists hundreds long cost O(1) here, and the few whose
+ * samples agree are told apart by memcmp. */
+static unsigned long plc_flow_hash(const int *d, int n)
+{
+  unsigned long h = 1469598103934665603UL ^ (unsigned long)n;
+  for (int j = 0; j < 10; j++) {
+    int k = j == 0 ? 0 : j == 9 ? n - 1 : (int)((long)n * j / 9);
+    h = (h ^ (unsigned)d[k]) * 1099511628211UL;
+  }
+  return h;
+}
+
+static int plc_flow_same_deps(const plc_flow_op *a, const plc_flow_op *b)
+{
+  return a->ndeps == b->ndeps &&
+         (a->deps == b->deps || !memcmp(a->deps, b->deps, (size_t)a->ndeps * sizeof *a->deps));
+}
+
+/* join_of[i]: the join op i waits through, or -1; returns how many. */
+static int plc_flow_joins(plc_flow_state *st)
+{
+  const plc_flow_op *ops = st->ops;
+  int n = st->n, nj = 0, cand = 0;
+  st->join_of = plc_xmalloc(((size_t)n + 1) * sizeof *st->join_of);
+  for (int i = 0; i < n; i++) {
+    st->join_of[i] = -1;
+    cand += ops[i].ndeps >= PLC_FLOW_JOIN_MIN;
+  }
+  if (cand < 2)
+    return 0;
+  size_t size = 4;
+  while (size < 2 * (size_t)cand) size *= 2;
+  int *tab = plc_xmalloc(size * sizeof *tab);
+  for (size_t h = 0; h < size; h++) tab[h] = -1;
+  for (int i = 0; i < n; i++) {
+    if (ops[i].ndeps < PLC_FLOW_JOIN_MIN)
+      continue;
+    size_t h = plc_flow_hash(ops[i].deps, ops[i].ndeps) & (size - 1);
+    while (tab[h] >= 0 && !plc_flow_same_deps(&ops[tab[h]], &ops[i])) h = (h + 1) & (size - 1);
+    if (tab[h] < 0) {
+      tab[h] = i;
+      continue;
+    }
+    int k = tab[h];
+    if (st->join_of[k] < 0) st->join_of[k] = nj++;
+    st->join_of[i] = st->join_of[k];
+  }
+  free(tab);
+  return nj;
+}
+
+/* Count (fill == NULL) or write op i's incoming edges: from its
+ * dependencies, or from its join (and, for the join's first op, the join's
+ * from the dependencies). */
+static void plc_flow_edges_in(plc_flow_state *st, int i, const int *first_of, int *fill)
+{
+  const plc_flow_op *o = &st->ops[i];
+  int j = st->join_of[i], to = i;
+  if (j >= 0) {
+    int jn = st->n + j;
+    if (fill) st->succ[fill[jn]++] = i;
+    else st->succ_at[jn + 1]++, st->waiting[i]++;
+    if (first_of[j] != i)
+      return;
+    to = jn;
+  }
+  for (int d = 0; d < o->ndeps; d++) {
+    if (fill) st->succ[fill[o->deps[d]]++] = to;
+    else st->succ_at[o->deps[d] + 1]++, st->waiting[to]++;
+  }
+}
+
+/* Successor lists in one array: each dependency edge reversed (through
+ * joins), and each op to the next op of its stream. */
 static void plc_flow_graph(plc_flow_state *st, int nstreams)
 {
-  int n = st->n, *last = plc_xmalloc(((size_t)nstreams + 1) * sizeof *last);
+  int n = st->n, nj = plc_flow_joins(st), nn = n + nj;
+  int *last = plc_xmalloc(((size_t)nstreams + 1) * sizeof *last);
   int *next = plc_xmalloc(((size_t)n + 1) * sizeof *next);
+  int *first_of = plc_xmalloc(((size_t)nj + 1) * sizeof *first_of);
+  for (int j = 0; j < nj; j++) first_of[j] = -1;
+  for (int i = 0; i < n; i++)
+    if (st->join_of[i] >= 0 && first_of[st->join_of[i]] < 0) first_of[st->join_of[i]] = i;
   for (int s = 0; s < nstreams; s++) last[s] = -1;
-  st->succ_at = plc_xcalloc((size_t)n + 2, sizeof *st->succ_at);
+  st->nnodes = nn;
+  st->waiting = plc_xcalloc((size_t)nn + 1, sizeof *st->waiting);
+  st->succ_at = plc_xcalloc((size_t)nn + 2, sizeof *st->succ_at);
   for (int i = n - 1; i >= 0; i--) {
     int s = st->ops[i].stream;
     next[i] = last[s];
     last[s] = i;
   }
   for (int i = 0; i < n; i++) {
-    st->waiting[i] += st->ops[i].ndeps;
-    for (int d = 0; d < st->ops[i].ndeps; d++) st->succ_at[st->ops[i].deps[d] + 1]++;
+    plc_flow_edges_in(st, i, first_of, NULL);
     if (next[i] >= 0) st->succ_at[i + 1]++, st->waiting[next[i]]++;
   }
-  for (int i = 0; i < n; i++) st->succ_at[i + 1] += st->succ_at[i];
-  st->succ = plc_xmalloc(((size_t)st->succ_at[n] + 1) * sizeof *st->succ);
-  int *fill = plc_xmalloc(((size_t)n + 1) * sizeof *fill);
-  for (int i = 0; i < n; i++) fill[i] = st->succ_at[i];
+  for (int i = 0; i < nn; i++) st->succ_at[i + 1] += st->succ_at[i];
+  st->succ = plc_xmalloc(((size_t)st->succ_at[nn] + 1) * sizeof *st->succ);
+  int *fill = plc_xmalloc(((size_t)nn + 1) * sizeof *fill);
+  for (int i = 0; i < nn; i++) fill[i] = st->succ_at[i];
   for (int i = 0; i < n; i++) {
-    for (int d = 0; d < st->ops[i].ndeps; d++) st->succ[fill[st->ops[i].deps[d]]++] = i;
+    plc_flow_edges_in(st, i, first_of, fill);
     if (next[i] >= 0) st->succ[fill[i]++] = next[i];
   }
   free(fill);
+  free(first_of);
   free(next);
   free(last);
 }
@@ -179,17 +304,33 @@ static void plc_flow_join_link(plc_flow_state *st, int i, mpq_srcptr t)
   plc_flow_reschedule(st, li);
 }
 
+/* mpq_init and mpq_set in one (GMP has no mpq_init_set). */
+static void plc_flow_init_set(mpq_ptr q, mpq_srcptr v)
+{
+  mpz_init_set(mpq_numref(q), mpq_numref(v));
+  mpz_init_set(mpq_denref(q), mpq_denref(v));
+}
+
+/* Node x's predecessor i ended: x is ready (op) or releases its ops (join)
+ * once nothing else holds it. */
+static void plc_flow_release(plc_flow_state *st, int x, int i)
+{
+  if (--st->waiting[x] != 0)
+    return;
+  if (x < st->n) {
+    st->f->cause[x] = i;
+    st->ready[st->nready++] = x;
+    return;
+  }
+  for (int k = st->succ_at[x]; k < st->succ_at[x + 1]; k++) plc_flow_release(st, st->succ[k], i);
+}
+
 static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
 {
-  mpq_set(st->f->end[i], t);
+  plc_flow_init_set(st->f->end[i], t);
   st->f->ran[i] = 1;
-  for (int k = st->succ_at[i]; k < st->succ_at[i + 1]; k++) {
-    int s = st->succ[k];
-    if (--st->waiting[s] == 0) {
-      st->f->cause[s] = i;
-      st->ready[st->nready++] = s;
-    }
-  }
+  st->last_end = i; /* times only grow: the last op to end ends latest */
+  for (int k = st->succ_at[i]; k < st->succ_at[i + 1]; k++) plc_flow_release(st, st->succ[k], i);
 }
 
 /* Start op i at t: its fixed part as a timed event, else its transfer on
@@ -197,12 +338,15 @@ static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
 static void plc_flow_start(plc_flow_state *st, int i, mpq_srcptr t)
 {
   const plc_flow_op *o = &st->ops[i];
-  mpq_set(st->f->start[i], t);
-  mpq_set(st->tmp, t);
-  if (o->fixed) mpq_add(st->tmp, st->tmp, o->fixed);
-  if (!st->share && o->work) mpq_add(st->tmp, st->tmp, o->work);
-  if (mpq_cmp(st->tmp, t) > 0)
+  plc_flow_init_set(st->f->start[i], t);
+  int fixed = o->fixed && mpq_sgn(o->fixed) > 0;
+  int work = !st->share && o->work && mpq_sgn(o->work) > 0;
+  if (fixed || work) { /* times are never negative */
+    mpq_set(st->tmp, t);
+    if (fixed) mpq_add(st->tmp, st->tmp, o->fixed);
+    if (work) mpq_add(st->tmp, st->tmp, o->work);
     plc_flow_push(&st->events, st->tmp, PLC_FLOW_EV_FIXED, i, 0);
+  }
   else if (plc_flow_has_work(st, i))
     plc_flow_join_link(st, i, t);
   else
@@ -251,6 +395,10 @@ static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
   mpq_clear(t);
 }
 
+/* Start and end times are initialised when an op starts and ends, each
+ * straight to its value (one allocation of the right size, not an
+ * mpq_init and a reallocation); plc_flow_finish initialises those of the
+ * ops that never ran.  An op that starts always ends. */
 static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
 {
   f->n = n;
@@ -258,27 +406,24 @@ static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
   f->end = plc_xcalloc((size_t)n + 1, sizeof *f->end);
   f->cause = plc_xmalloc(((size_t)n + 1) * sizeof *f->cause);
   f->ran = plc_xcalloc((size_t)n + 1, sizeof *f->ran);
-  for (int i = 0; i < n; i++) {
-    mpq_init(f->start[i]);
-    mpq_init(f->end[i]);
-    f->cause[i] = -1;
-  }
+  for (int i = 0; i < n; i++) f->cause[i] = -1;
   mpq_init(f->makespan);
   if (t0)
     mpq_set(f->makespan, t0);
 }
 
-/* Which op never ran (the first), and the latest end of those that did. */
-static int plc_flow_finish(plc_flow *f, int *stuck)
+/* Which op never ran (the first); the makespan is the end of the op that
+ * ended last (last, -1 for none), or t0. */
+static int plc_flow_finish(plc_flow *f, int last, int *stuck)
 {
   int first = -1;
-  for (int i = 0; i < f->n; i++) {
+  for (int i = 0; i < f->n; i++)
     if (!f->ran[i]) {
       if (first < 0) first = i;
-    } else if (mpq_cmp(f->end[i], f->makespan) > 0) {
-      mpq_set(f->makespan, f->end[i]);
+      mpq_inits(f->start[i], f->end[i], NULL);
     }
-  }
+  if (last >= 0)
+    mpq_set(f->makespan, f->end[last]);
   if (stuck) *stuck = first;
   return first < 0 ? 0 : -1;
 }
@@ -286,9 +431,9 @@ static int plc_flow_finish(plc_flow *f, int *stuck)
 int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
                  int share, mpq_srcptr t0, int *stuck)
 {
-  plc_flow_state st = {.ops = ops, .f = f, .n = n, .share = share, .nlinks = nlinks};
+  plc_flow_state st = {.ops = ops, .f = f, .n = n, .share = share, .nlinks = nlinks,
+                       .last_end = -1};
   plc_flow_init(f, n, t0);
-  st.waiting = plc_xcalloc((size_t)n + 1, sizeof *st.waiting);
   st.work_phase = plc_xcalloc((size_t)n + 1, sizeof *st.work_phase);
   st.ready = plc_xmalloc(((size_t)n + 1) * sizeof *st.ready);
   st.links = plc_xcalloc((size_t)nlinks + 1, sizeof *st.links);
@@ -305,8 +450,8 @@ int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int n
   plc_flow_heap_free(&st.events);
   mpq_clear(st.tmp);
   free(st.links), free(st.ready), free(st.work_phase), free(st.waiting);
-  free(st.succ), free(st.succ_at);
-  return plc_flow_finish(f, stuck);
+  free(st.succ), free(st.succ_at), free(st.join_of);
+  return plc_flow_finish(f, st.last_end, stuck);
 }
 
 void plc_flow_free(plc_flow *f)

@@ -429,9 +429,18 @@ static void plc_step_wait_block(plc_step_build *b, int s, int phase, int mb, int
     if (m[i] >= 0)
       for (int d = 0; d < l->ops[i].ndeps; d++)
         used[l->ops[i].deps[d]] = 1;
+  /* of the sinks on one stream only the last: stream order implies the
+   * rest (a block's entry ops would otherwise each wait for hundreds) */
+  int *lastsink = plc_xmalloc(((size_t)b->run->nstreams + 1) * sizeof *lastsink);
+  for (int t = 0; t < b->run->nstreams; t++)
+    lastsink[t] = -1;
   for (int i = 0; i < l->n; i++)
     if (m[i] >= 0 && !used[i])
-      plc_step_dep(b, m[i]);
+      lastsink[l->ops[i].stream] = m[i];
+  for (int t = 0; t < b->run->nstreams; t++)
+    if (lastsink[t] >= 0)
+      plc_step_dep(b, lastsink[t]);
+  free(lastsink);
   free(used);
 }
 

@@ -6,6 +6,7 @@
 #include "report.h"
 #include "memory.h"
 #include "report_parts.h"
+#include "report_whole.h"
 #include "sensitivity.h"
 #include "xalloc.h"
 
@@ -297,6 +298,24 @@ static void plc_report_sensitivity(FILE *out, const plc_result *r, const plc_rep
   plc_table_print(out, &t, 1);
 }
 
+/* The whole step simulated by the op-level engine (report_whole.h). */
+static void plc_report_whole_text(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  const plc_whole *w = plc_whole_get(r);
+  char *head = plc_report_whole_head(w, r, o);
+  fprintf(out, "\nwhole step (simulated)\n  %s\n", head);
+  free(head);
+  plc_report_whole_row rows[PLC_REPORT_WHOLE_MAX_ROWS];
+  int n = plc_report_whole_rows(w, r, o, rows);
+  if (n == 0)
+    return;
+  plc_table t = {.cols = 4};
+  for (int i = 0; i < n; i++)
+    plc_table_row(&t, rows[i].label, rows[i].t, rows[i].share, rows[i].note);
+  plc_table_print(out, &t, 1);
+  plc_report_whole_rows_free(rows, n);
+}
+
 void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   plc_report_header(out, r, o);
@@ -306,6 +325,8 @@ void plc_report_text(FILE *out, const plc_result *r, const plc_report_opts *o)
     plc_report_ops(out, r, o);
   plc_report_bubble(out, r, o);
   plc_report_step(out, r, o);
+  if (o->whole_step)
+    plc_report_whole_text(out, r, o);
   plc_report_sensitivity(out, r, o);
   plc_report_memory(out, r, o);
   plc_report_efficiency(out, r, o);
@@ -349,6 +370,8 @@ const char *plc_report_figure(const plc_result *r, const char *name, plc_quantit
   mpq_srcptr vals[] = {r->step, r->bubble, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL,
                        r->t_f, r->t_b, r->tail, NULL, NULL};
   q->dim = plc_dim_none();
+  if (!strncmp(name, "sim_", 4))
+    return plc_report_whole_figure(r, name, q);
   if (!strcmp(name, "peak_memory") || !strncmp(name, "memory_", 7))
     return plc_report_mem_figure(r, name, q);
   for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {

@@ -15,6 +15,7 @@ typedef struct plc_report_opts {
   int digits;
   int exact;
   int ops;    /* also list every collective of the critical stage */
+  int whole_step; /* also the whole step simulated op by op (report_whole.h) */
   const char *const *overrides; /* the -D NAME=EXPR in force, for the header */
   int noverrides;
 } plc_report_opts;

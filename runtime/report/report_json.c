@@ -12,6 +12,7 @@
 #include "report_json.h"
 #include "memory.h"
 #include "report_parts.h"
+#include "report_whole.h"
 #include "sensitivity.h"
 #include "xalloc.h"
 
@@ -388,6 +389,34 @@ static json_t *plc_json_memory(const plc_result *r, const plc_report_opts *o)
   return j;
 }
 
+/* ---- the whole step (report_whole.h) ------------------------------------------- */
+
+/* Every key always there: null when the step was not simulated (why says
+ * why); exposed has each dimension with exposed time. */
+static json_t *plc_json_whole(const plc_result *r, const plc_report_opts *o)
+{
+  const plc_whole *w = plc_whole_get(r);
+  json_t *j = json_object(), *exp = json_object();
+  plc_report_whole_row rows[PLC_REPORT_WHOLE_MAX_ROWS];
+  int n = plc_report_whole_rows(w, r, o, rows);
+  plc_json_set(j, "simulated", json_boolean(w->known));
+  plc_json_set(j, "why", w->known ? NULL : plc_json_str(w->why));
+  plc_json_set(j, "shared_links", json_boolean(w->share));
+  plc_json_set(j, "ops", w->known ? json_integer(w->nops) : NULL);
+  plc_json_set(j, "critical_stage", w->known ? json_integer(w->critical) : NULL);
+  static const char *const keys[] = {"fill", "compute", "other_stream", "wait_stage", "drain",
+                                     "time"};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+    plc_json_set(j, keys[k], NULL);
+  for (int i = 0; i < n; i++)
+    plc_json_set(rows[i].dim >= 0 ? exp : j, rows[i].key, plc_json_time(o, rows[i].time));
+  plc_json_set(j, "exposed", w->known ? exp : (json_decref(exp), NULL));
+  plc_json_set(j, "report_time", plc_json_time(o, r->step));
+  plc_json_set(j, "difference", w->known ? plc_json_time(o, w->diff) : NULL);
+  plc_report_whole_rows_free(rows, n);
+  return j;
+}
+
 /* ---- the document ---------------------------------------------------------------- */
 
 static json_t *plc_json_run(const plc_result *r, const plc_report_opts *o)
@@ -410,6 +439,7 @@ static json_t *plc_json_run(const plc_result *r, const plc_report_opts *o)
   }
   plc_json_set(j, "bubble", plc_json_bubble(r, o));
   plc_json_set(j, "step", plc_json_step(r, o));
+  plc_json_set(j, "whole_step", o->whole_step ? plc_json_whole(r, o) : NULL);
   plc_json_set(j, "sensitivity", plc_json_sensitivity(r, o));
   plc_json_set(j, "memory", plc_json_memory(r, o));
   plc_json_set(j, "efficiency", plc_json_efficiency(r, o));

@@ -10,6 +10,7 @@
 #include "report_md.h"
 #include "memory.h"
 #include "report_parts.h"
+#include "report_whole.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -318,6 +319,26 @@ static void plc_md_memory(FILE *out, const plc_result *r, const plc_report_opts 
   free(sum);
 }
 
+/* The whole step simulated by the op-level engine (report_whole.h). */
+static void plc_md_whole(FILE *out, const plc_result *r, const plc_report_opts *o)
+{
+  const plc_whole *w = plc_whole_get(r);
+  char *head = plc_report_whole_head(w, r, o);
+  fputs("\n### Whole step (simulated)\n\n", out);
+  plc_md_text(out, head);
+  fputs(w->known ? ".\n\n" : "\n", out);
+  free(head);
+  plc_report_whole_row rows[PLC_REPORT_WHOLE_MAX_ROWS];
+  int n = plc_report_whole_rows(w, r, o, rows);
+  if (n == 0)
+    return;
+  plc_md_row(out, 4, "part", "time", "share", "how");
+  plc_md_rule(out, "lrrl");
+  for (int i = 0; i < n; i++)
+    plc_md_row(out, 4, rows[i].label, rows[i].t, rows[i].share, rows[i].note);
+  plc_report_whole_rows_free(rows, n);
+}
+
 void plc_md_report(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
   plc_md_header(out, r);
@@ -327,6 +348,8 @@ void plc_md_report(FILE *out, const plc_result *r, const plc_report_opts *o)
     plc_md_ops(out, r, o);
   plc_md_bubble(out, r, o);
   plc_md_step(out, r, o);
+  if (o->whole_step)
+    plc_md_whole(out, r, o);
   plc_md_sensitivity(out, r, o);
   plc_md_memory(out, r, o);
   plc_md_efficiency(out, r, o);

@@ -191,6 +191,36 @@ static void test_stuck(void)
   fx_clear(&x);
 }
 
+/* Ops whose dependency lists are equal (4 or more: a block's entry ops)
+ * wait through one join node inside flow.c; times and causes must be
+ * those of the edges it stands for.  Ops 0..3 on streams 0..3 take 1, 2,
+ * 3, 4 s; ops 4, 5 and 6 each wait for all four.  Op 4 (stream 4, 1 s)
+ * starts at 4 when op 3 ends: cause 3, ends 5.  Op 5 (stream 5, 2 s): the
+ * same start and cause, ends 6.  Op 6 (stream 4 after op 4, 0 s): its
+ * dependencies have ended at 4, its stream predecessor ends at 5: it
+ * starts and ends at 5, cause 4. */
+static void test_equal_dep_lists(void)
+{
+  fixture x;
+  fx_init(&x);
+  for (int i = 0; i < 4; i++) fx_op(&x, i, -1, i + 1, 1, 0, 1);
+  int a = fx_op(&x, 4, -1, 1, 1, 0, 1);
+  int b = fx_op(&x, 5, -1, 2, 1, 0, 1);
+  int c = fx_op(&x, 4, -1, 0, 1, 0, 1);
+  for (int i = 0; i < 4; i++) fx_dep(&x, a, i), fx_dep(&x, b, i), fx_dep(&x, c, i);
+  plc_flow f;
+  CU_ASSERT_EQUAL(plc_flow_run(&f, x.ops, x.n, 6, 0, 1, zero, NULL), 0);
+  CU_ASSERT(q_is(f.start[a], 4, 1) && q_is(f.end[a], 5, 1));
+  CU_ASSERT(q_is(f.start[b], 4, 1) && q_is(f.end[b], 6, 1));
+  CU_ASSERT(q_is(f.start[c], 5, 1) && q_is(f.end[c], 5, 1));
+  CU_ASSERT_EQUAL(f.cause[a], 3);
+  CU_ASSERT_EQUAL(f.cause[b], 3);
+  CU_ASSERT_EQUAL(f.cause[c], a);
+  CU_ASSERT(q_is(f.makespan, 6, 1));
+  plc_flow_free(&f);
+  fx_clear(&x);
+}
+
 /* ---- the naive oracle ------------------------------------------------------ */
 
 /* Step from event to event; at each, every active op's rate is recomputed
@@ -305,6 +335,49 @@ static void test_random_against_naive(void)
       if (plc_flow_run(&f, x.ops, n, ns, nl, share, zero, NULL) != 0) bad++;
       for (int i = 0; i < n; i++)
         if (!mpq_equal(f.start[i], s[i]) || !mpq_equal(f.end[i], e[i])) bad++;
+      plc_flow_free(&f);
+      for (int i = 0; i < n; i++) mpq_clears(s[i], e[i], NULL);
+    }
+    fx_clear(&x);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* Random graphs in which later ops share one dependency list of 4 to 6
+ * earlier ops (as a block's entry ops do), against the naive simulator;
+ * and every op's cause is a dependency or its stream predecessor that
+ * ended when it started. */
+static void test_random_shared_lists(void)
+{
+  int bad = 0;
+  for (int round = 0; round < 300; round++) {
+    fixture x;
+    fx_init(&x);
+    int ns, nl;
+    random_fixture(&x, &ns, &nl);
+    int n = x.n, len = 4 + (int)rnd(3);
+    for (int i = len; i < n; i++)
+      if (rnd(2)) {
+        x.ops[i].ndeps = 0;
+        for (int d = 0; d < len; d++) fx_dep(&x, i, d);
+      }
+    for (int share = 0; share <= 1; share++) {
+      mpq_t s[MAXOPS], e[MAXOPS];
+      for (int i = 0; i < n; i++) mpq_inits(s[i], e[i], NULL);
+      naive_run(&x, share, s, e);
+      plc_flow f;
+      if (plc_flow_run(&f, x.ops, n, ns, nl, share, zero, NULL) != 0) bad++;
+      for (int i = 0; i < n; i++) {
+        if (!mpq_equal(f.start[i], s[i]) || !mpq_equal(f.end[i], e[i])) bad++;
+        int c = f.cause[i], ok = c < 0;
+        for (int d = 0; d < x.ops[i].ndeps; d++) ok |= x.ops[i].deps[d] == c;
+        for (int j = i - 1; j >= 0; j--)
+          if (x.ops[j].stream == x.ops[i].stream) {
+            ok |= j == c;
+            break;
+          }
+        if (!ok || (c >= 0 && !mpq_equal(f.end[c], f.start[i]))) bad++;
+      }
       plc_flow_free(&f);
       for (int i = 0; i < n; i++) mpq_clears(s[i], e[i], NULL);
     }
@@ -443,6 +516,8 @@ int main(void)
     {"three staggered transfers", test_three_staggered},
     {"links and streams", test_links_and_streams},
     {"an op that can never start is named", test_stuck},
+    {"ops with equal dependency lists (a join)", test_equal_dep_lists},
+    {"random shared dependency lists against a naive simulator", test_random_shared_lists},
     {"random graphs against a naive simulator", test_random_against_naive},
     {"invariants over random graphs", test_random_invariants},
     {"sharing has anomalies: a faster link, a slower step", test_sharing_anomaly},

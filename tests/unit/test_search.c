@@ -68,7 +68,7 @@ static int sfx_open(sfx *x)
   plc_sema_check(&x->sema, &x->prog, NULL, 0);
   if (x->diag.errors)
     return -1;
-  plc_report_opts o = {4, 0, 0, NULL, 0};
+  plc_report_opts o = {4, 0, 0, 0, NULL, 0};
   plc_drive_init(&x->drive, &x->sema, &x->prog, &o);
   return 0;
 }
