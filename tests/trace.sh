@@ -40,7 +40,7 @@ sound small "$t"
 check "every event has a cat, metadata too (some loaders reject one without)" \
   '([.traceEvents[] | (.cat | type) == "string"] | all) and ([.traceEvents[] | select(.ph == "M") | .cat] | unique) == ["__metadata"]' "$t"
 check "process names" \
-  '[.traceEvents[] | select(.name == "process_name") | .args.name] == ["small: stage 0 of 2 (critical)", "small: stage 1 of 2", "small: whole step, block level (1f1b)"]' "$t"
+  '[.traceEvents[] | select(.name == "process_name") | .args.name] == ["small: stage 0 of 2 (critical)", "small: stage 1 of 2", "small: whole step, block level (1f1b)", "small: whole step, op level (1f1b, links shared)"]' "$t"
 check "mm is 40 ms exactly" \
   '[.traceEvents[] | select(.ph == "X" and .args.op == "mm" and .args.phase == "fwd" and .pid == 1) | .args.duration] | unique == ["1/25 s"]' "$t"
 check "first ag: 5.001 ms, exposed all of it" \
@@ -48,7 +48,9 @@ check "first ag: 5.001 ms, exposed all of it" \
 check "the compute stream waits 0 .. 5001 us for it" \
   '[.traceEvents[] | select(.ph == "X" and .cat == "exposed" and .pid == 1 and .ts == 0)] | length == 1 and .[0].dur == 5001 and .[0].args.waits_for == "ag"' "$t"
 check "op events per stage" \
-  '[.traceEvents[] | select(.ph == "X" and .args.op != null)] | group_by(.pid) | map(length) == [39, 15]' "$t"
+  '[.traceEvents[] | select(.ph == "X" and .args.op != null and .pid <= 2)] | group_by(.pid) | map(length) == [39, 15]' "$t"
+check "op level: the same ops, every microbatch of every stage" \
+  '[.traceEvents[] | select(.ph == "X" and .args.op != null and .pid == 4)] | length == 54' "$t"
 check "second microbatch follows the first" \
   '[.traceEvents[] | select(.ph == "X" and .pid == 1 and .args.op == "ag" and .args.layer == 0 and .args.phase == "fwd")] | map(.args.microbatch) == [0, 1] and .[1].ts == 505106' "$t"
 check "once ops only in the last backward" \
@@ -72,6 +74,24 @@ check "blocks: stage 1 waits for stage 0" \
   '[.traceEvents[] | select(.ph == "X" and (.cat | IN("forward", "backward"))) | [.name, .args.start, .args.end]] | .[4:6] == [["F0", "62551/500000 s", "102551/500000 s"], ["B0", "102551/500000 s", "202551/500000 s"]]' "$t"
 check "blocks: no memory counter without memory sections" \
   '[.traceEvents[] | select(.ph == "C")] | length == 0' "$t"
+
+# The whole step op by op (runtime/engine/step.h), on
+# tests/golden/step-sharing.plan, derived by hand there: links shared, the
+# two 4 MB gathers progress at half speed and end at 6 ms; d waits 4 .. 6
+# ms for them (exposed), runs 6 .. 7, bb 7 .. 8.  Dedicated, they end at 3
+# and nothing waits.
+st="$outdir/sharing.trace.json"
+if "$PLC" --trace="$st" "$top_srcdir/tests/golden/step-sharing.plan" > /dev/null 2>&1; then pass
+else fail "plc --trace on step-sharing"; fi
+sound sharing "$st"
+check "op level: a process per train, links as each says" \
+  '[.traceEvents[] | select(.name == "process_name") | .args.name | select(test("op level"))] == ["t: whole step, op level (1f1b, links shared)", "t_dedicated: whole step, op level (1f1b, links dedicated)"]' "$st"
+check "op level: shared gathers, the exposed wait and d" \
+  '[.traceEvents[] | select(.ph == "X" and .pid == 3) | [.name, .cat, .args.start, .args.end]] == [["L0 c mb0", "compute", "0 s", "1/250 s"], ["L0 ag1 mb0", "all_gather", "0 s", "3/500 s"], ["L0 ag2 mb0", "all_gather", "0 s", "3/500 s"], ["wait for ag2", "exposed", "1/250 s", "3/500 s"], ["L0 d mb0", "compute", "3/500 s", "7/1000 s"], ["L0 bb mb0", "compute", "7/1000 s", "1/125 s"]]' "$st"
+check "op level: dedicated, no wait" \
+  '[.traceEvents[] | select(.ph == "X" and .pid == 6) | [.name, .args.end]] == [["L0 c mb0", "1/250 s"], ["L0 ag1 mb0", "3/1000 s"], ["L0 ag2 mb0", "3/1000 s"], ["L0 d mb0", "1/200 s"], ["L0 bb mb0", "3/500 s"]]' "$st"
+check "op level: a thread per stage and stream" \
+  '[.traceEvents[] | select(.name == "thread_name" and .pid == 3) | .args.name] == ["stage 0: compute", "stage 0: s1", "stage 0: s2"]' "$st"
 
 # Memory along the step: tests/golden/memory-small.plan (pp 4, 1F1B, 8
 # microbatches).  Stage 0 holds 17 GB of state and keeps 4 GB per

@@ -6,6 +6,7 @@
 
 #include "trace.h"
 #include "blocks.h"
+#include "step.h"
 #include "output.h"
 #include "timeline.h"
 #include "xalloc.h"
@@ -326,6 +327,116 @@ static void plc_trace_blocks(plc_trace_ctx *c, const plc_result *res)
   plc_blocks_free(&bl);
 }
 
+/* ---- the whole step, op level ---------------------------------------------- */
+
+/* Ops of a whole step drawn at most; a larger step gets no op-level process
+ * (the file would run to hundreds of megabytes). */
+#define PLC_TRACE_STEP_MAX 200000
+
+/* One simulated op: "name mbN" on its stage's stream thread. */
+static void plc_trace_step_op(plc_trace_ctx *c, const plc_step *st, int i, long tid)
+{
+  const plc_ir_op *op = st->src[i];
+  char name[160], label[128];
+  plc_timeline_label(label, sizeof label, op, 1);
+  if (st->mb_of[i] >= 0)
+    snprintf(name, sizeof name, "%s mb%d", label, st->mb_of[i]);
+  else
+    snprintf(name, sizeof name, "%s", label);
+  long ts = plc_trace_us(c, st->flow.start[i]), end = plc_trace_us(c, st->flow.end[i]);
+  json_t *ev = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:{s:s, s:i, s:i, s:s}}", "name",
+                         name, "cat", plc_opk_name(op->kind), "ph", "X", "ts", (json_int_t)ts,
+                         "dur", (json_int_t)(end - ts), "pid", (json_int_t)c->pid, "tid",
+                         (json_int_t)tid, "args", "op", op->name, "microbatch", st->mb_of[i],
+                         "chunk", op->chunk, "phase", plc_phase_name(op->phase));
+  json_t *args = ev ? json_object_get(ev, "args") : NULL;
+  plc_trace_exact(c->t, args, "start", st->flow.start[i], 0, 1, 0);
+  plc_trace_exact(c->t, args, "end", st->flow.end[i], 0, 1, 0);
+  plc_trace_push(c->t, ev);
+}
+
+/* The compute stream idle [a, b) before op i, named after the op whose
+ * end let i start: a collective ("exposed"), compute elsewhere or another
+ * stage ("wait"). */
+static void plc_trace_step_gap(plc_trace_ctx *c, const plc_step *st, int i, mpq_srcptr a,
+                               long tid)
+{
+  int k = st->flow.cause[i];
+  const plc_ir_op *why = k >= 0 ? st->src[k] : NULL;
+  int comm = why && why->kind != PLC_OPK_COMPUTE;
+  int other = k >= 0 && st->stage_of[k] != st->stage_of[i];
+  char name[160];
+  snprintf(name, sizeof name, "wait for %s%s", why ? why->name : "nothing",
+           other ? " (another stage)" : "");
+  long ts = plc_trace_us(c, a), end = plc_trace_us(c, st->flow.start[i]);
+  json_t *ev = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:{}}", "name", name, "cat",
+                         comm ? "exposed" : "wait", "ph", "X", "ts", (json_int_t)ts, "dur",
+                         (json_int_t)(end - ts), "pid", (json_int_t)c->pid, "tid",
+                         (json_int_t)tid, "args");
+  json_t *args = ev ? json_object_get(ev, "args") : NULL;
+  plc_trace_exact(c->t, args, "start", a, 0, 1, 0);
+  plc_trace_exact(c->t, args, "end", st->flow.start[i], 0, 1, 0);
+  plc_trace_push(c->t, ev);
+}
+
+/* The thread of (stage s, stream k), named when first used. */
+static long plc_trace_step_tid(plc_trace_ctx *c, long *tid, int s, int k)
+{
+  long *t = &tid[(size_t)s * (size_t)c->run->nstreams + (size_t)k];
+  if (!*t) {
+    char tn[160];
+    snprintf(tn, sizeof tn, "stage %d: %s", s, c->run->streams[k]);
+    *t = c->t->next_tid++;
+    plc_trace_meta(c->t, "thread_name", c->pid, *t, "name", json_string(tn));
+    plc_trace_meta(c->t, "thread_sort_index", c->pid, *t, "sort_index",
+                   json_integer((json_int_t)s * c->run->nstreams + k));
+  }
+  return *t;
+}
+
+/* One process for the train's whole step simulated op by op (step.h),
+ * links as the train says: a thread per stage and stream, every op, and
+ * the idle gaps of each stage's compute stream named after their cause.
+ * Ops are in each stream's order, so a stream's ops come in start order. */
+static void plc_trace_step(plc_trace_ctx *c)
+{
+  const plc_ir_run *run = c->run;
+  plc_step st;
+  char why[256];
+  plc_step_opts opts = {.share = run->shared_links};
+  if (!plc_step_run(&st, run, &opts, why, sizeof why) || st.nops > PLC_TRACE_STEP_MAX) {
+    plc_step_free(&st);
+    return;
+  }
+  char name[256];
+  snprintf(name, sizeof name, "%s: whole step, op level (%s, links %s)", run->name,
+           run->schedule, run->shared_links ? "shared" : "dedicated");
+  c->pid = c->t->next_pid++;
+  plc_trace_meta(c->t, "process_name", c->pid, 0, "name", json_string(name));
+  plc_trace_meta(c->t, "process_sort_index", c->pid, 0, "sort_index", json_integer(0));
+  size_t nt = (size_t)run->nstages * (size_t)run->nstreams;
+  long *tid = plc_xcalloc(nt, sizeof *tid);
+  mpq_t *free_at = plc_xmalloc((size_t)run->nstages * sizeof *free_at);
+  for (int s = 0; s < run->nstages; s++)
+    mpq_init(free_at[s]);
+  for (int i = 0; i < st.nops; i++) {
+    if (!st.flow.ran[i])
+      continue;
+    int s = st.stage_of[i], k = st.src[i]->stream;
+    long t = plc_trace_step_tid(c, tid, s, k);
+    if (k == 0 && mpq_cmp(st.flow.start[i], free_at[s]) > 0)
+      plc_trace_step_gap(c, &st, i, free_at[s], t);
+    if (k == 0)
+      mpq_set(free_at[s], st.flow.end[i]);
+    plc_trace_step_op(c, &st, i, t);
+  }
+  for (int s = 0; s < run->nstages; s++)
+    mpq_clear(free_at[s]);
+  free(free_at);
+  free(tid);
+  plc_step_free(&st);
+}
+
 /* What otherData says about one train. */
 static void plc_trace_train(plc_trace *t, const plc_result *res)
 {
@@ -354,6 +465,7 @@ int plc_trace_add(plc_trace *t, const plc_result *res)
     plc_timeline_each(&tl.stages[s], plc_trace_item, &c);
   }
   plc_trace_blocks(&c, res);
+  plc_trace_step(&c);
   plc_trace_train(t, res);
   mpq_clear(c.us);
   free(c.tid);

@@ -12,7 +12,9 @@
  * its gradient sync, then the step list -- not a pipeline schedule.  The
  * pipeline schedule is one more process per train: the whole step at block
  * level (blocks.h), a thread per stage, with a memory counter ("ph": "C")
- * per stage when the framework declares memory.
+ * per stage when the framework declares memory; and one more, the whole
+ * step op by op (step.h), a thread per stage and stream, its compute
+ * streams' idle gaps named after their cause (steps of up to 200,000 ops).
  *
  * ts and dur are whole microseconds, endpoints rounded (half up) and dur
  * the difference of the rounded endpoints, so back-to-back ops touch and
