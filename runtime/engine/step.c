@@ -444,12 +444,17 @@ static void plc_step_wait_block(plc_step_build *b, int s, int phase, int mb, int
   free(used);
 }
 
+/* The physical links: per stage, its cluster tiers (the network), then
+ * after all of them one per stage for the device's compute. */
 static int plc_step_link(const plc_step_build *b, int s, const plc_ir_op *op)
 {
-  return op->kind == PLC_OPK_COMPUTE ? -1 : s * b->ntiers + b->tier[op->dim];
+  return op->kind == PLC_OPK_COMPUTE ? b->p * b->ntiers + s : s * b->ntiers + b->tier[op->dim];
 }
 
-/* Latency is the part of a collective's time its link does not share. */
+/* A compute op is work on its device's compute, which compute ops of every
+ * stream share (kernels running at once share the SMs), whatever `share`
+ * says of the network.  A collective's latency is the part of its time its
+ * link does not share; with share off it has the link to itself. */
 static void plc_step_costs(plc_step_build *b, int g, int s, const plc_ir_op *op, int share)
 {
   const plc_ir_place *pl = &b->run->place[op->dim];
@@ -458,7 +463,15 @@ static void plc_step_costs(plc_step_build *b, int g, int s, const plc_ir_op *op,
   mpq_set(b->fixed[g], op->time);
   mpq_set_ui(b->work[g], 0, 1);
   b->ops[g].link = -1;
-  if (op->kind == PLC_OPK_COMPUTE || !share)
+  if (op->kind == PLC_OPK_COMPUTE) {
+    if (mpq_sgn(op->time) > 0) {
+      mpq_set_ui(b->fixed[g], 0, 1);
+      mpq_set(b->work[g], op->time);
+      b->ops[g].link = plc_step_link(b, s, op);
+    }
+    return;
+  }
+  if (!share)
     return;
   if (pl->latency) {
     mpq_set_si(b->fixed[g], k, 1);
@@ -670,9 +683,13 @@ static void plc_step_account(plc_step *st)
       plc_step_charge(st, s, g, prev[s], st->flow.start[g]);
     seen[s] = 1;
     mpq_sub(d, st->flow.end[g], st->flow.start[g]);
-    mpq_ptr into = st->src[g]->kind == PLC_OPK_COMPUTE ? ss->compute
-                                                       : ss->exposed[st->src[g]->dim];
-    mpq_add(into, into, d);
+    if (st->src[g]->kind == PLC_OPK_COMPUTE) { /* its own time; stretched, the rest is */
+      mpq_add(ss->compute, ss->compute, st->src[g]->time); /* compute of another stream */
+      mpq_sub(d, d, st->src[g]->time);
+      mpq_add(ss->stall_other, ss->stall_other, d);
+    } else {
+      mpq_add(ss->exposed[st->src[g]->dim], ss->exposed[st->src[g]->dim], d);
+    }
     mpq_set(prev[s], st->flow.end[g]);
   }
   for (int s = 0; s < p; s++) {
@@ -799,7 +816,7 @@ int plc_step_run(plc_step *st, const plc_ir_run *run, const plc_step_opts *opts,
   for (long g = 0; g < n; g++) b.ops[g].deps = b.dep_pool + (intptr_t)b.ops[g].deps;
   int stuck = -1;
   int ok = plc_flow_run(&st->flow, b.ops, (int)n, run->nstages * run->nstreams,
-                        run->nstages * b.ntiers, opts->share, NULL, &stuck) == 0;
+                        run->nstages * (b.ntiers + 1), 1, NULL, &stuck) == 0;
   (void)stuck;
   st->nstages = run->nstages;
   mpq_set(st->makespan, st->flow.makespan);

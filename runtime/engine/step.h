@@ -48,7 +48,9 @@
  * flow.h runs all of it, so one block's communication overlaps another's
  * compute exactly where streams and dependencies allow, and concurrent
  * transfers of a stage on one cluster tier share its link (a transfer's
- * latency is not shared).
+ * latency is not shared); concurrent compute ops of a stage share its
+ * device the same way, whether links are shared or not (a stretched op's
+ * own time is compute, the rest stall_other).
  *
  * Every stage's compute stream then adds up, exactly, to the step:
  *   fill + compute + exposed + stall_other + wait_stage + drain = makespan,
@@ -92,7 +94,7 @@ typedef struct plc_step {
 } plc_step;
 
 typedef struct plc_step_opts {
-  int share;                    /* transfers on one link share it */
+  int share;                    /* transfers on one link share it (compute always shares) */
 } plc_step_opts;
 
 /* Simulate run's whole step.  Returns 1, or 0 with why in msg (a schedule
