@@ -318,6 +318,35 @@ static void random_fixture(fixture *x, int *nstreams, int *nlinks)
   }
 }
 
+/* Run x with plc_flow and with the naive simulator: how many ops differ
+ * (and, with causes, whose cause is neither a dependency nor the stream
+ * predecessor ending at the op's start). */
+static int against_naive(fixture *x, int ns, int nl, int share, int causes)
+{
+  int bad = 0, n = x->n;
+  mpq_t s[MAXOPS], e[MAXOPS];
+  for (int i = 0; i < n; i++) mpq_inits(s[i], e[i], NULL);
+  naive_run(x, share, s, e);
+  plc_flow f;
+  if (plc_flow_run(&f, x->ops, n, ns, nl, share, zero, NULL) != 0) bad++;
+  for (int i = 0; i < n; i++) {
+    if (!mpq_equal(f.start[i], s[i]) || !mpq_equal(f.end[i], e[i])) bad++;
+    if (!causes)
+      continue;
+    int c = f.cause[i], ok = c < 0;
+    for (int d = 0; d < x->ops[i].ndeps; d++) ok |= x->ops[i].deps[d] == c;
+    for (int j = i - 1; j >= 0; j--)
+      if (x->ops[j].stream == x->ops[i].stream) {
+        ok |= j == c;
+        break;
+      }
+    if (!ok || (c >= 0 && !mpq_equal(f.end[c], f.start[i]))) bad++;
+  }
+  plc_flow_free(&f);
+  for (int i = 0; i < n; i++) mpq_clears(s[i], e[i], NULL);
+  return bad;
+}
+
 static void test_random_against_naive(void)
 {
   int bad = 0;
@@ -326,18 +355,8 @@ static void test_random_against_naive(void)
     fx_init(&x);
     int ns, nl;
     random_fixture(&x, &ns, &nl);
-    int n = x.n;
-    for (int share = 0; share <= 1; share++) {
-      mpq_t s[MAXOPS], e[MAXOPS];
-      for (int i = 0; i < n; i++) mpq_inits(s[i], e[i], NULL);
-      naive_run(&x, share, s, e);
-      plc_flow f;
-      if (plc_flow_run(&f, x.ops, n, ns, nl, share, zero, NULL) != 0) bad++;
-      for (int i = 0; i < n; i++)
-        if (!mpq_equal(f.start[i], s[i]) || !mpq_equal(f.end[i], e[i])) bad++;
-      plc_flow_free(&f);
-      for (int i = 0; i < n; i++) mpq_clears(s[i], e[i], NULL);
-    }
+    for (int share = 0; share <= 1; share++)
+      bad += against_naive(&x, ns, nl, share, 0);
     fx_clear(&x);
   }
   CU_ASSERT_EQUAL(bad, 0);
@@ -361,26 +380,8 @@ static void test_random_shared_lists(void)
         x.ops[i].ndeps = 0;
         for (int d = 0; d < len; d++) fx_dep(&x, i, d);
       }
-    for (int share = 0; share <= 1; share++) {
-      mpq_t s[MAXOPS], e[MAXOPS];
-      for (int i = 0; i < n; i++) mpq_inits(s[i], e[i], NULL);
-      naive_run(&x, share, s, e);
-      plc_flow f;
-      if (plc_flow_run(&f, x.ops, n, ns, nl, share, zero, NULL) != 0) bad++;
-      for (int i = 0; i < n; i++) {
-        if (!mpq_equal(f.start[i], s[i]) || !mpq_equal(f.end[i], e[i])) bad++;
-        int c = f.cause[i], ok = c < 0;
-        for (int d = 0; d < x.ops[i].ndeps; d++) ok |= x.ops[i].deps[d] == c;
-        for (int j = i - 1; j >= 0; j--)
-          if (x.ops[j].stream == x.ops[i].stream) {
-            ok |= j == c;
-            break;
-          }
-        if (!ok || (c >= 0 && !mpq_equal(f.end[c], f.start[i]))) bad++;
-      }
-      plc_flow_free(&f);
-      for (int i = 0; i < n; i++) mpq_clears(s[i], e[i], NULL);
-    }
+    for (int share = 0; share <= 1; share++)
+      bad += against_naive(&x, ns, nl, share, 1);
     fx_clear(&x);
   }
   CU_ASSERT_EQUAL(bad, 0);

@@ -43,6 +43,15 @@ static int compile(compiled *c, const char *text)
   return c->run != NULL && c->run->ir != NULL;
 }
 
+/* Run c's whole step, links shared or not: it must run. */
+static void run_ok(const compiled *c, int share, plc_step *st)
+{
+  char msg[256] = "";
+  plc_step_opts o = {.share = share};
+  CU_ASSERT(plc_step_run(st, c->run->ir, &o, msg, sizeof msg));
+  PLC_CU_STR_EQ(msg, "");
+}
+
 static void release(compiled *c)
 {
   if (c->run) plc_drive_free(&c->drive);
@@ -111,10 +120,7 @@ static void run_uniform(const char *schedule, long want_ms)
   compiled c;
   CU_ASSERT_FATAL(compile(&c, text));
   plc_step st;
-  char msg[256] = "";
-  plc_step_opts o = {.share = 1};
-  CU_ASSERT(plc_step_run(&st, c.run->ir, &o, msg, sizeof msg));
-  PLC_CU_STR_EQ(msg, "");
+  run_ok(&c, 1, &st);
   PLC_CU_ASSERT_MSG(is_ms(st.makespan, want_ms, 1), schedule);
   CU_ASSERT(is_ms(st.stages[0].compute, 24, 1));
   CU_ASSERT(is_ms(st.stages[0].fill, 0, 1));
@@ -148,10 +154,7 @@ static void test_zb_h1(void)
   compiled c;
   CU_ASSERT_FATAL(compile(&c, text));
   plc_step st;
-  char msg[256] = "";
-  plc_step_opts o = {.share = 1};
-  CU_ASSERT(plc_step_run(&st, c.run->ir, &o, msg, sizeof msg));
-  PLC_CU_STR_EQ(msg, "");
+  run_ok(&c, 1, &st);
   CU_ASSERT(is_ms(st.makespan, 27, 1));
   CU_ASSERT(adds_up(&st));
   plc_step_free(&st);
@@ -254,10 +257,7 @@ static void test_interleaved_closed_form(void)
     compiled c;
     CU_ASSERT_FATAL(compile(&c, text));
     plc_step st;
-    char msg[256] = "";
-    plc_step_opts o = {.share = 1};
-    CU_ASSERT(plc_step_run(&st, c.run->ir, &o, msg, sizeof msg));
-    PLC_CU_STR_EQ(msg, "");
+    run_ok(&c, 1, &st);
     mpq_t bub;
     mpq_init(bub);
     bubble_of(&st, bub);
@@ -318,10 +318,7 @@ static void test_interleaved_sends(void)
     compiled c;
     CU_ASSERT_FATAL(compile(&c, text));
     plc_step st;
-    char msg[256] = "";
-    plc_step_opts o = {.share = 0};
-    CU_ASSERT(plc_step_run(&st, c.run->ir, &o, msg, sizeof msg));
-    PLC_CU_STR_EQ(msg, "");
+    run_ok(&c, 0, &st);
     mpq_t want;
     mpq_init(want);
     block_makespan(PLC_SCHED_INTERLEAVED, p, v, mu, L, 2L * L, 0, 1, want);
@@ -369,10 +366,7 @@ static void test_dualpipe_closed_form(void)
     compiled c;
     CU_ASSERT_FATAL(compile(&c, text));
     plc_step st;
-    char msg[256] = "";
-    plc_step_opts o = {.share = 1};
-    CU_ASSERT(plc_step_run(&st, c.run->ir, &o, msg, sizeof msg));
-    PLC_CU_STR_EQ(msg, "");
+    run_ok(&c, 1, &st);
     mpq_t bub, want;
     mpq_inits(bub, want, NULL);
     bubble_of(&st, bub);
