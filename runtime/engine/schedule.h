@@ -213,7 +213,6 @@ typedef struct plc_sched_sim {
    * phase only for p2p time; uneven stages idle there too, and DualPipe's
    * order itself does (its bubble falls between its phases). */
   mpq_t *warmup, *steady, *cooldown;
-  int *inflight_b, *inflight_w;
   /* scratch */
   int cap_p, cap_keys, cap_zkeys;
   mpq_t *stage_free;    /* per stage, when it ends */

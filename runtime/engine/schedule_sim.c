@@ -104,8 +104,6 @@ void plc_sched_sim_clear(plc_sched_sim *sim)
   mpz_drop(sim->durz, sim->cap_p * D_N);
   mpz_drop(sim->fendz, sim->cap_zkeys);
   mpz_drop(sim->bendz, sim->cap_zkeys);
-  free(sim->inflight_b);
-  free(sim->inflight_w);
   free(sim->cursor);
   free(sim->queue);
   free(sim->queued);
@@ -140,8 +138,6 @@ static void sim_grow(plc_sched_sim *sim, int p, int keys)
     mpz_grow(&sim->warmz, sim->cap_p, p);
     mpz_grow(&sim->steadyz, sim->cap_p, p);
     mpz_grow(&sim->durz, sim->cap_p * D_N, p * D_N);
-    sim->inflight_b = plc_xrealloc(sim->inflight_b, (size_t)p * sizeof(int));
-    sim->inflight_w = plc_xrealloc(sim->inflight_w, (size_t)p * sizeof(int));
     sim->cursor = plc_xrealloc(sim->cursor, (size_t)p * sizeof(int));
     sim->queue = plc_xrealloc(sim->queue, (size_t)p * sizeof(int));
     sim->queued = plc_xrealloc(sim->queued, (size_t)p);
@@ -596,8 +592,6 @@ int plc_sched_simulate(const plc_sched *s, const plc_sched_times *times, plc_sch
     run_stage(&r, pop(&r));
   if (!deadlock(&r, msg, msglen))
     return 0;
-  for (int st = 0; st < s->par.p; st++)
-    plc_sched_inflight(s, st, &sim->inflight_b[st], &sim->inflight_w[st]);
   if (times)
     sim_results(&r);
   return 1;
