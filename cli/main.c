@@ -537,8 +537,9 @@ static void plc_cli_searches_only(plc_cli *cli)
 static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
 {
   plc_drive d;
-  plc_report_opts o = {cli->digits, cli->exact, cli->ops, cli->whole_step, cli->defines,
-                       (int)cli->ndefines};
+  plc_report_opts o = {.digits = cli->digits, .exact = cli->exact, .ops = cli->ops,
+                       .whole_step = cli->whole_step, .overrides = cli->defines,
+                       .noverrides = (int)cli->ndefines};
   plc_drive_init(&d, s, prog, &o);
   d.sensitivity = cli->action == PLC_ACT_REPORT && !cli->nevals;
   d.skip_asserts = s->failed_asserts;
@@ -633,7 +634,8 @@ static void plc_cli_compare_unit(plc_cli *cli, const plc_diag *main_diag, plc_cm
   plc_sema_check(&u->sema, &u->prog, cli->defines, cli->ndefines);
   if (u->diag.errors != (int)u->sema.nfailed_asserts)
     return;
-  plc_report_opts o = {cli->digits, cli->exact, 0, 0, cli->defines, (int)cli->ndefines};
+  plc_report_opts o = {.digits = cli->digits, .exact = cli->exact, .overrides = cli->defines,
+                       .noverrides = (int)cli->ndefines};
   plc_drive_init(&u->drive, &u->sema, &u->prog, &o);
   u->drive.sensitivity = 0; /* --compare prints no sensitivity rows */
   u->drive.skip_asserts = u->sema.failed_asserts;
@@ -676,7 +678,8 @@ static int plc_cli_compare(plc_cli *cli, const plc_diag *main_diag, char **files
   errors -= asserts;
   if (!errors && nruns < 2)
     fprintf(stderr, "plc: error: --compare needs two runs or more (files or trains)\n");
-  plc_report_opts o = {cli->digits, cli->exact, 0, 0, cli->defines, (int)cli->ndefines};
+  plc_report_opts o = {.digits = cli->digits, .exact = cli->exact, .overrides = cli->defines,
+                       .noverrides = (int)cli->ndefines};
   if (!errors && nruns >= 2)
     plc_compare_text(cli->out, runs, labels, nruns, &o);
   for (int i = 0; i < n; i++) {
@@ -761,7 +764,8 @@ static int plc_cli_merge(plc_cli *cli, char **files, int n)
     nall += k;
     free(got);
   }
-  plc_report_opts o = {cli->digits, cli->exact, 0, 0, cli->defines, (int)cli->ndefines};
+  plc_report_opts o = {.digits = cli->digits, .exact = cli->exact, .overrides = cli->defines,
+                       .noverrides = (int)cli->ndefines};
   plc_json_doc *doc = !rc && cli->format == PLC_FMT_JSON && cli->action != PLC_ACT_PLAN
     ? plc_json_new(PACKAGE_VERSION, cli->defines, cli->ndefines) : NULL;
   for (int i = 0; i < nall && !rc; i++)

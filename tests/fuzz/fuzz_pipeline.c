@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void plc_fuzz_evaluate(plc_fuzz *f)
 {
   plc_drive d;
-  plc_report_opts o = {4, 0, 1, NULL, 0};
+  plc_report_opts o = {.digits = 4, .ops = 1};
   plc_drive_init(&d, &f->sema, &f->prog, &o);
   const plc_ast **trains;
   int n = plc_drive_select(&d, &f->file, 1, &trains);

@@ -60,7 +60,7 @@ static inline int plc_fx_reported(plc_fx *f, const char *text)
 static inline void plc_fx_drive(plc_fx *f)
 {
   if (!f->driving) {
-    plc_report_opts o = {4, 0, 0, NULL, 0};
+    plc_report_opts o = {.digits = 4};
     plc_drive_init(&f->drive, &f->sema, &f->prog, &o);
     f->driving = 1;
   }

@@ -68,7 +68,7 @@ static int sfx_open(sfx *x)
   plc_sema_check(&x->sema, &x->prog, NULL, 0);
   if (x->diag.errors)
     return -1;
-  plc_report_opts o = {4, 0, 0, 0, NULL, 0};
+  plc_report_opts o = {.digits = 4};
   plc_drive_init(&x->drive, &x->sema, &x->prog, &o);
   return 0;
 }
@@ -83,7 +83,7 @@ static void sfx_close(sfx *x)
 
 static plc_sresult *sfx_search(sfx *x, int jobs, int k, int n)
 {
-  plc_search_opts o = {jobs, k, n, 0, {4, 0, 0, NULL, 0}};
+  plc_search_opts o = {.jobs = jobs, .shard_k = k, .shard_n = n, .report = {.digits = 4}};
   plc_binding *b = plc_env_find_local(x->sema.ev.global, "s");
   return b ? plc_search_run(&x->drive, b->def, &o) : NULL;
 }
