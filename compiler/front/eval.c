@@ -442,7 +442,23 @@ static plc_binding *plc_obj_late(plc_eval *ev, plc_obj *o, const plc_binding *b)
   return *plc_obj_late_slot(o, b->name) = late;
 }
 
+static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name,
+                                     const plc_loc *use);
+
 plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_loc *use)
+{
+  plc_value *v = plc_eval_field_of(ev, o, name, use);
+  if (ev->xread)
+    for (int k = 0; k < 4; k++)
+      if (o == ev->xwatch[k]) {
+        ev->xread(ev->xread_ctx, k, name, v, use);
+        break;
+      }
+  return v;
+}
+
+static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name,
+                                     const plc_loc *use)
 {
   for (plc_obj *cur = o; cur; cur = cur->base) {
     plc_binding *b = plc_env_find_local(cur->env, name);
@@ -886,6 +902,11 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
       plc_value *v = plc_eval_field(ev, late, e->name, &e->loc);
       if (v)
         return v;
+    }
+    if (x == ev->xenv && ev->xread && !b->def) { /* bound by lowering: an option */
+      plc_value *v = plc_eval_binding(ev, b, &e->loc);
+      ev->xread(ev->xread_ctx, 4, e->name, v, &e->loc);
+      return v;
     }
     return plc_eval_binding(ev, b, &e->loc);
   }
