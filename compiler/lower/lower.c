@@ -940,6 +940,18 @@ static plc_ir_op plc_lower_dup(plc_lower *L, const plc_ir_op *f)
   return op;
 }
 
+/* A copy of op f as a memo replays it: its own time (which the sensitivity
+ * analysis changes in place), its work and size shared, since nothing
+ * changes them once the op is made (a mirror or a recompute copy of it
+ * takes rationals of its own). */
+static plc_ir_op plc_lower_replica(plc_lower *L, const plc_ir_op *f)
+{
+  plc_ir_op op = *f;
+  op.time = plc_arena_mpq(L->ar);
+  mpq_set(op.time, f->time);
+  return op;
+}
+
 static plc_ir_op plc_lower_copy(plc_lower *L, const plc_ir_op *f, plc_phase phase)
 {
   plc_ir_op op = plc_lower_dup(L, f);
@@ -1149,7 +1161,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   }
   for (int i = m->lo; i < m->hi; i++) {
     const plc_ir_op *f = &m->list->ops[i];
-    plc_ir_op op = plc_lower_dup(L, f);
+    plc_ir_op op = plc_lower_replica(L, f);
     op.layer = layer;
     op.deps = plc_memo_deps(L, m, f->deps, f->ndeps, nlo, nplo);
     plc_ir_push(L->ar, c->list, &op);
@@ -1321,6 +1333,7 @@ void plc_lcache_free(plc_lcache *x)
 {
   if (!x)
     return;
+  if (getenv("PLC_DBG")) fprintf(stderr, "xcache: %d entries, %ld hits, %ld misses, %ld bad\n", x->n, x->hits, x->misses, x->bad);
   for (int i = 0; i < x->n; i++)
     plc_xentry_free(&x->e[i]);
   free(x->e);
@@ -1616,6 +1629,7 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
     int k = 0;
     while (k < e->nreads && plc_xread_holds(L, &e->reads[k], layer, t, &ctx))
       k++;
+    if (getenv("PLC_DBG2") && k < e->nreads) fprintf(stderr, "miss at read %d/%d slot %d name %s\n", k, e->nreads, e->reads[k].slot, e->reads[k].name ? e->reads[k].name : "-");
     if (k == e->nreads && L->diag->errors == errors)
       return X->hits++, i;
   }
@@ -1641,7 +1655,7 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
   L->run->memory_declared |= e->memory_declared;
   for (int i = 0; i < e->nops; i++) {
     const plc_ir_op *f = &e->ops[i];
-    plc_ir_op op = plc_lower_dup(L, f);
+    plc_ir_op op = plc_lower_replica(L, f); /* the cache outlives the run */
     op.layer = c->layer;
     op.stream = plc_ir_stream(L->ar, L->run, e->op_stream[i]);
     op.deps = plc_arena_alloc(L->ar, (size_t)(f->ndeps ? f->ndeps : 1) * sizeof *op.deps);
