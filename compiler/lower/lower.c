@@ -1251,6 +1251,7 @@ typedef struct plc_xname {
 typedef struct plc_xentry {
   const plc_ast *tmpl;
   int unit, prev, fwd, recompute;
+  const plc_ast *model;    /* the model's declaration when it is a top-level one */
   plc_xread *reads;
   int nreads;
   plc_ir_op *ops;          /* own rationals, names and deps (encoded) */
@@ -1268,7 +1269,6 @@ typedef struct plc_xentry {
 struct plc_lcache {
   plc_xentry *e;
   int n, cap;
-  long hits, misses, bad;
 };
 
 struct plc_xlog {
@@ -1333,7 +1333,6 @@ void plc_lcache_free(plc_lcache *x)
 {
   if (!x)
     return;
-  if (getenv("PLC_DBG")) fprintf(stderr, "xcache: %d entries, %ld hits, %ld misses, %ld bad\n", x->n, x->hits, x->misses, x->bad);
   for (int i = 0; i < x->n; i++)
     plc_xentry_free(&x->e[i]);
   free(x->e);
@@ -1391,7 +1390,10 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
     for (int k = 0; k < 4; k++)
       if (v->obj == L->ev->xwatch[k])
         return; /* run, model, layer, device: their fields are logged */
-  if (!plc_xval_ok(v)) {
+  /* a section of a top-level model (model.layers) is the same in every
+   * candidate that has that model (the entry's key) */
+  int section = slot == PLC_XR_MODEL && v && v->tag == PLC_V_OBJ && L->model_node;
+  if (!section && !plc_xval_ok(v)) {
     g->bad = 1;
     return;
   }
@@ -1513,9 +1515,9 @@ static int plc_xcache_keep_reads(plc_xentry *e, const struct plc_xlog *g)
       x->x.dim = r->v->dim;
     } else if (x->x.tag == PLC_V_BOOL) {
       x->x.b = r->v->b;
-    } else {
+    } else if (x->x.tag == PLC_V_STR) {
       x->x.s = plc_xstrdup(r->v->s);
-    }
+    } /* OBJ: a section of the model, nothing more to keep */
   }
   return 1;
 }
@@ -1528,8 +1530,7 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
 {
   plc_lower *L = c->L;
   plc_lcache *X = L->xcache;
-  if (g->bad) X->bad++;
-  if (g->bad || !cur->shape || X->n >= PLC_XCACHE_MAX || L->diag->errors != g->errors ||
+  if (g->bad || (c->prev && !c->prev->xid) || X->n >= PLC_XCACHE_MAX || L->diag->errors != g->errors ||
       L->diag->warnings != g->warnings || L->ev->err_reads != g->err_reads)
     return 0;
   const plc_inst *prev = c->prev;
@@ -1539,7 +1540,8 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
   plc_xentry *e = &X->e[X->n];
   memset(e, 0, sizeof *e);
   *e = (plc_xentry){.tmpl = tmpl, .unit = unit, .prev = prev ? prev->xid : 0, .fwd = fwd,
-                    .recompute = L->run->recompute, .memory_declared = g->memory_declared,
+                    .recompute = L->run->recompute, .model = L->model_node,
+                    .memory_declared = g->memory_declared,
                     .copies = copies, .layer_reads = layer_reads};
   int ok = plc_xcache_keep_reads(e, g);
   e->ops = plc_xcalloc((size_t)(hi - lo + 1), sizeof *e->ops);
@@ -1552,7 +1554,9 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     o->flops = plc_xcache_mpq(f->flops);
     o->size = plc_xcache_mpq(f->size);
     o->name = plc_xstrdup(f->name);
-    o->deps = plc_xcache_enc_deps(f->deps, f->ndeps, lo, hi, plo, phi, &ok);
+    if (f->after_layers) /* found again on replay (plc_lower_pipeline_dep) */
+      o->ndeps = 0;
+    o->deps = plc_xcache_enc_deps(f->deps, o->ndeps, lo, hi, plo, phi, &ok);
     e->op_stream[i - lo] = plc_xstrdup(L->run->streams[f->stream]);
   }
   e->streams = plc_xcalloc((size_t)(g->nstreams + 1), sizeof *e->streams);
@@ -1608,6 +1612,8 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
   default: o = L->device; break;
   }
   plc_value *v = plc_eval_field(L->ev, o, r->name, at);
+  if (r->x.tag == PLC_V_OBJ) /* a section of the model (of the entry's key) */
+    return v && v->tag == PLC_V_OBJ && L->model_node;
   return v && plc_xval_same(&r->x, v);
 }
 
@@ -1624,16 +1630,14 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
   for (int i = 0; i < X->n && !PLC_LOWER_FAILED(L); i++) {
     const plc_xentry *e = &X->e[i];
     if (e->tmpl != t->decl || e->unit != unit || e->prev != prev || e->fwd != fwd ||
-        e->recompute != L->run->recompute)
+        e->recompute != L->run->recompute || e->model != L->model_node)
       continue;
     int k = 0;
     while (k < e->nreads && plc_xread_holds(L, &e->reads[k], layer, t, &ctx))
       k++;
-    if (getenv("PLC_DBG2") && k < e->nreads) fprintf(stderr, "miss at read %d/%d slot %d name %s\n", k, e->nreads, e->reads[k].slot, e->reads[k].name ? e->reads[k].name : "-");
     if (k == e->nreads && L->diag->errors == errors)
-      return X->hits++, i;
+      return i;
   }
-  X->misses++;
   return -1;
 }
 
@@ -1661,6 +1665,8 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     op.deps = plc_arena_alloc(L->ar, (size_t)(f->ndeps ? f->ndeps : 1) * sizeof *op.deps);
     for (int k = 0; k < f->ndeps; k++)
       op.deps[k] = plc_xcache_dec(f->deps[k], nlo, nplo);
+    op.after_layers = 0;
+    plc_lower_pipeline_dep(c, &op); /* a pipeline op that names no dependency */
     if (op.kind != PLC_OPK_COMPUTE && !op.pinned) {
       op.group = L->run->size[op.dim];
       if (!plc_lower_coll_time(c, op.node, &op))
@@ -1791,7 +1797,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
   c->mem_rec = NULL;
   if (!PLC_LOWER_FAILED(L)) {
     plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
-    if (L->xlog)
+    if (L->xlog && c->cur->shape)
       plc_lower_set_xid(L, c->cur, plc_xcache_store(c, c->cur, tmpl, 0, 0, &g, op_reads,
                                                     NULL, 0));
   }
@@ -1919,7 +1925,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int s, int 
   c->cur->hi = c->list->n;
   if (memo && !PLC_LOWER_FAILED(L)) {
     plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, layer, reads, NULL, copies);
-    if (L->xlog && li->fwd.xid)
+    if (L->xlog && li->fwd.xid && c->cur->shape)
       plc_lower_set_xid(L, c->cur, plc_xcache_store(c, c->cur, tmpl, 1, li->fwd.xid, &g,
                                                     reads, NULL, copies));
   }
@@ -1951,6 +1957,40 @@ static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
   plc_lower_users_free(&users, st->fwd.n);
 }
 
+/* A pipeline or step instance (unit 2, 3, 4: the pipeline template's
+ * forward and backward, the step template): from the cross-candidate
+ * cache, or lowered (and kept there).  Its memory section is evaluated
+ * apart, as a layer's is. */
+static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, int unit)
+{
+  plc_lower *L = c->L;
+  if (!L->xcache || L->no_memo) {
+    plc_lower_instance(c, t, layer);
+    return;
+  }
+  c->cur->lo = c->list->n;
+  int x = plc_xcache_find(c, t, unit, 0, layer);
+  if (x >= 0) {
+    if (plc_xcache_replay(c, c->cur, x, NULL) && !PLC_LOWER_FAILED(L))
+      plc_lower_memory_only(c, t, layer);
+    return;
+  }
+  struct plc_xlog g;
+  plc_xlog_begin(L, &g, layer);
+  plc_ir_mem *mem = c->mem;
+  c->mem = NULL;
+  plc_lower_instance(c, t, layer);
+  c->mem = mem;
+  c->cur->hi = c->list->n;
+  L->ev->xread = NULL; /* not the ops' reads */
+  if (!PLC_LOWER_FAILED(L))
+    plc_lower_memory_only(c, t, layer);
+  if (!PLC_LOWER_FAILED(L))
+    plc_xcache_store(c, c->cur, t->decl, unit, 0, &g, 0, NULL, 0);
+  plc_xlog_stop(L);
+  plc_xlog_free(&g);
+}
+
 /* The `pipeline` template's ops (end of each list) and the `step` ones. */
 static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
 {
@@ -1964,18 +2004,18 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
     int chunk = s == L->run->nstages - 1 ? L->run->vpp - 1 : 0;
     plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD, .layer = -1, .cur = &fi,
                   .mem = &st->mem[chunk]};
-    plc_lower_instance(&c, &t, layer);
+    plc_lower_extra(&c, &t, layer, 2);
     c = (plc_lctx){.L = L, .list = &st->bwd, .phase = PLC_PH_BWD, .layer = -1, .cur = &bi,
                    .fwd = &fi};
     if (plc_lower_has_section(&t.decl->list, "backward"))
-      plc_lower_instance(&c, &t, layer);
+      plc_lower_extra(&c, &t, layer, 3);
   }
   if (plc_lower_find_template(L, "step", &t)) {
     plc_inst si = {0};
     layer = plc_lower_layer_value(L, -1, "step", s, s == 0, s == L->run->nstages - 1);
     plc_lctx c = {.L = L, .list = &st->step, .phase = PLC_PH_STEP, .layer = -1, .cur = &si,
                   .mem = &st->mem[0]};
-    plc_lower_instance(&c, &t, layer);
+    plc_lower_extra(&c, &t, layer, 4);
   }
 }
 
@@ -2308,6 +2348,8 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   ev->ctx_framework = L.framework;
   if (L.framework && !plc_lower_global(ev, L.framework))
     L.xcache = NULL; /* its templates could read what differs between candidates */
+  if (L.model && plc_lower_global(ev, L.model))
+    L.model_node = L.model->node;
   int ok = L.model && L.cluster && L.framework && plc_place_run(&L) && plc_lower_body(&L);
   ev->ctx_train = outer_train;
   ev->ctx_framework = outer_fw;
@@ -2315,3 +2357,4 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   free(L.memo);
   return ok ? L.run : NULL;
 }
+

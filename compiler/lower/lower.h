@@ -42,6 +42,7 @@ typedef struct plc_lower {
    * being lowered into it */
   struct plc_lcache *xcache;
   struct plc_xlog *xlog;
+  const plc_ast *model_node; /* the model's declaration, when it is a top-level one */
 } plc_lower;
 
 /* A cache of lowered template instances that outlives one compilation: a
