@@ -1269,6 +1269,7 @@ typedef struct plc_xentry {
 struct plc_lcache {
   plc_xentry *e;
   int n, cap;
+  long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
 };
 
 struct plc_xlog {
@@ -1333,6 +1334,10 @@ void plc_lcache_free(plc_lcache *x)
 {
   if (!x)
     return;
+  const char *st = getenv("PLC_LOWER_XCACHE_STATS");
+  if (st && *st && strcmp(st, "0"))
+    fprintf(stderr, "plc: lowering cache: %d entries, %ld hits, %ld misses\n", x->n, x->hits,
+            x->misses);
   for (int i = 0; i < x->n; i++)
     plc_xentry_free(&x->e[i]);
   free(x->e);
@@ -1636,8 +1641,9 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
     while (k < e->nreads && plc_xread_holds(L, &e->reads[k], layer, t, &ctx))
       k++;
     if (k == e->nreads && L->diag->errors == errors)
-      return i;
+      return X->hits++, i;
   }
+  X->misses++;
   return -1;
 }
 
