@@ -23,7 +23,7 @@ for f in $files; do
   done
 done
 
-# The cache is used: most instances of xcache.plan's 192 candidates are
+# The cache is used: most instances of xcache.plan's 288 candidates are
 # replays.
 PLC_LOWER_XCACHE_STATS=1 plc --jobs=1 "$dir/xcache.plan" > /dev/null 2> "$outdir/xc-stats"
 hits=$(sed -n 's/^plc: lowering cache: [0-9]* entries, \([0-9]*\) hits.*/\1/p' "$outdir/xc-stats")
@@ -35,7 +35,7 @@ else fail "xcache.plan: the cache replayed ${hits:-no} instances (expected more 
 # candidate than others with the same tp, micro_batch and recompute, so
 # its layer instances were replays.
 plc --exact --format=csv "$dir/xcache.plan" > "$outdir/xc.csv" 2>&1
-for key in small,fast,2,2,2,full,false wide,slow,4,1,1,none,true wide,fast,1,2,2,full,true \
+for key in small,fast,2,2,2,full,false wide,slow,4,1,1,none,true wide,laggy,1,2,2,full,true small,laggy,2,1,1,none,true \
            small,slow,4,2,1,none,false wide,slow,2,2,2,full,false; do
   IFS=, read -r m c tp pp mb rc ov <<KEY
 $key
