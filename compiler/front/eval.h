@@ -125,7 +125,9 @@ typedef struct plc_eval {
   const plc_env *xenv;
   void (*xread)(void *ctx, int slot, const char *name, const plc_value *v, const plc_loc *use);
   void *xread_ctx;
-  /* The cache itself (a search's worker thread owns it), or NULL. */
+  /* The cache itself (a search's worker thread owns it), or NULL.  When
+   * set, no sensitivity analysis will change the lowered op times in place,
+   * so lowering may share them between copies. */
   struct plc_lcache *lower_cache;
 } plc_eval;
 

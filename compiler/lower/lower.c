@@ -23,6 +23,7 @@
 #include "xalloc.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -940,15 +941,17 @@ static plc_ir_op plc_lower_dup(plc_lower *L, const plc_ir_op *f)
   return op;
 }
 
-/* A copy of op f as a memo replays it: its own time (which the sensitivity
- * analysis changes in place), its work and size shared, since nothing
- * changes them once the op is made (a mirror or a recompute copy of it
- * takes rationals of its own). */
+/* A copy of op f as a memo replays it: its work and size shared, since
+ * nothing changes them once the op is made (a mirror or a recompute copy
+ * of it takes rationals of its own); its time too when no sensitivity
+ * analysis will change times in place (a search's candidates). */
 static plc_ir_op plc_lower_replica(plc_lower *L, const plc_ir_op *f)
 {
   plc_ir_op op = *f;
-  op.time = plc_arena_mpq(L->ar);
-  mpq_set(op.time, f->time);
+  if (!L->ev->lower_cache) {
+    op.time = plc_arena_mpq(L->ar);
+    mpq_set(op.time, f->time);
+  }
   return op;
 }
 
@@ -1264,11 +1267,13 @@ typedef struct plc_xentry {
   int has_mem, memory_declared, copies;
   mpq_t mem[5];
   unsigned layer_reads;    /* the instance memo's bits */
+  int next;                /* the next entry of the same key, or -1 */
 } plc_xentry;
 
 struct plc_lcache {
   plc_xentry *e;
   int n, cap;
+  int *index, nindex;  /* open addressing: an entry of each key + 1, by key */
   long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
 };
 
@@ -1284,7 +1289,7 @@ struct plc_xlog {
 
 /* At most this many entries: a search of few distinct instances stays
  * small, and one of many does not grow without bound. */
-#define PLC_XCACHE_MAX 4096
+#define PLC_XCACHE_MAX 16384
 
 plc_lcache *plc_lcache_new(void) { return plc_xcalloc(1, sizeof(plc_lcache)); }
 
@@ -1341,7 +1346,49 @@ void plc_lcache_free(plc_lcache *x)
   for (int i = 0; i < x->n; i++)
     plc_xentry_free(&x->e[i]);
   free(x->e);
+  free(x->index);
   free(x);
+}
+
+static int plc_xkey_same(const plc_xentry *a, const plc_xentry *b)
+{
+  return a->tmpl == b->tmpl && a->unit == b->unit && a->prev == b->prev && a->fwd == b->fwd &&
+         a->recompute == b->recompute && a->model == b->model;
+}
+
+static size_t plc_xkey_hash(const plc_xentry *k)
+{
+  size_t h = (size_t)(uintptr_t)k->tmpl ^ ((size_t)(uintptr_t)k->model << 7);
+  h = h * 31 + (size_t)k->unit;
+  h = h * 31 + (size_t)k->prev;
+  h = h * 31 + (size_t)k->fwd;
+  return h * 31 + (size_t)k->recompute;
+}
+
+/* The index slot of key k: its first entry + 1, or 0 where it would go. */
+static int *plc_xcache_slot(plc_lcache *X, const plc_xentry *k)
+{
+  size_t m = (size_t)X->nindex - 1, i = plc_xkey_hash(k) & m;
+  while (X->index[i] && !plc_xkey_same(&X->e[X->index[i] - 1], k))
+    i = (i + 1) & m;
+  return &X->index[i];
+}
+
+/* Entry n (just added) goes first in its key's chain. */
+static void plc_xcache_link(plc_lcache *X, int n)
+{
+  if (2 * (X->n + 1) > X->nindex) { /* keys <= entries: at most half full */
+    int old = X->nindex, *was = X->index;
+    X->nindex = old ? 2 * old : 64;
+    X->index = plc_xcalloc((size_t)X->nindex, sizeof *X->index);
+    for (int i = 0; i < old; i++)
+      if (was[i])
+        *plc_xcache_slot(X, &X->e[was[i] - 1]) = was[i];
+    free(was);
+  }
+  int *slot = plc_xcache_slot(X, &X->e[n]);
+  X->e[n].next = *slot - 1;
+  *slot = n + 1;
 }
 
 /* ---- logging ---- */
@@ -1588,6 +1635,7 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     plc_xentry_free(e);
     return 0;
   }
+  plc_xcache_link(X, X->n);
   return ++X->n;
 }
 
@@ -1632,11 +1680,12 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
     return -1;
   int prev = c->prev ? c->prev->xid : 0, errors = L->diag->errors;
   plc_env *ctx = NULL;
-  for (int i = 0; i < X->n && !PLC_LOWER_FAILED(L); i++) {
+  plc_xentry key = {.tmpl = t->decl, .unit = unit, .prev = prev, .fwd = fwd,
+                    .recompute = L->run->recompute, .model = L->model_node};
+  /* the entries of the key, latest first */
+  for (int i = X->nindex ? *plc_xcache_slot(X, &key) - 1 : -1; i >= 0 && !PLC_LOWER_FAILED(L);
+       i = X->e[i].next) {
     const plc_xentry *e = &X->e[i];
-    if (e->tmpl != t->decl || e->unit != unit || e->prev != prev || e->fwd != fwd ||
-        e->recompute != L->run->recompute || e->model != L->model_node)
-      continue;
     int k = 0;
     while (k < e->nreads && plc_xread_holds(L, &e->reads[k], layer, t, &ctx))
       k++;
@@ -1674,6 +1723,7 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     op.after_layers = 0;
     plc_lower_pipeline_dep(c, &op); /* a pipeline op that names no dependency */
     if (op.kind != PLC_OPK_COMPUTE && !op.pinned) {
+      op.time = plc_arena_mpq(L->ar); /* its own: timed on this run's links */
       op.group = L->run->size[op.dim];
       if (!plc_lower_coll_time(c, op.node, &op))
         return 0;
@@ -1696,6 +1746,55 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
   cur->lo = nlo;
   cur->hi = c->list->n;
   return 1;
+}
+
+/* A template's memory sections, with the cache (L->xcache): evaluated and
+ * kept as an entry of unit 16 + unit with no ops, keyed by the reads of the
+ * memory sections alone, or its figures taken from such an entry.  The
+ * layer fields the sections read go to the instance memo's watch either
+ * way. */
+static void plc_lower_memory_only(plc_lctx *c, const plc_tmpl *t, plc_value *layer);
+
+static void plc_lower_memory_cached(plc_lctx *c, const plc_tmpl *t, plc_value *layer,
+                                    int unit)
+{
+  plc_lower *L = c->L;
+  if (!c->mem)
+    return;
+  plc_inst none = {.lo = c->list->n, .hi = c->list->n};
+  plc_lctx m = *c;
+  m.prev = NULL;
+  m.cur = &none;
+  unsigned outer = L->ev->watch_reads;
+  int x = plc_xcache_find(&m, t, 16 + unit, 0, layer);
+  if (x >= 0) {
+    const plc_xentry *e = &L->xcache->e[x];
+    L->run->memory_declared |= e->memory_declared;
+    for (int k = 0; k < 5 && e->has_mem; k++) {
+      plc_lower_mem_add(c->mem, k, e->mem[k]);
+      if (c->mem_rec)
+        mpq_add(c->mem_rec[k], c->mem_rec[k], e->mem[k]);
+    }
+    L->ev->watch_reads = outer | e->layer_reads;
+    return;
+  }
+  mpq_ptr rec[5], *keep = c->mem_rec;
+  for (int k = 0; k < 5; k++)
+    rec[k] = plc_arena_mpq(L->ar);
+  c->mem_rec = rec;
+  L->ev->watch_reads = 0;
+  struct plc_xlog g;
+  plc_xlog_begin(L, &g, layer);
+  plc_lower_memory_only(c, t, layer);
+  unsigned reads = L->ev->watch_reads;
+  L->ev->watch_reads = outer | reads;
+  c->mem_rec = keep;
+  for (int k = 0; k < 5 && keep; k++)
+    mpq_add(keep[k], keep[k], rec[k]);
+  if (!PLC_LOWER_FAILED(L))
+    plc_xcache_store(&m, &none, t->decl, 16 + unit, 0, &g, reads, rec, 0);
+  plc_xlog_stop(L);
+  plc_xlog_free(&g);
 }
 
 /* ---- stages ------------------------------------------------------------------------- */
@@ -1775,7 +1874,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
       return;
     c->mem_rec = rec;
     was = plc_memo_watch(L, layer, &outer);
-    plc_lower_memory_only(c, &li->tmpl, layer);
+    plc_lower_memory_cached(c, &li->tmpl, layer, 0);
     reads = plc_memo_unwatch(L, was, outer) | L->xcache->e[x].layer_reads;
     c->mem_rec = NULL;
     if (!PLC_LOWER_FAILED(L)) {
@@ -1796,8 +1895,10 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
   c->cur->hi = c->list->n;
   op_reads = L->ev->watch_reads;
   if (split && !PLC_LOWER_FAILED(L)) {
-    L->ev->xread = NULL; /* not the ops' reads */
-    plc_lower_memory_only(c, &li->tmpl, layer);
+    struct plc_xlog *ops = L->xlog; /* not the ops' reads */
+    plc_xlog_stop(L);
+    plc_lower_memory_cached(c, &li->tmpl, layer, 0);
+    L->xlog = ops;
   }
   reads = plc_memo_unwatch(L, was, outer);
   c->mem_rec = NULL;
@@ -1978,7 +2079,7 @@ static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, in
   int x = plc_xcache_find(c, t, unit, 0, layer);
   if (x >= 0) {
     if (plc_xcache_replay(c, c->cur, x, NULL) && !PLC_LOWER_FAILED(L))
-      plc_lower_memory_only(c, t, layer);
+      plc_lower_memory_cached(c, t, layer, unit);
     return;
   }
   struct plc_xlog g;
@@ -1988,12 +2089,13 @@ static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, in
   plc_lower_instance(c, t, layer);
   c->mem = mem;
   c->cur->hi = c->list->n;
-  L->ev->xread = NULL; /* not the ops' reads */
+  plc_xlog_stop(L); /* the memory sections' reads are not the ops' */
   if (!PLC_LOWER_FAILED(L))
-    plc_lower_memory_only(c, t, layer);
+    plc_lower_memory_cached(c, t, layer, unit);
+  L->xlog = &g;
   if (!PLC_LOWER_FAILED(L))
     plc_xcache_store(c, c->cur, t->decl, unit, 0, &g, 0, NULL, 0);
-  plc_xlog_stop(L);
+  L->xlog = NULL;
   plc_xlog_free(&g);
 }
 
