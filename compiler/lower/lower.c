@@ -2283,7 +2283,26 @@ static int plc_lower_count(plc_lower *L, const plc_tmpl *t, int index, plc_value
   L->cap = cap;
   int quiet = L->diag->no_warnings; /* the real lowering warns once */
   L->diag->no_warnings = 1;
-  plc_lower_instance(&c, t, layer);
+  /* an earlier candidate's count (unit 8 of the cross-candidate cache): an
+   * instance lowered whole makes one name per op it counted */
+  int x = L->xcache && !L->no_memo ? plc_xcache_find(&c, t, 8, 0, layer) : -1;
+  if (x >= 0) {
+    long n = L->xcache->e[x].nnames;
+    L->nops = n > cap ? cap + 1 : n;
+  } else {
+    struct plc_xlog g;
+    if (!L->no_memo)
+      plc_xlog_begin(L, &g, layer);
+    plc_lower_instance(&c, t, layer);
+    cur.lo = 0;
+    cur.hi = scratch.n;
+    if (L->xlog && !PLC_LOWER_FAILED(L))
+      plc_xcache_store(&c, &cur, t->decl, 8, 0, &g, 0, NULL, 0);
+    if (L->xlog) {
+      plc_xlog_stop(L);
+      plc_xlog_free(&g);
+    }
+  }
   L->diag->no_warnings = quiet;
   *ops = L->nops;
   L->stop = 0;
