@@ -1253,7 +1253,8 @@ typedef struct plc_xname {
 
 typedef struct plc_xentry {
   const plc_ast *tmpl;
-  int unit, prev, fwd, recompute;
+  int unit, prev, fwd;
+  int recompute;           /* unit 1 (its C code reads it): the run's mode; else -1 */
   const plc_ast *model;    /* the model's declaration when it is a top-level one */
   plc_xread *reads;
   int nreads;
@@ -1592,7 +1593,7 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
   plc_xentry *e = &X->e[X->n];
   memset(e, 0, sizeof *e);
   *e = (plc_xentry){.tmpl = tmpl, .unit = unit, .prev = prev ? prev->xid : 0, .fwd = fwd,
-                    .recompute = L->run->recompute, .model = L->model_node,
+                    .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node,
                     .memory_declared = g->memory_declared,
                     .copies = copies, .layer_reads = layer_reads};
   int ok = plc_xcache_keep_reads(e, g);
@@ -1681,7 +1682,7 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
   int prev = c->prev ? c->prev->xid : 0, errors = L->diag->errors;
   plc_env *ctx = NULL;
   plc_xentry key = {.tmpl = t->decl, .unit = unit, .prev = prev, .fwd = fwd,
-                    .recompute = L->run->recompute, .model = L->model_node};
+                    .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
   /* the entries of the key, latest first */
   for (int i = X->nindex ? *plc_xcache_slot(X, &key) - 1 : -1; i >= 0 && !PLC_LOWER_FAILED(L);
        i = X->e[i].next) {
