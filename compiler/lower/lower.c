@@ -55,6 +55,10 @@ typedef struct plc_inst {
   int nkeys, used;
   int shape;           /* its memo entry + 1, 0 when it has none */
   int xid;             /* its cross-candidate cache entry + 1, 0 when none */
+  /* a memo copy's names are made when first looked up (by the next
+   * instance's `prev.`), if ever: its memo entry + 1 and where it and its
+   * previous instance were copied to */
+  int lazy, lazy_lo, lazy_plo;
   int lo, hi;          /* its ops in the list */
 } plc_inst;
 
@@ -211,6 +215,8 @@ static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
   return found;
 }
 
+static void plc_memo_names(plc_lower *L, plc_inst *in);
+
 static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc_ast *at)
 {
   if (v->tag == PLC_V_ANY)
@@ -219,8 +225,11 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
     plc_error(c->L->diag, &at->loc, "'after' lists ops");
     return 0;
   }
-  if (v->prev) /* the previous instance may not exist: then nothing to wait for */
+  if (v->prev) { /* the previous instance may not exist: then nothing to wait for */
+    if (c->prev && c->prev->lazy)
+      plc_memo_names(c->L, c->prev);
     return plc_deps_lookup(d, c->prev, v->s), 1;
+  }
   if (plc_deps_lookup(d, c->cur, v->s))
     return 1;
   /* Not (yet) in this instance: an op of a branch not taken, or a forward op
@@ -1169,11 +1178,9 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
     op.deps = plc_memo_deps(L, m, f->deps, f->ndeps, nlo, nplo);
     plc_ir_push(L->ar, c->list, &op);
   }
-  for (int i = 0; i < m->inst.n; i++) {
-    const plc_inst_op *o = &m->inst.ops[i];
-    plc_inst_add(L, cur, o->name, o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1,
-                 plc_memo_deps(L, m, o->deps, o->ndeps, nlo, nplo), o->ndeps);
-  }
+  cur->lazy = e + 1; /* its names: plc_memo_names, when needed */
+  cur->lazy_lo = nlo;
+  cur->lazy_plo = nplo;
   for (int k = 0; k < 5 && c->mem; k++)
     if (m->mem[k])
       plc_lower_mem_add(c->mem, k, m->mem[k]);
@@ -1182,6 +1189,19 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   cur->lo = nlo;
   cur->hi = c->list->n;
   return 1;
+}
+
+/* The names of a memo copy, made now: the recorded instance's, moved. */
+static void plc_memo_names(plc_lower *L, plc_inst *in)
+{
+  const plc_memo *m = &L->memo[in->lazy - 1];
+  int nlo = in->lazy_lo, nplo = in->lazy_plo;
+  in->lazy = 0;
+  for (int i = 0; i < m->inst.n; i++) {
+    const plc_inst_op *o = &m->inst.ops[i];
+    plc_inst_add(L, in, o->name, o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1,
+                 plc_memo_deps(L, m, o->deps, o->ndeps, nlo, nplo), o->ndeps);
+  }
 }
 
 /* Watch the layer fields an instance reads; returns the outer watch. */
