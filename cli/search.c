@@ -489,12 +489,15 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   c->driving = 1;
   c->drive.sensitivity = 0;
   c->drive.unfit_stops = 1; /* skipped anyway: no analysis for it */
+  c->drive.warn_stops = 1; /* likewise */
   c->sema.ev.lower_cache = cache; /* the trees are shared: so are instances */
   free(c->diag.first_warning); /* the plan's own warnings are the main compilation's */
   c->diag.first_warning = NULL;
   c->run = plc_drive_train(&c->drive, t);
   if (!c->run && c->drive.unfit_seen)
     return "does not fit in memory";
+  if (!c->run && c->drive.warn_seen && c->diag.first_warning)
+    return c->diag.first_warning; /* the layout lint rules are filters */
   if (!c->run)
     return c->diag.first_error ? NULL : "the candidate has errors";
   plc_binding *b = plc_env_find_local(c->sema.ev.global, PLC_SEARCH_CANDIDATE);
