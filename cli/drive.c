@@ -148,7 +148,7 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
 {
   plc_eval *ev = &d->sema->ev;
   const plc_ast *decl = r->decl;
-  int errors = ev->diag->errors, promoted = ev->diag->promoted;
+  int errors = ev->diag->errors, promoted = ev->diag->promoted, warnings = ev->diag->warnings;
   long err_reads = ev->err_reads;
   plc_binding *b = plc_env_find_local(ev->global, decl->name);
   plc_value *v = b ? plc_eval_binding(ev, b, &decl->loc) : NULL;
@@ -162,6 +162,10 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
     return;
   if (!plc_drive_order_ok(d, r) || plc_drive_unfit(d, r))
     return;
+  if (d->warn_stops && ev->diag->warnings > warnings) {
+    d->warn_seen = 1;
+    return;
+  }
   plc_analyse(&r->res, r->ir);
   plc_result_memory(&r->res);
   plc_drive_memory_warn(d, r, r->res.mem);

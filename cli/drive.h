@@ -39,6 +39,10 @@ typedef struct plc_drive {
   int unfit_stops;         /* a run that does not fit in memory fails before
                               its analysis (searches: it is skipped anyway) */
   int unfit_seen;          /* ... and one did */
+  int warn_stops;          /* a run that warned while it was evaluated or lowered
+                              fails before its analysis (searches: the layout
+                              lint rules are filters, it is skipped anyway) */
+  int warn_seen;           /* ... and one did */
   int sensitivity;         /* compute what would hide each exposed row (the
                               reports print it; -e, --compare, --emit and
                               asserts do not need it): 1 unless cleared */

@@ -13,6 +13,7 @@
 #endif
 
 #include "search.h"
+#include "lower.h"
 #include "memory.h"
 #include "report_parts.h"
 #include "schema.h"
@@ -54,6 +55,7 @@ typedef struct plc_sworker {
   uint64_t first, stride;
   int show_progress;
   plc_sresult *res;
+  plc_lcache *cache;  /* instances its candidates lowered (lower.h) */
 } plc_sworker;
 
 static char *plc_search_expr_text(const plc_ast *e);
@@ -463,7 +465,8 @@ static plc_ast *plc_search_train(const plc_search *S, plc_scand *c, const int *p
 
 /* Compile, lower and analyse the candidate; NULL when it went well, else
  * why not (the first error, or c->diag's). */
-static const char *plc_search_compile(const plc_search *S, plc_scand *c, const int *pick)
+static const char *plc_search_compile(const plc_search *S, plc_scand *c, const int *pick,
+                                      plc_lcache *cache)
 {
   plc_diag_init(&c->diag, stderr);
   c->diag.capture = 1;
@@ -486,11 +489,15 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   c->driving = 1;
   c->drive.sensitivity = 0;
   c->drive.unfit_stops = 1; /* skipped anyway: no analysis for it */
+  c->drive.warn_stops = 1; /* likewise */
+  c->sema.ev.lower_cache = cache; /* the trees are shared: so are instances */
   free(c->diag.first_warning); /* the plan's own warnings are the main compilation's */
   c->diag.first_warning = NULL;
   c->run = plc_drive_train(&c->drive, t);
   if (!c->run && c->drive.unfit_seen)
     return "does not fit in memory";
+  if (!c->run && c->drive.warn_seen && c->diag.first_warning)
+    return c->diag.first_warning; /* the layout lint rules are filters */
   if (!c->run)
     return c->diag.first_error ? NULL : "the candidate has errors";
   plc_binding *b = plc_env_find_local(c->sema.ev.global, PLC_SEARCH_CANDIDATE);
@@ -612,7 +619,7 @@ static void plc_search_candidate(plc_sworker *wk, uint64_t index)
   }
   plc_scand c;
   memset(&c, 0, sizeof c);
-  const char *why = plc_search_compile(S, &c, pick);
+  const char *why = plc_search_compile(S, &c, pick, wk->cache);
   char *owned = NULL;
   int own = 0;
   if (!why && !c.run)
@@ -696,6 +703,7 @@ static plc_sresult *plc_search_threads(plc_search *S)
     w[t].stride = (uint64_t)jobs * n;
     w[t].show_progress = t == 0 && o->progress;
     w[t].res = plc_sresult_new(S);
+    w[t].cache = plc_lcache_new();
   }
   for (int t = 1; t < jobs; t++)
     if (pthread_create(&th[t], NULL, plc_search_work, &w[t]) != 0) {
@@ -711,6 +719,8 @@ static plc_sresult *plc_search_threads(plc_search *S)
       pthread_join(th[t], NULL);
     plc_sresult_merge(res, w[t].res);
   }
+  for (int t = 0; t < jobs; t++)
+    plc_lcache_free(w[t].cache);
   if (o->progress)
     plc_search_progress(S, 1);
   free(w);

@@ -286,8 +286,10 @@ static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const pl
   int ok = 1, pos = 0, i = 0;
   const plc_ast *p, *a;
   size_t np = (size_t)params->count;
-  const plc_ast **given = plc_xcalloc(np ? np : 1, sizeof *given);
-  const plc_ast **plist = plc_xcalloc(np ? np : 1, sizeof *plist);
+  /* most functions take a few parameters: no allocation for them */
+  const plc_ast *given_small[8] = {0}, *plist_small[8];
+  const plc_ast **given = np <= 8 ? given_small : plc_xcalloc(np, sizeof *given);
+  const plc_ast **plist = np <= 8 ? plist_small : plc_xcalloc(np, sizeof *plist);
   for (p = params->head; p; p = p->next)
     plist[i++] = p;
   pos = 0;
@@ -327,8 +329,10 @@ static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const pl
       ok = 0;
     }
   }
-  free(given);
-  free(plist);
+  if (given != given_small) {
+    free(given);
+    free(plist);
+  }
   return ok;
 }
 
@@ -442,7 +446,23 @@ static plc_binding *plc_obj_late(plc_eval *ev, plc_obj *o, const plc_binding *b)
   return *plc_obj_late_slot(o, b->name) = late;
 }
 
+static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name,
+                                     const plc_loc *use);
+
 plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_loc *use)
+{
+  plc_value *v = plc_eval_field_of(ev, o, name, use);
+  if (ev->xread)
+    for (int k = 0; k < 4; k++)
+      if (o == ev->xwatch[k]) {
+        ev->xread(ev->xread_ctx, k, name, v, use);
+        break;
+      }
+  return v;
+}
+
+static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name,
+                                     const plc_loc *use)
 {
   for (plc_obj *cur = o; cur; cur = cur->base) {
     plc_binding *b = plc_env_find_local(cur->env, name);
@@ -671,23 +691,34 @@ static PLC_NOINLINE plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, co
     return plc_eval_pow(ev, e, l, r);
   if (!l->known || !r->known)
     return plc_eval_arith_unknown(ev, e, l, r);
-  plc_quantity a, b, res;
-  plc_q_init(&a);
-  plc_q_init(&b);
-  plc_q_init(&res);
-  plc_eval_to_q(&a, l);
-  plc_eval_to_q(&b, r);
-  plc_q_status st;
+  /* as plc_q_add and the others do (quantity.h), but straight into the
+   * result's own rational: no temporaries to allocate and free */
+  plc_dim d = l->dim;
+  plc_q_status st = PLC_Q_OK;
   switch (e->op) {
-  case PLC_OP_ADD: st = plc_q_add(&res, &a, &b); break;
-  case PLC_OP_SUB: st = plc_q_sub(&res, &a, &b); break;
-  case PLC_OP_MUL: st = plc_q_mul(&res, &a, &b); break;
-  default: st = plc_q_div(&res, &a, &b); break;
+  case PLC_OP_ADD: case PLC_OP_SUB:
+    st = plc_dim_eq(l->dim, r->dim) ? PLC_Q_OK : PLC_Q_DIM_MISMATCH;
+    break;
+  case PLC_OP_MUL: st = plc_dim_mul(&d, l->dim, r->dim) ? PLC_Q_TOO_LARGE : PLC_Q_OK; break;
+  default:
+    st = mpq_sgn(r->q) == 0 ? PLC_Q_DIV_ZERO
+       : plc_dim_div(&d, l->dim, r->dim) ? PLC_Q_TOO_LARGE : PLC_Q_OK;
+    break;
   }
-  plc_value *v = st == PLC_Q_OK ? plc_value_num(ev, &res) : plc_eval_q_error(ev, st, e, l, r);
-  plc_q_clear(&a);
-  plc_q_clear(&b);
-  plc_q_clear(&res);
+  if (st != PLC_Q_OK)
+    return plc_eval_q_error(ev, st, e, l, r);
+  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  v->q = plc_arena_mpq(ev->arena);
+  v->dim = d;
+  switch (e->op) {
+  case PLC_OP_ADD: mpq_add(v->q, l->q, r->q); break;
+  case PLC_OP_SUB: mpq_sub(v->q, l->q, r->q); break;
+  case PLC_OP_MUL: mpq_mul(v->q, l->q, r->q); break;
+  default: mpq_div(v->q, l->q, r->q); break;
+  }
+  if (mpz_sizeinbase(mpq_numref(v->q), 2) > PLC_Q_MAX_BITS ||
+      mpz_sizeinbase(mpq_denref(v->q), 2) > PLC_Q_MAX_BITS)
+    return plc_eval_q_error(ev, PLC_Q_TOO_LARGE, e, l, r);
   return v;
 }
 
@@ -887,6 +918,11 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
       if (v)
         return v;
     }
+    if (x == ev->xenv && ev->xread && !b->def) { /* bound by lowering: an option */
+      plc_value *v = plc_eval_binding(ev, b, &e->loc);
+      ev->xread(ev->xread_ctx, 4, e->name, v, &e->loc);
+      return v;
+    }
     return plc_eval_binding(ev, b, &e->loc);
   }
   for (size_t i = 0; i < PLC_NBUILTINS; i++)
@@ -1081,6 +1117,20 @@ static PLC_NOINLINE plc_value *plc_eval_builtin_check(plc_eval *ev, const plc_va
 static PLC_NOINLINE plc_value *plc_eval_builtin_fold(plc_eval *ev, const plc_value *f, const plc_ast *e,
                                         plc_value **args, size_t n)
 {
+  if (f->builtin == PLC_BI_MIN || f->builtin == PLC_BI_MAX) {
+    /* the first of the least (greatest) argument: a value is never
+     * changed once made, so it is shared, not copied */
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++) {
+      int c = mpq_cmp(args[i]->q, args[best]->q);
+      if ((f->builtin == PLC_BI_MIN && c < 0) || (f->builtin == PLC_BI_MAX && c > 0))
+        best = i;
+    }
+    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    v->q = args[best]->q;
+    v->dim = args[0]->dim;
+    return v;
+  }
   plc_quantity acc, x;
   plc_q_init(&acc);
   plc_q_init(&x);

@@ -117,6 +117,18 @@ typedef struct plc_eval {
    * of their binding numbers (the first 32). */
   const plc_obj *watch;
   unsigned watch_reads;
+  /* Lowering's cross-candidate cache (lower.c): while xread is set, every
+   * read of a field of xwatch[k] (run, model, layer, device) and of a name
+   * bound in xenv (a template's context: its options) is reported with its
+   * value, so that a lowered instance can be keyed by all it read. */
+  const plc_obj *xwatch[4];
+  const plc_env *xenv;
+  void (*xread)(void *ctx, int slot, const char *name, const plc_value *v, const plc_loc *use);
+  void *xread_ctx;
+  /* The cache itself (a search's worker thread owns it), or NULL.  When
+   * set, no sensitivity analysis will change the lowered op times in place,
+   * so lowering may share them between copies. */
+  struct plc_lcache *lower_cache;
 } plc_eval;
 
 /* Limits of plc(5) LIMITS.  Nested calls and definitions; nested expressions

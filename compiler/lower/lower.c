@@ -22,6 +22,8 @@
 #include "schema.h"
 #include "xalloc.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +54,11 @@ typedef struct plc_inst {
   plc_inst_key *keys;  /* open addressing, nkeys a power of two */
   int nkeys, used;
   int shape;           /* its memo entry + 1, 0 when it has none */
+  int xid;             /* its cross-candidate cache entry + 1, 0 when none */
+  /* a memo copy's names are made when first looked up (by the next
+   * instance's `prev.`), if ever: its memo entry + 1 and where it and its
+   * previous instance were copied to */
+  int lazy, lazy_lo, lazy_plo;
   int lo, hi;          /* its ops in the list */
 } plc_inst;
 
@@ -66,6 +73,14 @@ typedef struct plc_lctx {
   plc_ir_mem *mem;            /* where a `memory` section adds up; NULL: not read here */
   mpq_ptr *mem_rec;           /* and the instance's own figures, for the memo; or NULL */
 } plc_lctx;
+
+/* The cross-candidate cache's log of what an instance reads. */
+static void plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
+                         mpq_srcptr q, const plc_ast *node);
+static void plc_xlog_stream(plc_lower *L, const char *stream);
+static void plc_xlog_memory(plc_lower *L);
+enum { PLC_XR_RUN, PLC_XR_MODEL, PLC_XR_LAYER, PLC_XR_DEVICE, PLC_XR_OPT, PLC_XR_SIZE,
+       PLC_XR_PEAK, PLC_XR_BW };
 
 static const int PLC_SECS[PLC_NDIM] = {0, 1, 0}, PLC_BYTES[PLC_NDIM] = {1, 0, 0},
                  PLC_FLOPS[PLC_NDIM] = {0, 0, 1}, PLC_NONE[PLC_NDIM] = {0, 0, 0};
@@ -200,6 +215,8 @@ static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
   return found;
 }
 
+static void plc_memo_names(plc_lower *L, plc_inst *in);
+
 static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc_ast *at)
 {
   if (v->tag == PLC_V_ANY)
@@ -208,8 +225,11 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
     plc_error(c->L->diag, &at->loc, "'after' lists ops");
     return 0;
   }
-  if (v->prev) /* the previous instance may not exist: then nothing to wait for */
+  if (v->prev) { /* the previous instance may not exist: then nothing to wait for */
+    if (c->prev && c->prev->lazy)
+      plc_memo_names(c->L, c->prev);
     return plc_deps_lookup(d, c->prev, v->s), 1;
+  }
   if (plc_deps_lookup(d, c->cur, v->s))
     return 1;
   /* Not (yet) in this instance: an op of a branch not taken, or a forward op
@@ -277,8 +297,11 @@ static mpq_ptr plc_lower_op_peak(plc_lctx *c, plc_env *env, const plc_ast *node,
   const char *prec = "bf16";
   plc_lower_word_field(L, env, "precision", &prec);
   const plc_ast *at = plc_lower_opnode(env, "precision", node);
-  if (!strcmp(prec, "bf16") || !strcmp(prec, "fp16"))
+  if (!strcmp(prec, "bf16") || !strcmp(prec, "fp16")) {
+    if (L->xlog)
+      plc_xlog_add(L, PLC_XR_PEAK, NULL, -1, 0, L->run->peak, NULL);
     return L->run->peak;
+  }
   if (strcmp(prec, "fp8")) {
     plc_error(L->diag, &at->loc, "op '%s': precision must be one of: bf16, fp16, fp8, not "
               "'%s'", op->name, prec);
@@ -355,33 +378,42 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
 }
 
 /* Bandwidth of a primitive on a dimension's link (cached in the placement). */
-static mpq_ptr plc_lower_bw(plc_lctx *c, const plc_ir_op *op, const plc_ast *node)
+static mpq_ptr plc_lower_bw_of(plc_lower *L, plc_pdim dim, plc_opk kind, const plc_ast *node)
 {
-  plc_lower *L = c->L;
-  plc_ir_place *p = &L->run->place[op->dim];
-  if (p->bw[op->kind])
-    return p->bw[op->kind];
-  plc_obj *link = L->links[op->dim];
-  plc_value *v = plc_lower_field(L, link, plc_opk_name(op->kind));
+  plc_ir_place *p = &L->run->place[dim];
+  if (p->bw[kind])
+    return p->bw[kind];
+  plc_obj *link = L->links[dim];
+  plc_value *v = plc_lower_field(L, link, plc_opk_name(kind));
   static const int bps[PLC_NDIM] = {1, -1, 0};
   if (!v) {
     plc_error(L->diag, &node->loc, "link '%s' (used by %s) has no %s bandwidth and no bw",
-              link->name, plc_pdim_name(op->dim), plc_opk_name(op->kind));
+              link->name, plc_pdim_name(dim), plc_opk_name(kind));
     return NULL;
   }
-  p->bw[op->kind] = plc_lower_num(L, v, bps, plc_lower_field_node(link, plc_opk_name(op->kind)),
+  p->bw[kind] = plc_lower_num(L, v, bps, plc_lower_field_node(link, plc_opk_name(kind)),
                                   "a bandwidth");
-  if (p->bw[op->kind] && mpq_sgn(p->bw[op->kind]) <= 0) { /* a computed zero: never divide */
-    plc_error(L->diag, &plc_lower_field_node(link, plc_opk_name(op->kind))->loc,
+  if (p->bw[kind] && mpq_sgn(p->bw[kind]) <= 0) { /* a computed zero: never divide */
+    plc_error(L->diag, &plc_lower_field_node(link, plc_opk_name(kind))->loc,
               "link '%s' has a %s bandwidth that is not positive", link->name,
-              plc_opk_name(op->kind));
-    p->bw[op->kind] = NULL;
+              plc_opk_name(kind));
+    p->bw[kind] = NULL;
     return NULL;
   }
   if (!p->latency)
     p->latency = plc_lower_num(L, plc_lower_field(L, link, "latency"), PLC_SECS,
                                plc_lower_field_node(link, "latency"), "a latency");
-  return p->latency ? p->bw[op->kind] : NULL;
+  return p->latency ? p->bw[kind] : NULL;
+}
+
+
+/* The bandwidth (and the cross-candidate cache's record of reading it). */
+static mpq_ptr plc_lower_bw(plc_lctx *c, const plc_ir_op *op, const plc_ast *node)
+{
+  mpq_ptr bw = plc_lower_bw_of(c->L, op->dim, op->kind, node);
+  if (bw && c->L->xlog)
+    plc_xlog_add(c->L, PLC_XR_BW, NULL, op->dim, op->kind, bw, node);
+  return bw;
 }
 
 /* The alpha-beta time of a collective of op->size bytes (DESIGN.md
@@ -492,10 +524,14 @@ static int plc_lower_op_shape(plc_lctx *c, const plc_ast *node, plc_env *env, pl
   const char *stream = "compute";
   plc_lower_word_field(c->L, env, "stream", &stream);
   op->stream = plc_ir_stream(c->L->ar, c->L->run, stream);
+  if (c->L->xlog)
+    plc_xlog_stream(c->L, stream);
   if (op->kind == PLC_OPK_COMPUTE)
     return 1;
   op->dim = (plc_pdim)plc_pdim_lookup(node->b->name);
   op->group = c->L->run->size[op->dim];
+  if (c->L->xlog)
+    plc_xlog_add(c->L, PLC_XR_SIZE, NULL, op->dim, op->group, NULL, NULL);
   return op->group > 1;
 }
 
@@ -677,6 +713,8 @@ static void plc_lower_memory(plc_lctx *c, const plc_ast *sec, plc_env *env)
   plc_lower *L = c->L;
   plc_ir_mem *m = c->mem;
   L->run->memory_declared = 1;
+  if (L->xlog)
+    plc_xlog_memory(L);
   for (const plc_ast *x = sec->list.head; x && !PLC_LOWER_FAILED(L); x = x->next) {
     if (x->kind != PLC_AST_SET)
       continue;
@@ -912,6 +950,20 @@ static plc_ir_op plc_lower_dup(plc_lower *L, const plc_ir_op *f)
   return op;
 }
 
+/* A copy of op f as a memo replays it: its work and size shared, since
+ * nothing changes them once the op is made (a mirror or a recompute copy
+ * of it takes rationals of its own); its time too when no sensitivity
+ * analysis will change times in place (a search's candidates). */
+static plc_ir_op plc_lower_replica(plc_lower *L, const plc_ir_op *f)
+{
+  plc_ir_op op = *f;
+  if (!L->ev->lower_cache) {
+    op.time = plc_arena_mpq(L->ar);
+    mpq_set(op.time, f->time);
+  }
+  return op;
+}
+
 static plc_ir_op plc_lower_copy(plc_lower *L, const plc_ir_op *f, plc_phase phase)
 {
   plc_ir_op op = plc_lower_dup(L, f);
@@ -1014,6 +1066,7 @@ typedef struct plc_memo {
   plc_inst inst;           /* its names */
   int copies;              /* recompute copies at its start (unit 1), or 0 */
   mpq_ptr mem[5];          /* its memory section's figures (unit 0) */
+  int xid;                 /* its cross-candidate cache entry + 1, or 0 */
 } plc_memo;
 
 static int plc_memo_same(const plc_value *a, const plc_value *b)
@@ -1120,23 +1173,35 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   }
   for (int i = m->lo; i < m->hi; i++) {
     const plc_ir_op *f = &m->list->ops[i];
-    plc_ir_op op = plc_lower_dup(L, f);
+    plc_ir_op op = plc_lower_replica(L, f);
     op.layer = layer;
     op.deps = plc_memo_deps(L, m, f->deps, f->ndeps, nlo, nplo);
     plc_ir_push(L->ar, c->list, &op);
   }
-  for (int i = 0; i < m->inst.n; i++) {
-    const plc_inst_op *o = &m->inst.ops[i];
-    plc_inst_add(L, cur, o->name, o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1,
-                 plc_memo_deps(L, m, o->deps, o->ndeps, nlo, nplo), o->ndeps);
-  }
+  cur->lazy = e + 1; /* its names: plc_memo_names, when needed */
+  cur->lazy_lo = nlo;
+  cur->lazy_plo = nplo;
   for (int k = 0; k < 5 && c->mem; k++)
     if (m->mem[k])
       plc_lower_mem_add(c->mem, k, m->mem[k]);
   cur->shape = m->cls + 1;
+  cur->xid = m->xid;
   cur->lo = nlo;
   cur->hi = c->list->n;
   return 1;
+}
+
+/* The names of a memo copy, made now: the recorded instance's, moved. */
+static void plc_memo_names(plc_lower *L, plc_inst *in)
+{
+  const plc_memo *m = &L->memo[in->lazy - 1];
+  int nlo = in->lazy_lo, nplo = in->lazy_plo;
+  in->lazy = 0;
+  for (int i = 0; i < m->inst.n; i++) {
+    const plc_inst_op *o = &m->inst.ops[i];
+    plc_inst_add(L, in, o->name, o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1,
+                 plc_memo_deps(L, m, o->deps, o->ndeps, nlo, nplo), o->ndeps);
+  }
 }
 
 /* Watch the layer fields an instance reads; returns the outer watch. */
@@ -1157,6 +1222,602 @@ static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned oute
   return reads;
 }
 
+/* ---- cross-candidate cache ------------------------------------------------------------ */
+
+/* A search lowers each candidate in a compilation of its own, but from the
+ * same syntax trees: a template instance lowers to the same ops whenever
+ * everything it read has the same value.  So while an instance is lowered
+ * its reads are logged, in the order first made: the fields of run, model,
+ * layer and device, the names of its context (the options), and what
+ * lowering takes from the run in C (a collective's group size, the peak, a
+ * primitive's bandwidth); the stream names it registers too.  A later
+ * compilation of the same thread finds an entry by template, unit, recompute
+ * mode and the entries of its previous and forward instances (so `prev.` and
+ * forward names resolve alike), then compares the reads in order and stops
+ * at the first that differs: up to there the reads are the ones lowering
+ * itself would make, in its order, so a lookup reports no error that
+ * lowering would not.  A hit replays the ops (collective times computed
+ * again on this run's links) and is recorded in the instance memo as if
+ * lowered.  Values and names are copied into the cache's own storage.  Not
+ * cached: an instance that warned or read an error, read a value that is
+ * not a known number, boolean or string, or whose dependencies leave it and
+ * its previous instance.  PLC_LOWER_NO_XCACHE=1 turns the cache off
+ * (tests/search-xcache.sh compares). */
+
+typedef struct plc_xval {
+  plc_vtag tag;   /* NUM, BOOL or STR */
+  mpq_t q;
+  plc_dim dim;
+  int b;
+  char *s;
+} plc_xval;
+
+typedef struct plc_xread {
+  int slot;                /* PLC_XR_... */
+  int d;                   /* SIZE, BW: the dimension */
+  long n;                  /* SIZE: the group size; BW: the primitive */
+  const char *name;        /* a field or option name (own copy in the cache) */
+  const plc_value *v;      /* while logging: its value */
+  mpq_srcptr q;            /* while logging: PEAK, BW */
+  const plc_ast *node;     /* BW: where a missing bandwidth is reported */
+  plc_loc at;              /* where it was read; at_train: the train's location */
+  int at_train;
+  plc_xval x;              /* in the cache: the value */
+} plc_xread;
+
+typedef struct plc_xname {
+  char *name;
+  int idx;                 /* relative to the instance, or -1 */
+  int *deps, ndeps;        /* encoded as plc_xcache_enc */
+} plc_xname;
+
+typedef struct plc_xentry {
+  const plc_ast *tmpl;
+  int unit, prev, fwd;
+  int recompute;           /* unit 1 (its C code reads it): the run's mode; else -1 */
+  const plc_ast *model;    /* the model's declaration when it is a top-level one */
+  plc_xread *reads;
+  int nreads;
+  plc_ir_op *ops;          /* own rationals, names and deps (encoded) */
+  char **op_stream;
+  int nops;
+  char **streams;          /* registered in this order */
+  int nstreams;
+  plc_xname *names;
+  int nnames;
+  int has_mem, memory_declared, copies;
+  mpq_t mem[5];
+  unsigned layer_reads;    /* the instance memo's bits */
+  int next;                /* the next entry of the same key, or -1 */
+} plc_xentry;
+
+struct plc_lcache {
+  plc_xentry *e;
+  int n, cap;
+  int *index, nindex;  /* open addressing: an entry of each key + 1, by key */
+  long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
+};
+
+struct plc_xlog {
+  plc_xread *r;
+  int n, cap;
+  const char **streams;
+  int nstreams, capstreams;
+  int memory_declared, bad;
+  int errors, warnings;
+  long err_reads;
+};
+
+/* At most this many entries: a search of few distinct instances stays
+ * small, and one of many does not grow without bound. */
+#define PLC_XCACHE_MAX 16384
+
+plc_lcache *plc_lcache_new(void) { return plc_xcalloc(1, sizeof(plc_lcache)); }
+
+static void plc_xval_clear(plc_xval *x)
+{
+  if (x->tag == PLC_V_NUM)
+    mpq_clear(x->q);
+  free(x->s);
+}
+
+static void plc_xentry_free(plc_xentry *e)
+{
+  for (int i = 0; i < e->nreads; i++) {
+    free((char *)e->reads[i].name);
+    if (e->reads[i].slot == PLC_XR_PEAK || e->reads[i].slot == PLC_XR_BW)
+      mpq_clear(e->reads[i].x.q);
+    else
+      plc_xval_clear(&e->reads[i].x);
+  }
+  free(e->reads);
+  for (int i = 0; i < e->nops; i++) {
+    mpq_clear(e->ops[i].time);
+    mpq_clear(e->ops[i].flops);
+    mpq_clear(e->ops[i].size);
+    free(e->ops[i].time);
+    free(e->ops[i].flops);
+    free(e->ops[i].size);
+    free((char *)e->ops[i].name);
+    free(e->ops[i].deps);
+    free(e->op_stream[i]);
+  }
+  free(e->ops);
+  free(e->op_stream);
+  for (int i = 0; i < e->nstreams; i++)
+    free(e->streams[i]);
+  free(e->streams);
+  for (int i = 0; i < e->nnames; i++) {
+    free(e->names[i].name);
+    free(e->names[i].deps);
+  }
+  free(e->names);
+  for (int k = 0; k < 5 && e->has_mem; k++)
+    mpq_clear(e->mem[k]);
+}
+
+void plc_lcache_free(plc_lcache *x)
+{
+  if (!x)
+    return;
+  const char *st = getenv("PLC_LOWER_XCACHE_STATS");
+  if (st && *st && strcmp(st, "0"))
+    fprintf(stderr, "plc: lowering cache: %d entries, %ld hits, %ld misses\n", x->n, x->hits,
+            x->misses);
+  for (int i = 0; i < x->n; i++)
+    plc_xentry_free(&x->e[i]);
+  free(x->e);
+  free(x->index);
+  free(x);
+}
+
+static int plc_xkey_same(const plc_xentry *a, const plc_xentry *b)
+{
+  return a->tmpl == b->tmpl && a->unit == b->unit && a->prev == b->prev && a->fwd == b->fwd &&
+         a->recompute == b->recompute && a->model == b->model;
+}
+
+static size_t plc_xkey_hash(const plc_xentry *k)
+{
+  size_t h = (size_t)(uintptr_t)k->tmpl ^ ((size_t)(uintptr_t)k->model << 7);
+  h = h * 31 + (size_t)k->unit;
+  h = h * 31 + (size_t)k->prev;
+  h = h * 31 + (size_t)k->fwd;
+  return h * 31 + (size_t)k->recompute;
+}
+
+/* The index slot of key k: its first entry + 1, or 0 where it would go. */
+static int *plc_xcache_slot(plc_lcache *X, const plc_xentry *k)
+{
+  size_t m = (size_t)X->nindex - 1, i = plc_xkey_hash(k) & m;
+  while (X->index[i] && !plc_xkey_same(&X->e[X->index[i] - 1], k))
+    i = (i + 1) & m;
+  return &X->index[i];
+}
+
+/* Entry n (just added) goes first in its key's chain. */
+static void plc_xcache_link(plc_lcache *X, int n)
+{
+  if (2 * (X->n + 1) > X->nindex) { /* keys <= entries: at most half full */
+    int old = X->nindex, *was = X->index;
+    X->nindex = old ? 2 * old : 64;
+    X->index = plc_xcalloc((size_t)X->nindex, sizeof *X->index);
+    for (int i = 0; i < old; i++)
+      if (was[i])
+        *plc_xcache_slot(X, &X->e[was[i] - 1]) = was[i];
+    free(was);
+  }
+  int *slot = plc_xcache_slot(X, &X->e[n]);
+  X->e[n].next = *slot - 1;
+  *slot = n + 1;
+}
+
+/* ---- logging ---- */
+
+static int plc_xval_ok(const plc_value *v)
+{
+  return v && ((v->tag == PLC_V_NUM && v->known && v->dim_known) ||
+               (v->tag == PLC_V_BOOL && v->known) || (v->tag == PLC_V_STR && v->s));
+}
+
+static int plc_xval_same(const plc_xval *x, const plc_value *v)
+{
+  if (!plc_xval_ok(v) || v->tag != x->tag)
+    return 0;
+  switch (x->tag) {
+  case PLC_V_NUM: return plc_dim_eq(x->dim, v->dim) && mpq_equal(x->q, v->q);
+  case PLC_V_BOOL: return x->b == v->b;
+  default: return !strcmp(x->s, v->s);
+  }
+}
+
+static void plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
+                         mpq_srcptr q, const plc_ast *node)
+{
+  struct plc_xlog *g = L->xlog;
+  if (g->bad)
+    return;
+  for (int i = 0; i < g->n; i++) { /* the first read of each counts */
+    const plc_xread *r = &g->r[i];
+    if (r->slot == slot && r->d == d && (slot == PLC_XR_SIZE || r->n == n) &&
+        (r->name == name || (r->name && name && !strcmp(r->name, name))))
+      return;
+  }
+  if (g->n == g->cap)
+    g->r = plc_xrealloc(g->r, (size_t)(g->cap = g->cap ? 2 * g->cap : 32) * sizeof *g->r);
+  g->r[g->n++] = (plc_xread){.slot = slot, .d = d, .n = n, .name = name, .q = q,
+                             .node = node, .at_train = 1};
+}
+
+/* The evaluator's report of a read (eval.h, xread). */
+static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value *v,
+                          const plc_loc *use)
+{
+  plc_lower *L = ctx;
+  struct plc_xlog *g = L->xlog;
+  if (g->bad)
+    return;
+  if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OP)
+    return; /* an op of the template */
+  if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OBJ)
+    for (int k = 0; k < 4; k++)
+      if (v->obj == L->ev->xwatch[k])
+        return; /* run, model, layer, device: their fields are logged */
+  /* a section of a top-level model (model.layers) is the same in every
+   * candidate that has that model (the entry's key) */
+  int section = slot == PLC_XR_MODEL && v && v->tag == PLC_V_OBJ && L->model_node;
+  if (!section && !plc_xval_ok(v)) {
+    g->bad = 1;
+    return;
+  }
+  int n0 = g->n;
+  plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
+  if (g->n > n0) {
+    g->r[n0].v = v;
+    g->r[n0].at_train = !use || use == &L->train->node->loc;
+    if (use)
+      g->r[n0].at = *use;
+  }
+}
+
+static void plc_xlog_stream(plc_lower *L, const char *stream)
+{
+  struct plc_xlog *g = L->xlog;
+  for (int i = 0; i < g->nstreams; i++)
+    if (!strcmp(g->streams[i], stream))
+      return;
+  if (g->nstreams == g->capstreams)
+    g->streams = plc_xrealloc(g->streams, (size_t)(g->capstreams = g->capstreams ? 2 *
+                              g->capstreams : 8) * sizeof *g->streams);
+  g->streams[g->nstreams++] = stream;
+}
+
+static void plc_xlog_memory(plc_lower *L) { L->xlog->memory_declared = 1; }
+
+/* Start logging an instance's reads (when the run has a cache). */
+static void plc_xlog_begin(plc_lower *L, struct plc_xlog *g, const plc_value *layer)
+{
+  if (!L->xcache)
+    return;
+  memset(g, 0, sizeof *g);
+  g->errors = L->diag->errors;
+  g->warnings = L->diag->warnings;
+  g->err_reads = L->ev->err_reads;
+  L->xlog = g;
+  plc_eval *ev = L->ev;
+  ev->xwatch[0] = L->run_val->obj;
+  ev->xwatch[1] = L->model;
+  ev->xwatch[2] = layer->obj;
+  ev->xwatch[3] = L->device;
+  ev->xread = plc_xlog_eval;
+  ev->xread_ctx = L;
+}
+
+static void plc_xlog_stop(plc_lower *L)
+{
+  if (!L->xlog)
+    return;
+  L->ev->xread = NULL;
+  L->ev->xenv = NULL;
+  memset(L->ev->xwatch, 0, sizeof L->ev->xwatch);
+  L->xlog = NULL;
+}
+
+static void plc_xlog_free(struct plc_xlog *g)
+{
+  free(g->r);
+  free(g->streams);
+}
+
+/* ---- entries ---- */
+
+/* A dependency of the instance at [lo, hi) whose previous one is at
+ * [plo, phi): >= 0 in the instance, < 0 in the previous one; INT_MIN
+ * elsewhere. */
+static int plc_xcache_enc(int d, int lo, int hi, int plo, int phi)
+{
+  if (d >= lo && d < hi)
+    return d - lo;
+  if (d >= plo && d < phi)
+    return -1 - (d - plo);
+  return INT_MIN;
+}
+
+static int plc_xcache_dec(int d, int nlo, int nplo) { return d >= 0 ? nlo + d : nplo - 1 - d; }
+
+static int *plc_xcache_enc_deps(const int *deps, int n, int lo, int hi, int plo, int phi,
+                                int *ok)
+{
+  int *v = plc_xmalloc((size_t)(n ? n : 1) * sizeof *v);
+  for (int i = 0; i < n; i++)
+    if ((v[i] = plc_xcache_enc(deps[i], lo, hi, plo, phi)) == INT_MIN)
+      *ok = 0;
+  return v;
+}
+
+static mpq_ptr plc_xcache_mpq(mpq_srcptr q)
+{
+  mpq_ptr p = plc_xmalloc(sizeof *p);
+  mpq_init(p);
+  mpq_set(p, q);
+  return p;
+}
+
+/* Copy the logged reads into e; 0 when one cannot be kept. */
+static int plc_xcache_keep_reads(plc_xentry *e, const struct plc_xlog *g)
+{
+  e->reads = plc_xcalloc((size_t)(g->n ? g->n : 1), sizeof *e->reads);
+  for (int i = 0; i < g->n; i++, e->nreads++) {
+    const plc_xread *r = &g->r[i];
+    plc_xread *x = &e->reads[i];
+    *x = *r;
+    x->v = NULL;
+    x->q = NULL;
+    x->name = r->name ? plc_xstrdup(r->name) : NULL;
+    if (r->slot == PLC_XR_PEAK || r->slot == PLC_XR_BW) {
+      mpq_init(x->x.q);
+      mpq_set(x->x.q, r->q);
+      continue;
+    }
+    x->x.tag = r->slot == PLC_XR_SIZE ? PLC_V_BOOL : r->v->tag; /* SIZE: nothing to clear */
+    if (r->slot == PLC_XR_SIZE)
+      continue;
+    if (x->x.tag == PLC_V_NUM) {
+      mpq_init(x->x.q);
+      mpq_set(x->x.q, r->v->q);
+      x->x.dim = r->v->dim;
+    } else if (x->x.tag == PLC_V_BOOL) {
+      x->x.b = r->v->b;
+    } else if (x->x.tag == PLC_V_STR) {
+      x->x.s = plc_xstrdup(r->v->s);
+    } /* OBJ: a section of the model, nothing more to keep */
+  }
+  return 1;
+}
+
+/* Store the instance cur just lowered (and recorded in the memo) with the
+ * reads of g; returns its entry number + 1, or 0 when it is not kept. */
+static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmpl, int unit,
+                            int fwd, const struct plc_xlog *g, unsigned layer_reads,
+                            mpq_ptr *mem, int copies)
+{
+  plc_lower *L = c->L;
+  plc_lcache *X = L->xcache;
+  if (g->bad || (c->prev && !c->prev->xid) || X->n >= PLC_XCACHE_MAX || L->diag->errors != g->errors ||
+      L->diag->warnings != g->warnings || L->ev->err_reads != g->err_reads)
+    return 0;
+  const plc_inst *prev = c->prev;
+  int lo = cur->lo, hi = cur->hi, plo = prev ? prev->lo : -1, phi = prev ? prev->hi : -1;
+  if (X->n == X->cap)
+    X->e = plc_xrealloc(X->e, (size_t)(X->cap = X->cap ? 2 * X->cap : 16) * sizeof *X->e);
+  plc_xentry *e = &X->e[X->n];
+  memset(e, 0, sizeof *e);
+  *e = (plc_xentry){.tmpl = tmpl, .unit = unit, .prev = prev ? prev->xid : 0, .fwd = fwd,
+                    .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node,
+                    .memory_declared = g->memory_declared,
+                    .copies = copies, .layer_reads = layer_reads};
+  int ok = plc_xcache_keep_reads(e, g);
+  e->ops = plc_xcalloc((size_t)(hi - lo + 1), sizeof *e->ops);
+  e->op_stream = plc_xcalloc((size_t)(hi - lo + 1), sizeof *e->op_stream);
+  for (int i = lo; i < hi; i++, e->nops++) {
+    const plc_ir_op *f = &c->list->ops[i];
+    plc_ir_op *o = &e->ops[i - lo];
+    *o = *f;
+    o->time = plc_xcache_mpq(f->time);
+    o->flops = plc_xcache_mpq(f->flops);
+    o->size = plc_xcache_mpq(f->size);
+    o->name = plc_xstrdup(f->name);
+    if (f->after_layers) /* found again on replay (plc_lower_pipeline_dep) */
+      o->ndeps = 0;
+    o->deps = plc_xcache_enc_deps(f->deps, o->ndeps, lo, hi, plo, phi, &ok);
+    e->op_stream[i - lo] = plc_xstrdup(L->run->streams[f->stream]);
+  }
+  e->streams = plc_xcalloc((size_t)(g->nstreams + 1), sizeof *e->streams);
+  for (; e->nstreams < g->nstreams; e->nstreams++)
+    e->streams[e->nstreams] = plc_xstrdup(g->streams[e->nstreams]);
+  e->names = plc_xcalloc((size_t)(cur->n + 1), sizeof *e->names);
+  for (; e->nnames < cur->n; e->nnames++) {
+    const plc_inst_op *o = &cur->ops[e->nnames];
+    plc_xname *x = &e->names[e->nnames];
+    x->name = plc_xstrdup(o->name);
+    x->idx = o->idx >= 0 ? plc_xcache_enc(o->idx, lo, hi, -1, -1) : -1;
+    ok &= x->idx != INT_MIN;
+    x->deps = plc_xcache_enc_deps(o->deps, o->ndeps, lo, hi, plo, phi, &ok);
+    x->ndeps = o->ndeps;
+  }
+  if (mem) {
+    e->has_mem = 1;
+    for (int k = 0; k < 5; k++) {
+      mpq_init(e->mem[k]);
+      mpq_set(e->mem[k], mem[k]);
+    }
+  }
+  if (!ok) {
+    plc_xentry_free(e);
+    return 0;
+  }
+  plc_xcache_link(X, X->n);
+  return ++X->n;
+}
+
+/* Does read r have the same value in this run?  Evaluates it as lowering
+ * would (ctx: the template's context, made on first need). */
+static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *layer,
+                           const plc_tmpl *t, plc_env **ctx)
+{
+  const plc_loc *at = r->at_train ? &L->train->node->loc : &r->at;
+  plc_obj *o = NULL;
+  switch (r->slot) {
+  case PLC_XR_SIZE: return L->run->size[r->d] == r->n;
+  case PLC_XR_PEAK: return L->run->peak && mpq_equal(L->run->peak, r->x.q);
+  case PLC_XR_BW: {
+    mpq_ptr bw = plc_lower_bw_of(L, (plc_pdim)r->d, (plc_opk)r->n, r->node);
+    return bw && mpq_equal(bw, r->x.q);
+  }
+  case PLC_XR_OPT: {
+    if (!*ctx)
+      *ctx = plc_lower_context(L, t, (plc_value *)layer);
+    plc_binding *b = plc_env_find_local(*ctx, r->name);
+    return b && plc_xval_same(&r->x, plc_eval_binding(L->ev, b, at));
+  }
+  case PLC_XR_RUN: o = L->run_val->obj; break;
+  case PLC_XR_MODEL: o = L->model; break;
+  case PLC_XR_LAYER: o = layer->obj; break;
+  default: o = L->device; break;
+  }
+  plc_value *v = plc_eval_field(L->ev, o, r->name, at);
+  if (r->x.tag == PLC_V_OBJ) /* a section of the model (of the entry's key) */
+    return v && v->tag == PLC_V_OBJ && L->model_node;
+  return v && plc_xval_same(&r->x, v);
+}
+
+/* The entry this instance can replay, or -1. */
+static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
+                           const plc_value *layer)
+{
+  plc_lower *L = c->L;
+  plc_lcache *X = L->xcache;
+  if (!X || (c->prev && !c->prev->xid) || (unit == 1 && !fwd))
+    return -1;
+  int prev = c->prev ? c->prev->xid : 0, errors = L->diag->errors;
+  plc_env *ctx = NULL;
+  plc_xentry key = {.tmpl = t->decl, .unit = unit, .prev = prev, .fwd = fwd,
+                    .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
+  /* the entries of the key, latest first */
+  for (int i = X->nindex ? *plc_xcache_slot(X, &key) - 1 : -1; i >= 0 && !PLC_LOWER_FAILED(L);
+       i = X->e[i].next) {
+    const plc_xentry *e = &X->e[i];
+    int k = 0;
+    while (k < e->nreads && plc_xread_holds(L, &e->reads[k], layer, t, &ctx))
+      k++;
+    if (k == e->nreads && L->diag->errors == errors)
+      return X->hits++, i;
+  }
+  X->misses++;
+  return -1;
+}
+
+/* Replay entry x as the instance cur at the end of c->list; rec receives
+ * its memory figures.  Returns 0 after an error. */
+static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
+{
+  plc_lower *L = c->L;
+  const plc_xentry *e = &L->xcache->e[x];
+  int nlo = c->list->n, nplo = c->prev ? c->prev->lo : -1;
+  if ((L->nops += e->nops) > L->cap) {
+    plc_error(L->diag, &e->tmpl->loc, "the plan lowers to more than %d ops; refusing to go on",
+              PLC_LOWER_MAX_OPS);
+    L->stop = 1;
+    return 0;
+  }
+  for (int i = 0; i < e->nstreams; i++)
+    plc_ir_stream(L->ar, L->run, e->streams[i]);
+  L->run->memory_declared |= e->memory_declared;
+  for (int i = 0; i < e->nops; i++) {
+    const plc_ir_op *f = &e->ops[i];
+    plc_ir_op op = plc_lower_replica(L, f); /* the cache outlives the run */
+    op.layer = c->layer;
+    op.stream = plc_ir_stream(L->ar, L->run, e->op_stream[i]);
+    op.deps = plc_arena_alloc(L->ar, (size_t)(f->ndeps ? f->ndeps : 1) * sizeof *op.deps);
+    for (int k = 0; k < f->ndeps; k++)
+      op.deps[k] = plc_xcache_dec(f->deps[k], nlo, nplo);
+    op.after_layers = 0;
+    plc_lower_pipeline_dep(c, &op); /* a pipeline op that names no dependency */
+    if (op.kind != PLC_OPK_COMPUTE && !op.pinned) {
+      op.time = plc_arena_mpq(L->ar); /* its own: timed on this run's links */
+      op.group = L->run->size[op.dim];
+      if (!plc_lower_coll_time(c, op.node, &op))
+        return 0;
+    }
+    plc_ir_push(L->ar, c->list, &op);
+  }
+  for (int i = 0; i < e->nnames; i++) {
+    const plc_xname *o = &e->names[i];
+    int *deps = plc_arena_alloc(L->ar, (size_t)(o->ndeps ? o->ndeps : 1) * sizeof *deps);
+    for (int k = 0; k < o->ndeps; k++)
+      deps[k] = plc_xcache_dec(o->deps[k], nlo, nplo);
+    plc_inst_add(L, cur, o->name, o->idx >= 0 ? nlo + o->idx : -1, deps, o->ndeps);
+  }
+  for (int k = 0; k < 5 && e->has_mem; k++) {
+    if (c->mem)
+      plc_lower_mem_add(c->mem, k, e->mem[k]);
+    if (rec)
+      mpq_set(rec[k], e->mem[k]);
+  }
+  cur->lo = nlo;
+  cur->hi = c->list->n;
+  return 1;
+}
+
+/* A template's memory sections, with the cache (L->xcache): evaluated and
+ * kept as an entry of unit 16 + unit with no ops, keyed by the reads of the
+ * memory sections alone, or its figures taken from such an entry.  The
+ * layer fields the sections read go to the instance memo's watch either
+ * way. */
+static void plc_lower_memory_only(plc_lctx *c, const plc_tmpl *t, plc_value *layer);
+
+static void plc_lower_memory_cached(plc_lctx *c, const plc_tmpl *t, plc_value *layer,
+                                    int unit)
+{
+  plc_lower *L = c->L;
+  if (!c->mem)
+    return;
+  plc_inst none = {.lo = c->list->n, .hi = c->list->n};
+  plc_lctx m = *c;
+  m.prev = NULL;
+  m.cur = &none;
+  unsigned outer = L->ev->watch_reads;
+  int x = plc_xcache_find(&m, t, 16 + unit, 0, layer);
+  if (x >= 0) {
+    const plc_xentry *e = &L->xcache->e[x];
+    L->run->memory_declared |= e->memory_declared;
+    for (int k = 0; k < 5 && e->has_mem; k++) {
+      plc_lower_mem_add(c->mem, k, e->mem[k]);
+      if (c->mem_rec)
+        mpq_add(c->mem_rec[k], c->mem_rec[k], e->mem[k]);
+    }
+    L->ev->watch_reads = outer | e->layer_reads;
+    return;
+  }
+  mpq_ptr rec[5], *keep = c->mem_rec;
+  for (int k = 0; k < 5; k++)
+    rec[k] = plc_arena_mpq(L->ar);
+  c->mem_rec = rec;
+  L->ev->watch_reads = 0;
+  struct plc_xlog g;
+  plc_xlog_begin(L, &g, layer);
+  plc_lower_memory_only(c, t, layer);
+  unsigned reads = L->ev->watch_reads;
+  L->ev->watch_reads = outer | reads;
+  c->mem_rec = keep;
+  for (int k = 0; k < 5 && keep; k++)
+    mpq_add(keep[k], keep[k], rec[k]);
+  if (!PLC_LOWER_FAILED(L))
+    plc_xcache_store(&m, &none, t->decl, 16 + unit, 0, &g, reads, rec, 0);
+  plc_xlog_stop(L);
+  plc_xlog_free(&g);
+}
+
 /* ---- stages ------------------------------------------------------------------------- */
 
 typedef struct plc_layer_info {
@@ -1169,6 +1830,8 @@ typedef struct plc_layer_info {
 static void plc_lower_instance(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
 {
   plc_env *env = plc_lower_context(c->L, t, layer);
+  if (c->L->xlog) /* its options, read by bare name */
+    c->L->ev->xenv = env;
   plc_inst missing = {0};
   c->missing = &missing;
   const char *outer = c->L->ev->ctx_template; /* a run read while lowering another */
@@ -1179,8 +1842,35 @@ static void plc_lower_instance(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
   c->missing = NULL;
 }
 
-/* A layer's forward instance: a copy of a recorded one, or lowered and
- * recorded. */
+/* A template's memory sections alone: its lets defined in order up to
+ * them, no op lowered (for the cross-candidate cache). */
+static void plc_lower_memory_only(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
+{
+  plc_lower *L = c->L;
+  if (!c->mem)
+    return;
+  plc_env *env = plc_lower_context(L, t, layer);
+  const char *outer = L->ev->ctx_template;
+  L->ev->ctx_template = t->decl->name;
+  for (const plc_ast *it = t->decl->list.head; it && !PLC_LOWER_FAILED(L); it = it->next)
+    if (it->kind == PLC_AST_LET)
+      plc_env_define(L->ev, env, it->name, it, env);
+    else if (it->kind == PLC_AST_SECTION && !strcmp(it->name, "memory"))
+      plc_lower_memory(c, it, env);
+  L->ev->ctx_template = outer;
+}
+
+/* The instance just recorded (if it was) and its memo entry are the cache's
+ * entry xid - 1. */
+static void plc_lower_set_xid(plc_lower *L, plc_inst *cur, int xid)
+{
+  cur->xid = xid;
+  if (cur->shape && L->nmemo > 0)
+    L->memo[L->nmemo - 1].xid = xid;
+}
+
+/* A layer's forward instance: a copy of a recorded one (of this run, or
+ * of an earlier candidate's), or lowered and recorded. */
 static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *layer)
 {
   plc_lower *L = c->L;
@@ -1193,16 +1883,56 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
   mpq_ptr rec[5];
   for (int k = 0; k < 5; k++)
     rec[k] = plc_arena_mpq(L->ar);
-  c->mem_rec = rec;
   c->cur->lo = c->list->n;
-  unsigned outer;
-  const plc_obj *was = plc_memo_watch(L, layer, &outer);
+  /* with the cache, the memory section is evaluated apart, every time: it
+   * reads dp and the like, which the ops of most templates do not */
+  int split = L->xcache != NULL;
+  int x = L->no_memo ? -1 : plc_xcache_find(c, &li->tmpl, 0, 0, layer);
+  unsigned outer, reads, op_reads;
+  const plc_obj *was;
+  if (x >= 0) { /* lowered for an earlier candidate */
+    if (!plc_xcache_replay(c, c->cur, x, NULL) || PLC_LOWER_FAILED(L))
+      return;
+    c->mem_rec = rec;
+    was = plc_memo_watch(L, layer, &outer);
+    plc_lower_memory_cached(c, &li->tmpl, layer, 0);
+    reads = plc_memo_unwatch(L, was, outer) | L->xcache->e[x].layer_reads;
+    c->mem_rec = NULL;
+    if (!PLC_LOWER_FAILED(L)) {
+      plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
+      plc_lower_set_xid(L, c->cur, x + 1);
+    }
+    return;
+  }
+  struct plc_xlog g;
+  plc_xlog_begin(L, &g, layer);
+  was = plc_memo_watch(L, layer, &outer);
+  plc_ir_mem *mem = c->mem;
+  c->mem_rec = rec;
+  if (split)
+    c->mem = NULL;
   plc_lower_instance(c, &li->tmpl, layer);
-  unsigned reads = plc_memo_unwatch(L, was, outer);
+  c->mem = mem;
   c->cur->hi = c->list->n;
+  op_reads = L->ev->watch_reads;
+  if (split && !PLC_LOWER_FAILED(L)) {
+    struct plc_xlog *ops = L->xlog; /* not the ops' reads */
+    plc_xlog_stop(L);
+    plc_lower_memory_cached(c, &li->tmpl, layer, 0);
+    L->xlog = ops;
+  }
+  reads = plc_memo_unwatch(L, was, outer);
   c->mem_rec = NULL;
-  if (!PLC_LOWER_FAILED(L))
+  if (!PLC_LOWER_FAILED(L)) {
     plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
+    if (L->xlog && c->cur->shape)
+      plc_lower_set_xid(L, c->cur, plc_xcache_store(c, c->cur, tmpl, 0, 0, &g, op_reads,
+                                                    NULL, 0));
+  }
+  if (L->xlog) {
+    plc_xlog_stop(L);
+    plc_xlog_free(&g);
+  }
 }
 
 /* A layer's ops, from n0 to the end of the list, belong to its chunk
@@ -1300,14 +2030,37 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int s, int 
     return;
   }
   c->cur->lo = c->list->n;
+  int copies = copy ? plc_lower_copies(&st->fwd, li->lo, li->hi) : 0;
+  int x = memo && !L->no_memo ? plc_xcache_find(c, &li->tmpl, 1, li->fwd.xid, layer) : -1;
+  if (x >= 0) { /* lowered for an earlier candidate */
+    if (!plc_xcache_replay(c, c->cur, x, NULL) || PLC_LOWER_FAILED(L))
+      return;
+    for (int i = li->lo, j = c->cur->lo; copy && i < li->hi; i++)
+      if (!st->fwd.ops[i].once)
+        map[i] = j++;
+    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, layer, L->xcache->e[x].layer_reads,
+                    NULL, copies);
+    plc_lower_set_xid(L, c->cur, x + 1);
+    return;
+  }
   unsigned outer;
+  struct plc_xlog g;
+  if (memo)
+    plc_xlog_begin(L, &g, layer);
   const plc_obj *was = plc_memo_watch(L, layer, &outer);
   plc_lower_bwd_unit(c, st, li, layer, users, map);
   unsigned reads = plc_memo_unwatch(L, was, outer);
   c->cur->hi = c->list->n;
-  if (memo && !PLC_LOWER_FAILED(L))
-    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, layer, reads, NULL,
-                    copy ? plc_lower_copies(&st->fwd, li->lo, li->hi) : 0);
+  if (memo && !PLC_LOWER_FAILED(L)) {
+    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, layer, reads, NULL, copies);
+    if (L->xlog && li->fwd.xid && c->cur->shape)
+      plc_lower_set_xid(L, c->cur, plc_xcache_store(c, c->cur, tmpl, 1, li->fwd.xid, &g,
+                                                    reads, NULL, copies));
+  }
+  if (L->xlog) {
+    plc_xlog_stop(L);
+    plc_xlog_free(&g);
+  }
 }
 
 static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer_info *info)
@@ -1332,6 +2085,41 @@ static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
   plc_lower_users_free(&users, st->fwd.n);
 }
 
+/* A pipeline or step instance (unit 2, 3, 4: the pipeline template's
+ * forward and backward, the step template): from the cross-candidate
+ * cache, or lowered (and kept there).  Its memory section is evaluated
+ * apart, as a layer's is. */
+static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, int unit)
+{
+  plc_lower *L = c->L;
+  if (!L->xcache || L->no_memo) {
+    plc_lower_instance(c, t, layer);
+    return;
+  }
+  c->cur->lo = c->list->n;
+  int x = plc_xcache_find(c, t, unit, 0, layer);
+  if (x >= 0) {
+    if (plc_xcache_replay(c, c->cur, x, NULL) && !PLC_LOWER_FAILED(L))
+      plc_lower_memory_cached(c, t, layer, unit);
+    return;
+  }
+  struct plc_xlog g;
+  plc_xlog_begin(L, &g, layer);
+  plc_ir_mem *mem = c->mem;
+  c->mem = NULL;
+  plc_lower_instance(c, t, layer);
+  c->mem = mem;
+  c->cur->hi = c->list->n;
+  plc_xlog_stop(L); /* the memory sections' reads are not the ops' */
+  if (!PLC_LOWER_FAILED(L))
+    plc_lower_memory_cached(c, t, layer, unit);
+  L->xlog = &g;
+  if (!PLC_LOWER_FAILED(L))
+    plc_xcache_store(c, c->cur, t->decl, unit, 0, &g, 0, NULL, 0);
+  L->xlog = NULL;
+  plc_xlog_free(&g);
+}
+
 /* The `pipeline` template's ops (end of each list) and the `step` ones. */
 static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
 {
@@ -1345,18 +2133,18 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
     int chunk = s == L->run->nstages - 1 ? L->run->vpp - 1 : 0;
     plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD, .layer = -1, .cur = &fi,
                   .mem = &st->mem[chunk]};
-    plc_lower_instance(&c, &t, layer);
+    plc_lower_extra(&c, &t, layer, 2);
     c = (plc_lctx){.L = L, .list = &st->bwd, .phase = PLC_PH_BWD, .layer = -1, .cur = &bi,
                    .fwd = &fi};
     if (plc_lower_has_section(&t.decl->list, "backward"))
-      plc_lower_instance(&c, &t, layer);
+      plc_lower_extra(&c, &t, layer, 3);
   }
   if (plc_lower_find_template(L, "step", &t)) {
     plc_inst si = {0};
     layer = plc_lower_layer_value(L, -1, "step", s, s == 0, s == L->run->nstages - 1);
     plc_lctx c = {.L = L, .list = &st->step, .phase = PLC_PH_STEP, .layer = -1, .cur = &si,
                   .mem = &st->mem[0]};
-    plc_lower_instance(&c, &t, layer);
+    plc_lower_extra(&c, &t, layer, 4);
   }
 }
 
@@ -1516,7 +2304,26 @@ static int plc_lower_count(plc_lower *L, const plc_tmpl *t, int index, plc_value
   L->cap = cap;
   int quiet = L->diag->no_warnings; /* the real lowering warns once */
   L->diag->no_warnings = 1;
-  plc_lower_instance(&c, t, layer);
+  /* an earlier candidate's count (unit 8 of the cross-candidate cache): an
+   * instance lowered whole makes one name per op it counted */
+  int x = L->xcache && !L->no_memo ? plc_xcache_find(&c, t, 8, 0, layer) : -1;
+  if (x >= 0) {
+    long n = L->xcache->e[x].nnames;
+    L->nops = n > cap ? cap + 1 : n;
+  } else {
+    struct plc_xlog g;
+    if (!L->no_memo)
+      plc_xlog_begin(L, &g, layer);
+    plc_lower_instance(&c, t, layer);
+    cur.lo = 0;
+    cur.hi = scratch.n;
+    if (L->xlog && !PLC_LOWER_FAILED(L))
+      plc_xcache_store(&c, &cur, t->decl, 8, 0, &g, 0, NULL, 0);
+    if (L->xlog) {
+      plc_xlog_stop(L);
+      plc_xlog_free(&g);
+    }
+  }
   L->diag->no_warnings = quiet;
   *ops = L->nops;
   L->stop = 0;
@@ -1661,11 +2468,21 @@ static int plc_lower_body(plc_lower *L)
   return plc_lower_check_sizes(L);
 }
 
+/* Is o a top-level declaration's instance (the same in every candidate of
+ * a search, as the names its templates see are)? */
+static int plc_lower_global(plc_eval *ev, const plc_obj *o)
+{
+  plc_binding *b = o->name ? plc_env_find_local(ev->global, o->name) : NULL;
+  return b && b->val && b->val->tag == PLC_V_OBJ && b->val->obj == o;
+}
+
 plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
 {
-  const char *nm = getenv("PLC_LOWER_NO_MEMO");
+  const char *nm = getenv("PLC_LOWER_NO_MEMO"), *nx = getenv("PLC_LOWER_NO_XCACHE");
   plc_lower L = {.ev = ev, .ar = ev->arena, .diag = ev->diag, .train = train,
                  .cap = PLC_LOWER_MAX_OPS, .no_memo = nm && *nm && strcmp(nm, "0")};
+  if (!(nx && *nx && strcmp(nx, "0")))
+    L.xcache = ev->lower_cache;
   L.errors = ev->diag->errors;
   L.run = plc_arena_alloc(ev->arena, sizeof *L.run);
   L.run->name = decl->name;
@@ -1677,6 +2494,10 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   const plc_obj *outer_train = ev->ctx_train, *outer_fw = ev->ctx_framework;
   ev->ctx_train = train;
   ev->ctx_framework = L.framework;
+  if (L.framework && !plc_lower_global(ev, L.framework))
+    L.xcache = NULL; /* its templates could read what differs between candidates */
+  if (L.model && plc_lower_global(ev, L.model))
+    L.model_node = L.model->node;
   int ok = L.model && L.cluster && L.framework && plc_place_run(&L) && plc_lower_body(&L);
   ev->ctx_train = outer_train;
   ev->ctx_framework = outer_fw;
@@ -1684,3 +2505,4 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   free(L.memo);
   return ok ? L.run : NULL;
 }
+

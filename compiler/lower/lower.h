@@ -37,7 +37,20 @@ typedef struct plc_lower {
   struct plc_memo *memo;
   int nmemo, capmemo;
   int no_memo;           /* PLC_LOWER_NO_MEMO set: lower every instance (tests) */
+  /* the cross-candidate cache (lower.c, "cross-candidate cache"): the
+   * search worker's, when this run may use it; the reads of the instance
+   * being lowered into it */
+  struct plc_lcache *xcache;
+  struct plc_xlog *xlog;
+  const plc_ast *model_node; /* the model's declaration, when it is a top-level one */
 } plc_lower;
+
+/* A cache of lowered template instances that outlives one compilation: a
+ * search's candidates share their syntax trees, so an instance that read
+ * the same values lowers to the same ops in each.  One per thread. */
+typedef struct plc_lcache plc_lcache;
+plc_lcache *plc_lcache_new(void);
+void plc_lcache_free(plc_lcache *x);
 
 /* Lower one train (decl is its DECL node; train its instance). */
 plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train);
