@@ -52,6 +52,7 @@ typedef struct plc_step_build {
   int **last;                  /* per stage, per stream: last global op so far */
   int *tier;                   /* per dimension: index of its tier */
   int ntiers;
+  int side_compute;             /* some compute op off the compute stream takes time */
   int *seen, *stack;           /* plc_step_resolve's visit stamps and stack */
   int stamp;
   size_t stack_cap;
@@ -453,8 +454,10 @@ static int plc_step_link(const plc_step_build *b, int s, const plc_ir_op *op)
 
 /* A compute op is work on its device's compute, which compute ops of every
  * stream share (kernels running at once share the SMs), whatever `share`
- * says of the network.  A collective's latency is the part of its time its
- * link does not share; with share off it has the link to itself. */
+ * says of the network; when all compute is on the compute stream it never
+ * runs concurrently, so it keeps a fixed time (no link events).  A
+ * collective's latency is the part of its time its link does not share;
+ * with share off it has the link to itself. */
 static void plc_step_costs(plc_step_build *b, int g, int s, const plc_ir_op *op, int share)
 {
   const plc_ir_place *pl = &b->run->place[op->dim];
@@ -464,7 +467,7 @@ static void plc_step_costs(plc_step_build *b, int g, int s, const plc_ir_op *op,
   mpq_set_ui(b->work[g], 0, 1);
   b->ops[g].link = -1;
   if (op->kind == PLC_OPK_COMPUTE) {
-    if (mpq_sgn(op->time) > 0) {
+    if (b->side_compute && mpq_sgn(op->time) > 0) {
       mpq_set_ui(b->fixed[g], 0, 1);
       mpq_set(b->work[g], op->time);
       b->ops[g].link = plc_step_link(b, s, op);
@@ -703,6 +706,20 @@ static void plc_step_account(plc_step *st)
   mpq_clear(d);
 }
 
+/* Whether some stage runs compute that takes time off its compute stream. */
+static int plc_step_side_compute(const plc_ir_run *run)
+{
+  for (int s = 0; s < run->nstages; s++) {
+    const plc_ir_list *ls[3] = {&run->stages[s].fwd, &run->stages[s].bwd, &run->stages[s].step};
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < ls[k]->n; i++)
+        if (ls[k]->ops[i].kind == PLC_OPK_COMPUTE && ls[k]->ops[i].stream != 0 &&
+            mpq_sgn(ls[k]->ops[i].time) > 0)
+          return 1;
+  }
+  return 0;
+}
+
 /* ---- the run ---------------------------------------------------------------------- */
 
 static void plc_step_build_free(plc_step_build *b, long n)
@@ -812,6 +829,7 @@ int plc_step_run(plc_step *st, const plc_ir_run *run, const plc_step_opts *opts,
   n = plc_step_places(&b);
   plc_step_alloc(st, &b, (int)n);
   plc_step_tiers(&b);
+  b.side_compute = plc_step_side_compute(run);
   for (int s = 0; s < b.p; s++) plc_step_write_stage(&b, s, opts->share);
   for (long g = 0; g < n; g++) b.ops[g].deps = b.dep_pool + (intptr_t)b.ops[g].deps;
   int stuck = -1;
