@@ -791,6 +791,19 @@ static void plc_sema_cond(plc_sema *s, const plc_ast *it, plc_env *env, int kind
     plc_sema_items(s, &it->b->list, plc_env_new(&s->ev, env), kind, ctx);
 }
 
+/* An assertion in a template states a configuration the template supports
+ * (assert !run.fsdp, "..."): only its type is checked here, with the run
+ * unknown and both sides of every `if` visited; lowering decides it. */
+static void plc_sema_template_assert(plc_sema *s, const plc_ast *it, plc_env *env)
+{
+  plc_value *v = plc_eval_expr(&s->ev, it->a, env);
+  if (v->tag != PLC_V_BOOL && v->tag != PLC_V_ANY && v->tag != PLC_V_ERR) {
+    char *d = plc_value_describe(v);
+    plc_error(DIAG, &it->a->loc, "an assertion must be a boolean, not %s", d);
+    free(d);
+  }
+}
+
 static void plc_sema_for(plc_sema *s, const plc_ast *it, plc_env *env, int kind, plc_ctx ctx)
 {
   const plc_ast *bounds[2] = {it->a, it->b};
@@ -895,8 +908,10 @@ static void plc_sema_section(plc_sema *s, const plc_ast *it, plc_env *env, int k
 static int plc_sema_allowed(const plc_ast *it, plc_ctx ctx, int kind)
 {
   switch (it->kind) {
-  case PLC_AST_IMPORT: case PLC_AST_ASSERT: case PLC_AST_REPORT:
+  case PLC_AST_IMPORT: case PLC_AST_REPORT:
     return ctx == PLC_CTX_TOP;
+  case PLC_AST_ASSERT: /* in a template: what it supports, decided when lowered */
+    return ctx == PLC_CTX_TOP || ctx == PLC_CTX_TEMPLATE;
   case PLC_AST_LET: return ctx != PLC_CTX_OP && ctx != PLC_CTX_SECTION;
   case PLC_AST_SET: return ctx != PLC_CTX_TOP && ctx != PLC_CTX_TEMPLATE &&
                            ctx != PLC_CTX_FRAMEWORK;
@@ -940,6 +955,10 @@ static void plc_sema_item(plc_sema *s, const plc_ast *it, plc_env *env, int kind
   case PLC_AST_OP: plc_sema_op(s, it, env); break;
   case PLC_AST_IF: plc_sema_cond(s, it, env, kind, ctx); break;
   case PLC_AST_FOR: plc_sema_for(s, it, env, kind, ctx); break;
+  case PLC_AST_ASSERT:
+    if (ctx == PLC_CTX_TEMPLATE)
+      plc_sema_template_assert(s, it, env);
+    break;
   default: break;
   }
 }

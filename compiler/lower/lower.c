@@ -665,6 +665,30 @@ static void plc_lower_if(plc_lctx *c, const plc_ast *it, plc_env *env)
     plc_lower_items(c, &it->b->list, plc_env_new(c->L->ev, env), 0);
 }
 
+/* A template's assertion: a configuration the template does not implement
+ * is refused at the template, with a note at the train that asked for it
+ * (a search counts it as the candidate's skip reason). */
+static void plc_lower_assert(plc_lctx *c, const plc_ast *it, plc_env *env)
+{
+  plc_eval *ev = c->L->ev;
+  plc_value *v = plc_eval_expr(ev, it->a, env);
+  if (v->tag != PLC_V_BOOL || !v->known) {
+    if (v->tag != PLC_V_ERR)
+      plc_error(c->L->diag, &it->a->loc, "the assertion must be a known boolean when the "
+                "template is lowered");
+    return;
+  }
+  if (v->b)
+    return;
+  const char *fw = ev->ctx_framework && ev->ctx_framework->name ? ev->ctx_framework->name : "?";
+  plc_error(c->L->diag, &it->loc, "template '%s' of framework '%s' does not support this run%s%s",
+            ev->ctx_template ? ev->ctx_template : "?", fw, it->b ? ": " : "",
+            it->b ? it->b->name : "");
+  if (ev->ctx_train && ev->ctx_train->node)
+    plc_note(c->L->diag, &ev->ctx_train->node->loc, "train '%s' uses framework '%s'",
+             ev->ctx_train->name ? ev->ctx_train->name : "?", fw);
+}
+
 static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
 {
   long from, to;
@@ -756,6 +780,10 @@ static void plc_lower_items(plc_lctx *c, const plc_ast_list *items, plc_env *env
     case PLC_AST_FOR:
       if (here)
         plc_lower_for(c, it, env);
+      break;
+    case PLC_AST_ASSERT:
+      if (here)
+        plc_lower_assert(c, it, env);
       break;
     case PLC_AST_SECTION:
       if (!strcmp(it->name, "memory")) {
