@@ -61,6 +61,7 @@ static const plc_field plc_cluster_fields[] = {
 static const plc_field plc_tier_fields[] = {
   NUM("size", DIMLESS, 1, COUNT, "devices in one unit of this tier"),
   REF("link", PLC_DECL_LINK, 1, "the link inside one unit of this tier"),
+  STR("port", "the device port its traffic uses: tiers naming one port share one link"),
   STR("note", "free text"), PLC_FIELD_END,
 };
 
