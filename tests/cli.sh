@@ -118,6 +118,21 @@ count ms-fsdp ms-fsdp.err "note: train 'moe_fsdp' uses framework 'mindspeed'" 1
 run ms-ok 0 -e moe.step_time ms.plan
 has ms-ok ms-ok.out "^[0-9.]* m*s$"
 
+# megatron's comm_sms needs the device's SM count: refused by its templates'
+# assertion, not a division by zero.
+cat > sms.plan <<'EOF'
+import "hw/nvidia"
+import "models/llama3"
+import "frameworks/megatron"
+device nosm = H100_SXM { sms = 0 }
+cluster box { device = nosm; tier node { size = 8; link = NVLink4 } }
+train t { model = Llama3_8B; cluster = box; framework = megatron
+  tp = 8; micro_batch = 1; global_batch = 16; seq = 8192; comm_sms = 20 }
+EOF
+run sms 1 sms.plan
+count sms sms.err "does not support this run: comm_sms needs the device's sms" 1
+count sms sms.err "division by zero" 0
+
 # A write error on standard output is reported, also for --help.
 if [ -w /dev/full ]; then
   for opt in --help --version; do
