@@ -7,6 +7,7 @@
 #include "blocks.h"
 #include "memory.h"
 #include "quantity.h"
+#include "schedule.h"
 #include "sensitivity.h"
 #include "whole.h"
 #include "xalloc.h"
@@ -20,9 +21,10 @@ static void plc_result_init(plc_result *r)
   mpq_inits(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_warmup, r->bubble_steady,
             r->bubble_cooldown, r->bubble_formula, r->tail, r->tail_full,
             r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
-            r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL);
+            r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, r->work, r->dev_compute,
+            r->dev_all_compute, r->dev_useful, r->dev_stall, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
-    mpq_init(r->exposed_mb[d]);
+    mpq_inits(r->exposed_mb[d], r->dev_exposed[d], NULL);
 }
 
 void plc_result_free(plc_result *r)
@@ -30,9 +32,10 @@ void plc_result_free(plc_result *r)
   mpq_clears(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_warmup, r->bubble_steady,
              r->bubble_cooldown, r->bubble_formula, r->tail, r->tail_full,
              r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
-             r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL);
+             r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, r->work, r->dev_compute,
+             r->dev_all_compute, r->dev_useful, r->dev_stall, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
-    mpq_clear(r->exposed_mb[d]);
+    mpq_clears(r->exposed_mb[d], r->dev_exposed[d], NULL);
   for (int i = 0; i < r->nrows; i++)
     mpq_clears(r->rows[i].size_each, r->rows[i].time_each, r->rows[i].bytes, r->rows[i].time,
                r->rows[i].window, r->rows[i].exposed, NULL);
@@ -142,6 +145,98 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
   }
   mpq_clears(t, bt, zero, NULL);
   r->critical = best;
+}
+
+/* ---- the critical device -------------------------------------------------------- */
+
+/* Does run's schedule place two model stages per device, s and p-1-s,
+ * each running half of the microbatches (DualPipe)? */
+int plc_two_parts(const plc_ir_run *run)
+{
+  const plc_sched_info *info = plc_sched_find(run->schedule);
+  return info && info->place == PLC_SCHED_PLACE_BIDIR;
+}
+
+/* The critical device and its work over the step (analysis.h): under
+ * DualPipe the device d with the largest t_d + t_{p-1-d} (the lowest on
+ * ties, as the block simulator picks), mu/2 of that; else the critical
+ * stage, mu (t_f + t_b). */
+static void plc_device(plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  int p = run->nstages;
+  mpq_t x, best;
+  mpq_inits(x, best, NULL);
+  r->device = r->critical;
+  mpq_set(best, r->t);
+  if (plc_two_parts(run)) {
+    for (int d = 0; d < p; d++) {
+      int a = r->cls[d], b = r->cls[p - 1 - d];
+      mpq_add(x, r->tf[a], r->tb[a]);
+      mpq_add(x, x, r->tf[b]);
+      mpq_add(x, x, r->tb[b]);
+      if (d == 0 || mpq_cmp(x, best) > 0) {
+        r->device = d;
+        mpq_set(best, x);
+      }
+    }
+    mpq_set_si(x, run->mu, 2);
+  } else {
+    mpq_set_si(x, run->mu, 1);
+  }
+  mpq_canonicalize(x);
+  mpq_mul(r->work, x, best);
+  mpq_clears(x, best, NULL);
+}
+
+/* Add k x one microbatch of stage s's figures to the device's. */
+static void plc_device_add(plc_result *r, int s, mpq_srcptr k)
+{
+  const plc_ir_run *run = r->run;
+  mpq_t zero, x;
+  mpq_inits(zero, x, NULL);
+  for (int ph = 0; ph < 2; ph++) {
+    const plc_ir_list *l = ph ? &run->stages[s].bwd : &run->stages[s].fwd;
+    plc_sim sim;
+    plc_sim_run(&sim, l, run->nstreams, 0, zero);
+    mpq_srcptr v[4] = {sim.compute, sim.all_compute, sim.useful, sim.stall_other};
+    mpq_ptr out[4] = {r->dev_compute, r->dev_all_compute, r->dev_useful, r->dev_stall};
+    for (int i = 0; i < 4; i++) {
+      mpq_mul(x, k, v[i]);
+      mpq_add(out[i], out[i], x);
+    }
+    for (int i = 0; i < l->n; i++)
+      if (sim.ops[i].ran && l->ops[i].kind != PLC_OPK_COMPUTE) {
+        mpq_mul(x, k, sim.ops[i].exposed);
+        mpq_add(r->dev_exposed[l->ops[i].dim], r->dev_exposed[l->ops[i].dim], x);
+      }
+    plc_sim_free(&sim);
+  }
+  mpq_clears(zero, x, NULL);
+}
+
+/* The critical device's figures over the step: mu x the critical stage's
+ * microbatch, or under DualPipe mu/2 x each of its two model stages'. */
+static void plc_device_figs(plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  mpq_t k;
+  mpq_init(k);
+  if (plc_two_parts(run)) {
+    mpq_set_si(k, run->mu, 2);
+    mpq_canonicalize(k);
+    plc_device_add(r, r->device, k);
+    plc_device_add(r, run->nstages - 1 - r->device, k);
+  } else {
+    mpq_set_si(k, run->mu, 1);
+    mpq_mul(r->dev_compute, k, r->compute_mb);
+    mpq_mul(r->dev_all_compute, k, r->all_compute_mb);
+    mpq_mul(r->dev_useful, k, r->useful_mb);
+    mpq_mul(r->dev_stall, k, r->stall_mb);
+    for (int d = 0; d < PLC_PD_COUNT; d++)
+      mpq_mul(r->dev_exposed[d], k, r->exposed_mb[d]);
+  }
+  mpq_clear(k);
 }
 
 /* ---- inventory ---------------------------------------------------------------- */
@@ -417,19 +512,13 @@ static void plc_mfu(plc_result *r)
 static void plc_ratios(plc_result *r)
 {
   const plc_ir_run *run = r->run;
-  mpq_t mu;
-  mpq_init(mu);
-  mpq_set_si(mu, run->mu, 1);
   if (mpq_sgn(r->step) > 0) {
-    mpq_mul(r->eta, mu, r->useful_mb);
-    mpq_div(r->eta, r->eta, r->step);
-    mpq_mul(r->busy, mu, r->all_compute_mb);
-    mpq_div(r->busy, r->busy, r->step);
+    mpq_div(r->eta, r->dev_useful, r->step); /* the critical device's */
+    mpq_div(r->busy, r->dev_all_compute, r->step);
     mpq_set_si(r->tokens_per_s, (long)run->global_batch * run->seq, 1);
     mpq_div(r->tokens_per_s, r->tokens_per_s, r->step);
   }
   plc_mfu(r);
-  mpq_clear(mu);
 }
 
 /* The critical stage's microbatch (simulated by plc_critical_stage):
@@ -450,20 +539,16 @@ static void plc_microbatch(plc_result *r)
   plc_weight_grad_time(&st->bwd, r->t_w);
 }
 
-/* The step from its parts: mu (t_f + t_b) + bubble + DP tail + optimizer. */
+/* The step from its parts: the critical device's work + bubble + DP tail
+ * + optimizer. */
 static void plc_step_sum(plc_result *r)
 {
   const plc_ir_run *run = r->run;
   if (run->optimizer_time)
     mpq_set(r->optimizer, run->optimizer_time);
-  mpq_t mu;
-  mpq_init(mu);
-  mpq_set_si(mu, run->mu, 1);
-  mpq_mul(r->step, mu, r->t);
-  mpq_add(r->step, r->step, r->bubble);
+  mpq_add(r->step, r->work, r->bubble);
   mpq_add(r->step, r->step, r->tail);
   mpq_add(r->step, r->step, r->optimizer);
-  mpq_clear(mu);
 }
 
 void plc_analyse(plc_result *r, const plc_ir_run *run)
@@ -472,6 +557,8 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
   r->run = run;
   plc_stage_figs(r, NULL, 0);
   plc_microbatch(r);
+  plc_device(r);
+  plc_device_figs(r);
   plc_bubble(r);
   plc_tail(r, NULL, 0);
   plc_step_sum(r);
@@ -490,6 +577,7 @@ void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *ba
   mpq_set(r->t_b, r->tb[r->critical]);
   mpq_add(r->t, r->t_f, r->t_b);
   plc_weight_grad_time(&st->bwd, r->t_w);
+  plc_device(r);
   plc_bubble(r);
   plc_tail(r, base, changed);
   plc_step_sum(r);

@@ -235,9 +235,61 @@ static plc_ir_run *rand_run(int p, int vpp, const char *schedule, long mu, const
   return r;
 }
 
+/* DualPipe on uneven stages, by hand (ms): p = 4, mu = 8; model stage 1
+ * takes f 2, input gradient 2, wgrad 2 (t 6), the others 1, 1, 1 (t 3).
+ * Device d holds model stages d and 3 - d and runs 4 microbatches through
+ * each: devices 1 and 2 hold stages 1 and 2, 4 x 6 + 4 x 3 = 36 of work;
+ * devices 0 and 3 hold 0 and 3, 24.  Device 1's order (schedule.c; chunk
+ * 1 is model stage 1, chunk 6 model stage 2 of the reverse direction,
+ * F&B = forward of one + whole backward of the other), with each block's
+ * start-end:
+ *   F(0,c1) 1-3 (after F(0,c0) on device 0, 0-1)  F(4,c6) 3-4  F(1,c1) 4-6
+ *   F(5,c6) 6-7  F(2,c1) 7-9  B(4,c6) 9-11 (after B(4,c7) on device 0,
+ *   5-6)  F&B(F 6 c6, B 0 c1) 11-16  F&B(F 3 c1, B 5 c6) 16-20
+ *   F&B(F 7 c6, B 1 c1) 20-25  B(6,c6) 25-27  B(2,c1) 27-31
+ *   B(7,c6) input 31-32  B(3,c1) input 32-34  W(7,c6) 34-35  W(3,c1) 35-37
+ * (each start is its device's previous end or the dependency's end, e.g.
+ * F&B(F 3 c1, B 5 c6) waits for B(5,c7), which ends at 11 on device 0,
+ * and F(3,c0) at 11: device 1 is free at 16).  Device 1 idles only
+ * 0-1 ms, before its first block: makespan 37, bubble 37 - 36 = 1 ms, all
+ * in warm-up; the step is 37 ms.  Per-stage times (device 1 running every
+ * block at stage 1's) would charge mu x 6 = 48 ms of work.  With model
+ * stage 3 the heavy one (f 2, 2, 2 there), devices 0 and 3 have 36, 0 the
+ * critical (the lower), and every block chains without a gap: bubble 0,
+ * step 36. */
+static void test_dualpipe_uneven(void)
+{
+  long f[4] = {1, 2, 1, 1}, dg[4] = {1, 2, 1, 1}, wg[4] = {1, 2, 1, 1};
+  plc_result res;
+  plc_analyse(&res, rand_run(4, 1, "dualpipe", 8, f, dg, wg));
+  CU_ASSERT(res.bubble_measured);
+  CU_ASSERT_EQUAL(res.critical, 1);
+  CU_ASSERT_EQUAL(res.device, 1);
+  CU_ASSERT(plc_fx_q(res.work, 36, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble, 1, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble_warmup, 1, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble_steady, 0, 1));
+  CU_ASSERT(plc_fx_q(res.bubble_cooldown, 0, 1));
+  CU_ASSERT(plc_fx_q(res.step, 37, 1000));
+  CU_ASSERT(plc_fx_q(res.dev_compute, 36, 1000)); /* all compute, nothing exposed */
+  plc_result_free(&res);
+  long f3[4] = {1, 1, 1, 2};
+  plc_analyse(&res, rand_run(4, 1, "dualpipe", 8, f3, f3, f3));
+  CU_ASSERT_EQUAL(res.critical, 3);
+  CU_ASSERT_EQUAL(res.device, 0);
+  CU_ASSERT(plc_fx_q(res.bubble, 0, 1));
+  CU_ASSERT(plc_fx_q(res.step, 36, 1000));
+  plc_result_free(&res);
+}
+
 /* Over random uneven stages, for each schedule:
  *  - warm-up + steady + cool-down = the bubble >= 0, and it was measured;
- *  - every stage's own work, mu (t_f + t_b), fits in the step;
+ *  - the critical device's work + bubble = the step, and its compute,
+ *    exposed and waits add up to that work;
+ *  - every device's own work fits in the step and is at most the critical
+ *    device's: mu (t_f + t_b) of its stage, or under DualPipe
+ *    mu/2 (t_s + t_{p-1-s}) (it runs half the microbatches through each of
+ *    model stages s and p-1-s);
  *  - when the critical stage is the slowest in each part (forward, input
  *    gradient, weight gradient), the measured bubble is at most the closed
  *    form (gpipe, 1f1b, interleaved): raising every stage to its times
@@ -274,9 +326,22 @@ static void test_bubble_properties(void)
     CU_ASSERT(res.bubble_measured);
     CU_ASSERT(mpq_equal(sum, res.bubble));
     CU_ASSERT(mpq_sgn(res.bubble) >= 0 && mpq_sgn(res.bubble_steady) >= 0);
+    mpq_add(sum, res.work, res.bubble);
+    CU_ASSERT(mpq_equal(sum, res.step));
+    mpq_set(sum, res.dev_compute);
+    mpq_add(sum, sum, res.dev_stall);
+    for (int d = 0; d < PLC_PD_COUNT; d++)
+      mpq_add(sum, sum, res.dev_exposed[d]);
+    CU_ASSERT(mpq_equal(sum, res.work));
     for (int s = 0; s < p; s++) {
-      mpq_set_si(w, mu * (f[s] + dg[s] + wg[s]), 1000);
+      int m = p - 1 - s;
+      if (k == 4)
+        mpq_set_si(w, mu * (f[s] + dg[s] + wg[s] + f[m] + dg[m] + wg[m]), 2000);
+      else
+        mpq_set_si(w, mu * (f[s] + dg[s] + wg[s]), 1000);
+      mpq_canonicalize(w);
       CU_ASSERT(mpq_cmp(w, res.step) <= 0);
+      CU_ASSERT(mpq_cmp(w, res.work) <= 0);
     }
     if (k < 3)
       CU_ASSERT(mpq_cmp(res.bubble, res.bubble_formula) <= 0);
@@ -377,6 +442,7 @@ int main(void)
   static const plc_cu_test tests[] = {
     {"bubble of every schedule", test_bubbles},
     {"eta, busy, MFU, tokens/s", test_ratios},
+    {"dualpipe, uneven stages: each device's two parts (hand case)", test_dualpipe_uneven},
     {"critical stage", test_critical_stage},
     {"measured bubble: properties over random stages", test_bubble_properties},
     {"DP tail and optimizer", test_tail},
