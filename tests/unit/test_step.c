@@ -381,6 +381,48 @@ static void test_dualpipe_closed_form(void)
   }
 }
 
+/* Uneven DualPipe op by op: device s runs its reverse-direction blocks
+ * with model stage p-1-s's op lists.  p 4, mu 8, one layer per stage;
+ * layer 1 (model stage 1) takes 2 ms per op (f 2, input gradient 2, wgrad
+ * 2), the others 1 ms.  Compute only, no transfers: the block-level hand
+ * case of test_analysis.c (test_dualpipe_uneven), where device 1 (model
+ * stages 1 and 2) does 4 x 6 + 4 x 3 = 36 ms, devices 0 and 3 (stages 0
+ * and 3) 4 x 3 + 4 x 3 = 24 ms, and the step ends at 37 ms (device 1 idles
+ * 1 ms before its first forward).  Running every block of device s with
+ * stage s's lists would give device 1 8 x 6 = 48 ms. */
+static void test_dualpipe_uneven(void)
+{
+  char text[4096];
+  snprintf(text, sizeof text,
+    "%s"
+    "cluster C8 { device = D; tier node { size = 8; link = L } }\n"
+    "model M { layers { dense = 4 } }\n"
+    "framework F {\n"
+    "  template dense {\n"
+    "    forward { op f: compute { time = layer.index == 1 ? 2 ms : 1 ms } }\n"
+    "    backward {\n"
+    "      op b: compute { time = layer.index == 1 ? 2 ms : 1 ms }\n"
+    "      op w: compute { time = layer.index == 1 ? 2 ms : 1 ms; wgrad = true; after = [b] }\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "train t { model = M; cluster = C8; framework = F; tp = 1; pp = 4; dp = 1\n"
+    "  micro_batch = 1; global_batch = 8; seq = 16; recompute = none; "
+    "schedule = \"dualpipe\" }\n", HW);
+  compiled c;
+  CU_ASSERT_FATAL(compile(&c, text));
+  plc_step st;
+  run_ok(&c, 1, &st);
+  CU_ASSERT(is_ms(st.makespan, 37, 1));
+  CU_ASSERT(is_ms(st.stages[0].compute, 24, 1));
+  CU_ASSERT(is_ms(st.stages[1].compute, 36, 1));
+  CU_ASSERT(is_ms(st.stages[2].compute, 36, 1));
+  CU_ASSERT(is_ms(st.stages[3].compute, 24, 1));
+  CU_ASSERT(adds_up(&st));
+  plc_step_free(&st);
+  release(&c);
+}
+
 /* DualPipe's F&B overlap, by hand: 2 stages, mu 4, dp = ep = 2.  A layer's
  * forward is a (1 ms), the EP all-to-all d (1 ms, stream ep, after a), e
  * (1 ms, after d); its backward eb, db, ab likewise.  Alone a block takes
@@ -571,6 +613,7 @@ int main(void)
     {"interleaved, uniform stages: the closed form", test_interleaved_closed_form},
     {"interleaved with per-chunk sends: the block simulator", test_interleaved_sends},
     {"dualpipe, uniform stages: the closed form", test_dualpipe_closed_form},
+    {"dualpipe, uneven stages: each device's two parts' op lists", test_dualpipe_uneven},
     {"dualpipe F&B hides the EP all-to-all (hand case)", test_dualpipe_fb_overlap},
     {"vpp > 1 with a one-chunk schedule is refused", test_refuses_vpp_without_interleaving},
     {"properties over random plans", test_random_plans},
