@@ -329,6 +329,17 @@ static void plc_bubble_closed(plc_result *r)
     mpq_set_si(k, p - 1, 1);
     mpq_sub(x, x, r->t_w);
     mpq_sub(x, x, r->t_w);
+  } else if (!strcmp(s, "dualpipev")) {
+    /* DualPipe's with PP = 2p stages of chunk times t/2:
+     * (p - 1)(t_F&B + t_b - 3 t_w)/2, t_F&B = t_f + t_b */
+    mpq_set_si(k, p - 1, 2);
+    mpq_add(x, r->t, r->t_b);
+    mpq_t w3;
+    mpq_init(w3);
+    mpq_set_ui(w3, 3, 1);
+    mpq_mul(w3, w3, r->t_w);
+    mpq_sub(x, x, w3);
+    mpq_clear(w3);
   } else if (!strcmp(s, "dualpipe")) {
     mpq_set_si(k, p - 2, 2); /* p/2 - 1 */
     mpq_add(x, r->t, r->t_b);  /* t_F&B + t_b, with t_F&B = t_f + t_b */
@@ -382,6 +393,9 @@ char *plc_bubble_formula(const plc_result *r, int digits, int exact)
     snprintf(out, n, "(p - 1)(t_f + t_b - 2 t_w) = (%d - 1) x (%s + %s - 2 x %s)", p, tf, tb, tw);
   else if (!strcmp(s, "dualpipe"))
     snprintf(out, n, "(p/2 - 1)(t_F&B + t_b - 3 t_w) = (%d/2 - 1) x ((%s + %s) + %s - 3 x %s)",
+             p, tf, tb, tb, tw);
+  else if (!strcmp(s, "dualpipev"))
+    snprintf(out, n, "(p - 1)(t_F&B + t_b - 3 t_w)/2 = (%d - 1) x ((%s + %s) + %s - 3 x %s) / 2",
              p, tf, tb, tb, tw);
   else if (!strcmp(s, "custom"))
     snprintf(out, n, "the custom order run at block level (each block its stage's t_f, t_b, "

@@ -96,7 +96,7 @@ static void plc_blocks_alloc(plc_blocks *bl, const plc_sched *s)
 }
 
 /* The block times for s, into *n entries: per stage (a v-th of the lists
- * for a round-robin chunk); for DualPipe per chunk (sim->per_chunk set),
+ * for a round-robin or V chunk); for DualPipe per chunk (sim->per_chunk set),
  * device st's second-direction chunk taking model stage p-1-st's lists.
  * Allocated, free with plc_blocks_times_free. */
 static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_result *res,
@@ -107,7 +107,7 @@ static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_re
   sim->per_chunk = bidir;
   plc_sched_times *t = plc_xmalloc((size_t)*n * sizeof *t);
   plc_sched_times_init(t, *n);
-  int v = s->place == PLC_SCHED_PLACE_ROUND ? s->par.v : 1;
+  int v = s->place == PLC_SCHED_PLACE_ROUND || s->place == PLC_SCHED_PLACE_V ? s->par.v : 1;
   for (int i = 0; i < *n; i++)
     plc_blocks_times(run, res, !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2, v, &t[i]);
   return t;

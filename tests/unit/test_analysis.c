@@ -300,11 +300,14 @@ static void test_dualpipe_uneven(void)
  *    mu >= p, its precondition). */
 static void test_bubble_properties(void)
 {
-  static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", "zb_h1", "dualpipe"};
-  for (int iter = 0; iter < 200; iter++) {
-    int k = iter % 5, vpp = k == 2 ? 2 : 1;
+  static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", "zb_h1", "dualpipe",
+                                       "dualpipev"};
+  for (int iter = 0; iter < 240; iter++) {
+    int k = iter % 6, vpp = k == 2 || k == 5 ? 2 : 1; /* dualpipev: its V, vpp 2 */
     int p = k == 4 ? 2 * (int)prop_rand(1, 3) : (int)prop_rand(2, 6);
-    long mu = k == 3 ? prop_rand(p, 3L * p) : p * prop_rand(2, 3); /* zb_h1: any mu >= p */
+    long mu = k == 3   ? prop_rand(p, 3L * p)      /* zb_h1: any mu >= p */
+              : k == 5 ? prop_rand(2L * p, 3L * p) /* dualpipev: any mu >= 2p */
+                       : p * prop_rand(2, 3);
     long f[6], dg[6], wg[6];
     int top = (int)prop_rand(0, p - 1);
     for (int s = 0; s < p; s++) {

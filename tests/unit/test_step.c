@@ -231,9 +231,12 @@ static void interleaved_plan(char *text, size_t len, int p, int v, int L, int mu
     "schedule = \"interleaved\" }\n",
     HW, p * v * L,
     sends ? "  template pipeline {\n"
-            "    forward { for c in 0 .. run.vpp { if layer.stage + c * run.pp < run.pp * run.vpp - 1 {\n"
+            "    let v = run.schedule == \"dualpipev\"\n"
+    "    forward { for c in 0 .. run.vpp { if v ? (c == 0 ? layer.stage < run.pp - 1 : "
+    "layer.stage > 0) : layer.stage + c * run.pp < run.pp * run.vpp - 1 {\n"
             "      op send_act[c]: p2p(pp) { time = 1 ms; stream = pp_comm; chunk = c } } } }\n"
-            "    backward { for c in 0 .. run.vpp { if layer.stage + c * run.pp > 0 {\n"
+            "    backward { for c in 0 .. run.vpp { if v ? (c == 0 ? layer.stage > 0 : "
+    "layer.stage < run.pp - 1) : layer.stage + c * run.pp > 0 {\n"
             "      op send_grad[c]: p2p(pp) { time = 1 ms; stream = pp_comm; chunk = c } } } }\n"
             "  }\n" : "",
     p, v, mu);
@@ -509,15 +512,17 @@ static unsigned rnd(unsigned m)
   return (unsigned)((rng >> 33) % m);
 }
 
-/* A random plan: pp stages of vpp chunks of one or two layers, a forward
- * of compute and a gather on a side stream, a backward with a
- * weight-gradient op and a reduce-scatter, pipeline sends per chunk; op times t[] in ms, transfer sizes in
- * MB.  With `half`, every transfer is half as large: the same plan on a
- * link twice as fast. */
+/* A random plan: pp stages of vpp chunks (dualpipev: its V's two) of one
+ * or two layers, a forward of compute and a gather on a side stream, a
+ * backward with a weight-gradient op and a reduce-scatter, pipeline sends
+ * per chunk (round robin, or the V's: none at its turn on the last stage);
+ * op times t[] in ms, transfer sizes in MB.  With `half`, every transfer
+ * is half as large: the same plan on a link twice as fast. */
 static void random_plan(char *text, size_t len, int pp, int vpp, int layers, int mb,
                         const char *sched, const int *t, int half)
 {
   const char *u = "1 ms";
+  int nch = strcmp(sched, "dualpipev") ? vpp : 2;
   snprintf(text, len,
     "%s" /* HW */
     "model M { layers { dense = %d } }\n"
@@ -535,15 +540,18 @@ static void random_plan(char *text, size_t len, int pp, int vpp, int layers, int
     "    }\n"
     "  }\n"
     "  template pipeline {\n"
-    "    forward { for c in 0 .. run.vpp { if layer.stage + c * run.pp < run.pp * run.vpp - 1 {\n"
+    "    let v = run.schedule == \"dualpipev\"\n"
+    "    forward { for c in 0 .. run.vpp { if v ? (c == 0 ? layer.stage < run.pp - 1 : "
+    "layer.stage > 0) : layer.stage + c * run.pp < run.pp * run.vpp - 1 {\n"
     "      op send[c]: p2p(pp) { size = %d MB; stream = s3; chunk = c } } } }\n"
-    "    backward { for c in 0 .. run.vpp { if layer.stage + c * run.pp > 0 {\n"
+    "    backward { for c in 0 .. run.vpp { if v ? (c == 0 ? layer.stage > 0 : "
+    "layer.stage < run.pp - 1) : layer.stage + c * run.pp > 0 {\n"
     "      op sendb[c]: p2p(pp) { size = %d MB; stream = s3; chunk = c } } } }\n"
     "  }\n"
     "}\n"
     "train t { model = M; cluster = C; framework = F; tp = 1; pp = %d; dp = %d; vpp = %d\n"
     "  micro_batch = 1; global_batch = %d; seq = 16; recompute = none; schedule = \"%s\" }\n",
-    HW, layers * pp * vpp, t[0], u, t[1] * (half ? 1 : 2), t[2], u, t[3], u, t[4], u,
+    HW, layers * pp * nch, t[0], u, t[1] * (half ? 1 : 2), t[2], u, t[3], u, t[4], u,
     t[5] * (half ? 1 : 2), t[6] * (half ? 1 : 2), t[6] * (half ? 1 : 2), pp, 4 / pp, vpp,
     mb * (4 / pp), sched);
 }
@@ -554,13 +562,15 @@ static void random_plan(char *text, size_t len, int pp, int vpp, int layers, int
  * sharing a faster link can slow a step: see plc(5) and test_flow). */
 static void test_random_plans(void)
 {
-  static const char *scheds[] = {"gpipe", "1f1b", "zb_h1", "interleaved", "dualpipe"};
-  int bad_sum = 0, bad_busy = 0, bad_mono = 0, ran = 0, ran_chunks = 0;
-  for (int round = 0; round < 60; round++) {
-    int kind = (int)rnd(5), pp = 1 << rnd(3), layers = 1 + (int)rnd(2), mb = pp + (int)rnd(4);
+  static const char *scheds[] = {"gpipe", "1f1b", "zb_h1", "interleaved", "dualpipe",
+                                 "dualpipev"};
+  int bad_sum = 0, bad_busy = 0, bad_mono = 0, ran = 0, ran_chunks = 0, ran_v = 0;
+  for (int round = 0; round < 72; round++) {
+    int kind = (int)rnd(6), pp = 1 << rnd(3), layers = 1 + (int)rnd(2), mb = pp + (int)rnd(4);
     int vpp = 1;
     const char *sched = scheds[kind];
-    if (kind >= 3) { /* interleaved: mu a multiple of pp; dualpipe: even pp, even mu >= 2 pp */
+    if (kind >= 3) { /* interleaved: mu a multiple of pp; dualpipe: even pp, even mu >= 2 pp;
+                        dualpipev: the same suits it (mu >= 2 pp, vpp 1: the V is its pair) */
       pp = 2 << rnd(2);
       vpp = kind == 3 ? 2 + (int)rnd(2) : 1;
       mb = kind == 3 ? pp * (1 + (int)rnd(2)) : 2 * pp + 2 * (int)rnd(2);
@@ -584,6 +594,7 @@ static void test_random_plans(void)
         if (plc_step_run(&st, c.run->ir, &o, msg, sizeof msg)) {
           ran++;
           ran_chunks += kind >= 3;
+          ran_v += kind == 5;
           bad_sum += !adds_up(&st);
           for (int s = 0; s < st.nstages; s++)
             bad_busy += mpq_cmp(st.stages[s].compute, st.makespan) > 0;
@@ -598,6 +609,7 @@ static void test_random_plans(void)
   }
   CU_ASSERT(ran >= 150);
   CU_ASSERT(ran_chunks >= 40);
+  CU_ASSERT(ran_v >= 10);
   CU_ASSERT_EQUAL(bad_sum, 0);
   CU_ASSERT_EQUAL(bad_busy, 0);
   CU_ASSERT_EQUAL(bad_mono, 0);
