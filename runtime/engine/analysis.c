@@ -157,10 +157,99 @@ int plc_two_parts(const plc_ir_run *run)
   return info && info->place == PLC_SCHED_PLACE_BIDIR;
 }
 
+int plc_v_chunks(const plc_ir_run *run)
+{
+  const plc_sched_info *info = plc_sched_find(run->schedule);
+  return info && info->place == PLC_SCHED_PLACE_V;
+}
+
+/* The ops of l in chunk k as a list of their own (chunk.list, its
+ * dependency pool in chunk.pool): dependencies on other chunks' ops are
+ * dropped, and a pipeline op placed after the layers waits for its own
+ * chunk's last layer op on the compute stream, as the whole-step
+ * simulation runs a chunk's block. */
+typedef struct plc_chunk {
+  plc_ir_list list;
+  int *pool;
+} plc_chunk;
+
+static void plc_chunk_of(const plc_ir_list *l, int k, plc_chunk *out)
+{
+  size_t nd = 1;
+  for (int i = 0; i < l->n; i++)
+    nd += (size_t)l->ops[i].ndeps + 1;
+  out->list.ops = plc_xmalloc(((size_t)l->n + 1) * sizeof *out->list.ops);
+  out->list.n = 0;
+  out->pool = plc_xmalloc(nd * sizeof *out->pool);
+  int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map), last = -1;
+  size_t used = 0;
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    map[i] = -1;
+    if (op->chunk != k)
+      continue;
+    plc_ir_op o = *op;
+    o.deps = out->pool + used;
+    o.ndeps = 0;
+    if (op->after_layers && last >= 0)
+      o.deps[o.ndeps++] = last;
+    for (int d = 0; !op->after_layers && d < op->ndeps; d++)
+      if (map[op->deps[d]] >= 0)
+        o.deps[o.ndeps++] = map[op->deps[d]];
+    used += (size_t)o.ndeps;
+    map[i] = out->list.n;
+    if (op->layer >= 0 && op->stream == 0)
+      last = out->list.n;
+    out->list.ops[out->list.n++] = o;
+  }
+  out->list.cap = out->list.n;
+  free(map);
+}
+
+static void plc_chunk_free(plc_chunk *c)
+{
+  free(c->list.ops);
+  free(c->pool);
+}
+
+void plc_chunk_times(const plc_ir_run *run, int s, int k, mpq_t f, mpq_t b, mpq_t w)
+{
+  mpq_t zero;
+  mpq_init(zero);
+  for (int ph = 0; ph < 2; ph++) {
+    plc_chunk c;
+    plc_chunk_of(ph ? &run->stages[s].bwd : &run->stages[s].fwd, k, &c);
+    plc_sim sim;
+    plc_sim_run(&sim, &c.list, run->nstreams, 0, zero);
+    mpq_set(ph ? b : f, sim.makespan);
+    if (ph && w)
+      plc_weight_grad_time(&c.list, w);
+    plc_sim_free(&sim);
+    plc_chunk_free(&c);
+  }
+  mpq_clear(zero);
+}
+
+/* Stage s's time per microbatch run chunk by chunk (dualpipev's blocks):
+ * the sum of its two chunks' forward and backward makespans. */
+static void plc_v_time(const plc_ir_run *run, int s, mpq_t out)
+{
+  mpq_t f, b;
+  mpq_inits(f, b, NULL);
+  mpq_set_ui(out, 0, 1);
+  for (int k = 0; k < 2; k++) {
+    plc_chunk_times(run, s, k, f, b, NULL);
+    mpq_add(out, out, f);
+    mpq_add(out, out, b);
+  }
+  mpq_clears(f, b, NULL);
+}
+
 /* The critical device and its work over the step (analysis.h): under
  * DualPipe the device d with the largest t_d + t_{p-1-d} (the lowest on
- * ties, as the block simulator picks), mu/2 of that; else the critical
- * stage, mu (t_f + t_b). */
+ * ties, as the block simulator picks), mu/2 of that; under dualpipev the
+ * stage whose two chunks, each run alone, take the longest, mu times
+ * that; else the critical stage, mu (t_f + t_b). */
 static void plc_device(plc_result *r)
 {
   const plc_ir_run *run = r->run;
@@ -169,7 +258,18 @@ static void plc_device(plc_result *r)
   mpq_inits(x, best, NULL);
   r->device = r->critical;
   mpq_set(best, r->t);
-  if (plc_two_parts(run)) {
+  if (plc_v_chunks(run)) {
+    for (int d = 0; d < p; d++) {
+      if (r->cls[d] != d)
+        continue; /* the same lists as an earlier stage */
+      plc_v_time(run, d, x);
+      if (d == 0 || mpq_cmp(x, best) > 0) {
+        r->device = d;
+        mpq_set(best, x);
+      }
+    }
+    mpq_set_si(x, run->mu, 1);
+  } else if (plc_two_parts(run)) {
     for (int d = 0; d < p; d++) {
       int a = r->cls[d], b = r->cls[p - 1 - d];
       mpq_add(x, r->tf[a], r->tb[a]);
@@ -189,14 +289,20 @@ static void plc_device(plc_result *r)
   mpq_clears(x, best, NULL);
 }
 
-/* Add k x one microbatch of stage s's figures to the device's. */
-static void plc_device_add(plc_result *r, int s, mpq_srcptr k)
+/* Add k x one microbatch of stage s's figures to the device's: of its
+ * whole lists, or of their chunk c alone (c >= 0). */
+static void plc_device_add(plc_result *r, int s, int c, mpq_srcptr k)
 {
   const plc_ir_run *run = r->run;
   mpq_t zero, x;
   mpq_inits(zero, x, NULL);
   for (int ph = 0; ph < 2; ph++) {
     const plc_ir_list *l = ph ? &run->stages[s].bwd : &run->stages[s].fwd;
+    plc_chunk ch;
+    if (c >= 0) {
+      plc_chunk_of(l, c, &ch);
+      l = &ch.list;
+    }
     plc_sim sim;
     plc_sim_run(&sim, l, run->nstreams, 0, zero);
     mpq_srcptr v[4] = {sim.compute, sim.all_compute, sim.useful, sim.stall_other};
@@ -211,22 +317,29 @@ static void plc_device_add(plc_result *r, int s, mpq_srcptr k)
         mpq_add(r->dev_exposed[l->ops[i].dim], r->dev_exposed[l->ops[i].dim], x);
       }
     plc_sim_free(&sim);
+    if (c >= 0)
+      plc_chunk_free(&ch);
   }
   mpq_clears(zero, x, NULL);
 }
 
 /* The critical device's figures over the step: mu x the critical stage's
- * microbatch, or under DualPipe mu/2 x each of its two model stages'. */
+ * microbatch, or under DualPipe mu/2 x each of its two model stages', or
+ * under dualpipev mu x each of its two chunks' run alone. */
 static void plc_device_figs(plc_result *r)
 {
   const plc_ir_run *run = r->run;
   mpq_t k;
   mpq_init(k);
-  if (plc_two_parts(run)) {
+  if (plc_v_chunks(run)) {
+    mpq_set_si(k, run->mu, 1);
+    plc_device_add(r, r->device, 0, k);
+    plc_device_add(r, r->device, 1, k);
+  } else if (plc_two_parts(run)) {
     mpq_set_si(k, run->mu, 2);
     mpq_canonicalize(k);
-    plc_device_add(r, r->device, k);
-    plc_device_add(r, run->nstages - 1 - r->device, k);
+    plc_device_add(r, r->device, -1, k);
+    plc_device_add(r, run->nstages - 1 - r->device, -1, k);
   } else {
     mpq_set_si(k, run->mu, 1);
     mpq_mul(r->dev_compute, k, r->compute_mb);

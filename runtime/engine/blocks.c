@@ -95,21 +95,36 @@ static void plc_blocks_alloc(plc_blocks *bl, const plc_sched *s)
     }
 }
 
+/* Chunk k of stage s's block times, its ops run alone (dualpipev). */
+static void plc_blocks_chunk_times(const plc_ir_run *run, int s, int k, plc_sched_times *t)
+{
+  plc_chunk_times(run, s, k, t->f, t->b, t->w);
+  if (mpq_cmp(t->w, t->b) > 0)
+    mpq_set(t->w, t->b);
+  mpq_add(t->fb, t->f, t->b);
+  mpq_set_ui(t->p2p, 0, 1);
+}
+
 /* The block times for s, into *n entries: per stage (a v-th of the lists
- * for a round-robin or V chunk); for DualPipe per chunk (sim->per_chunk set),
- * device st's second-direction chunk taking model stage p-1-st's lists.
+ * for a round-robin chunk); per chunk (sim->per_chunk set) for DualPipe,
+ * device st's second-direction chunk taking model stage p-1-st's lists,
+ * and for dualpipev, each of a stage's two chunks its own ops' times.
  * Allocated, free with plc_blocks_times_free. */
 static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_result *res,
                                              const plc_sched *s, plc_sched_sim *sim, int *n)
 {
   int p = s->par.p, bidir = s->place == PLC_SCHED_PLACE_BIDIR;
-  *n = bidir ? 2 * p : p;
-  sim->per_chunk = bidir;
+  int vee = s->place == PLC_SCHED_PLACE_V;
+  *n = bidir || vee ? 2 * p : p;
+  sim->per_chunk = bidir || vee;
   plc_sched_times *t = plc_xmalloc((size_t)*n * sizeof *t);
   plc_sched_times_init(t, *n);
-  int v = s->place == PLC_SCHED_PLACE_ROUND || s->place == PLC_SCHED_PLACE_V ? s->par.v : 1;
+  int v = s->place == PLC_SCHED_PLACE_ROUND ? s->par.v : 1;
   for (int i = 0; i < *n; i++)
-    plc_blocks_times(run, res, !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2, v, &t[i]);
+    if (vee)
+      plc_blocks_chunk_times(run, i / 2, i % 2, &t[i]);
+    else
+      plc_blocks_times(run, res, !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2, v, &t[i]);
   return t;
 }
 

@@ -282,6 +282,48 @@ static void test_dualpipe_uneven(void)
   plc_result_free(&res);
 }
 
+/* dualpipev on uneven chunks, by hand (ms): p = 2, mu 4; stage s holds
+ * model chunks s and 3 - s as its virtual chunks 0 and 1, each run as
+ * blocks of its own ops (chunk-tagged).  Model chunk 1 (stage 1's chunk 0)
+ * takes f 2, input gradient 2, wgrad 2; the others 1, 1, 1.  Stage 1
+ * works 4 x (2 + 4) + 4 x (1 + 2) = 36, stage 0 4 x 3 + 4 x 3 = 24.
+ * Stage 1's order (schedule.c) with start-end, Fm.c for F(mb m, chunk c):
+ *   F0.1 1-3 (after F0.0 on stage 0, 0-1)  F0.2 3-4 (the V's turn, on
+ *   stage 1)  F1.1 4-6  F1.2 6-7  F2.1 7-9  B0.2 9-11 (after B0.3 input,
+ *   stage 0, 5-6)  F&B(F2.2, B0.1) 11-16  F&B(F3.1, B1.2) 16-20
+ *   F&B(F3.2, B1.1) 20-25  B2.2 25-27  B2.1 27-31  B3.2 input 31-32
+ *   B3.1 input 32-34  W3.2 34-35  W3.1 35-37
+ * (F&B = forward of one chunk + whole backward of the other, e.g.
+ * F&B(F3.1, B1.2) waits for B1.3, which stage 0 ends at 11, and F3.0 at
+ * 11).  Idle only 0-1: bubble 37 - 36 = 1, in warm-up; step 37. */
+static void test_dualpipev_uneven(void)
+{
+  plc_ir_run *r = hand_run(2, 2, "dualpipev", 1);
+  for (int s = 0; s < 2; s++) {
+    plc_ir_stage *st = &r->stages[s];
+    memset(&st->fwd, 0, sizeof st->fwd);
+    memset(&st->bwd, 0, sizeof st->bwd);
+    for (int k = 0; k < 2; k++) {
+      long t = s == 1 && k == 0 ? 2 : 1; /* model chunk 1 */
+      int f = compute(&st->fwd, PLC_PH_FWD, t, t * 10, 0, -1);
+      int b = compute(&st->bwd, PLC_PH_BWD, t, t * 10, 0, -1);
+      int w = compute(&st->bwd, PLC_PH_BWD, t, t * 10, 1, b);
+      st->fwd.ops[f].chunk = st->bwd.ops[b].chunk = st->bwd.ops[w].chunk = k;
+    }
+  }
+  r->mu = 4;
+  r->global_batch = 8;
+  plc_result res;
+  plc_analyse(&res, r);
+  CU_ASSERT(res.bubble_measured);
+  CU_ASSERT_EQUAL(res.device, 1);
+  CU_ASSERT(plc_fx_q(res.work, 36, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble, 1, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble_warmup, 1, 1000));
+  CU_ASSERT(plc_fx_q(res.step, 37, 1000));
+  plc_result_free(&res);
+}
+
 /* Over random uneven stages, for each schedule:
  *  - warm-up + steady + cool-down = the bubble >= 0, and it was measured;
  *  - the critical device's work + bubble = the step, and its compute,
@@ -446,6 +488,7 @@ int main(void)
     {"bubble of every schedule", test_bubbles},
     {"eta, busy, MFU, tokens/s", test_ratios},
     {"dualpipe, uneven stages: each device's two parts (hand case)", test_dualpipe_uneven},
+    {"dualpipev, uneven chunks: each run alone (hand case)", test_dualpipev_uneven},
     {"critical stage", test_critical_stage},
     {"measured bubble: properties over random stages", test_bubble_properties},
     {"DP tail and optimizer", test_tail},
