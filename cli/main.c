@@ -26,6 +26,7 @@
 #include "search.h"
 #include "sema.h"
 #include "svg.h"
+#include "pipeline.h"
 #include "timeline.h"
 #include "step_report.h"
 #include "trace.h"
@@ -453,6 +454,7 @@ static void plc_cli_draw(plc_cli *cli, const plc_result *res, const plc_report_o
     cli->status = 2;
     return;
   }
+  plc_pipeline_print(cli->out, res, width > 0 ? width : 100, o);
   plc_timeline_print(cli->out, res, cli->timeline_stage, width > 0 ? width : 100, o);
 }
 

@@ -363,7 +363,7 @@ static int plc_search_setup(plc_search *S, plc_drive *d, const plc_ast *decl)
       S->top = (int)mpz_get_si(mpq_numref(v->q));
   }
   for (int i = 0; i < n; i++) {
-    const plc_ast *list = S->sp.vary[i]->a;
+    const plc_ast *list = plc_sspec_candidates(d->sema->ev.global, S->sp.vary[i]);
     int k = list->list.count;
     S->nelems[i] = k;
     S->elems[i] = plc_xcalloc((size_t)k, sizeof **S->elems);

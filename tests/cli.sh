@@ -98,6 +98,26 @@ count cmp cmp.err 'assertion failed' 1
 run cmp-o 1 --compare -o cmp.txt -D limit=10ms a.plan
 has cmp-o cmp.txt '^comparison of 2 runs'
 
+# A stdlib template refuses what it does not implement (plc(5), assert):
+# mindspeed's moe template and megatron's fsdp option.  The same layout
+# without fsdp evaluates.
+cat > ms.plan <<'EOF'
+import "hw/nvidia"
+import "models/mixtral"
+import "frameworks/mindspeed"
+train moe {
+  model = Mixtral_8x7B; cluster = dgx_h100(nodes = 1); framework = mindspeed
+  tp = 2; dp = 4; ep = 4; micro_batch = 1; global_batch = 64; seq = 4096
+  sequence_parallel = true
+}
+train moe_fsdp = moe { fsdp = true }
+EOF
+run ms-fsdp 1 --report ms.plan
+count ms-fsdp ms-fsdp.err "error: template 'moe' of framework 'mindspeed' does not support this run: MindSpeed's MoE layer does not implement megatron's fsdp option" 1
+count ms-fsdp ms-fsdp.err "note: train 'moe_fsdp' uses framework 'mindspeed'" 1
+run ms-ok 0 -e moe.step_time ms.plan
+has ms-ok ms-ok.out "^[0-9.]* m*s$"
+
 # A write error on standard output is reported, also for --help.
 if [ -w /dev/full ]; then
   for opt in --help --version; do

@@ -93,6 +93,14 @@ plc --format=csv "$dir/first.plan" > "$outdir/first.csv" 2> "$outdir/first.err"
   "tp,recompute,step_time_s,objective 2,none,0.24,0.48 2,full,0.32,0.64 4,none,0.48,1.92 4,full,0.64,2.56 " ] \
   && pass || fail "an invalid first candidate"
 
+# candidates named by a let: the same ranking as the list written out
+sed -e 's/^search s = t {$/let tps = [3, 4, 2]\nlet modes = ["none", "full"]\nlet tps_too = tps\nsearch s = t {/' \
+    -e 's/vary { tp = \[3, 4, 2\]; recompute = \["none", "full"\] }/vary { tp = tps_too; recompute = modes }/' \
+    "$dir/first.plan" > "$outdir/first-let.plan"
+grep -q 'tp = tps_too' "$outdir/first-let.plan" && \
+  plc --format=csv "$outdir/first-let.plan" > "$outdir/first-let.csv" && \
+  same "$outdir/first.csv" "$outdir/first-let.csv" && pass || fail "candidates named by a let"
+
 # fields at their defaults read by an entry, and written out by --emit=plan
 plc --emit=plan "$dir/defaults.plan" > "$outdir/defaults-best.plan"
 { grep -v '^report' "$dir/defaults.plan"; cat "$outdir/defaults-best.plan"; } > "$outdir/defaults2.plan"

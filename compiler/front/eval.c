@@ -989,6 +989,26 @@ static PLC_NOINLINE void plc_eval_no_field(plc_eval *ev, const plc_ast *e, const
               e->name);
 }
 
+/* A model's `layers` section: a layer kind it does not list has no layers
+ * of that kind, so reading it gives 0 (plc(5), model and layers) and a
+ * template can count kinds a model may lack (megatron's step, `mtp`). */
+static int plc_eval_is_layers(const plc_obj *o)
+{
+  return o->kind == -1 && o->node && o->node->kind == PLC_AST_SECTION && o->node->name &&
+         !strcmp(o->node->name, "layers");
+}
+
+/* The dimensionless number 0. */
+static plc_value *plc_value_zero(plc_eval *ev)
+{
+  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  v->q = plc_arena_mpq(ev->arena);
+  mpq_set_ui(v->q, 0, 1);
+  for (int i = 0; i < PLC_NDIM; i++)
+    v->dim.e[i] = 0;
+  return v;
+}
+
 static plc_value *plc_eval_member(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   plc_value *o = plc_eval_expr(ev, e->a, env);
@@ -1007,6 +1027,8 @@ static plc_value *plc_eval_member(plc_eval *ev, const plc_ast *e, plc_env *env)
     return plc_value_err(ev);
   }
   plc_value *v = plc_eval_field(ev, o->obj, e->name, &e->loc);
+  if (!v && plc_eval_is_layers(o->obj))
+    return plc_value_zero(ev);
   if (!v) {
     plc_eval_no_field(ev, e, o->obj);
     return plc_value_err(ev);

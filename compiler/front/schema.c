@@ -38,6 +38,11 @@ static const plc_field plc_device_fields[] = {
   NUM("mem_bw", BYTES_PER_S, 0, POS, "memory bandwidth (roofline)"),
   NUMD("memory_reserve", BYTES, "0", NONNEG,
        "memory the training cannot use: runtime context, allocator slack (default 0)"),
+  /* Streaming multiprocessors (NVIDIA) or AI cores (Ascend): the units a
+   * GEMM's tiles are spread over and that communication kernels may hold.
+   * 0 means not known; frameworks then leave out what depends on it. */
+  NUMD("sms", DIMLESS, "0", NONNEG,
+       "streaming multiprocessors / AI cores (default 0: not known)"),
   STR("source", "where the numbers come from"), STR("note", "free text"), PLC_FIELD_END,
 };
 
@@ -61,6 +66,7 @@ static const plc_field plc_cluster_fields[] = {
 static const plc_field plc_tier_fields[] = {
   NUM("size", DIMLESS, 1, COUNT, "devices in one unit of this tier"),
   REF("link", PLC_DECL_LINK, 1, "the link inside one unit of this tier"),
+  STR("port", "the device port its traffic uses: tiers naming one port share one link"),
   STR("note", "free text"), PLC_FIELD_END,
 };
 

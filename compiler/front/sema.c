@@ -521,17 +521,19 @@ static void plc_sema_search_option(plc_sema *s, plc_obj *train, const plc_ast *s
   }
 }
 
-/* vary { NAME = [candidates] }: a written list, not empty, each candidate
- * a value the train field or framework option takes (checked here, but a
- * first that is not a number: plc_sema_search_train checks it). */
+/* vary { NAME = [candidates] }: a written list (or a let holding one), not
+ * empty, each candidate a value the train field or framework option takes
+ * (checked here, but a first that is not a number: plc_sema_search_train
+ * checks it). */
 static int plc_sema_search_vary(plc_sema *s, const plc_ast *set)
 {
-  if (set->a->kind != PLC_AST_LIST) {
-    plc_error(DIAG, &set->a->loc, "the candidates of '%s' must be a list written out, as in "
-              "%s = [1, 2, 4]", set->name, set->name);
+  const plc_ast *list = plc_sspec_candidates(s->ev.global, set);
+  if (!list) {
+    plc_error(DIAG, &set->a->loc, "the candidates of '%s' must be a list written out, or the "
+              "name of a let that is one, as in %s = [1, 2, 4]", set->name, set->name);
     return 0;
   }
-  if (!set->a->list.head) {
+  if (!list->list.head) {
     plc_error(DIAG, &set->a->loc, "'%s' has no candidates (an empty list)", set->name);
     return 0;
   }
@@ -541,8 +543,9 @@ static int plc_sema_search_vary(plc_sema *s, const plc_ast *set)
 static void plc_sema_search_rest(plc_sema *s, plc_obj *train, const plc_ast *set)
 {
   const plc_field *f = plc_schema_field(PLC_DECL_TRAIN, set->name);
-  plc_value *first = plc_eval_expr(&s->ev, set->a->list.head, s->ev.global);
-  const plc_ast *from = first->tag == PLC_V_NUM ? set->a->list.head : set->a->list.head->next;
+  const plc_ast *list = plc_sspec_candidates(s->ev.global, set);
+  plc_value *first = plc_eval_expr(&s->ev, list->list.head, s->ev.global);
+  const plc_ast *from = first->tag == PLC_V_NUM ? list->list.head : list->list.head->next;
   for (const plc_ast *x = from; x; x = x->next) {
     plc_ast one = *set;
     one.a = (plc_ast *)x;
@@ -630,7 +633,7 @@ static plc_obj *plc_sema_search_train(plc_sema *s, const plc_ast *decl, const pl
     const plc_ast *src = i < sp->nvary ? sp->vary[i] : sp->sets[i - sp->nvary];
     plc_ast *set = plc_ast_new(s->prog->arena, PLC_AST_SET, &src->loc);
     set->name = src->name;
-    set->a = i < sp->nvary ? src->a->list.head : src->a;
+    set->a = i < sp->nvary ? plc_sspec_candidates(s->ev.global, src)->list.head : src->a;
     plc_value *v = i < sp->nvary ? plc_eval_expr(&s->ev, set->a, env) : NULL;
     if (v && v->tag == PLC_V_NUM) {
       /* an unknown number of the candidates' dimension (under a name no
@@ -791,6 +794,19 @@ static void plc_sema_cond(plc_sema *s, const plc_ast *it, plc_env *env, int kind
     plc_sema_items(s, &it->b->list, plc_env_new(&s->ev, env), kind, ctx);
 }
 
+/* An assertion in a template states a configuration the template supports
+ * (assert !run.fsdp, "..."): only its type is checked here, with the run
+ * unknown and both sides of every `if` visited; lowering decides it. */
+static void plc_sema_template_assert(plc_sema *s, const plc_ast *it, plc_env *env)
+{
+  plc_value *v = plc_eval_expr(&s->ev, it->a, env);
+  if (v->tag != PLC_V_BOOL && v->tag != PLC_V_ANY && v->tag != PLC_V_ERR) {
+    char *d = plc_value_describe(v);
+    plc_error(DIAG, &it->a->loc, "an assertion must be a boolean, not %s", d);
+    free(d);
+  }
+}
+
 static void plc_sema_for(plc_sema *s, const plc_ast *it, plc_env *env, int kind, plc_ctx ctx)
 {
   const plc_ast *bounds[2] = {it->a, it->b};
@@ -895,8 +911,10 @@ static void plc_sema_section(plc_sema *s, const plc_ast *it, plc_env *env, int k
 static int plc_sema_allowed(const plc_ast *it, plc_ctx ctx, int kind)
 {
   switch (it->kind) {
-  case PLC_AST_IMPORT: case PLC_AST_ASSERT: case PLC_AST_REPORT:
+  case PLC_AST_IMPORT: case PLC_AST_REPORT:
     return ctx == PLC_CTX_TOP;
+  case PLC_AST_ASSERT: /* in a template: what it supports, decided when lowered */
+    return ctx == PLC_CTX_TOP || ctx == PLC_CTX_TEMPLATE;
   case PLC_AST_LET: return ctx != PLC_CTX_OP && ctx != PLC_CTX_SECTION;
   case PLC_AST_SET: return ctx != PLC_CTX_TOP && ctx != PLC_CTX_TEMPLATE &&
                            ctx != PLC_CTX_FRAMEWORK;
@@ -940,6 +958,10 @@ static void plc_sema_item(plc_sema *s, const plc_ast *it, plc_env *env, int kind
   case PLC_AST_OP: plc_sema_op(s, it, env); break;
   case PLC_AST_IF: plc_sema_cond(s, it, env, kind, ctx); break;
   case PLC_AST_FOR: plc_sema_for(s, it, env, kind, ctx); break;
+  case PLC_AST_ASSERT:
+    if (ctx == PLC_CTX_TEMPLATE)
+      plc_sema_template_assert(s, it, env);
+    break;
   default: break;
   }
 }

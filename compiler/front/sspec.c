@@ -16,6 +16,16 @@ static void plc_sspec_push(const plc_ast ***list, int *n, const plc_ast *x)
   (*list)[(*n)++] = x;
 }
 
+const plc_ast *plc_sspec_candidates(plc_env *global, const plc_ast *set)
+{
+  const plc_ast *e = set->a;
+  for (int hops = 0; e && e->kind == PLC_AST_NAME && hops < 16; hops++) {
+    plc_binding *b = plc_env_find_local(global, e->name);
+    e = b && b->def && b->def->kind == PLC_AST_LET && !b->def->params.count ? b->def->a : NULL;
+  }
+  return e && e->kind == PLC_AST_LIST ? e : NULL;
+}
+
 int plc_sspec_is_own(const char *name)
 {
   return !strcmp(name, "require") || !strcmp(name, "minimize") || !strcmp(name, "maximize") ||

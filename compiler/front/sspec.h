@@ -34,6 +34,9 @@ typedef struct plc_sspec {
 /* Take a (checked) search declaration apart; free with plc_sspec_free. */
 void plc_sspec_get(plc_sspec *sp, const plc_ast *decl);
 void plc_sspec_free(plc_sspec *sp);
+/* The candidates of a vary entry: its LIST, written out or named by a
+ * top-level let (let tps = [1, 2, 4]; vary { tp = tps }), or NULL. */
+const plc_ast *plc_sspec_candidates(plc_env *global, const plc_ast *set);
 /* Is name one of the search's own entries (require, minimize, maximize, top)? */
 int plc_sspec_is_own(const char *name);
 

@@ -68,6 +68,7 @@ typedef struct plc_ir_place {
   int size, stride;     /* group size and rank stride */
   long span;            /* (size - 1) * stride + 1 consecutive ranks */
   const char *tier;     /* smallest cluster tier holding the span */
+  const char *port;     /* the tier's port: one physical link per device */
   const char *link;     /* its link, or the train's override */
   int overridden;       /* the link comes from the train's links section */
   mpq_ptr bw[PLC_OPK_COUNT]; /* effective bandwidth per primitive, B/s */

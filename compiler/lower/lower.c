@@ -648,21 +648,47 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
 
 static void plc_lower_items(plc_lctx *c, const plc_ast_list *items, plc_env *env, int top);
 
+/* e as a boolean every value of which lowering knows: 1 or 0, or -1 after
+ * an error (said here unless evaluating e said one). */
+static int plc_lower_bool(plc_lctx *c, const plc_ast *e, plc_env *env, const char *what)
+{
+  plc_value *v = plc_eval_expr(c->L->ev, e, env);
+  if (v->tag == PLC_V_BOOL && v->known)
+    return v->b != 0;
+  if (v->tag != PLC_V_ERR)
+    plc_error(c->L->diag, &e->loc, "%s must be a known boolean when the template is lowered",
+              what);
+  return -1;
+}
+
 static void plc_lower_if(plc_lctx *c, const plc_ast *it, plc_env *env)
 {
-  plc_value *v = plc_eval_expr(c->L->ev, it->a, env);
-  if (v->tag != PLC_V_BOOL || !v->known) {
-    if (v->tag != PLC_V_ERR)
-      plc_error(c->L->diag, &it->a->loc, "the condition must be a known boolean when the "
-                "template is lowered");
+  int b = plc_lower_bool(c, it->a, env, "the condition");
+  if (b < 0)
     return;
-  }
-  if (v->b)
+  if (b)
     plc_lower_items(c, &it->list, plc_env_new(c->L->ev, env), 0);
   else if (it->b && it->b->kind == PLC_AST_IF)
     plc_lower_if(c, it->b, env);
   else if (it->b)
     plc_lower_items(c, &it->b->list, plc_env_new(c->L->ev, env), 0);
+}
+
+/* A template's assertion: a configuration the template does not implement
+ * is refused at the template, with a note at the train that asked for it
+ * (a search counts it as the candidate's skip reason). */
+static void plc_lower_assert(plc_lctx *c, const plc_ast *it, plc_env *env)
+{
+  plc_eval *ev = c->L->ev;
+  if (plc_lower_bool(c, it->a, env, "the assertion") != 0)
+    return;
+  const char *fw = ev->ctx_framework && ev->ctx_framework->name ? ev->ctx_framework->name : "?";
+  plc_error(c->L->diag, &it->loc, "template '%s' of framework '%s' does not support this run%s%s",
+            ev->ctx_template ? ev->ctx_template : "?", fw, it->b ? ": " : "",
+            it->b ? it->b->name : "");
+  if (ev->ctx_train && ev->ctx_train->node)
+    plc_note(c->L->diag, &ev->ctx_train->node->loc, "train '%s' uses framework '%s'",
+             ev->ctx_train->name ? ev->ctx_train->name : "?", fw);
 }
 
 static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
@@ -756,6 +782,10 @@ static void plc_lower_items(plc_lctx *c, const plc_ast_list *items, plc_env *env
     case PLC_AST_FOR:
       if (here)
         plc_lower_for(c, it, env);
+      break;
+    case PLC_AST_ASSERT:
+      if (here)
+        plc_lower_assert(c, it, env);
       break;
     case PLC_AST_SECTION:
       if (!strcmp(it->name, "memory")) {

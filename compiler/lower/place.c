@@ -209,6 +209,7 @@ static int plc_place_world(plc_lower *L)
 
 typedef struct plc_tier {
   const char *name;
+  const char *port; /* the physical link its traffic uses (default: its name) */
   long size;
   plc_obj *link;
 } plc_tier;
@@ -227,6 +228,9 @@ static int plc_place_tiers(plc_lower *L, plc_tier *t, int max)
       if (tv->tag != PLC_V_OBJ)
         return -1;
       t[n].name = b->name;
+      plc_value *port = plc_lower_field_node(tv->obj, "port") == tv->obj->node
+                        ? NULL : plc_lower_field(L, tv->obj, "port");
+      t[n].port = port && port->tag == PLC_V_STR && port->s ? port->s : b->name;
       plc_value *size = plc_lower_field(L, tv->obj, "size");
       plc_value *link = plc_lower_field(L, tv->obj, "link");
       if (!size || !link || link->tag != PLC_V_OBJ ||
@@ -357,6 +361,7 @@ static int plc_place_dims(plc_lower *L, const plc_tier *t, int nt, plc_obj **lin
     if (k == nt)
       k = 0;
     p->tier = t[k].name;
+    p->port = t[k].port;
     links[d] = plc_place_override(L, plc_pdim_name(d));
     p->overridden = links[d] != NULL;
     if (!links[d])

@@ -610,14 +610,16 @@ static void plc_step_write_stage(plc_step_build *b, int s, int share)
   plc_step_write_steps(b, s, share);
 }
 
-/* Tiers by name: transfers of a stage on one tier share one link. */
+/* Physical links by port: transfers of a stage through one port (a tier's
+ * name unless the cluster says `port = ...`) share one link. */
 static void plc_step_tiers(plc_step_build *b)
 {
   const char *names[PLC_PD_COUNT];
   b->tier = plc_xcalloc(PLC_PD_COUNT, sizeof *b->tier);
   b->ntiers = 0;
   for (int d = 0; d < PLC_PD_COUNT; d++) {
-    const char *t = b->run->place[d].tier ? b->run->place[d].tier : "";
+    const plc_ir_place *pl = &b->run->place[d];
+    const char *t = pl->port ? pl->port : pl->tier ? pl->tier : "";
     int k = 0;
     while (k < b->ntiers && strcmp(names[k], t)) k++;
     if (k == b->ntiers) names[b->ntiers++] = t;
