@@ -164,7 +164,7 @@ check memory-null "$m3" '.runs[0] | has("memory")'
 # the bubble's block-level reference (tests/golden/bubble-uneven.plan: 3 ms
 # where the formula gives 6 ms)
 run bubble 0 --format=json bubble-uneven.plan
-check bubble-measured "$outdir/bubble.json" '.runs[0].bubble | .value.exact == "3/1000" and .measured and .formula_value.exact == "3/500" and .warmup.exact == "1/1000" and .steady.exact == "0" and .cooldown.exact == "1/500" and .critical_stage == 1 and .why_formula == null'
+check bubble-measured "$outdir/bubble.json" '.runs[0].bubble | .value.exact == "3/1000" and .measured and .formula_value.exact == "3/500" and .warmup.exact == "1/1000" and .steady.exact == "0" and .cooldown.exact == "1/500" and .critical_stage == 1 and .critical_device == 1 and .why_formula == null'
 # search: tests/golden/search-small.plan derives the ranking by hand
 srch=$outdir/search.json
 run search 0 --format=json search-small.plan

@@ -21,7 +21,7 @@ static const char *const plc_recompute_vals[] = {"none", "selective", "full", NU
  * peak_fp8. */
 static const char *const plc_precision_vals[] = {"bf16", "fp16", "fp8", NULL};
 static const char *const plc_schedule_vals[] = {"gpipe", "1f1b", "interleaved", "zb_h1",
-                                                "dualpipe", "custom", NULL};
+                                                "dualpipe", "dualpipev", "custom", NULL};
 
 #define PLC_FIELD_END {NULL, 0, DIMLESS, 0, NULL, 0, NULL, NULL, 0}
 #define NUM(n, d, req, chk, doc) {n, PLC_FT_NUM, d, 0, NULL, req, doc, NULL, PLC_CHK_##chk}

@@ -2150,17 +2150,31 @@ static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, in
   plc_xlog_free(&g);
 }
 
+/* Does run place its chunks in a V (dualpipev: stage s holds model chunks
+ * s and 2 pp - 1 - s, so stage 0 has the first and the last)? */
+static int plc_lower_v(const plc_ir_run *r)
+{
+  return !strcmp(r->schedule, "dualpipev");
+}
+
+/* Is stage s the one holding the model's last chunk (the output layer)? */
+static int plc_lower_last_stage(const plc_ir_run *r, int s)
+{
+  return plc_lower_v(r) ? s == 0 : s == r->nstages - 1;
+}
+
 /* The `pipeline` template's ops (end of each list) and the `step` ones. */
 static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
 {
   plc_tmpl t;
-  plc_value *layer = plc_lower_layer_value(L, -1, "pipeline", s, s == 0,
-                                           s == L->run->nstages - 1);
+  int last = plc_lower_last_stage(L->run, s);
+  plc_value *layer = plc_lower_layer_value(L, -1, "pipeline", s, s == 0, last);
   if (plc_lower_find_template(L, "pipeline", &t)) {
     plc_inst fi = {0}, bi = {0};
     /* the embedding and loss count with the stage's first chunk, but on the
-     * last stage with its last one (the output layer's) */
-    int chunk = s == L->run->nstages - 1 ? L->run->vpp - 1 : 0;
+     * last stage with its last one (the output layer's; in a V stage 0
+     * holds both ends, and its state counts with the output's chunk) */
+    int chunk = last ? L->run->vpp - 1 : 0;
     plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD, .layer = -1, .cur = &fi,
                   .mem = &st->mem[chunk]};
     plc_lower_extra(&c, &t, layer, 2);
@@ -2171,7 +2185,7 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
   }
   if (plc_lower_find_template(L, "step", &t)) {
     plc_inst si = {0};
-    layer = plc_lower_layer_value(L, -1, "step", s, s == 0, s == L->run->nstages - 1);
+    layer = plc_lower_layer_value(L, -1, "step", s, s == 0, last);
     plc_lctx c = {.L = L, .list = &st->step, .phase = PLC_PH_STEP, .layer = -1, .cur = &si,
                   .mem = &st->mem[0]};
     plc_lower_extra(&c, &t, layer, 4);
@@ -2232,8 +2246,16 @@ static plc_ir_mem *plc_lower_mem_new(plc_lower *L, int n)
 }
 
 /* Layers of each physical stage: chunk j (of pp*vpp, in execution order)
- * belongs to stage j % pp; chunks are an even contiguous split, the first
- * ones one layer longer when it does not divide; or `stages = [...]`. */
+ * belongs to stage j % pp (round robin), or for dualpipev's V to stage j
+ * for j < pp and 2 pp - 1 - j after (its local chunk j / pp either way);
+ * chunks are an even contiguous split, the first ones one layer longer
+ * when it does not divide; or `stages = [...]`. */
+static int plc_lower_chunk_stage(const plc_ir_run *r, int j)
+{
+  int p = (int)r->size[PLC_PD_PP];
+  return !plc_lower_v(r) ? j % p : j < p ? j : 2 * p - 1 - j;
+}
+
 static int plc_lower_split(plc_lower *L, int nlayers)
 {
   plc_ir_run *r = L->run;
@@ -2282,7 +2304,7 @@ static int plc_lower_split(plc_lower *L, int nlayers)
   r->nstages = (int)p;
   r->stages = plc_arena_alloc(L->ar, (size_t)p * sizeof *r->stages);
   for (int j = 0; j < chunks; j++) /* count first: pp x nlayers could be gigabytes */
-    r->stages[j % p].nlayers += len[j];
+    r->stages[plc_lower_chunk_stage(r, j)].nlayers += len[j];
   for (int s = 0; s < p; s++) {
     r->stages[s].layers = plc_arena_alloc(L->ar, ((size_t)r->stages[s].nlayers + 1) * sizeof(int));
     r->stages[s].chunk_end = plc_arena_alloc(L->ar, (size_t)v * sizeof(int));
@@ -2290,7 +2312,7 @@ static int plc_lower_split(plc_lower *L, int nlayers)
     r->stages[s].nlayers = 0;
   }
   for (int j = 0, first = 0; j < chunks; first += len[j++]) {
-    plc_ir_stage *st = &r->stages[j % p];
+    plc_ir_stage *st = &r->stages[plc_lower_chunk_stage(r, j)];
     for (int k = 0; k < len[j]; k++)
       st->layers[st->nlayers++] = first + k;
     st->chunk_end[j / p] = st->nlayers;

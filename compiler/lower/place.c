@@ -393,7 +393,11 @@ static void plc_place_lint(plc_lower *L, const plc_tier *t)
 /* The preconditions of the pipeline schedules, where their implementations
  * assert them: DualPipe (github.com/deepseek-ai/DualPipe, dualpipe.py,
  * DualPipe.step) needs an even number of ranks and an even number of
- * microbatches, at least twice the ranks; Megatron-LM's interleaved 1F1B
+ * microbatches, at least twice the ranks; DualPipeV (dualpipev.py,
+ * DualPipeV.step) at least twice the ranks' microbatches, and its two
+ * chunks per stage in a V are the run's virtual chunks (vpp becomes 2: a
+ * plan's vpp must stay 1, as MindSpeed's dualpipev excludes VPP);
+ * Megatron-LM's interleaved 1F1B
  * needs more than one virtual stage and (core/pipeline_parallel/
  * schedules.py) a number of microbatches divisible by pp. */
 /* schedule = custom: the stages' orders, one string per stage, kept with
@@ -446,6 +450,19 @@ static int plc_place_schedule(plc_lower *L)
                 "at least 2 x pp = %ld; there are %ld", 2 * p, r->mu);
       return 0;
     }
+  } else if (!strcmp(r->schedule, "dualpipev")) {
+    if (r->vpp != 1) {
+      plc_error(L->diag, &plc_lower_field_node(L->train, "vpp")->loc, "schedule dualpipev "
+                "places two model chunks per stage in a V (stage s holds chunks s and 2 pp - 1 - "
+                "s); vpp must be 1, not %d", r->vpp);
+      return 0;
+    }
+    if (r->mu < 2 * p) {
+      plc_error(L->diag, &at->loc, "schedule dualpipev needs at least 2 x pp = %ld microbatches; "
+                "there are %ld", 2 * p, r->mu);
+      return 0;
+    }
+    r->vpp = 2;
   } else if (!strcmp(r->schedule, "interleaved")) {
     if (r->vpp < 2) {
       plc_error(L->diag, &at->loc, "schedule interleaved needs vpp > 1 (with one virtual stage "
@@ -464,7 +481,8 @@ static int plc_place_schedule(plc_lower *L)
               "%s)", r->schedule);
     return 0;
   }
-  if (r->vpp > 1 && strcmp(r->schedule, "interleaved") && strcmp(r->schedule, "dualpipe")) {
+  if (r->vpp > 1 && strcmp(r->schedule, "interleaved") && strcmp(r->schedule, "dualpipe") &&
+      strcmp(r->schedule, "dualpipev")) {
     plc_warning(L->diag, &plc_lower_field_node(L->train, "vpp")->loc, "vpp = %d with schedule "
                 "%s: the layers are split into pp x vpp chunks, but the %s bubble does not "
                 "depend on vpp", r->vpp, r->schedule, r->schedule);

@@ -7,6 +7,7 @@
 #include "blocks.h"
 #include "memory.h"
 #include "quantity.h"
+#include "schedule.h"
 #include "sensitivity.h"
 #include "whole.h"
 #include "xalloc.h"
@@ -20,9 +21,10 @@ static void plc_result_init(plc_result *r)
   mpq_inits(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_warmup, r->bubble_steady,
             r->bubble_cooldown, r->bubble_formula, r->tail, r->tail_full,
             r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
-            r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL);
+            r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, r->work, r->dev_compute,
+            r->dev_all_compute, r->dev_useful, r->dev_stall, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
-    mpq_init(r->exposed_mb[d]);
+    mpq_inits(r->exposed_mb[d], r->dev_exposed[d], NULL);
 }
 
 void plc_result_free(plc_result *r)
@@ -30,9 +32,10 @@ void plc_result_free(plc_result *r)
   mpq_clears(r->t_f, r->t_b, r->t, r->t_w, r->bubble, r->bubble_warmup, r->bubble_steady,
              r->bubble_cooldown, r->bubble_formula, r->tail, r->tail_full,
              r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
-             r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, NULL);
+             r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, r->work, r->dev_compute,
+             r->dev_all_compute, r->dev_useful, r->dev_stall, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
-    mpq_clear(r->exposed_mb[d]);
+    mpq_clears(r->exposed_mb[d], r->dev_exposed[d], NULL);
   for (int i = 0; i < r->nrows; i++)
     mpq_clears(r->rows[i].size_each, r->rows[i].time_each, r->rows[i].bytes, r->rows[i].time,
                r->rows[i].window, r->rows[i].exposed, NULL);
@@ -144,6 +147,211 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
   r->critical = best;
 }
 
+/* ---- the critical device -------------------------------------------------------- */
+
+/* Does run's schedule place two model stages per device, s and p-1-s,
+ * each running half of the microbatches (DualPipe)? */
+int plc_two_parts(const plc_ir_run *run)
+{
+  const plc_sched_info *info = plc_sched_find(run->schedule);
+  return info && info->place == PLC_SCHED_PLACE_BIDIR;
+}
+
+int plc_v_chunks(const plc_ir_run *run)
+{
+  const plc_sched_info *info = plc_sched_find(run->schedule);
+  return info && info->place == PLC_SCHED_PLACE_V;
+}
+
+/* The ops of l in chunk k as a list of their own (chunk.list, its
+ * dependency pool in chunk.pool): dependencies on other chunks' ops are
+ * dropped, and a pipeline op placed after the layers waits for its own
+ * chunk's last layer op on the compute stream, as the whole-step
+ * simulation runs a chunk's block. */
+typedef struct plc_chunk {
+  plc_ir_list list;
+  int *pool;
+} plc_chunk;
+
+static void plc_chunk_of(const plc_ir_list *l, int k, plc_chunk *out)
+{
+  size_t nd = 1;
+  for (int i = 0; i < l->n; i++)
+    nd += (size_t)l->ops[i].ndeps + 1;
+  out->list.ops = plc_xmalloc(((size_t)l->n + 1) * sizeof *out->list.ops);
+  out->list.n = 0;
+  out->pool = plc_xmalloc(nd * sizeof *out->pool);
+  int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map), last = -1;
+  size_t used = 0;
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    map[i] = -1;
+    if (op->chunk != k)
+      continue;
+    plc_ir_op o = *op;
+    o.deps = out->pool + used;
+    o.ndeps = 0;
+    if (op->after_layers && last >= 0)
+      o.deps[o.ndeps++] = last;
+    for (int d = 0; !op->after_layers && d < op->ndeps; d++)
+      if (map[op->deps[d]] >= 0)
+        o.deps[o.ndeps++] = map[op->deps[d]];
+    used += (size_t)o.ndeps;
+    map[i] = out->list.n;
+    if (op->layer >= 0 && op->stream == 0)
+      last = out->list.n;
+    out->list.ops[out->list.n++] = o;
+  }
+  out->list.cap = out->list.n;
+  free(map);
+}
+
+static void plc_chunk_free(plc_chunk *c)
+{
+  free(c->list.ops);
+  free(c->pool);
+}
+
+void plc_chunk_times(const plc_ir_run *run, int s, int k, mpq_t f, mpq_t b, mpq_t w)
+{
+  mpq_t zero;
+  mpq_init(zero);
+  for (int ph = 0; ph < 2; ph++) {
+    plc_chunk c;
+    plc_chunk_of(ph ? &run->stages[s].bwd : &run->stages[s].fwd, k, &c);
+    plc_sim sim;
+    plc_sim_run(&sim, &c.list, run->nstreams, 0, zero);
+    mpq_set(ph ? b : f, sim.makespan);
+    if (ph && w)
+      plc_weight_grad_time(&c.list, w);
+    plc_sim_free(&sim);
+    plc_chunk_free(&c);
+  }
+  mpq_clear(zero);
+}
+
+/* Stage s's time per microbatch run chunk by chunk (dualpipev's blocks):
+ * the sum of its two chunks' forward and backward makespans. */
+static void plc_v_time(const plc_ir_run *run, int s, mpq_t out)
+{
+  mpq_t f, b;
+  mpq_inits(f, b, NULL);
+  mpq_set_ui(out, 0, 1);
+  for (int k = 0; k < 2; k++) {
+    plc_chunk_times(run, s, k, f, b, NULL);
+    mpq_add(out, out, f);
+    mpq_add(out, out, b);
+  }
+  mpq_clears(f, b, NULL);
+}
+
+/* The critical device and its work over the step (analysis.h): under
+ * DualPipe the device d with the largest t_d + t_{p-1-d} (the lowest on
+ * ties, as the block simulator picks), mu/2 of that; under dualpipev the
+ * stage whose two chunks, each run alone, take the longest, mu times
+ * that; else the critical stage, mu (t_f + t_b). */
+static void plc_device(plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  int p = run->nstages;
+  mpq_t x, best;
+  mpq_inits(x, best, NULL);
+  r->device = r->critical;
+  mpq_set(best, r->t);
+  if (plc_v_chunks(run)) {
+    for (int d = 0; d < p; d++) {
+      if (r->cls[d] != d)
+        continue; /* the same lists as an earlier stage */
+      plc_v_time(run, d, x);
+      if (d == 0 || mpq_cmp(x, best) > 0) {
+        r->device = d;
+        mpq_set(best, x);
+      }
+    }
+    mpq_set_si(x, run->mu, 1);
+  } else if (plc_two_parts(run)) {
+    for (int d = 0; d < p; d++) {
+      int a = r->cls[d], b = r->cls[p - 1 - d];
+      mpq_add(x, r->tf[a], r->tb[a]);
+      mpq_add(x, x, r->tf[b]);
+      mpq_add(x, x, r->tb[b]);
+      if (d == 0 || mpq_cmp(x, best) > 0) {
+        r->device = d;
+        mpq_set(best, x);
+      }
+    }
+    mpq_set_si(x, run->mu, 2);
+  } else {
+    mpq_set_si(x, run->mu, 1);
+  }
+  mpq_canonicalize(x);
+  mpq_mul(r->work, x, best);
+  mpq_clears(x, best, NULL);
+}
+
+/* Add k x one microbatch of stage s's figures to the device's: of its
+ * whole lists, or of their chunk c alone (c >= 0). */
+static void plc_device_add(plc_result *r, int s, int c, mpq_srcptr k)
+{
+  const plc_ir_run *run = r->run;
+  mpq_t zero, x;
+  mpq_inits(zero, x, NULL);
+  for (int ph = 0; ph < 2; ph++) {
+    const plc_ir_list *l = ph ? &run->stages[s].bwd : &run->stages[s].fwd;
+    plc_chunk ch;
+    if (c >= 0) {
+      plc_chunk_of(l, c, &ch);
+      l = &ch.list;
+    }
+    plc_sim sim;
+    plc_sim_run(&sim, l, run->nstreams, 0, zero);
+    mpq_srcptr v[4] = {sim.compute, sim.all_compute, sim.useful, sim.stall_other};
+    mpq_ptr out[4] = {r->dev_compute, r->dev_all_compute, r->dev_useful, r->dev_stall};
+    for (int i = 0; i < 4; i++) {
+      mpq_mul(x, k, v[i]);
+      mpq_add(out[i], out[i], x);
+    }
+    for (int i = 0; i < l->n; i++)
+      if (sim.ops[i].ran && l->ops[i].kind != PLC_OPK_COMPUTE) {
+        mpq_mul(x, k, sim.ops[i].exposed);
+        mpq_add(r->dev_exposed[l->ops[i].dim], r->dev_exposed[l->ops[i].dim], x);
+      }
+    plc_sim_free(&sim);
+    if (c >= 0)
+      plc_chunk_free(&ch);
+  }
+  mpq_clears(zero, x, NULL);
+}
+
+/* The critical device's figures over the step: mu x the critical stage's
+ * microbatch, or under DualPipe mu/2 x each of its two model stages', or
+ * under dualpipev mu x each of its two chunks' run alone. */
+static void plc_device_figs(plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  mpq_t k;
+  mpq_init(k);
+  if (plc_v_chunks(run)) {
+    mpq_set_si(k, run->mu, 1);
+    plc_device_add(r, r->device, 0, k);
+    plc_device_add(r, r->device, 1, k);
+  } else if (plc_two_parts(run)) {
+    mpq_set_si(k, run->mu, 2);
+    mpq_canonicalize(k);
+    plc_device_add(r, r->device, -1, k);
+    plc_device_add(r, run->nstages - 1 - r->device, -1, k);
+  } else {
+    mpq_set_si(k, run->mu, 1);
+    mpq_mul(r->dev_compute, k, r->compute_mb);
+    mpq_mul(r->dev_all_compute, k, r->all_compute_mb);
+    mpq_mul(r->dev_useful, k, r->useful_mb);
+    mpq_mul(r->dev_stall, k, r->stall_mb);
+    for (int d = 0; d < PLC_PD_COUNT; d++)
+      mpq_mul(r->dev_exposed[d], k, r->exposed_mb[d]);
+  }
+  mpq_clear(k);
+}
+
 /* ---- inventory ---------------------------------------------------------------- */
 
 static plc_coll_row *plc_row_for(plc_result *r, const plc_ir_op *op)
@@ -234,6 +442,17 @@ static void plc_bubble_closed(plc_result *r)
     mpq_set_si(k, p - 1, 1);
     mpq_sub(x, x, r->t_w);
     mpq_sub(x, x, r->t_w);
+  } else if (!strcmp(s, "dualpipev")) {
+    /* DualPipe's with PP = 2p stages of chunk times t/2:
+     * (p - 1)(t_F&B + t_b - 3 t_w)/2, t_F&B = t_f + t_b */
+    mpq_set_si(k, p - 1, 2);
+    mpq_add(x, r->t, r->t_b);
+    mpq_t w3;
+    mpq_init(w3);
+    mpq_set_ui(w3, 3, 1);
+    mpq_mul(w3, w3, r->t_w);
+    mpq_sub(x, x, w3);
+    mpq_clear(w3);
   } else if (!strcmp(s, "dualpipe")) {
     mpq_set_si(k, p - 2, 2); /* p/2 - 1 */
     mpq_add(x, r->t, r->t_b);  /* t_F&B + t_b, with t_F&B = t_f + t_b */
@@ -287,6 +506,9 @@ char *plc_bubble_formula(const plc_result *r, int digits, int exact)
     snprintf(out, n, "(p - 1)(t_f + t_b - 2 t_w) = (%d - 1) x (%s + %s - 2 x %s)", p, tf, tb, tw);
   else if (!strcmp(s, "dualpipe"))
     snprintf(out, n, "(p/2 - 1)(t_F&B + t_b - 3 t_w) = (%d/2 - 1) x ((%s + %s) + %s - 3 x %s)",
+             p, tf, tb, tb, tw);
+  else if (!strcmp(s, "dualpipev"))
+    snprintf(out, n, "(p - 1)(t_F&B + t_b - 3 t_w)/2 = (%d - 1) x ((%s + %s) + %s - 3 x %s) / 2",
              p, tf, tb, tb, tw);
   else if (!strcmp(s, "custom"))
     snprintf(out, n, "the custom order run at block level (each block its stage's t_f, t_b, "
@@ -417,19 +639,13 @@ static void plc_mfu(plc_result *r)
 static void plc_ratios(plc_result *r)
 {
   const plc_ir_run *run = r->run;
-  mpq_t mu;
-  mpq_init(mu);
-  mpq_set_si(mu, run->mu, 1);
   if (mpq_sgn(r->step) > 0) {
-    mpq_mul(r->eta, mu, r->useful_mb);
-    mpq_div(r->eta, r->eta, r->step);
-    mpq_mul(r->busy, mu, r->all_compute_mb);
-    mpq_div(r->busy, r->busy, r->step);
+    mpq_div(r->eta, r->dev_useful, r->step); /* the critical device's */
+    mpq_div(r->busy, r->dev_all_compute, r->step);
     mpq_set_si(r->tokens_per_s, (long)run->global_batch * run->seq, 1);
     mpq_div(r->tokens_per_s, r->tokens_per_s, r->step);
   }
   plc_mfu(r);
-  mpq_clear(mu);
 }
 
 /* The critical stage's microbatch (simulated by plc_critical_stage):
@@ -450,20 +666,16 @@ static void plc_microbatch(plc_result *r)
   plc_weight_grad_time(&st->bwd, r->t_w);
 }
 
-/* The step from its parts: mu (t_f + t_b) + bubble + DP tail + optimizer. */
+/* The step from its parts: the critical device's work + bubble + DP tail
+ * + optimizer. */
 static void plc_step_sum(plc_result *r)
 {
   const plc_ir_run *run = r->run;
   if (run->optimizer_time)
     mpq_set(r->optimizer, run->optimizer_time);
-  mpq_t mu;
-  mpq_init(mu);
-  mpq_set_si(mu, run->mu, 1);
-  mpq_mul(r->step, mu, r->t);
-  mpq_add(r->step, r->step, r->bubble);
+  mpq_add(r->step, r->work, r->bubble);
   mpq_add(r->step, r->step, r->tail);
   mpq_add(r->step, r->step, r->optimizer);
-  mpq_clear(mu);
 }
 
 void plc_analyse(plc_result *r, const plc_ir_run *run)
@@ -472,6 +684,8 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
   r->run = run;
   plc_stage_figs(r, NULL, 0);
   plc_microbatch(r);
+  plc_device(r);
+  plc_device_figs(r);
   plc_bubble(r);
   plc_tail(r, NULL, 0);
   plc_step_sum(r);
@@ -490,6 +704,7 @@ void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *ba
   mpq_set(r->t_b, r->tb[r->critical]);
   mpq_add(r->t, r->t_f, r->t_b);
   plc_weight_grad_time(&st->bwd, r->t_w);
+  plc_device(r);
   plc_bubble(r);
   plc_tail(r, base, changed);
   plc_step_sum(r);

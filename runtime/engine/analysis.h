@@ -2,14 +2,21 @@
  *
  * Per stage and microbatch: t_f and t_b (backward with recompute) are the
  * compute-stream makespans of the forward and backward lists.  The stage
- * with the largest t_f + t_b is critical.  The bubble is measured: the
- * schedule run at block level (blocks.h) with every stage's own times, the
- * makespan less mu (t_f + t_b) of the critical stage, split into its idle
- * time in warm-up, steady phase and cool-down; the schedule's closed form is kept as
- * a reference, and is the bubble only when the blocks cannot be run (too
- * many, or the schedule's preconditions fail).  The DP tail is what the
- * gradient synchronisation leaves after the last backward.  Then
- *   step = mu * (t_f + t_b) + bubble + DP tail + optimizer step,
+ * with the largest t_f + t_b is critical (the per-microbatch figures are
+ * its).  The critical device is the one with the most work over the step:
+ * the critical stage, doing mu (t_f + t_b), except under DualPipe, where
+ * device s runs mu/2 microbatches through model stage s and mu/2 through
+ * model stage p-1-s, mu/2 (t_s + t_{p-1-s}), and dualpipev, where stage
+ * s runs its V's two chunks as blocks of their own, mu x the sum of the
+ * chunks' times each run alone.  The bubble is measured: the
+ * schedule run at block level (blocks.h), every block with its model
+ * stage's times, the makespan less the critical device's work, split into
+ * its idle time in warm-up, steady phase and cool-down; the schedule's
+ * closed form is kept as a reference, and is the bubble only when the
+ * blocks cannot be run (too many, or the schedule's preconditions fail).
+ * The DP tail is what the gradient synchronisation leaves after the last
+ * backward.  Then
+ *   step = work of the critical device + bubble + DP tail + optimizer step,
  * eta = useful compute / step, busy = all compute / step, MFU, tokens/s,
  * and the share of the step each component takes. */
 #ifndef PLC_ANALYSIS_H
@@ -40,6 +47,14 @@ typedef struct plc_result {
   int critical;
   plc_sim fwd, bwd;        /* the critical stage's microbatch */
   mpq_t t_f, t_b, t, t_w;  /* critical stage, one microbatch */
+  int device;              /* the critical device (the critical stage but for
+                              dualpipe and dualpipev) */
+  mpq_t work;              /* its own work over the step: mu (t_f + t_b) but for
+                              dualpipe and dualpipev */
+  /* the critical device's figures over the step, which add up to work:
+   * mu x the per-microbatch ones but for DualPipe (mu/2 x each part's) and
+   * dualpipev (mu x each chunk's alone) */
+  mpq_t dev_compute, dev_all_compute, dev_useful, dev_stall, dev_exposed[PLC_PD_COUNT];
   mpq_t bubble;            /* the step's */
   int bubble_measured;     /* simulated at block level; else the formula */
   char bubble_why[160];    /* why not measured (when not) */
@@ -92,6 +107,21 @@ void plc_analyse_step(plc_result *res, const plc_ir_run *run, const plc_result *
  * compute (recompute excluded), the usual even split of input and weight
  * gradients.  Once-per-step ops are left out. */
 void plc_weight_grad_time(const plc_ir_list *l, mpq_t out);
+
+/* Does run's schedule put two model stages on each device, s and p-1-s,
+ * each running half of the microbatches (DualPipe)? */
+int plc_two_parts(const plc_ir_run *run);
+
+/* Does run's schedule put its two chunks per stage in a V (dualpipev:
+ * stage s holds model chunks s and 2p-1-s, lowered as virtual chunks 0
+ * and 1)? */
+int plc_v_chunks(const plc_ir_run *run);
+
+/* One microbatch of virtual chunk k of stage s alone (its ops of the
+ * stage's lists, as the whole-step simulation runs them as blocks): the
+ * forward's and backward's makespans into f and b, and the backward's
+ * weight-gradient part into w when not NULL. */
+void plc_chunk_times(const plc_ir_run *run, int s, int k, mpq_t f, mpq_t b, mpq_t w);
 void plc_result_free(plc_result *res);
 
 /* The bubble formula of a schedule with its numbers, for the report;

@@ -95,22 +95,42 @@ static void plc_blocks_alloc(plc_blocks *bl, const plc_sched *s)
     }
 }
 
-/* The stages' block times for s (a v-th of the lists for a round-robin
- * chunk); allocated, free with plc_blocks_times_free. */
-static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_result *res,
-                                             const plc_sched *s)
+/* Chunk k of stage s's block times, its ops run alone (dualpipev). */
+static void plc_blocks_chunk_times(const plc_ir_run *run, int s, int k, plc_sched_times *t)
 {
-  plc_sched_times *t = plc_xmalloc((size_t)s->par.p * sizeof *t);
-  plc_sched_times_init(t, s->par.p);
+  plc_chunk_times(run, s, k, t->f, t->b, t->w);
+  if (mpq_cmp(t->w, t->b) > 0)
+    mpq_set(t->w, t->b);
+  mpq_add(t->fb, t->f, t->b);
+  mpq_set_ui(t->p2p, 0, 1);
+}
+
+/* The block times for s, into *n entries: per stage (a v-th of the lists
+ * for a round-robin chunk); per chunk (sim->per_chunk set) for DualPipe,
+ * device st's second-direction chunk taking model stage p-1-st's lists,
+ * and for dualpipev, each of a stage's two chunks its own ops' times.
+ * Allocated, free with plc_blocks_times_free. */
+static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_result *res,
+                                             const plc_sched *s, plc_sched_sim *sim, int *n)
+{
+  int p = s->par.p, bidir = s->place == PLC_SCHED_PLACE_BIDIR;
+  int vee = s->place == PLC_SCHED_PLACE_V;
+  *n = bidir || vee ? 2 * p : p;
+  sim->per_chunk = bidir || vee;
+  plc_sched_times *t = plc_xmalloc((size_t)*n * sizeof *t);
+  plc_sched_times_init(t, *n);
   int v = s->place == PLC_SCHED_PLACE_ROUND ? s->par.v : 1;
-  for (int st = 0; st < s->par.p; st++)
-    plc_blocks_times(run, res, st, v, &t[st]);
+  for (int i = 0; i < *n; i++)
+    if (vee)
+      plc_blocks_chunk_times(run, i / 2, i % 2, &t[i]);
+    else
+      plc_blocks_times(run, res, !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2, v, &t[i]);
   return t;
 }
 
-static void plc_blocks_times_free(plc_sched_times *t, int p)
+static void plc_blocks_times_free(plc_sched_times *t, int n)
 {
-  plc_sched_times_clear(t, p);
+  plc_sched_times_clear(t, n);
   free(t);
 }
 
@@ -128,21 +148,20 @@ int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t l
   int stage;
   if (!plc_runsched_build(run, &s, why, len, &stage))
     return 0;
-  plc_sched_times *t = plc_blocks_all_times(run, r, &s);
   plc_sched_sim sim;
   plc_sched_sim_init(&sim);
+  int nt;
+  plc_sched_times *t = plc_blocks_all_times(run, r, &s, &sim, &nt);
   int ok = plc_sched_simulate(&s, t, &sim, why, len);
-  if (ok) { /* bubble = makespan - mu (t_f + t_b) of the critical stage */
-    int c = r->critical;
-    mpq_set_si(r->bubble, run->mu, 1);
-    mpq_mul(r->bubble, r->bubble, r->t);
-    mpq_sub(r->bubble, sim.makespan, r->bubble);
+  if (ok) { /* bubble = makespan - the critical device's own work */
+    int c = r->device;
+    mpq_sub(r->bubble, sim.makespan, r->work);
     mpq_set(r->bubble_warmup, sim.warmup[c]);
     mpq_set(r->bubble_steady, sim.steady[c]);
     mpq_set(r->bubble_cooldown, sim.cooldown[c]);
   }
   plc_sched_sim_clear(&sim);
-  plc_blocks_times_free(t, s.par.p);
+  plc_blocks_times_free(t, nt);
   plc_sched_free(&s);
   return ok;
 }
@@ -150,13 +169,14 @@ int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t l
 /* Simulate s with the stages' times, recording every block. */
 static int plc_blocks_simulate(plc_blocks *bl, const plc_result *res, const plc_sched *s)
 {
-  plc_sched_times *t = plc_blocks_all_times(res->run, res, s);
+  plc_sched_sim sim;
+  plc_sched_sim_init(&sim);
+  int nt;
+  plc_sched_times *t = plc_blocks_all_times(res->run, res, s, &sim, &nt);
   mpq_t *rs = plc_xmalloc((size_t)bl->n * sizeof *rs);
   mpq_t *re = plc_xmalloc((size_t)bl->n * sizeof *re);
   for (int i = 0; i < bl->n; i++)
     mpq_inits(rs[i], re[i], NULL);
-  plc_sched_sim sim;
-  plc_sched_sim_init(&sim);
   sim.rec_start = rs;
   sim.rec_end = re;
   int ok = plc_sched_simulate(s, t, &sim, bl->why, sizeof bl->why);
@@ -172,7 +192,7 @@ static int plc_blocks_simulate(plc_blocks *bl, const plc_result *res, const plc_
     mpq_clears(rs[i], re[i], NULL);
   free(rs);
   free(re);
-  plc_blocks_times_free(t, s->par.p);
+  plc_blocks_times_free(t, nt);
   return ok;
 }
 

@@ -2,11 +2,13 @@
  * stage's blocks in the schedule's order (schedule.h), timed by the
  * schedule simulator, with the device's memory level while each runs.
  *
- * Each block takes its stage's per-microbatch time: F the forward list's
- * makespan, B the backward's (recompute included), W its weight-gradient
+ * Each block takes its model stage's per-microbatch time (device s's
+ * stage, or for DualPipe's second direction model stage p-1-s, which
+ * device s holds too): F the forward list's makespan, B the backward's (recompute included), W its weight-gradient
  * part (plc_weight_grad_time) when the schedule runs it apart (B then
  * takes the rest), a DualPipe FB the sum of its forward and backward;
- * interleaved chunks take a vpp-th of their stage's.  Transfers between
+ * interleaved chunks take a vpp-th of their stage's; dualpipev's two
+ * chunks each the times of its own ops run alone (plc_chunk_times).  Transfers between
  * stages are inside those lists, so the simulator adds no p2p latency.
  * The once-per-step ops (the last microbatch's gradient sync, the step
  * list) are not blocks.  So this is the schedule's shape with the
@@ -54,7 +56,8 @@ void plc_blocks_free(plc_blocks *bl);
 
 /* Measure r's bubble (r->bubble and its fill, wait and drain): run's
  * schedule at block level with r's stage times, the makespan less
- * mu x r->t, the critical stage's work.  Returns 1, or 0 with why when the
+ * r->work, the critical device's own work (its blocks' times summed), with
+ * the split on that device.  Returns 1, or 0 with why when the
  * schedule cannot be built or run, or has too many blocks. */
 int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t len);
 

@@ -242,9 +242,12 @@ int plc_mem_chunk_figures(const plc_ir_run *run, plc_sched_params *par, int *nch
     mpq_inits((*act)[c], (*buf)[c], NULL);
   for (int c = 0; c < n; c++) {
     int part = plc_sched_chunk_part(place, par, c);
-    /* round-robin: model chunk part is virtual chunk part / p of stage
-     * part % p; otherwise the part is a stage's whole share */
-    int ps = part % par->p, k = place == PLC_SCHED_PLACE_ROUND ? part / par->p : -1;
+    /* round-robin and the V: model chunk part is virtual chunk part / p of
+     * the stage holding it (the lowering places the layers so); otherwise
+     * the part is a stage's whole share (DualPipe: model stage part) */
+    int chunked = place == PLC_SCHED_PLACE_ROUND || place == PLC_SCHED_PLACE_V;
+    int ps = chunked ? plc_sched_stage_of(place, par, part) : part % par->p;
+    int k = chunked ? part / par->p : -1;
     plc_mem_part(run, ps, k, (*act)[c], (*buf)[c],
                  st ? &st[plc_sched_stage_of(place, par, c)] : NULL);
   }

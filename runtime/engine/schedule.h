@@ -196,10 +196,17 @@ typedef int64_t plc_sched_int;
 /* Simulator results and scratch, reusable across runs. */
 typedef struct plc_sched_sim {
   mpq_t makespan;
-  mpq_t bubble;         /* makespan - busy of the critical stage */
-  int critical;         /* stage with the most work (the lowest on ties) */
+  mpq_t bubble;         /* makespan - busy of the critical stage (device) */
+  int critical;         /* stage with the most work, its blocks' times summed
+                           (the lowest on ties) */
   int p;
   int exact_only;       /* set to skip the machine-integer path (tests) */
+  /* set by the caller: times has an entry per chunk, stage st's local
+   * chunk k (chunk / p) at st x (nchunks / p) + k, so a stage's chunks can
+   * take different times (DualPipe's second direction on device s runs
+   * model stage p-1-s); an F&B of two entries takes the forward of one
+   * plus the (split) backward of the other.  Else an entry per stage. */
+  int per_chunk;
   /* set by the caller to record when each block starts and ends (indexed
    * like s->blocks, initialised, as many as its blocks; the mpz path) */
   mpq_t *rec_start, *rec_end;
@@ -214,7 +221,7 @@ typedef struct plc_sched_sim {
    * order itself does (its bubble falls between its phases). */
   mpq_t *warmup, *steady, *cooldown;
   /* scratch */
-  int cap_p, cap_keys, cap_zkeys;
+  int cap_p, cap_t, cap_keys, cap_zkeys;
   mpq_t *stage_free;    /* per stage, when it ends */
   int *cursor, *queue;
   unsigned char *queued, *fdone, *bdone;
@@ -227,7 +234,7 @@ typedef struct plc_sched_sim {
   mpz_t den;
   plc_sched_int *fendi, *bendi, *freei, *busyi, *duri, *warmi, *steadyi;
   mpz_t *fendz, *bendz, *freez, *busyz, *durz, *warmz, *steadyz;
-  mpz_t zstart, zgap;
+  mpz_t zstart, zgap, zdur;
 } plc_sched_sim;
 
 void plc_sched_sim_init(plc_sched_sim *sim);
@@ -236,8 +243,9 @@ void plc_sched_sim_clear(plc_sched_sim *sim);
 /* s must come from plc_sched_generate or a successful plc_sched_validate.
  * Run every stage's blocks in order, each starting at max(stage free, each
  * dependency's end + the p2p latency of its stage when it is on another
- * stage).  times has p entries; the properties (faster blocks never make
- * the step longer, bubble >= 0) need them >= 0 and w <= b.  Returns 1, or
+ * stage).  times has p entries (nchunks with sim->per_chunk); the
+ * properties (faster blocks never make the step longer, bubble >= 0) need
+ * them >= 0 and w <= b.  Returns 1, or
  * 0 with a message when the order deadlocks (see plc_sched_validate).
  * When every time over their common denominator fits in 63 bits with room
  * for the whole step, the run is done in plc_sched_int and converted back, which

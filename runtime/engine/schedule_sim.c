@@ -36,9 +36,10 @@ typedef struct sim_run {
   plc_sched_sim *sim;
   int head, count;
   int fast;   /* times are plc_sched_int multiples of 1/sim->den */
+  int nt;     /* entries in t: p, or p x chunks per stage when per_chunk */
 } sim_run;
 
-/* Per stage in duri: f, b, w, fb, p2p, b - w, fb - w. */
+/* Per times entry in duri: f, b, w, fb, p2p, b - w, fb - w. */
 enum { D_F, D_B, D_W, D_FB, D_P2P, D_BS, D_FBS, D_N };
 
 static void mpq_grow(mpq_t **a, int old, int n)
@@ -74,14 +75,14 @@ void plc_sched_sim_init(plc_sched_sim *sim)
   memset(sim, 0, sizeof *sim);
   mpq_init(sim->makespan);
   mpq_init(sim->bubble);
-  mpz_inits(sim->den, sim->zstart, sim->zgap, NULL);
+  mpz_inits(sim->den, sim->zstart, sim->zgap, sim->zdur, NULL);
 }
 
 void plc_sched_sim_clear(plc_sched_sim *sim)
 {
   mpq_clear(sim->makespan);
   mpq_clear(sim->bubble);
-  mpz_clears(sim->den, sim->zstart, sim->zgap, NULL);
+  mpz_clears(sim->den, sim->zstart, sim->zgap, sim->zdur, NULL);
   free(sim->fendi);
   free(sim->bendi);
   free(sim->freei);
@@ -101,7 +102,7 @@ void plc_sched_sim_clear(plc_sched_sim *sim)
   mpz_drop(sim->busyz, sim->cap_p);
   mpz_drop(sim->warmz, sim->cap_p);
   mpz_drop(sim->steadyz, sim->cap_p);
-  mpz_drop(sim->durz, sim->cap_p * D_N);
+  mpz_drop(sim->durz, sim->cap_t * D_N);
   mpz_drop(sim->fendz, sim->cap_zkeys);
   mpz_drop(sim->bendz, sim->cap_zkeys);
   free(sim->cursor);
@@ -122,10 +123,16 @@ static void sim_grow_z(plc_sched_sim *sim, int keys)
   sim->cap_zkeys = keys;
 }
 
-/* Grow the scratch to p stages and keys (mb, chunk) pairs; it is kept for
- * the next run, so a search allocates only when a run is larger. */
-static void sim_grow(plc_sched_sim *sim, int p, int keys)
+/* Grow the scratch to p stages, nt times entries and keys (mb, chunk)
+ * pairs; it is kept for the next run, so a search allocates only when a
+ * run is larger. */
+static void sim_grow(plc_sched_sim *sim, int p, int nt, int keys)
 {
+  if (nt > sim->cap_t) {
+    mpz_grow(&sim->durz, sim->cap_t * D_N, nt * D_N);
+    sim->duri = plc_xrealloc(sim->duri, (size_t)nt * D_N * sizeof(plc_sched_int));
+    sim->cap_t = nt;
+  }
   if (p > sim->cap_p) {
     mpq_grow(&sim->busy, sim->cap_p, p);
     mpq_grow(&sim->idle, sim->cap_p, p);
@@ -137,7 +144,6 @@ static void sim_grow(plc_sched_sim *sim, int p, int keys)
     mpz_grow(&sim->busyz, sim->cap_p, p);
     mpz_grow(&sim->warmz, sim->cap_p, p);
     mpz_grow(&sim->steadyz, sim->cap_p, p);
-    mpz_grow(&sim->durz, sim->cap_p * D_N, p * D_N);
     sim->cursor = plc_xrealloc(sim->cursor, (size_t)p * sizeof(int));
     sim->queue = plc_xrealloc(sim->queue, (size_t)p * sizeof(int));
     sim->queued = plc_xrealloc(sim->queued, (size_t)p);
@@ -147,7 +153,6 @@ static void sim_grow(plc_sched_sim *sim, int p, int keys)
     sim->steadyi = plc_xrealloc(sim->steadyi, (size_t)p * sizeof(plc_sched_int));
     sim->first_b = plc_xrealloc(sim->first_b, (size_t)p * sizeof(int));
     sim->last_f = plc_xrealloc(sim->last_f, (size_t)p * sizeof(int));
-    sim->duri = plc_xrealloc(sim->duri, (size_t)p * D_N * sizeof(plc_sched_int));
     sim->cap_p = p;
   }
   if (keys > sim->cap_keys) {
@@ -234,6 +239,37 @@ static int block_dur(const plc_sched_block *b)
   }
 }
 
+/* The times entry of chunk on stage st: the stage's, or with per_chunk
+ * its local chunk's (chunk / p: 0 or 1 for the V and DualPipe, the
+ * virtual chunk for round-robin). */
+static int slot(const sim_run *r, int st, int chunk)
+{
+  return r->sim->per_chunk ? st * (r->s->nchunks / r->s->par.p) + chunk / r->s->par.p : st;
+}
+
+/* A block's duration: its entry's; an F&B whose two parts take different
+ * entries takes the forward of one and the backward of the other. */
+static plc_sched_int dur64(const sim_run *r, int st, const plc_sched_block *b)
+{
+  const plc_sched_int *d = r->sim->duri;
+  int a = slot(r, st, b->chunk);
+  if (b->phase != PLC_SCHED_FB || slot(r, st, b->chunk2) == a)
+    return d[(size_t)a * D_N + block_dur(b)];
+  int c = slot(r, st, b->chunk2);
+  return d[(size_t)a * D_N + D_F] + d[(size_t)c * D_N + (b->split ? D_BS : D_B)];
+}
+
+/* dur64 on mpz_t, into sim->zdur. */
+static mpz_srcptr durz(const sim_run *r, int st, const plc_sched_block *b)
+{
+  mpz_t *d = r->sim->durz;
+  int a = slot(r, st, b->chunk);
+  if (b->phase != PLC_SCHED_FB || slot(r, st, b->chunk2) == a)
+    return d[(size_t)a * D_N + block_dur(b)];
+  int c = slot(r, st, b->chunk2);
+  mpz_add(r->sim->zdur, d[(size_t)a * D_N + D_F], d[(size_t)c * D_N + (b->split ? D_BS : D_B)]);
+  return r->sim->zdur;
+}
 
 /* time_block on the machine-integer path: no sum can overflow, as
  * fast_fits bounds the whole step. */
@@ -247,11 +283,11 @@ static void time_block64(sim_run *r, int st, const plc_sched_block *b, const sim
     int ds = plc_sched_stage_of(s->place, &s->par, d[i].chunk);
     plc_sched_int end = d[i].isb ? sim->bendi[d[i].key] : sim->fendi[d[i].key];
     if (ds != st)
-      end += sim->duri[(size_t)ds * D_N + D_P2P];
+      end += sim->duri[(size_t)slot(r, ds, d[i].chunk) * D_N + D_P2P];
     if (end > start)
       start = end;
   }
-  plc_sched_int dur = sim->duri[(size_t)st * D_N + block_dur(b)];
+  plc_sched_int dur = dur64(r, st, b);
   plc_sched_int gap = start - sim->freei[st];
   if (idx <= sim->first_b[st])
     sim->warmi[st] += gap;
@@ -279,13 +315,13 @@ static void time_blockz(sim_run *r, int st, const plc_sched_block *b, const sim_
     int ds = plc_sched_stage_of(s->place, &s->par, d[i].chunk);
     mpz_srcptr end = d[i].isb ? sim->bendz[d[i].key] : sim->fendz[d[i].key];
     if (ds != st) {
-      mpz_add(sim->zgap, end, sim->durz[(size_t)ds * D_N + D_P2P]);
+      mpz_add(sim->zgap, end, sim->durz[(size_t)slot(r, ds, d[i].chunk) * D_N + D_P2P]);
       end = sim->zgap;
     }
     if (mpz_cmp(end, sim->zstart) > 0)
       mpz_set(sim->zstart, end);
   }
-  mpz_srcptr dur = sim->durz[(size_t)st * D_N + block_dur(b)];
+  mpz_srcptr dur = durz(r, st, b);
   mpz_sub(sim->zgap, sim->zstart, sim->freez[st]); /* the gap before it */
   if (idx <= sim->first_b[st])
     mpz_add(sim->warmz[st], sim->warmz[st], sim->zgap);
@@ -462,7 +498,7 @@ static int fast_fits(sim_run *r)
   mpz_init(v);
   int ok = 1;
   plc_sched_int maxd = 0, maxp = 0, lim = SIM_MAX / 2;
-  for (int st = 0; ok && st < r->s->par.p; st++) {
+  for (int st = 0; ok && st < r->nt; st++) {
     plc_sched_int *d = &sim->duri[(size_t)st * D_N];
     ok = scale_stage(sim, &r->t[st], d, v);
     for (int k = 0; ok && k < D_N; k++) {
@@ -475,6 +511,10 @@ static int fast_fits(sim_run *r)
   }
   mpz_clear(v);
   plc_sched_int n = r->s->nblocks > 0 ? r->s->nblocks : 1;
+  if (sim->per_chunk) { /* an F&B may add two entries' parts */
+    ok = ok && maxd <= lim / 4;
+    maxd *= 2;
+  }
   return ok && maxd <= lim / 2 && maxp <= lim / 2 && maxd + maxp <= lim / n;
 }
 
@@ -484,11 +524,10 @@ static int fast_fits(sim_run *r)
 static int scale_setup(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
-  int p = r->s->par.p;
   if (!r->t)
     return 0;
   mpz_set_ui(sim->den, 1);
-  for (int st = 0; st < p; st++) {
+  for (int st = 0; st < r->nt; st++) {
     const plc_sched_times *t = &r->t[st];
     mpq_srcptr q[5] = {t->f, t->b, t->w, t->fb, t->p2p};
     for (int k = 0; k < 5; k++)
@@ -496,7 +535,7 @@ static int scale_setup(sim_run *r)
   }
   if (fast_fits(r))
     return 1;
-  for (int st = 0; st < p; st++)
+  for (int st = 0; st < r->nt; st++)
     scale_stage_z(sim, &r->t[st], &sim->durz[(size_t)st * D_N]);
   return 0;
 }
@@ -580,9 +619,10 @@ static void sim_results(sim_run *r)
 int plc_sched_simulate(const plc_sched *s, const plc_sched_times *times, plc_sched_sim *sim,
                        char *msg, size_t msglen)
 {
-  sim_grow(sim, s->par.p, s->par.mu * s->nchunks);
+  int nt = sim->per_chunk ? s->nchunks : s->par.p;
+  sim_grow(sim, s->par.p, nt, s->par.mu * s->nchunks);
   sim->p = s->par.p;
-  sim_run r = {s, times, sim, 0, 0, 0};
+  sim_run r = {s, times, sim, 0, 0, 0, nt};
   r.fast = scale_setup(&r);
   sim->used_fast = r.fast;
   if (times && !r.fast)

@@ -82,14 +82,15 @@ static int plc_step_local(const plc_step_build *b, int g)
 }
 
 /* Device s's k-th chunk runs lowered stage *ls's ops of chunk *tag (-1:
- * all of them): round-robin chunk k of stage s is the stage's own virtual
- * chunk k; a DualPipe chunk is a whole model part (chunk p + j of the
- * second direction, on stage p-1-j, is part j: lowered stage j). */
+ * all of them): round-robin chunk k of stage s, and chunk k of dualpipev's
+ * V (the lowering places model chunks s and 2p-1-s there), is the stage's
+ * own virtual chunk k; a DualPipe chunk is a whole model part (chunk p + j
+ * of the second direction, on stage p-1-j, is part j: lowered stage j). */
 static void plc_step_part(const plc_step_build *b, int s, int k, int *ls, int *tag)
 {
   *ls = s;
   *tag = -1;
-  if (b->sched->place == PLC_SCHED_PLACE_ROUND)
+  if (b->sched->place == PLC_SCHED_PLACE_ROUND || b->sched->place == PLC_SCHED_PLACE_V)
     *tag = k;
   else if (b->sched->place == PLC_SCHED_PLACE_BIDIR && k == 1)
     *ls = b->p - 1 - s;
@@ -742,21 +743,15 @@ static void plc_step_build_free(plc_step_build *b, long n)
 }
 
 /* The schedule's blocks; refused: a placement the lowered lists do not
- * give (dualpipev's V; vpp > 1 with a schedule of one chunk per stage or
- * with DualPipe), too many microbatches. */
+ * give (vpp > 1 with a schedule of one chunk per stage or with DualPipe;
+ * dualpipev's V is lowered with vpp 2), too many microbatches. */
 static int plc_step_schedule(const plc_ir_run *run, plc_sched *sched, char *msg, size_t len)
 {
   plc_sched_placement place;
   plc_sched_params par;
   if (!plc_runsched_params(run, &place, &par, msg, len))
     return 0;
-  if (place == PLC_SCHED_PLACE_V) {
-    snprintf(msg, len, "the whole-step simulation of schedule '%s' needs its V placement "
-             "(stage s holding model chunks s and 2p-1-s), which lowering does not give",
-             run->schedule);
-    return 0;
-  }
-  if (place != PLC_SCHED_PLACE_ROUND && run->vpp > 1) {
+  if (place != PLC_SCHED_PLACE_ROUND && place != PLC_SCHED_PLACE_V && run->vpp > 1) {
     snprintf(msg, len, "the whole-step simulation of schedule '%s' runs one model part per "
              "block; vpp = %d splits the stages into round-robin chunks only interleaved "
              "runs", run->schedule, run->vpp);

@@ -16,9 +16,11 @@
  *     same microbatch and phase;
  *   - dualpipe: chunk c runs the whole lists of model part c mod p (lowered
  *     stage c mod p), so stage s runs parts s and p-1-s; it holds both
- *     parts' parameters, so both parts' step lists run on it.  dualpipev's
- *     V placement is not lowered, and vpp > 1 with another schedule is
- *     refused.
+ *     parts' parameters, so both parts' step lists run on it;
+ *   - dualpipev: the lowering places model chunks s and 2p-1-s on stage s
+ *     as its virtual chunks 0 and 1 (vpp 2), run as interleaved's; the
+ *     turn of the V (chunk p-1 to p) stays on stage p-1 and waits for the
+ *     other block's sinks.  vpp > 1 with another schedule is refused.
  * `once` ops (gradient buckets) run in the backward of the last
  * microbatch through their chunk, and the `step` lists after everything
  * else of the stage.  The schedule module (schedule.h, runsched.h) orders

@@ -264,6 +264,7 @@ static json_t *plc_json_bubble(const plc_result *r, const plc_report_opts *o)
   plc_json_set(j, "measured", json_boolean(m));
   plc_json_set(j, "why_formula", m ? NULL : plc_json_str(r->bubble_why));
   plc_json_set(j, "critical_stage", json_integer(r->critical));
+  plc_json_set(j, "critical_device", json_integer(r->device));
   plc_json_set(j, "warmup", m ? plc_json_time(o, r->bubble_warmup) : NULL);
   plc_json_set(j, "steady", m ? plc_json_time(o, r->bubble_steady) : NULL);
   plc_json_set(j, "cooldown", m ? plc_json_time(o, r->bubble_cooldown) : NULL);

@@ -199,32 +199,20 @@ static plc_report_part *plc_report_part_add(const plc_result *r, plc_report_part
   return p;
 }
 
-/* v = mu x a per-microbatch figure. */
-static mpq_srcptr plc_report_mu(mpq_t v, const plc_result *r, mpq_srcptr per_mb)
-{
-  mpq_set_si(v, r->run->mu, 1);
-  mpq_mul(v, v, per_mb);
-  return v;
-}
-
 int plc_report_parts(const plc_result *r, int all, plc_report_part *parts)
 {
-  int n = 0;
-  mpq_t v;
-  mpq_init(v);
-  plc_report_part_add(r, parts, &n, PLC_PART_COMPUTE, 0, plc_report_mu(v, r, r->compute_mb));
+  int n = 0; /* the critical device's work over the step (analysis.h) */
+  plc_report_part_add(r, parts, &n, PLC_PART_COMPUTE, 0, r->dev_compute);
   for (int d = 0; d < PLC_PD_COUNT; d++)
-    if (mpq_sgn(r->exposed_mb[d]) || (all && r->run->size[d] > 1))
-      plc_report_part_add(r, parts, &n, PLC_PART_EXPOSED, d,
-                          plc_report_mu(v, r, r->exposed_mb[d]));
-  if (all || mpq_sgn(r->stall_mb))
-    plc_report_part_add(r, parts, &n, PLC_PART_WAITS, 0, plc_report_mu(v, r, r->stall_mb));
+    if (mpq_sgn(r->dev_exposed[d]) || (all && r->run->size[d] > 1))
+      plc_report_part_add(r, parts, &n, PLC_PART_EXPOSED, d, r->dev_exposed[d]);
+  if (all || mpq_sgn(r->dev_stall))
+    plc_report_part_add(r, parts, &n, PLC_PART_WAITS, 0, r->dev_stall);
   plc_report_part_add(r, parts, &n, PLC_PART_BUBBLE, 0, r->bubble);
   plc_report_part_add(r, parts, &n, PLC_PART_TAIL, 0, r->tail);
   if (all || mpq_sgn(r->optimizer))
     plc_report_part_add(r, parts, &n, PLC_PART_OPTIMIZER, 0, r->optimizer);
   plc_report_part_add(r, parts, &n, PLC_PART_STEP, 0, r->step);
-  mpq_clear(v);
   return n;
 }
 
@@ -262,10 +250,11 @@ static char *plc_report_tail_note(const plc_result *r, const plc_report_opts *o)
 char *plc_report_part_note(const plc_result *r, const plc_report_opts *o,
                            const plc_report_part *p)
 {
+  const char *mu = plc_two_parts(r->run) ? "mu/2 x each part's" : "mu x";
   switch (p->kind) {
-  case PLC_PART_COMPUTE: return plc_xstrdup("mu x compute on the compute stream");
+  case PLC_PART_COMPUTE: return plc_report_sprintf("%s compute on the compute stream", mu);
   case PLC_PART_EXPOSED:
-    return plc_report_sprintf("mu x exposed %s communication", plc_pdim_name(p->dim));
+    return plc_report_sprintf("%s exposed %s communication", mu, plc_pdim_name(p->dim));
   case PLC_PART_WAITS: return plc_xstrdup("compute waiting for compute on other streams");
   case PLC_PART_TAIL: return plc_report_tail_note(r, o);
   case PLC_PART_OPTIMIZER: return plc_xstrdup("pinned by the plan");
@@ -372,8 +361,13 @@ void plc_report_bubble_text(const plc_result *r, const plc_report_opts *o, char 
   if (r->bubble_measured) {
     char *f = plc_report_time(o, r->bubble_warmup), *w = plc_report_time(o, r->bubble_steady);
     char *d = plc_report_time(o, r->bubble_cooldown);
-    *split = plc_report_sprintf("idle on critical stage %d: %s in warm-up, %s in the steady "
-                                "phase, %s in cool-down", r->critical, f, w, d);
+    char *who = plc_two_parts(r->run)
+                  ? plc_report_sprintf("device %d (model stages %d and %d)", r->device, r->device,
+                                       r->run->nstages - 1 - r->device)
+                  : plc_report_sprintf("stage %d", r->device);
+    *split = plc_report_sprintf("idle on critical %s: %s in warm-up, %s in the steady "
+                                "phase, %s in cool-down", who, f, w, d);
+    free(who);
     free(f);
     free(w);
     free(d);

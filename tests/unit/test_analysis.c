@@ -235,9 +235,103 @@ static plc_ir_run *rand_run(int p, int vpp, const char *schedule, long mu, const
   return r;
 }
 
+/* DualPipe on uneven stages, by hand (ms): p = 4, mu = 8; model stage 1
+ * takes f 2, input gradient 2, wgrad 2 (t 6), the others 1, 1, 1 (t 3).
+ * Device d holds model stages d and 3 - d and runs 4 microbatches through
+ * each: devices 1 and 2 hold stages 1 and 2, 4 x 6 + 4 x 3 = 36 of work;
+ * devices 0 and 3 hold 0 and 3, 24.  Device 1's order (schedule.c; chunk
+ * 1 is model stage 1, chunk 6 model stage 2 of the reverse direction,
+ * F&B = forward of one + whole backward of the other), with each block's
+ * start-end:
+ *   F(0,c1) 1-3 (after F(0,c0) on device 0, 0-1)  F(4,c6) 3-4  F(1,c1) 4-6
+ *   F(5,c6) 6-7  F(2,c1) 7-9  B(4,c6) 9-11 (after B(4,c7) on device 0,
+ *   5-6)  F&B(F 6 c6, B 0 c1) 11-16  F&B(F 3 c1, B 5 c6) 16-20
+ *   F&B(F 7 c6, B 1 c1) 20-25  B(6,c6) 25-27  B(2,c1) 27-31
+ *   B(7,c6) input 31-32  B(3,c1) input 32-34  W(7,c6) 34-35  W(3,c1) 35-37
+ * (each start is its device's previous end or the dependency's end, e.g.
+ * F&B(F 3 c1, B 5 c6) waits for B(5,c7), which ends at 11 on device 0,
+ * and F(3,c0) at 11: device 1 is free at 16).  Device 1 idles only
+ * 0-1 ms, before its first block: makespan 37, bubble 37 - 36 = 1 ms, all
+ * in warm-up; the step is 37 ms.  Per-stage times (device 1 running every
+ * block at stage 1's) would charge mu x 6 = 48 ms of work.  With model
+ * stage 3 the heavy one (f 2, 2, 2 there), devices 0 and 3 have 36, 0 the
+ * critical (the lower), and every block chains without a gap: bubble 0,
+ * step 36. */
+static void test_dualpipe_uneven(void)
+{
+  long f[4] = {1, 2, 1, 1}, dg[4] = {1, 2, 1, 1}, wg[4] = {1, 2, 1, 1};
+  plc_result res;
+  plc_analyse(&res, rand_run(4, 1, "dualpipe", 8, f, dg, wg));
+  CU_ASSERT(res.bubble_measured);
+  CU_ASSERT_EQUAL(res.critical, 1);
+  CU_ASSERT_EQUAL(res.device, 1);
+  CU_ASSERT(plc_fx_q(res.work, 36, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble, 1, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble_warmup, 1, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble_steady, 0, 1));
+  CU_ASSERT(plc_fx_q(res.bubble_cooldown, 0, 1));
+  CU_ASSERT(plc_fx_q(res.step, 37, 1000));
+  CU_ASSERT(plc_fx_q(res.dev_compute, 36, 1000)); /* all compute, nothing exposed */
+  plc_result_free(&res);
+  long f3[4] = {1, 1, 1, 2};
+  plc_analyse(&res, rand_run(4, 1, "dualpipe", 8, f3, f3, f3));
+  CU_ASSERT_EQUAL(res.critical, 3);
+  CU_ASSERT_EQUAL(res.device, 0);
+  CU_ASSERT(plc_fx_q(res.bubble, 0, 1));
+  CU_ASSERT(plc_fx_q(res.step, 36, 1000));
+  plc_result_free(&res);
+}
+
+/* dualpipev on uneven chunks, by hand (ms): p = 2, mu 4; stage s holds
+ * model chunks s and 3 - s as its virtual chunks 0 and 1, each run as
+ * blocks of its own ops (chunk-tagged).  Model chunk 1 (stage 1's chunk 0)
+ * takes f 2, input gradient 2, wgrad 2; the others 1, 1, 1.  Stage 1
+ * works 4 x (2 + 4) + 4 x (1 + 2) = 36, stage 0 4 x 3 + 4 x 3 = 24.
+ * Stage 1's order (schedule.c) with start-end, Fm.c for F(mb m, chunk c):
+ *   F0.1 1-3 (after F0.0 on stage 0, 0-1)  F0.2 3-4 (the V's turn, on
+ *   stage 1)  F1.1 4-6  F1.2 6-7  F2.1 7-9  B0.2 9-11 (after B0.3 input,
+ *   stage 0, 5-6)  F&B(F2.2, B0.1) 11-16  F&B(F3.1, B1.2) 16-20
+ *   F&B(F3.2, B1.1) 20-25  B2.2 25-27  B2.1 27-31  B3.2 input 31-32
+ *   B3.1 input 32-34  W3.2 34-35  W3.1 35-37
+ * (F&B = forward of one chunk + whole backward of the other, e.g.
+ * F&B(F3.1, B1.2) waits for B1.3, which stage 0 ends at 11, and F3.0 at
+ * 11).  Idle only 0-1: bubble 37 - 36 = 1, in warm-up; step 37. */
+static void test_dualpipev_uneven(void)
+{
+  plc_ir_run *r = hand_run(2, 2, "dualpipev", 1);
+  for (int s = 0; s < 2; s++) {
+    plc_ir_stage *st = &r->stages[s];
+    memset(&st->fwd, 0, sizeof st->fwd);
+    memset(&st->bwd, 0, sizeof st->bwd);
+    for (int k = 0; k < 2; k++) {
+      long t = s == 1 && k == 0 ? 2 : 1; /* model chunk 1 */
+      int f = compute(&st->fwd, PLC_PH_FWD, t, t * 10, 0, -1);
+      int b = compute(&st->bwd, PLC_PH_BWD, t, t * 10, 0, -1);
+      int w = compute(&st->bwd, PLC_PH_BWD, t, t * 10, 1, b);
+      st->fwd.ops[f].chunk = st->bwd.ops[b].chunk = st->bwd.ops[w].chunk = k;
+    }
+  }
+  r->mu = 4;
+  r->global_batch = 8;
+  plc_result res;
+  plc_analyse(&res, r);
+  CU_ASSERT(res.bubble_measured);
+  CU_ASSERT_EQUAL(res.device, 1);
+  CU_ASSERT(plc_fx_q(res.work, 36, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble, 1, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble_warmup, 1, 1000));
+  CU_ASSERT(plc_fx_q(res.step, 37, 1000));
+  plc_result_free(&res);
+}
+
 /* Over random uneven stages, for each schedule:
  *  - warm-up + steady + cool-down = the bubble >= 0, and it was measured;
- *  - every stage's own work, mu (t_f + t_b), fits in the step;
+ *  - the critical device's work + bubble = the step, and its compute,
+ *    exposed and waits add up to that work;
+ *  - every device's own work fits in the step and is at most the critical
+ *    device's: mu (t_f + t_b) of its stage, or under DualPipe
+ *    mu/2 (t_s + t_{p-1-s}) (it runs half the microbatches through each of
+ *    model stages s and p-1-s);
  *  - when the critical stage is the slowest in each part (forward, input
  *    gradient, weight gradient), the measured bubble is at most the closed
  *    form (gpipe, 1f1b, interleaved): raising every stage to its times
@@ -248,11 +342,14 @@ static plc_ir_run *rand_run(int p, int vpp, const char *schedule, long mu, const
  *    mu >= p, its precondition). */
 static void test_bubble_properties(void)
 {
-  static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", "zb_h1", "dualpipe"};
-  for (int iter = 0; iter < 200; iter++) {
-    int k = iter % 5, vpp = k == 2 ? 2 : 1;
+  static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", "zb_h1", "dualpipe",
+                                       "dualpipev"};
+  for (int iter = 0; iter < 240; iter++) {
+    int k = iter % 6, vpp = k == 2 || k == 5 ? 2 : 1; /* dualpipev: its V, vpp 2 */
     int p = k == 4 ? 2 * (int)prop_rand(1, 3) : (int)prop_rand(2, 6);
-    long mu = k == 3 ? prop_rand(p, 3L * p) : p * prop_rand(2, 3); /* zb_h1: any mu >= p */
+    long mu = k == 3   ? prop_rand(p, 3L * p)      /* zb_h1: any mu >= p */
+              : k == 5 ? prop_rand(2L * p, 3L * p) /* dualpipev: any mu >= 2p */
+                       : p * prop_rand(2, 3);
     long f[6], dg[6], wg[6];
     int top = (int)prop_rand(0, p - 1);
     for (int s = 0; s < p; s++) {
@@ -274,9 +371,22 @@ static void test_bubble_properties(void)
     CU_ASSERT(res.bubble_measured);
     CU_ASSERT(mpq_equal(sum, res.bubble));
     CU_ASSERT(mpq_sgn(res.bubble) >= 0 && mpq_sgn(res.bubble_steady) >= 0);
+    mpq_add(sum, res.work, res.bubble);
+    CU_ASSERT(mpq_equal(sum, res.step));
+    mpq_set(sum, res.dev_compute);
+    mpq_add(sum, sum, res.dev_stall);
+    for (int d = 0; d < PLC_PD_COUNT; d++)
+      mpq_add(sum, sum, res.dev_exposed[d]);
+    CU_ASSERT(mpq_equal(sum, res.work));
     for (int s = 0; s < p; s++) {
-      mpq_set_si(w, mu * (f[s] + dg[s] + wg[s]), 1000);
+      int m = p - 1 - s;
+      if (k == 4)
+        mpq_set_si(w, mu * (f[s] + dg[s] + wg[s] + f[m] + dg[m] + wg[m]), 2000);
+      else
+        mpq_set_si(w, mu * (f[s] + dg[s] + wg[s]), 1000);
+      mpq_canonicalize(w);
       CU_ASSERT(mpq_cmp(w, res.step) <= 0);
+      CU_ASSERT(mpq_cmp(w, res.work) <= 0);
     }
     if (k < 3)
       CU_ASSERT(mpq_cmp(res.bubble, res.bubble_formula) <= 0);
@@ -377,6 +487,8 @@ int main(void)
   static const plc_cu_test tests[] = {
     {"bubble of every schedule", test_bubbles},
     {"eta, busy, MFU, tokens/s", test_ratios},
+    {"dualpipe, uneven stages: each device's two parts (hand case)", test_dualpipe_uneven},
+    {"dualpipev, uneven chunks: each run alone (hand case)", test_dualpipev_uneven},
     {"critical stage", test_critical_stage},
     {"measured bubble: properties over random stages", test_bubble_properties},
     {"DP tail and optimizer", test_tail},

@@ -360,6 +360,88 @@ static void test_plan_dualpipe(void)
   plc_fx_free(&f);
 }
 
+/* DualPipe's activations with each model stage's sizes: layer i keeps
+ * i + 1 GB per microbatch and weighs i + 1 GB, so over pp 4 (layers 2s
+ * and 2s+1 on model stage s) a microbatch keeps 3, 7, 11 and 15 GB on
+ * model stages 0 to 3.  Device 0 holds model stages 0 (chunk 0) and 3
+ * (chunk 7, the reverse direction's first); its order (mu 8, schedule.c)
+ * and level after each block, GB (F allocates its chunk's, a whole B or a
+ * W frees it, an F&B allocates its forward's before its backward frees):
+ *   F0.0 3, F1.0 6, F2.0 9, F4.7 24, B4.7 input 24, W4.7 9, F5.7 24,
+ *   F&B(F3.0 27, B5.7 12), F&B(F6.7 27, B0.0 24), B6.7 9,
+ *   F&B(F7.7 24, B1.0 21), B7.7 6, then 6, 3, 3, 0:
+ * peak 27 GB = 4 x 3 + 1 x 15 (5 in flight; the first time it is reached
+ * counts).  Device 1 (model stages 1, chunk 1, and 2, chunk 6):
+ *   F0.1 7, F4.6 18, F1.1 25, F5.6 36, F2.1 43, B4.6 32, F&B(F6.6 43, 36),
+ *   F&B(F3.1 43, 32), F&B(F7.6 43, 36), ...: peak 43 GB = 3 x 7 + 2 x 11.
+ * Weights: device 0 1 + 2 + 7 + 8 = 18 GB, device 1 3 + 4 + 5 + 6 = 18 GB.
+ * (Running device s's both parts at model stage s's sizes would give
+ * 5 x 3 = 15 and 5 x 7 = 35 GB.) */
+static void test_plan_dualpipe_activations(void)
+{
+  static const char *text =
+    MEM_MACHINE
+    "model m { layers { dense = 8 } }\n"
+    "framework f {\n"
+    "  template dense {\n"
+    "    memory { weights = (layer.index + 1) * 1 GB; activations = (layer.index + 1) * 1 GB }\n"
+    "    op mm: compute { flops = 1 TFLOP }\n"
+    "  }\n"
+    "}\n"
+    "train t { model = m; cluster = c; framework = f; pp = 4; dp = 2; micro_batch = 1\n"
+    "          global_batch = 16; seq = 1; schedule = dualpipe }\n";
+  plc_fx f;
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, text), 0);
+  plc_drive_run *r = plc_fx_train(&f, "t");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  const plc_mem *m = r->res.mem;
+  const long G = 1000000000L;
+  CU_ASSERT(plc_fx_q(m->st[0].activations, 27 * G, 1));
+  CU_ASSERT_EQUAL(m->st[0].inflight, 5);
+  CU_ASSERT(plc_fx_q(m->st[1].activations, 43 * G, 1));
+  CU_ASSERT(plc_fx_q(m->st[2].activations, 43 * G, 1));
+  CU_ASSERT(plc_fx_q(m->st[3].activations, 27 * G, 1));
+  CU_ASSERT(plc_fx_q(m->st[0].weights, 18 * G, 1));
+  CU_ASSERT(plc_fx_q(m->st[1].weights, 18 * G, 1));
+  plc_fx_free(&f);
+}
+
+/* dualpipev's V lowered: pp 2, four layers, layer i keeping i + 1 GB per
+ * microbatch, one layer per chunk; stage 0 holds model chunks 0 (1 GB)
+ * and 3 (4 GB), stage 1 chunks 1 (2 GB) and 2 (3 GB).  Stage 0's order
+ * (schedule.c, mu 4) and level after each block, GB:
+ *   F0.0 1, F1.0 2, F2.0 3, F0.3 7, B0.3 input 7, W0.3 3, F1.3 7,
+ *   F&B(F3.0 8, B1.3 4), F&B(F2.3 8, B0.0 7), B2.3 3, ...: peak 8 GB
+ *   = 4 x 1 + 1 x 4 (5 in flight, the first time it is reached);
+ * stage 1: F0.1 2, F0.2 5, F1.1 7, F1.2 10, F2.1 12, B0.2 9,
+ *   F&B(F2.2 12, 10), F&B(F3.1 12, 9), ...: peak 12 GB = 3 x 2 + 2 x 3.
+ * (Round robin, layers 0 and 2 on stage 0, would give other sums.) */
+static void test_plan_dualpipev(void)
+{
+  static const char *text =
+    MEM_MACHINE
+    "model m { layers { dense = 4 } }\n"
+    "framework f {\n"
+    "  template dense {\n"
+    "    memory { activations = (layer.index + 1) * 1 GB }\n"
+    "    op mm: compute { flops = 1 TFLOP }\n"
+    "  }\n"
+    "}\n"
+    "train t { model = m; cluster = c; framework = f; pp = 2; dp = 2; micro_batch = 1\n"
+    "          global_batch = 8; seq = 1; schedule = dualpipev }\n";
+  plc_fx f;
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, text), 0);
+  plc_drive_run *r = plc_fx_train(&f, "t");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  const plc_mem *m = r->res.mem;
+  const long G = 1000000000L;
+  CU_ASSERT(plc_fx_q(m->st[0].activations, 8 * G, 1));
+  CU_ASSERT_EQUAL(m->st[0].inflight, 5);
+  CU_ASSERT(plc_fx_q(m->st[1].activations, 12 * G, 1));
+  CU_ASSERT_EQUAL(m->st[1].inflight, 5);
+  plc_fx_free(&f);
+}
+
 /* A train's memory_reserve overrides the device's 2 GB: 45 GB leaves
  * 35 GB, and stage 0's 37 GB do not fit (headroom -2 GB), which the driver
  * reports as a warning at the train. */
@@ -409,6 +491,8 @@ int main(void)
     {"plan: 1f1b static, activations, buffers, headroom", test_plan_1f1b},
     {"plan: interleaved chunks", test_plan_interleaved},
     {"plan: dualpipe holds two parts", test_plan_dualpipe},
+    {"plan: dualpipe activations, each part's sizes", test_plan_dualpipe_activations},
+    {"plan: dualpipev's V, each chunk's sizes", test_plan_dualpipev},
     {"plan: no order, every microbatch in flight", test_plan_fallback},
     {"plan: train reserve, does not fit", test_plan_reserve},
     {"plan: no capacity", test_plan_no_capacity},

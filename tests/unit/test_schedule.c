@@ -803,6 +803,70 @@ static void test_fast_path_exact(void)
   plc_sched_sim_clear(&slow);
 }
 
+/* Times per chunk (sim->per_chunk, DualPipe's two model stages per
+ * device): with each device's two entries equal to one per-stage entry
+ * (fb = f + b) the run is the per-stage run; with random entries the
+ * machine-integer and mpz runs agree, and a device's work is mu/2 x
+ * (f + b) of each of its entries (every microbatch of a direction runs its
+ * F and its whole backward there once), the rule the bubble subtracts. */
+static void test_per_chunk_times(void)
+{
+  plc_sched_sim a, b;
+  plc_sched_sim_init(&a);
+  plc_sched_sim_init(&b);
+  plc_sched_times t[4], tc[8];
+  plc_sched_times_init(t, 4);
+  plc_sched_times_init(tc, 8);
+  mpq_t w, x;
+  mpq_inits(w, x, NULL);
+  for (int it = 0; it < 200; it++) {
+    int p = 2 + 2 * rnd(2), mu = 2 * p + 2 * rnd(3);
+    plc_sched s = gen(it % 2 ? PLC_SCHED_DUALPIPE : PLC_SCHED_DUALPIPEV, p, 2, mu, 0);
+    rnd_times(t, p);
+    for (int i = 0; i < 2 * p; i++) {
+      const plc_sched_times *o = &t[i / 2];
+      mpq_set(tc[i].f, o->f);
+      mpq_set(tc[i].b, o->b);
+      mpq_set(tc[i].w, o->w);
+      mpq_set(tc[i].p2p, o->p2p);
+    }
+    for (int i = 0; i < p; i++)
+      mpq_add(t[i].fb, t[i].f, t[i].b);
+    for (int i = 0; i < 2 * p; i++)
+      mpq_add(tc[i].fb, tc[i].f, tc[i].b);
+    a.per_chunk = 0;
+    b.per_chunk = 1;
+    sim_ok(&s, t, &a);
+    sim_ok(&s, tc, &b);
+    PLC_CU_ASSERT_MSG(same_results(&a, &b), "per-chunk entries equal per stage differ");
+    rnd_times(tc, 2 * p);
+    for (int i = 0; i < 2 * p; i++)
+      mpq_add(tc[i].fb, tc[i].f, tc[i].b);
+    a.per_chunk = b.per_chunk = 1;
+    a.exact_only = 1;
+    sim_ok(&s, tc, &a);
+    sim_ok(&s, tc, &b);
+    CU_ASSERT(b.used_fast && !a.used_fast);
+    PLC_CU_ASSERT_MSG(same_results(&a, &b), "machine-integer and mpz per-chunk runs differ");
+    a.exact_only = 0;
+    for (int st = 0; st < p && it % 2; st++) {
+      mpq_add(w, tc[2 * st].f, tc[2 * st].b);
+      mpq_add(w, w, tc[2 * st + 1].f);
+      mpq_add(w, w, tc[2 * st + 1].b);
+      mpq_set_si(x, mu, 2);
+      mpq_canonicalize(x);
+      mpq_mul(w, w, x);
+      PLC_CU_ASSERT_MSG(mpq_equal(w, b.busy[st]), "a DualPipe device's work");
+    }
+    plc_sched_free(&s);
+  }
+  mpq_clears(w, x, NULL);
+  plc_sched_times_clear(t, 4);
+  plc_sched_times_clear(tc, 8);
+  plc_sched_sim_clear(&a);
+  plc_sched_sim_clear(&b);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -827,6 +891,7 @@ int main(void)
     {"preconditions", test_preconditions},
     {"random properties", test_random_properties},
     {"machine-integer path equals the mpz run", test_fast_path_exact},
+    {"times per chunk (DualPipe's two model stages)", test_per_chunk_times},
     {NULL, NULL},
   };
   return plc_cu_run("schedule", tests);

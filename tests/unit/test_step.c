@@ -231,9 +231,12 @@ static void interleaved_plan(char *text, size_t len, int p, int v, int L, int mu
     "schedule = \"interleaved\" }\n",
     HW, p * v * L,
     sends ? "  template pipeline {\n"
-            "    forward { for c in 0 .. run.vpp { if layer.stage + c * run.pp < run.pp * run.vpp - 1 {\n"
+            "    let v = run.schedule == \"dualpipev\"\n"
+    "    forward { for c in 0 .. run.vpp { if v ? (c == 0 ? layer.stage < run.pp - 1 : "
+    "layer.stage > 0) : layer.stage + c * run.pp < run.pp * run.vpp - 1 {\n"
             "      op send_act[c]: p2p(pp) { time = 1 ms; stream = pp_comm; chunk = c } } } }\n"
-            "    backward { for c in 0 .. run.vpp { if layer.stage + c * run.pp > 0 {\n"
+            "    backward { for c in 0 .. run.vpp { if v ? (c == 0 ? layer.stage > 0 : "
+    "layer.stage < run.pp - 1) : layer.stage + c * run.pp > 0 {\n"
             "      op send_grad[c]: p2p(pp) { time = 1 ms; stream = pp_comm; chunk = c } } } }\n"
             "  }\n" : "",
     p, v, mu);
@@ -381,6 +384,48 @@ static void test_dualpipe_closed_form(void)
   }
 }
 
+/* Uneven DualPipe op by op: device s runs its reverse-direction blocks
+ * with model stage p-1-s's op lists.  p 4, mu 8, one layer per stage;
+ * layer 1 (model stage 1) takes 2 ms per op (f 2, input gradient 2, wgrad
+ * 2), the others 1 ms.  Compute only, no transfers: the block-level hand
+ * case of test_analysis.c (test_dualpipe_uneven), where device 1 (model
+ * stages 1 and 2) does 4 x 6 + 4 x 3 = 36 ms, devices 0 and 3 (stages 0
+ * and 3) 4 x 3 + 4 x 3 = 24 ms, and the step ends at 37 ms (device 1 idles
+ * 1 ms before its first forward).  Running every block of device s with
+ * stage s's lists would give device 1 8 x 6 = 48 ms. */
+static void test_dualpipe_uneven(void)
+{
+  char text[4096];
+  snprintf(text, sizeof text,
+    "%s"
+    "cluster C8 { device = D; tier node { size = 8; link = L } }\n"
+    "model M { layers { dense = 4 } }\n"
+    "framework F {\n"
+    "  template dense {\n"
+    "    forward { op f: compute { time = layer.index == 1 ? 2 ms : 1 ms } }\n"
+    "    backward {\n"
+    "      op b: compute { time = layer.index == 1 ? 2 ms : 1 ms }\n"
+    "      op w: compute { time = layer.index == 1 ? 2 ms : 1 ms; wgrad = true; after = [b] }\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "train t { model = M; cluster = C8; framework = F; tp = 1; pp = 4; dp = 1\n"
+    "  micro_batch = 1; global_batch = 8; seq = 16; recompute = none; "
+    "schedule = \"dualpipe\" }\n", HW);
+  compiled c;
+  CU_ASSERT_FATAL(compile(&c, text));
+  plc_step st;
+  run_ok(&c, 1, &st);
+  CU_ASSERT(is_ms(st.makespan, 37, 1));
+  CU_ASSERT(is_ms(st.stages[0].compute, 24, 1));
+  CU_ASSERT(is_ms(st.stages[1].compute, 36, 1));
+  CU_ASSERT(is_ms(st.stages[2].compute, 36, 1));
+  CU_ASSERT(is_ms(st.stages[3].compute, 24, 1));
+  CU_ASSERT(adds_up(&st));
+  plc_step_free(&st);
+  release(&c);
+}
+
 /* DualPipe's F&B overlap, by hand: 2 stages, mu 4, dp = ep = 2.  A layer's
  * forward is a (1 ms), the EP all-to-all d (1 ms, stream ep, after a), e
  * (1 ms, after d); its backward eb, db, ab likewise.  Alone a block takes
@@ -467,15 +512,17 @@ static unsigned rnd(unsigned m)
   return (unsigned)((rng >> 33) % m);
 }
 
-/* A random plan: pp stages of vpp chunks of one or two layers, a forward
- * of compute and a gather on a side stream, a backward with a
- * weight-gradient op and a reduce-scatter, pipeline sends per chunk; op times t[] in ms, transfer sizes in
- * MB.  With `half`, every transfer is half as large: the same plan on a
- * link twice as fast. */
+/* A random plan: pp stages of vpp chunks (dualpipev: its V's two) of one
+ * or two layers, a forward of compute and a gather on a side stream, a
+ * backward with a weight-gradient op and a reduce-scatter, pipeline sends
+ * per chunk (round robin, or the V's: none at its turn on the last stage);
+ * op times t[] in ms, transfer sizes in MB.  With `half`, every transfer
+ * is half as large: the same plan on a link twice as fast. */
 static void random_plan(char *text, size_t len, int pp, int vpp, int layers, int mb,
                         const char *sched, const int *t, int half)
 {
   const char *u = "1 ms";
+  int nch = strcmp(sched, "dualpipev") ? vpp : 2;
   snprintf(text, len,
     "%s" /* HW */
     "model M { layers { dense = %d } }\n"
@@ -493,15 +540,18 @@ static void random_plan(char *text, size_t len, int pp, int vpp, int layers, int
     "    }\n"
     "  }\n"
     "  template pipeline {\n"
-    "    forward { for c in 0 .. run.vpp { if layer.stage + c * run.pp < run.pp * run.vpp - 1 {\n"
+    "    let v = run.schedule == \"dualpipev\"\n"
+    "    forward { for c in 0 .. run.vpp { if v ? (c == 0 ? layer.stage < run.pp - 1 : "
+    "layer.stage > 0) : layer.stage + c * run.pp < run.pp * run.vpp - 1 {\n"
     "      op send[c]: p2p(pp) { size = %d MB; stream = s3; chunk = c } } } }\n"
-    "    backward { for c in 0 .. run.vpp { if layer.stage + c * run.pp > 0 {\n"
+    "    backward { for c in 0 .. run.vpp { if v ? (c == 0 ? layer.stage > 0 : "
+    "layer.stage < run.pp - 1) : layer.stage + c * run.pp > 0 {\n"
     "      op sendb[c]: p2p(pp) { size = %d MB; stream = s3; chunk = c } } } }\n"
     "  }\n"
     "}\n"
     "train t { model = M; cluster = C; framework = F; tp = 1; pp = %d; dp = %d; vpp = %d\n"
     "  micro_batch = 1; global_batch = %d; seq = 16; recompute = none; schedule = \"%s\" }\n",
-    HW, layers * pp * vpp, t[0], u, t[1] * (half ? 1 : 2), t[2], u, t[3], u, t[4], u,
+    HW, layers * pp * nch, t[0], u, t[1] * (half ? 1 : 2), t[2], u, t[3], u, t[4], u,
     t[5] * (half ? 1 : 2), t[6] * (half ? 1 : 2), t[6] * (half ? 1 : 2), pp, 4 / pp, vpp,
     mb * (4 / pp), sched);
 }
@@ -512,13 +562,15 @@ static void random_plan(char *text, size_t len, int pp, int vpp, int layers, int
  * sharing a faster link can slow a step: see plc(5) and test_flow). */
 static void test_random_plans(void)
 {
-  static const char *scheds[] = {"gpipe", "1f1b", "zb_h1", "interleaved", "dualpipe"};
-  int bad_sum = 0, bad_busy = 0, bad_mono = 0, ran = 0, ran_chunks = 0;
-  for (int round = 0; round < 60; round++) {
-    int kind = (int)rnd(5), pp = 1 << rnd(3), layers = 1 + (int)rnd(2), mb = pp + (int)rnd(4);
+  static const char *scheds[] = {"gpipe", "1f1b", "zb_h1", "interleaved", "dualpipe",
+                                 "dualpipev"};
+  int bad_sum = 0, bad_busy = 0, bad_mono = 0, ran = 0, ran_chunks = 0, ran_v = 0;
+  for (int round = 0; round < 72; round++) {
+    int kind = (int)rnd(6), pp = 1 << rnd(3), layers = 1 + (int)rnd(2), mb = pp + (int)rnd(4);
     int vpp = 1;
     const char *sched = scheds[kind];
-    if (kind >= 3) { /* interleaved: mu a multiple of pp; dualpipe: even pp, even mu >= 2 pp */
+    if (kind >= 3) { /* interleaved: mu a multiple of pp; dualpipe: even pp, even mu >= 2 pp;
+                        dualpipev: the same suits it (mu >= 2 pp, vpp 1: the V is its pair) */
       pp = 2 << rnd(2);
       vpp = kind == 3 ? 2 + (int)rnd(2) : 1;
       mb = kind == 3 ? pp * (1 + (int)rnd(2)) : 2 * pp + 2 * (int)rnd(2);
@@ -542,6 +594,7 @@ static void test_random_plans(void)
         if (plc_step_run(&st, c.run->ir, &o, msg, sizeof msg)) {
           ran++;
           ran_chunks += kind >= 3;
+          ran_v += kind == 5;
           bad_sum += !adds_up(&st);
           for (int s = 0; s < st.nstages; s++)
             bad_busy += mpq_cmp(st.stages[s].compute, st.makespan) > 0;
@@ -556,6 +609,7 @@ static void test_random_plans(void)
   }
   CU_ASSERT(ran >= 150);
   CU_ASSERT(ran_chunks >= 40);
+  CU_ASSERT(ran_v >= 10);
   CU_ASSERT_EQUAL(bad_sum, 0);
   CU_ASSERT_EQUAL(bad_busy, 0);
   CU_ASSERT_EQUAL(bad_mono, 0);
@@ -571,6 +625,7 @@ int main(void)
     {"interleaved, uniform stages: the closed form", test_interleaved_closed_form},
     {"interleaved with per-chunk sends: the block simulator", test_interleaved_sends},
     {"dualpipe, uniform stages: the closed form", test_dualpipe_closed_form},
+    {"dualpipe, uneven stages: each device's two parts' op lists", test_dualpipe_uneven},
     {"dualpipe F&B hides the EP all-to-all (hand case)", test_dualpipe_fb_overlap},
     {"vpp > 1 with a one-chunk schedule is refused", test_refuses_vpp_without_interleaving},
     {"properties over random plans", test_random_plans},
