@@ -333,7 +333,7 @@ static void plc_pipeline_legend(FILE *out, const plc_pipeline_pic *pic, int crit
     free(m);
   }
   if (critical >= 0)
-    fprintf(out, "  * the critical stage\n");
+    fprintf(out, "  * the critical device: the most work over the step\n");
   mpq_clear(cell);
 }
 
@@ -361,14 +361,14 @@ void plc_pipeline_print(FILE *out, const plc_result *res, int width, const plc_r
   pic.place = place;
   pic.p = run->nstages;
   mpq_init(pic.k);
-  plc_pipeline_rows(&pic, res->critical);
+  plc_pipeline_rows(&pic, res->device);
   int lw = 9; /* "*stage NN" */
   int cols = width - (2 + lw + 2) - 1;
   plc_pipeline_windows(&pic, cols < 12 ? 12 : cols);
   plc_pipeline_draw(&pic);
-  plc_pipeline_print_rows(out, &pic, lw, res->critical);
+  plc_pipeline_print_rows(out, &pic, lw, res->device);
   plc_pipeline_axis(out, &pic, lw, o);
-  plc_pipeline_legend(out, &pic, res->critical, o);
+  plc_pipeline_legend(out, &pic, res->device, o);
   plc_pipeline_free(&pic);
   plc_blocks_free(&bl);
 }
