@@ -207,6 +207,17 @@ static void check_invariants(const plc_sim *s, const plc_ir_list *l, int *bad)
       mpq_add(sum, sum, l->ops[i].time);
   if (!mpq_equal(sum, s->all_compute) || mpq_cmp(sum, s->makespan) > 0)
     (*bad)++;
+  /* ... because no two of them that take time overlap: in program order
+   * each starts no earlier than the one before ends (sim.c computes the
+   * union as that sum) */
+  int last = -1;
+  for (int i = 0; i < l->n; i++) {
+    if (!s->ops[i].ran || l->ops[i].kind != PLC_OPK_COMPUTE || mpq_sgn(l->ops[i].time) == 0)
+      continue;
+    if (last >= 0 && mpq_cmp(s->ops[i].start, s->ops[last].end) < 0)
+      (*bad)++;
+    last = i;
+  }
   mpq_clear(sum);
 }
 
