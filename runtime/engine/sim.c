@@ -734,6 +734,64 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
   return 1;
 }
 
+/* plc_sim_end on integers: the scheduling alone (charging moves no op);
+ * 0 when the figures could not fit. */
+static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
+                       mpq_srcptr t0)
+{
+  if (plc_sim_no_fast || l->n == 0)
+    return 0;
+  plc_s64 x = {.l = l};
+  size_t n = (size_t)l->n;
+  plc_si *mem = plc_xcalloc(2 * n + (size_t)nstreams + 1, sizeof *mem);
+  x.t = mem;
+  plc_su d;
+  plc_si t0s = 0;
+  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s)) {
+    free(mem);
+    return 0;
+  }
+  plc_si *end = mem + n, *free_at = mem + 2 * n, end_all = t0s;
+  char *ran = plc_xcalloc(n, 1);
+  for (int k = 0; k <= nstreams; k++)
+    free_at[k] = t0s;
+  for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
+    const plc_ir_op *op = &l->ops[i];
+    if (!with_once && op->once)
+      continue;
+    plc_si start = t0s;
+    for (int k = 0; k < op->ndeps; k++)
+      if (ran[op->deps[k]] && end[op->deps[k]] > start)
+        start = end[op->deps[k]];
+    int uses_dev = op->kind == PLC_OPK_COMPUTE && x.t[i] > 0;
+    if (free_at[op->stream] > start)
+      start = free_at[op->stream];
+    if (uses_dev && free_at[nstreams] > start)
+      start = free_at[nstreams];
+    end[i] = start + x.t[i];
+    free_at[op->stream] = end[i];
+    if (uses_dev)
+      free_at[nstreams] = end[i];
+    ran[i] = 1;
+    if (end[i] > end_all)
+      end_all = end[i];
+  }
+  plc_s64_set(out, end_all, d);
+  free(ran);
+  free(mem);
+  return 1;
+}
+
+void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
+{
+  if (plc_s64_end(out, l, nstreams, with_once, t0))
+    return;
+  plc_sim s;
+  plc_sim_run(&s, l, nstreams, with_once, t0);
+  mpq_set(out, s.end);
+  plc_sim_free(&s);
+}
+
 void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
 {
   plc_sim_init(s, l->n);

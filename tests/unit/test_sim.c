@@ -366,7 +366,7 @@ static int same_sim(const plc_sim *a, const plc_sim *b)
 
 /* The interpreter on machine integers over a common denominator gives
  * exactly what it gives on rationals (plc_sim_no_fast), `once` ops in or
- * out, from any start; also when a time's denominator is too large for
+ * out, from any start, and plc_sim_end the end (and makespan) of both; also when a time's denominator is too large for
  * integers (3^81 > 2^128: the rational path, whichever is asked). */
 static void test_random_integers(void)
 {
@@ -389,7 +389,14 @@ static void test_random_integers(void)
     plc_sim_run(&a, &l, 4, once, t0);
     plc_sim_no_fast = 1;
     plc_sim_run(&b, &l, 4, once, t0);
+    mpq_t e;
+    mpq_init(e);
+    plc_sim_end(e, &l, 4, once, t0); /* on rationals */
+    bad += !mpq_equal(e, b.end) || !mpq_equal(e, b.makespan);
     plc_sim_no_fast = 0;
+    plc_sim_end(e, &l, 4, once, t0);
+    bad += !mpq_equal(e, b.end);
+    mpq_clear(e);
     bad += !same_sim(&a, &b);
     plc_sim_free(&a);
     plc_sim_free(&b);
