@@ -366,9 +366,10 @@ static plc_su plc_s64_gcd(plc_su a, plc_su b)
 static int plc_s64_bits(plc_su v)
 {
   int n = 0;
-  for (; v; v >>= 1)
-    n++;
-  return n;
+  for (; v >> 31 >> 31 >> 2; v = v >> 31 >> 31 >> 2) /* v >> 64, for either width */
+    n += 64;
+  unsigned long long lo = (unsigned long long)v;
+  return lo ? n + 64 - __builtin_clzll(lo) : n;
 }
 
 /* |z| as an integer, when it has at most PLC_SI_BITS bits. */
@@ -430,7 +431,7 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
 {
   const plc_ir_list *l = x->l;
   const plc_su lim = (plc_su)1 << PLC_SI_BITS;
-  plc_su num, den, dd = 1;
+  plc_su num, den, dd = 1, last = 0, m = 0; /* ops in a row often share a denominator */
   if (mpq_sgn(t0) < 0)
     return 0;
   for (int i = -1; i < l->n; i++) {
@@ -439,14 +440,16 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
     mpq_srcptr q = i < 0 ? t0 : l->ops[i].time;
     if (mpq_sgn(q) < 0 || !plc_s64_get(mpq_denref(q), &den))
       return 0;
-    if (dd % den == 0)
+    if (den == last || dd % den == 0)
       continue;
+    last = den;
     plc_su k = den / plc_s64_gcd(dd, den);
     if (dd > lim / k)
       return 0;
     dd *= k;
   }
   plc_su sum = 0;
+  last = 0;
   for (int i = -1; i < l->n; i++) {
     if (i >= 0 && !with_once && l->ops[i].once)
       continue;
@@ -454,7 +457,10 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
     if (!plc_s64_get(mpq_numref(q), &num))
       return 0;
     plc_s64_get(mpq_denref(q), &den);
-    plc_su m = dd / den;
+    if (den != last) {
+      last = den;
+      m = dd / den;
+    }
     if (num && plc_s64_bits(num) + plc_s64_bits(m) > PLC_SI_BITS)
       return 0;
     plc_su v = num * m;
