@@ -837,6 +837,8 @@ static plc_value *plc_lower_layer_value(plc_lower *L, int index, const char *kin
   v->obj->env = plc_env_new(L->ev, NULL);
   plc_value *k = plc_value_new(L->ev, PLC_V_STR);
   k->s = kind;
+  /* bound in this order: binding k is bit k of the memo's reads (and of
+   * plc_mfirst_same's) */
   plc_env_bind(L->ev, v->obj->env, "index", plc_lower_int_value(L, index));
   plc_env_bind(L->ev, v->obj->env, "kind", k);
   plc_env_bind(L->ev, v->obj->env, "stage", plc_lower_int_value(L, stage));
@@ -2471,30 +2473,64 @@ static int plc_lower_check_sizes(plc_lower *L)
 typedef struct plc_mfirst {
   const plc_ast *tmpl;
   int unit;
-  const plc_value *layer;
-  unsigned reads;
+  int f[5];               /* the layer's fields in the order plc_lower_layer_value */
+  const char *kind;       /* binds them: index, kind (f[1] unused), stage, first, last */
+  unsigned reads;         /* those its memory sections read: bit k, binding k (the watch) */
   mpq_ptr rec[5];
+  long *count;            /* per chunk: instances since added (copies of it) */
 } plc_mfirst;
 
 typedef struct plc_mfirsts {
   plc_mfirst *v;
-  int n, cap;
+  int n, cap, nchunks;
 } plc_mfirsts;
 
-/* Add the memory sections of template t's instance for layer into c->mem. */
+/* Do the fields f read have these values? */
+static int plc_mfirst_same(const plc_mfirst *f, const int *v, const char *kind)
+{
+  for (int k = 0; k < 5; k++)
+    if ((f->reads & (1u << k)) && (k == 1 ? strcmp(f->kind, kind) != 0 : f->f[k] != v[k]))
+      return 0;
+  return 1;
+}
+
+/* Add the copies counted so far into the stage's chunks: n copies of an
+ * instance add n times its figures (buffers: the largest, once). */
+static void plc_mfirst_flush(plc_mfirsts *seen, plc_ir_mem *mem)
+{
+  mpq_t x;
+  mpq_init(x);
+  for (int i = 0; i < seen->n; i++)
+    for (int ch = 0; ch < seen->nchunks; ch++) {
+      plc_mfirst *f = &seen->v[i];
+      if (!f->count[ch])
+        continue;
+      for (int k = 0; k < 4; k++) {
+        mpq_set_si(x, f->count[ch], 1);
+        mpq_mul(x, x, f->rec[k]);
+        plc_lower_mem_add(&mem[ch], k, x);
+      }
+      plc_lower_mem_add(&mem[ch], 4, f->rec[4]);
+      f->count[ch] = 0;
+    }
+  mpq_clear(x);
+}
+
+/* Add the memory sections of template t's instance for the layer of
+ * fields v (plc_lower_layer_value's) into chunk ch of c->mem's stage: a
+ * copy of an earlier one is counted, else it is evaluated. */
 static void plc_lower_mem_instance(plc_lctx *c, plc_mfirsts *seen, const plc_tmpl *t,
-                                   plc_value *layer, int unit)
+                                   const int *v, const char *kind, int unit, int ch)
 {
   plc_lower *L = c->L;
   for (int i = 0; i < seen->n; i++) {
-    const plc_mfirst *f = &seen->v[i];
-    plc_memo m = {.layer = f->layer, .reads = f->reads};
-    if (f->tmpl == t->decl && f->unit == unit && plc_memo_fields(&m, layer)) {
-      for (int k = 0; k < 5; k++)
-        plc_lower_mem_add(c->mem, k, f->rec[k]);
+    plc_mfirst *f = &seen->v[i];
+    if (f->tmpl == t->decl && f->unit == unit && plc_mfirst_same(f, v, kind)) {
+      f->count[ch]++;
       return;
     }
   }
+  plc_value *layer = plc_lower_layer_value(L, v[0], kind, v[2], v[3], v[4]);
   mpq_ptr rec[5];
   for (int k = 0; k < 5; k++)
     rec[k] = plc_arena_mpq(L->ar);
@@ -2511,7 +2547,9 @@ static void plc_lower_mem_instance(plc_lctx *c, plc_mfirsts *seen, const plc_tmp
     seen->v = plc_xrealloc(seen->v, (size_t)(seen->cap = seen->cap ? 2 * seen->cap : 8) *
                            sizeof *seen->v);
   plc_mfirst *f = &seen->v[seen->n++];
-  *f = (plc_mfirst){.tmpl = t->decl, .unit = unit, .layer = layer, .reads = reads};
+  *f = (plc_mfirst){.tmpl = t->decl, .unit = unit, .kind = kind, .reads = reads,
+                    .count = plc_arena_alloc(L->ar, (size_t)seen->nchunks * sizeof(long))};
+  memcpy(f->f, v, sizeof f->f);
   memcpy(f->rec, rec, sizeof rec);
 }
 
@@ -2523,29 +2561,31 @@ static int plc_lower_stage_memory(plc_lower *L, int s, const char **kinds, plc_m
   plc_ir_list scratch = {0};
   plc_lctx c = {.L = L, .list = &scratch, .phase = PLC_PH_FWD};
   plc_tmpl t;
-  for (int k = 0, chunk = 0; k < st->nlayers && !PLC_LOWER_FAILED(L); k++) {
+  int ok = 1, last = L->run->nstages - 1;
+  for (int k = 0, chunk = 0; k < st->nlayers && ok && !PLC_LOWER_FAILED(L); k++) {
     while (k >= st->chunk_end[chunk])
       chunk++;
     const char *kind = kinds[st->layers[k]];
-    if (!plc_lower_find_template(L, kind, &t))
-      return 0;
+    int v[5] = {st->layers[k], 0, s, k == 0, k == st->nlayers - 1};
+    if (!(ok = plc_lower_find_template(L, kind, &t)))
+      break;
     c.mem = &st->mem[chunk];
     c.layer = st->layers[k];
-    plc_lower_mem_instance(&c, seen, &t, plc_lower_layer_value(L, c.layer, kind, s, k == 0,
-                                                               k == st->nlayers - 1), 0);
+    plc_lower_mem_instance(&c, seen, &t, v, kind, 0, chunk);
   }
   c.layer = -1;
-  if (!PLC_LOWER_FAILED(L) && plc_lower_find_template(L, "pipeline", &t)) {
-    c.mem = &st->mem[s == L->run->nstages - 1 ? L->run->vpp - 1 : 0];
-    plc_lower_mem_instance(&c, seen, &t, plc_lower_layer_value(L, -1, "pipeline", s, s == 0,
-                                                               s == L->run->nstages - 1), 2);
+  if (ok && !PLC_LOWER_FAILED(L) && plc_lower_find_template(L, "pipeline", &t)) {
+    int v[5] = {-1, 0, s, s == 0, s == last}, ch = s == last ? L->run->vpp - 1 : 0;
+    c.mem = &st->mem[ch];
+    plc_lower_mem_instance(&c, seen, &t, v, "pipeline", 2, ch);
   }
-  if (!PLC_LOWER_FAILED(L) && plc_lower_find_template(L, "step", &t)) {
+  if (ok && !PLC_LOWER_FAILED(L) && plc_lower_find_template(L, "step", &t)) {
+    int v[5] = {-1, 0, s, s == 0, s == last};
     c.mem = &st->mem[0];
-    plc_lower_mem_instance(&c, seen, &t, plc_lower_layer_value(L, -1, "step", s, s == 0,
-                                                               s == L->run->nstages - 1), 4);
+    plc_lower_mem_instance(&c, seen, &t, v, "step", 4, 0);
   }
-  return 1;
+  plc_mfirst_flush(seen, st->mem);
+  return ok;
 }
 
 /* With the driver's check: the memory figures alone, checked; 0 when the
@@ -2559,7 +2599,7 @@ static int plc_lower_memory_first(plc_lower *L, const char **kinds)
     return 1;
   plc_ir_mem **keep = plc_xmalloc((size_t)r->nstages * sizeof *keep);
   int declared = r->memory_declared, quiet = L->diag->no_warnings, ok = 1;
-  plc_mfirsts seen = {0};
+  plc_mfirsts seen = {.nchunks = r->vpp};
   L->diag->no_warnings = 1;
   for (int s = 0; s < r->nstages; s++) {
     keep[s] = r->stages[s].mem;
