@@ -2463,7 +2463,8 @@ static int plc_lower_check_sizes(plc_lower *L)
 /* ---- memory first (a search's candidates) ------------------------------------ */
 
 /* A search skips a candidate that does not fit in memory: so its memory
- * sections are summed first, stage by stage and chunk by chunk as the
+ * sections are summed first (before the op count's estimate too), stage
+ * by stage and chunk by chunk as the
  * lowering of its ops would (each layer's forward instance, the pipeline
  * template's forward, the step template), and the driver's check
  * (eval.h, lower_unfit) decides before any op is lowered.  Within the run
@@ -2625,8 +2626,8 @@ static int plc_lower_body(plc_lower *L)
   plc_lower_run_value(L);
   int nlayers;
   const char **kinds = plc_lower_layers(L, &nlayers);
-  if (!kinds || !plc_lower_split(L, nlayers) || !plc_lower_estimate(L, kinds, nlayers) ||
-      !plc_lower_memory_first(L, kinds))
+  if (!kinds || !plc_lower_split(L, nlayers) || !plc_lower_memory_first(L, kinds) ||
+      !plc_lower_estimate(L, kinds, nlayers))
     return 0;
   for (int s = 0; s < L->run->nstages; s++)
     if (!plc_lower_stage(L, s, kinds))
