@@ -126,8 +126,7 @@ static int plc_drive_unfit(plc_drive *d, const plc_drive_run *r)
 
 /* With unfit_stops, lowering calls this once the run's memory sections are
  * summed, before any op is lowered (eval.h, lower_unfit): 1 when the run
- * does not fit (warned as plc_drive_unfit does; lowering then stops and
- * the run fails).  A run that fails anyway before the memory check (an
+ * does not fit (lowering then stops and the run fails).  A run that fails anyway before the memory check (an
  * error so far, an error value read, a custom order that cannot run) is
  * not checked here: lowering goes on and it fails as it would. */
 static int plc_drive_unfit_early(void *ctx, const plc_ir_run *run)
@@ -148,7 +147,10 @@ static int plc_drive_unfit_early(void *ctx, const plc_ir_run *run)
   }
   plc_mem m;
   plc_mem_analyse(&m, run);
-  int unfit = plc_drive_memory_warn(d, r, &m);
+  /* not warned as plc_drive_unfit does: unfit_stops is a search's, whose
+   * candidates' diagnostics are captured, and a run that does not fit is
+   * skipped under that reason, not under its warning's text */
+  int unfit = m.known && m.capacity_known && !m.fits;
   plc_mem_free(&m);
   d->unfit_seen |= unfit;
   r->mem_checked = !unfit;
