@@ -2464,13 +2464,13 @@ static int plc_lower_check_sizes(plc_lower *L)
 
 /* A search skips a candidate that does not fit in memory: so its memory
  * sections are summed first (before the op count's estimate too), stage
- * by stage and chunk by chunk as the
- * lowering of its ops would (each layer's forward instance, the pipeline
- * template's forward, the step template), and the driver's check
- * (eval.h, lower_unfit) decides before any op is lowered.  Within the run
- * only the layer fields differ between instances, so an instance whose
- * memory sections read the same layer fields with the same values as an
- * earlier one adds that one's figures (as the instance memo does). */
+ * by stage and chunk by chunk as the lowering of its ops would (each
+ * layer's forward instance, the pipeline template's forward, the step
+ * template), and the driver's check (eval.h, lower_unfit) decides before
+ * any op is lowered.  Within the run only the layer fields differ between
+ * instances, so an instance whose memory sections read the same layer
+ * fields with the same values as an earlier one adds that one's figures
+ * (as the instance memo does). */
 typedef struct plc_mfirst {
   const plc_ast *tmpl;
   int unit;
