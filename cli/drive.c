@@ -114,13 +114,46 @@ static int plc_drive_memory_warn(plc_drive *d, const plc_drive_run *r, const plc
  * does not fit (warned, and the run fails). */
 static int plc_drive_unfit(plc_drive *d, const plc_drive_run *r)
 {
-  if (!d->unfit_stops)
+  if (!d->unfit_stops || r->mem_checked) /* checked before its ops already */
     return 0;
   plc_mem m;
   plc_mem_analyse(&m, r->ir);
   int unfit = plc_drive_memory_warn(d, r, &m);
   plc_mem_free(&m);
   d->unfit_seen |= unfit;
+  return unfit;
+}
+
+/* With unfit_stops, lowering calls this once the run's memory sections are
+ * summed, before any op is lowered (eval.h, lower_unfit): 1 when the run
+ * does not fit (lowering then stops and the run fails).  A run that fails anyway before the memory check (an
+ * error so far, an error value read, a custom order that cannot run) is
+ * not checked here: lowering goes on and it fails as it would. */
+static int plc_drive_unfit_early(void *ctx, const plc_ir_run *run)
+{
+  plc_drive *d = ctx;
+  plc_drive_run *r = d->current;
+  plc_eval *ev = &d->sema->ev;
+  if (!r || !d->unfit_stops || r->poisoned || ev->err_reads != r->err_reads0 ||
+      plc_drive_new_errors(ev->diag, r->errors0, r->promoted0))
+    return 0;
+  if (!strcmp(run->schedule, "custom")) {
+    plc_sched s;
+    char why[256];
+    int stage;
+    if (!plc_runsched_build(run, &s, why, sizeof why, &stage))
+      return 0;
+    plc_sched_free(&s);
+  }
+  plc_mem m;
+  plc_mem_analyse(&m, run);
+  /* not warned as plc_drive_unfit does: unfit_stops is a search's, whose
+   * candidates' diagnostics are captured, and a run that does not fit is
+   * skipped under that reason, not under its warning's text */
+  int unfit = m.known && m.capacity_known && !m.fits;
+  plc_mem_free(&m);
+  d->unfit_seen |= unfit;
+  r->mem_checked = !unfit;
   return unfit;
 }
 
@@ -150,6 +183,11 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
   const plc_ast *decl = r->decl;
   int errors = ev->diag->errors, promoted = ev->diag->promoted, warnings = ev->diag->warnings;
   long err_reads = ev->err_reads;
+  r->errors0 = errors;
+  r->promoted0 = promoted;
+  r->err_reads0 = err_reads;
+  ev->lower_unfit = d->unfit_stops ? plc_drive_unfit_early : NULL;
+  ev->lower_unfit_ctx = d;
   plc_binding *b = plc_env_find_local(ev->global, decl->name);
   plc_value *v = b ? plc_eval_binding(ev, b, &decl->loc) : NULL;
   if (v && v->tag == PLC_V_OBJ)

@@ -23,6 +23,11 @@ typedef struct plc_drive_run {
   struct plc_drive_run *outer; /* while busy: the run whose evaluation asked for it */
   plc_loc read_at;             /* ... and where it read this one (src NULL: the driver) */
   const char *read_field;
+  /* while evaluated: the diagnostics and error reads before it (for the
+   * early memory check of a search, which a failing run skips) */
+  int errors0, promoted0;
+  long err_reads0;
+  int mem_checked;             /* the early memory check ran, and it fits */
 } plc_drive_run;
 
 typedef struct plc_drive {

@@ -25,6 +25,7 @@
 #include "report_md.h"
 #include "search.h"
 #include "sema.h"
+#include "sim.h"
 #include "svg.h"
 #include "pipeline.h"
 #include "timeline.h"
@@ -838,6 +839,8 @@ int main(int argc, char **argv)
   plc_program_init(&prog, arena, &diag);
   plc_cli cli = {.action = PLC_ACT_REPORT, .digits = 4};
   plc_json_init(); /* before any thread: jansson's allocator is global */
+  const char *nf = getenv("PLC_SIM_NO_FAST"); /* tests: the rational interpreter only */
+  plc_sim_no_fast = nf && *nf && strcmp(nf, "0");
   int rc = plc_cli_parse(&argc, argv, &cli, &prog, &diag);
   plc_output out;
   if (rc < 0 && plc_output_open(&out, cli.deps.M ? NULL : cli.out_path) != 0)

@@ -30,6 +30,21 @@ hits=$(sed -n 's/^plc: lowering cache: [0-9]* entries, \([0-9]*\) hits.*/\1/p' "
 if [ "${hits:-0}" -gt 100 ]; then pass
 else fail "xcache.plan: the cache replayed ${hits:-no} instances (expected more than 100)"; fi
 
+# A candidate that does not fit in memory is skipped before its ops are
+# lowered (lower.c, "memory first"): every candidate diff.plan skips as
+# not fitting (the count is read from its output) stopped there, with the
+# cache and without it.
+plc --jobs=1 "$dir/diff.plan" > "$outdir/mf.txt" 2>&1
+want=$(sed -n 's/^ *\([0-9]*\)  does not fit in memory$/\1/p' "$outdir/mf.txt")
+for x in 0 1; do
+  PLC_LOWER_NO_XCACHE=$x PLC_LOWER_XCACHE_STATS=1 plc --jobs=1 "$dir/diff.plan" \
+    > /dev/null 2> "$outdir/mf-stats"
+  got=$(sed -n 's/^plc: lowering cache: .*; \([0-9]*\) runs did not fit before their ops$/\1/p' \
+        "$outdir/mf-stats")
+  if [ "${want:-0}" -gt 0 ] && [ "$got" = "$want" ]; then pass
+  else fail "diff.plan (PLC_LOWER_NO_XCACHE=$x): ${got:-no} runs stopped before their ops, ${want:-no} did not fit"; fi
+done
+
 # Layouts of the space alone, against their rows (CSV columns: rank, the
 # 7 varied values, step, mfu, tokens/s, peak, bubble).  Each is a later
 # candidate than others with the same tp, micro_batch and recompute, so

@@ -194,8 +194,8 @@ plc_binding *plc_env_find_local(plc_env *env, const char *name)
         return &env->b[env->index[h] - 1];
     return NULL;
   }
-  for (size_t i = env->n; i-- > 0;)
-    if (!strcmp(env->b[i].name, name))
+  for (size_t i = env->n; i-- > 0;) /* the first byte first: most names differ there */
+    if (env->b[i].name[0] == name[0] && !strcmp(env->b[i].name, name))
       return &env->b[i];
   return NULL;
 }

@@ -13,6 +13,8 @@
 #include "ast.h"
 #include "diag.h"
 
+struct plc_ir_run; /* ir.h */
+
 typedef enum plc_vtag {
   PLC_V_ERR,   /* an error was reported; propagate silently */
   PLC_V_ANY,   /* unknown, of unknown type (abstract mode only) */
@@ -129,6 +131,11 @@ typedef struct plc_eval {
    * set, no sensitivity analysis will change the lowered op times in place,
    * so lowering may share them between copies. */
   struct plc_lcache *lower_cache;
+  /* A search's early memory check (drive.c), or NULL: lowering calls it
+   * with the run's memory figures (stage memory, no op lowered yet) and
+   * stops, failing the run, when it returns 1 (the run does not fit). */
+  int (*lower_unfit)(void *ctx, const struct plc_ir_run *run);
+  void *lower_unfit_ctx;
 } plc_eval;
 
 /* Limits of plc(5) LIMITS.  Nested calls and definitions; nested expressions

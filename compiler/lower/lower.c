@@ -756,8 +756,11 @@ static void plc_lower_memory(plc_lctx *c, const plc_ast *sec, plc_env *env)
     int k = !strcmp(x->name, "weights") ? 0 : !strcmp(x->name, "grads") ? 1
           : !strcmp(x->name, "optimizer") ? 2 : !strcmp(x->name, "activations") ? 3 : 4;
     plc_lower_mem_add(m, k, q);
-    if (c->mem_rec)
-      mpq_add(c->mem_rec[k], c->mem_rec[k], q);
+    if (c->mem_rec) { /* the instance's own figures, added up alike */
+      plc_ir_mem r = {c->mem_rec[0], c->mem_rec[1], c->mem_rec[2], c->mem_rec[3],
+                      c->mem_rec[4]};
+      plc_lower_mem_add(&r, k, q);
+    }
   }
 }
 
@@ -864,6 +867,8 @@ static plc_value *plc_lower_layer_value(plc_lower *L, int index, const char *kin
   v->obj->env = plc_env_new(L->ev, NULL);
   plc_value *k = plc_value_new(L->ev, PLC_V_STR);
   k->s = kind;
+  /* bound in this order: binding k is bit k of the memo's reads (and of
+   * plc_mfirst_same's) */
   plc_env_bind(L->ev, v->obj->env, "index", plc_lower_int_value(L, index));
   plc_env_bind(L->ev, v->obj->env, "kind", k);
   plc_env_bind(L->ev, v->obj->env, "stage", plc_lower_int_value(L, stage));
@@ -1326,6 +1331,7 @@ struct plc_lcache {
   int n, cap;
   int *index, nindex;  /* open addressing: an entry of each key + 1, by key */
   long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
+  long unfit;         /* ... and the runs stopped before their ops (memory first) */
 };
 
 struct plc_xlog {
@@ -1392,8 +1398,8 @@ void plc_lcache_free(plc_lcache *x)
     return;
   const char *st = getenv("PLC_LOWER_XCACHE_STATS");
   if (st && *st && strcmp(st, "0"))
-    fprintf(stderr, "plc: lowering cache: %d entries, %ld hits, %ld misses\n", x->n, x->hits,
-            x->misses);
+    fprintf(stderr, "plc: lowering cache: %d entries, %ld hits, %ld misses; %ld runs did not "
+            "fit before their ops\n", x->n, x->hits, x->misses, x->unfit);
   for (int i = 0; i < x->n; i++)
     plc_xentry_free(&x->e[i]);
   free(x->e);
@@ -2506,13 +2512,174 @@ static int plc_lower_check_sizes(plc_lower *L)
   return m.ok;
 }
 
+/* ---- memory first (a search's candidates) ------------------------------------ */
+
+/* A search skips a candidate that does not fit in memory: so its memory
+ * sections are summed first (before the op count's estimate too), stage
+ * by stage and chunk by chunk as the lowering of its ops would (each
+ * layer's forward instance, the pipeline template's forward, the step
+ * template), and the driver's check (eval.h, lower_unfit) decides before
+ * any op is lowered.  Within the run only the layer fields differ between
+ * instances, so an instance whose memory sections read the same layer
+ * fields with the same values as an earlier one adds that one's figures
+ * (as the instance memo does). */
+typedef struct plc_mfirst {
+  const plc_ast *tmpl;
+  int unit;
+  int f[5];               /* the layer's fields in the order plc_lower_layer_value */
+  const char *kind;       /* binds them: index, kind (f[1] unused), stage, first, last */
+  unsigned reads;         /* those its memory sections read: bit k, binding k (the watch) */
+  mpq_ptr rec[5];
+  long *count;            /* per chunk: instances since added (copies of it) */
+} plc_mfirst;
+
+typedef struct plc_mfirsts {
+  plc_mfirst *v;
+  int n, cap, nchunks;
+} plc_mfirsts;
+
+/* Do the fields f read have these values? */
+static int plc_mfirst_same(const plc_mfirst *f, const int *v, const char *kind)
+{
+  for (int k = 0; k < 5; k++)
+    if ((f->reads & (1u << k)) && (k == 1 ? strcmp(f->kind, kind) != 0 : f->f[k] != v[k]))
+      return 0;
+  return 1;
+}
+
+/* Add the copies counted so far into the stage's chunks: n copies of an
+ * instance add n times its figures (buffers: the largest, once). */
+static void plc_mfirst_flush(plc_mfirsts *seen, plc_ir_mem *mem)
+{
+  mpq_t x;
+  mpq_init(x);
+  for (int i = 0; i < seen->n; i++)
+    for (int ch = 0; ch < seen->nchunks; ch++) {
+      plc_mfirst *f = &seen->v[i];
+      if (!f->count[ch])
+        continue;
+      for (int k = 0; k < 4; k++) {
+        mpq_set_si(x, f->count[ch], 1);
+        mpq_mul(x, x, f->rec[k]);
+        plc_lower_mem_add(&mem[ch], k, x);
+      }
+      plc_lower_mem_add(&mem[ch], 4, f->rec[4]);
+      f->count[ch] = 0;
+    }
+  mpq_clear(x);
+}
+
+/* Add the memory sections of template t's instance for the layer of
+ * fields v (plc_lower_layer_value's) into chunk ch of c->mem's stage: a
+ * copy of an earlier one is counted, else it is evaluated. */
+static void plc_lower_mem_instance(plc_lctx *c, plc_mfirsts *seen, const plc_tmpl *t,
+                                   const int *v, const char *kind, int unit, int ch)
+{
+  plc_lower *L = c->L;
+  for (int i = 0; i < seen->n; i++) {
+    plc_mfirst *f = &seen->v[i];
+    if (f->tmpl == t->decl && f->unit == unit && plc_mfirst_same(f, v, kind)) {
+      f->count[ch]++;
+      return;
+    }
+  }
+  plc_value *layer = plc_lower_layer_value(L, v[0], kind, v[2], v[3], v[4]);
+  mpq_ptr rec[5];
+  for (int k = 0; k < 5; k++)
+    rec[k] = plc_arena_mpq(L->ar);
+  c->mem_rec = rec;
+  unsigned outer;
+  const plc_obj *was = plc_memo_watch(L, layer, &outer);
+  if (L->xcache)
+    plc_lower_memory_cached(c, t, layer, unit);
+  else
+    plc_lower_memory_only(c, t, layer);
+  unsigned reads = plc_memo_unwatch(L, was, outer);
+  c->mem_rec = NULL;
+  if (seen->n == seen->cap)
+    seen->v = plc_xrealloc(seen->v, (size_t)(seen->cap = seen->cap ? 2 * seen->cap : 8) *
+                           sizeof *seen->v);
+  plc_mfirst *f = &seen->v[seen->n++];
+  *f = (plc_mfirst){.tmpl = t->decl, .unit = unit, .kind = kind, .reads = reads,
+                    .count = plc_arena_alloc(L->ar, (size_t)seen->nchunks * sizeof(long))};
+  memcpy(f->f, v, sizeof f->f);
+  memcpy(f->rec, rec, sizeof rec);
+}
+
+/* Stage s's memory sections into st->mem; 0 when a template is missing
+ * (lowering reports it). */
+static int plc_lower_stage_memory(plc_lower *L, int s, const char **kinds, plc_mfirsts *seen)
+{
+  plc_ir_stage *st = &L->run->stages[s];
+  plc_ir_list scratch = {0};
+  plc_lctx c = {.L = L, .list = &scratch, .phase = PLC_PH_FWD};
+  plc_tmpl t;
+  int ok = 1, last = L->run->nstages - 1;
+  for (int k = 0, chunk = 0; k < st->nlayers && ok && !PLC_LOWER_FAILED(L); k++) {
+    while (k >= st->chunk_end[chunk])
+      chunk++;
+    const char *kind = kinds[st->layers[k]];
+    int v[5] = {st->layers[k], 0, s, k == 0, k == st->nlayers - 1};
+    if (!(ok = plc_lower_find_template(L, kind, &t)))
+      break;
+    c.mem = &st->mem[chunk];
+    c.layer = st->layers[k];
+    plc_lower_mem_instance(&c, seen, &t, v, kind, 0, chunk);
+  }
+  c.layer = -1;
+  if (ok && !PLC_LOWER_FAILED(L) && plc_lower_find_template(L, "pipeline", &t)) {
+    int v[5] = {-1, 0, s, s == 0, s == last}, ch = s == last ? L->run->vpp - 1 : 0;
+    c.mem = &st->mem[ch];
+    plc_lower_mem_instance(&c, seen, &t, v, "pipeline", 2, ch);
+  }
+  if (ok && !PLC_LOWER_FAILED(L) && plc_lower_find_template(L, "step", &t)) {
+    int v[5] = {-1, 0, s, s == 0, s == last};
+    c.mem = &st->mem[0];
+    plc_lower_mem_instance(&c, seen, &t, v, "step", 4, 0);
+  }
+  plc_mfirst_flush(seen, st->mem);
+  return ok;
+}
+
+/* With the driver's check: the memory figures alone, checked; 0 when the
+ * run stops here (it does not fit, or a memory section failed).  The
+ * figures are computed apart and dropped: lowering the ops sums them again
+ * as it always does (warnings, silenced here, are given there). */
+static int plc_lower_memory_first(plc_lower *L, const char **kinds)
+{
+  plc_ir_run *r = L->run;
+  if (!L->ev->lower_unfit)
+    return 1;
+  plc_ir_mem **keep = plc_xmalloc((size_t)r->nstages * sizeof *keep);
+  int declared = r->memory_declared, quiet = L->diag->no_warnings, ok = 1;
+  plc_mfirsts seen = {.nchunks = r->vpp};
+  L->diag->no_warnings = 1;
+  for (int s = 0; s < r->nstages; s++) {
+    keep[s] = r->stages[s].mem;
+    r->stages[s].mem = plc_lower_mem_new(L, r->vpp);
+  }
+  for (int s = 0; s < r->nstages && ok && !PLC_LOWER_FAILED(L); s++)
+    ok = plc_lower_stage_memory(L, s, kinds, &seen);
+  L->diag->no_warnings = quiet;
+  int unfit = ok && !PLC_LOWER_FAILED(L) && L->ev->lower_unfit(L->ev->lower_unfit_ctx, r);
+  for (int s = 0; s < r->nstages; s++)
+    r->stages[s].mem = keep[s];
+  r->memory_declared = declared;
+  free(keep);
+  free(seen.v);
+  if (unfit && L->ev->lower_cache)
+    L->ev->lower_cache->unfit++;
+  return !unfit && !PLC_LOWER_FAILED(L);
+}
+
 /* Layers, their split, the size check, then every stage's lists. */
 static int plc_lower_body(plc_lower *L)
 {
   plc_lower_run_value(L);
   int nlayers;
   const char **kinds = plc_lower_layers(L, &nlayers);
-  if (!kinds || !plc_lower_split(L, nlayers) || !plc_lower_estimate(L, kinds, nlayers))
+  if (!kinds || !plc_lower_split(L, nlayers) || !plc_lower_memory_first(L, kinds) ||
+      !plc_lower_estimate(L, kinds, nlayers))
     return 0;
   for (int s = 0; s < L->run->nstages; s++)
     if (!plc_lower_stage(L, s, kinds))

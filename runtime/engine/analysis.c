@@ -114,34 +114,23 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
   for (int s = 0; s < p; s++) {
     if (r->cls[s] != s)
       continue; /* the same as an earlier stage: not longer */
-    plc_sim f, b;
-    int keep = !base, sf = keep || (changed & PLC_CHANGED_FWD),
-        sb = keep || (changed & PLC_CHANGED_BWD);
-    if (sf)
-      plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero);
-    if (sb)
-      plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
-    mpq_set(r->tf[s], sf ? f.makespan : base->tf[s]);
-    mpq_set(r->tb[s], sb ? b.makespan : base->tb[s]);
+    if (!base || (changed & PLC_CHANGED_FWD))
+      plc_sim_end(r->tf[s], &run->stages[s].fwd, run->nstreams, 0, zero);
+    else
+      mpq_set(r->tf[s], base->tf[s]);
+    if (!base || (changed & PLC_CHANGED_BWD))
+      plc_sim_end(r->tb[s], &run->stages[s].bwd, run->nstreams, 0, zero);
+    else
+      mpq_set(r->tb[s], base->tb[s]);
     mpq_add(t, r->tf[s], r->tb[s]);
-    int better = best < 0 || mpq_cmp(t, bt) > 0;
-    if (better) {
-      if (keep && best >= 0) {
-        plc_sim_free(&r->fwd);
-        plc_sim_free(&r->bwd);
-      }
+    if (best < 0 || mpq_cmp(t, bt) > 0) {
       best = s;
       mpq_set(bt, t);
     }
-    if (keep && better) {
-      r->fwd = f;
-      r->bwd = b;
-    } else {
-      if (sf)
-        plc_sim_free(&f);
-      if (sb)
-        plc_sim_free(&b);
-    }
+  }
+  if (!base && best >= 0) { /* the critical stage's runs in full */
+    plc_sim_run(&r->fwd, &run->stages[best].fwd, run->nstreams, 0, zero);
+    plc_sim_run(&r->bwd, &run->stages[best].bwd, run->nstreams, 0, zero);
   }
   mpq_clears(t, bt, zero, NULL);
   r->critical = best;
@@ -541,17 +530,14 @@ static void plc_sum_sync(mpq_t out, const plc_ir_stage *st)
 static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, mpq_t tail)
 {
   const plc_ir_stage *st = &run->stages[s];
-  plc_sim last, step;
-  mpq_t zero;
-  mpq_init(zero);
-  plc_sim_run(&last, &st->bwd, run->nstreams, 1, zero);
-  plc_sim_run(&step, &st->step, run->nstreams, 1, last.end);
-  mpq_sub(tail, step.end, t_b);
+  mpq_t zero, last, step;
+  mpq_inits(zero, last, step, NULL);
+  plc_sim_end(last, &st->bwd, run->nstreams, 1, zero);
+  plc_sim_end(step, &st->step, run->nstreams, 1, last);
+  mpq_sub(tail, step, t_b);
   if (mpq_sgn(tail) < 0)
     mpq_set_ui(tail, 0, 1);
-  plc_sim_free(&last);
-  plc_sim_free(&step);
-  mpq_clear(zero);
+  mpq_clears(zero, last, step, NULL);
 }
 
 static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)

@@ -6,6 +6,8 @@
 #include "sim.h"
 #include "xalloc.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static void plc_sim_init(plc_sim *s, int n)
@@ -304,42 +306,503 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
   free(blocks);
 }
 
-static int plc_sim_by_start(const void *a, const void *b)
-{
-  const plc_sim_op *x = *(const plc_sim_op *const *)a, *y = *(const plc_sim_op *const *)b;
-  return mpq_cmp(x->start, y->start);
-}
-
 /* The time during which at least one compute op (a useful one, when
  * useful_only) runs, on any stream: compute overlapped on two streams
- * counts once, so eta and busy never pass 100%. */
+ * would count once, so eta and busy never pass 100%.  No two compute ops
+ * that take time overlap: each waits for the device's compute
+ * (plc_sim_step), so the union of their intervals is the sum of their
+ * durations (an op of no time adds nothing either way); lowering makes no
+ * negative time. */
 static void plc_sim_union(plc_sim *s, const plc_ir_list *l, int useful_only, mpq_t out)
 {
-  const plc_sim_op **v = plc_xmalloc(((size_t)l->n + 1) * sizeof *v);
-  int n = 0;
+  mpq_set_ui(out, 0, 1);
   for (int i = 0; i < l->n; i++)
     if (s->ops[i].ran && l->ops[i].kind == PLC_OPK_COMPUTE && (!useful_only || l->ops[i].useful))
-      v[n++] = &s->ops[i];
-  qsort(v, (size_t)n, sizeof *v, plc_sim_by_start);
-  mpq_t lo, hi;
-  mpq_inits(lo, hi, NULL);
-  mpq_set_ui(out, 0, 1);
-  for (int i = 0; i < n;) {
-    mpq_set(lo, v[i]->start);
-    mpq_set(hi, v[i]->end);
-    for (i++; i < n && mpq_cmp(v[i]->start, hi) <= 0; i++)
-      if (mpq_cmp(v[i]->end, hi) > 0)
-        mpq_set(hi, v[i]->end);
-    mpq_sub(hi, hi, lo);
-    mpq_add(out, out, hi);
+      mpq_add(out, out, l->ops[i].time);
+}
+
+/* ---- machine integers ---------------------------------------------------------- */
+
+/* The same run on machine integers when it fits: every time the run
+ * computes is t0 plus a sum of op durations, a difference of two such, or
+ * a part of one (a stall, an exposure, a window), so with t0 and every
+ * duration scaled to their common denominator d, and t0 plus the sum of
+ * all the durations below 2^PLC_SI_BITS in units of 1/d, nothing
+ * overflows and every figure is exact; they are turned into rationals in
+ * lowest terms at the end.  128-bit integers where the compiler has them
+ * (op times' denominators are products of the device's and links' figures:
+ * a Llama 3 70B list's common one has 69 bits), else 64-bit.  The steps
+ * mirror the rational ones above one for one. */
+#if defined(__SIZEOF_INT128__) && GMP_NUMB_BITS == 64
+__extension__ typedef __int128 plc_si;
+__extension__ typedef unsigned __int128 plc_su;
+#define PLC_SI_BITS 126
+#else
+typedef int64_t plc_si;
+typedef uint64_t plc_su;
+#define PLC_SI_BITS 62
+#endif
+
+typedef struct plc_s64 {
+  plc_sim *s;
+  const plc_ir_list *l;
+  plc_si *t;                        /* durations, in units of 1/d */
+  plc_si *ready, *start, *end, *exposed, *window;
+  plc_si makespan, end_all, busy, compute, all_compute, useful, exposed_all, stall_other;
+} plc_s64;
+
+int plc_sim_no_fast; /* tests: always the rational path */
+
+static plc_su plc_s64_gcd(plc_su a, plc_su b)
+{
+  while (b) {
+    plc_su r = a % b;
+    a = b;
+    b = r;
   }
-  mpq_clears(lo, hi, NULL);
-  free(v);
+  return a;
+}
+
+static int plc_s64_bits(plc_su v)
+{
+  int n = 0;
+  for (; v >> 31 >> 31 >> 2; v = v >> 31 >> 31 >> 2) /* v >> 64, for either width */
+    n += 64;
+  unsigned long long lo = (unsigned long long)v;
+  return lo ? n + 64 - __builtin_clzll(lo) : n;
+}
+
+/* |z| as an integer, when it has at most PLC_SI_BITS bits. */
+static int plc_s64_get(mpz_srcptr z, plc_su *out)
+{
+  if (mpz_sizeinbase(z, 2) > PLC_SI_BITS)
+    return 0;
+  plc_su v = 0;
+  for (size_t k = mpz_size(z); k-- > 0;)
+    v = (v << (GMP_NUMB_BITS - 1) << 1) | (plc_su)mpz_getlimbn(z, (mp_size_t)k);
+  *out = v;
+  return 1;
+}
+
+static void plc_s64_put(mpz_ptr z, plc_su v)
+{
+  int n = 0;
+  for (plc_su w = v; w; w = w >> (GMP_NUMB_BITS - 1) >> 1)
+    n++;
+  mp_limb_t *p = mpz_limbs_write(z, n > 0 ? n : 1);
+  for (int k = 0; k < n; k++, v = v >> (GMP_NUMB_BITS - 1) >> 1)
+    p[k] = (mp_limb_t)v;
+  mpz_limbs_finish(z, n);
+}
+
+static int plc_s64_ctz(plc_su v)
+{
+  int n = 0;
+  while (!(unsigned long)v) { /* v != 0 */
+    v = v >> (sizeof(unsigned long) * CHAR_BIT - 1) >> 1;
+    n += (int)(sizeof(unsigned long) * CHAR_BIT);
+  }
+  return n + __builtin_ctzl((unsigned long)v);
+}
+
+/* Binary gcd (a, b not both 0). */
+static plc_su plc_s64_bgcd(plc_su a, plc_su b)
+{
+  if (!a || !b)
+    return a | b;
+  int sh = plc_s64_ctz(a | b);
+  a >>= plc_s64_ctz(a);
+  do {
+    b >>= plc_s64_ctz(b);
+    if (a > b) {
+      plc_su t = a;
+      a = b;
+      b = t;
+    }
+    b -= a;
+  } while (b);
+  return a << sh;
+}
+
+/* The common denominator *d of t0 and the durations of the ops that run,
+ * and the durations (and t0) scaled to it; 0 when something does not fit
+ * (op times are never negative; t0 neither). */
+static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s)
+{
+  const plc_ir_list *l = x->l;
+  const plc_su lim = (plc_su)1 << PLC_SI_BITS;
+  plc_su num, den, dd = 1, last = 0, m = 0; /* ops in a row often share a denominator */
+  if (mpq_sgn(t0) < 0)
+    return 0;
+  for (int i = -1; i < l->n; i++) {
+    if (i >= 0 && !with_once && l->ops[i].once)
+      continue;
+    mpq_srcptr q = i < 0 ? t0 : l->ops[i].time;
+    if (mpq_sgn(q) < 0 || !plc_s64_get(mpq_denref(q), &den))
+      return 0;
+    if (den == last || dd % den == 0)
+      continue;
+    last = den;
+    plc_su k = den / plc_s64_gcd(dd, den);
+    if (dd > lim / k)
+      return 0;
+    dd *= k;
+  }
+  plc_su sum = 0;
+  last = 0;
+  for (int i = -1; i < l->n; i++) {
+    if (i >= 0 && !with_once && l->ops[i].once)
+      continue;
+    mpq_srcptr q = i < 0 ? t0 : l->ops[i].time;
+    if (!plc_s64_get(mpq_numref(q), &num))
+      return 0;
+    plc_s64_get(mpq_denref(q), &den);
+    if (den != last) {
+      last = den;
+      m = dd / den;
+    }
+    if (num && plc_s64_bits(num) + plc_s64_bits(m) > PLC_SI_BITS)
+      return 0;
+    plc_su v = num * m;
+    if (v >= lim - sum)
+      return 0;
+    sum += v;
+    if (i < 0)
+      *t0s = (plc_si)v;
+    else
+      x->t[i] = (plc_si)v;
+  }
+  *d = dd;
+  return 1;
+}
+
+static int plc_s64_blocker(const plc_s64 *x, int i)
+{
+  const plc_sim_op *so = &x->s->ops[i];
+  if (so->queued_behind >= 0 && x->start[i] > x->ready[i])
+    return so->queued_behind;
+  int last = -1;
+  for (int d = 0; d < x->l->ops[i].ndeps; d++) {
+    int k = x->l->ops[i].deps[d];
+    if (x->s->ops[k].ran && (last < 0 || x->end[k] > x->end[last]))
+      last = k;
+  }
+  return last;
+}
+
+/* plc_sim_parts_from charging each part (plc_sim_add_charge). */
+static void plc_s64_charge_from(plc_s64 *x, int k, plc_si a, plc_si b)
+{
+  plc_si hi = b;
+  while (hi > a) {
+    plc_si lo = k < 0 ? a : x->start[k] > a ? x->start[k] : a;
+    if (k >= 0 && hi > x->end[k])
+      hi = x->end[k];
+    if (hi > lo) {
+      if (k >= 0 && x->l->ops[k].kind != PLC_OPK_COMPUTE) {
+        x->exposed[k] += hi - lo;
+        x->exposed_all += hi - lo;
+      } else {
+        x->stall_other += hi - lo;
+      }
+    }
+    if (k < 0)
+      break;
+    hi = lo;
+    k = plc_s64_blocker(x, k);
+  }
+}
+
+static void plc_s64_queue(plc_s64 *x, int i, plc_si free_at, int holder)
+{
+  if (free_at > x->start[i]) {
+    x->start[i] = free_at;
+    x->s->ops[i].queued_behind = holder;
+  }
+}
+
+static void plc_s64_step(plc_s64 *x, int i, plc_si *free_at, int *holder, int dev, plc_si t0)
+{
+  const plc_ir_op *op = &x->l->ops[i];
+  plc_sim_op *so = &x->s->ops[i];
+  x->ready[i] = t0;
+  for (int d = 0; d < op->ndeps; d++)
+    if (x->s->ops[op->deps[d]].ran && x->end[op->deps[d]] > x->ready[i])
+      x->ready[i] = x->end[op->deps[d]];
+  int st = op->stream;
+  int uses_dev = op->kind == PLC_OPK_COMPUTE && x->t[i] > 0;
+  x->start[i] = x->ready[i];
+  plc_s64_queue(x, i, free_at[st], holder[st]);
+  if (uses_dev)
+    plc_s64_queue(x, i, free_at[dev], holder[dev]);
+  if (st == 0 && x->start[i] > free_at[0])
+    plc_s64_charge_from(x, plc_s64_blocker(x, i), free_at[0], x->start[i]);
+  x->end[i] = x->start[i] + x->t[i];
+  free_at[st] = x->end[i];
+  holder[st] = i;
+  if (uses_dev) {
+    free_at[dev] = x->end[i];
+    holder[dev] = i;
+  }
+  so->ran = 1;
+  if (st == 0) { /* plc_sim_account */
+    x->busy += x->t[i];
+    if (op->kind == PLC_OPK_COMPUTE) {
+      x->compute += x->t[i];
+    } else {
+      x->exposed[i] = x->t[i];
+      x->exposed_all += x->t[i];
+    }
+  }
+  if (x->end[i] > x->end_all)
+    x->end_all = x->end[i];
+}
+
+/* Compute-stream busy time before t (plc_sim_busy_to). */
+static plc_si plc_s64_busy_to(const plc_s64 *x, const int *order, const plc_si *cum, int n,
+                               plc_si t)
+{
+  int left = 0, right = n;
+  while (left < right) {
+    int mid = (left + right) / 2;
+    if (x->end[order[mid]] <= t)
+      left = mid + 1;
+    else
+      right = mid;
+  }
+  plc_si out = cum[left];
+  if (left < n && t > x->start[order[left]])
+    out += t - x->start[order[left]];
+  return out;
+}
+
+/* plc_sim_windows. */
+static void plc_s64_windows(plc_s64 *x)
+{
+  plc_sim *s = x->s;
+  const plc_ir_list *l = x->l;
+  int *order = plc_xmalloc(((size_t)l->n + 1) * sizeof *order), n = 0;
+  for (int i = 0; i < l->n; i++) {
+    if (s->ops[i].ran && l->ops[i].stream == 0)
+      order[n++] = i;
+    for (int d = 0; d < l->ops[i].ndeps; d++) {
+      plc_sim_op *dep = &s->ops[l->ops[i].deps[d]];
+      if (dep->consumer < 0 && s->ops[i].ran)
+        dep->consumer = i;
+    }
+  }
+  plc_si *cum = plc_xmalloc(((size_t)n + 1) * sizeof *cum);
+  cum[0] = 0;
+  for (int k = 0; k < n; k++)
+    cum[k + 1] = cum[k] + x->t[order[k]];
+  unsigned char *blocks = plc_xcalloc((size_t)l->n + 1, 1);
+  for (int i = 0; i < l->n; i++)
+    if (s->ops[i].ran && s->ops[i].queued_behind >= 0 && s->ops[i].consumer >= 0 &&
+        x->start[i] > x->ready[i])
+      blocks[s->ops[i].queued_behind] = 1;
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    plc_sim_op *so = &s->ops[i];
+    if (!so->ran || op->kind == PLC_OPK_COMPUTE)
+      continue;
+    if (op->stream == 0) {
+      so->why = PLC_WHY_SAME_STREAM;
+      continue;
+    }
+    plc_si until = so->consumer >= 0 ? x->start[so->consumer] : x->makespan;
+    x->window[i] = plc_s64_busy_to(x, order, cum, n, until) -
+                   plc_s64_busy_to(x, order, cum, n, x->start[i]);
+    if (x->exposed[i] == 0)
+      so->why = so->consumer < 0 ? PLC_WHY_NO_CONSUMER : PLC_WHY_HIDDEN;
+    else if (so->queued_behind >= 0 && x->start[i] > x->ready[i])
+      so->why = PLC_WHY_QUEUED;
+    else if (x->window[i] >= x->t[i] || (so->consumer < 0 && blocks[i]))
+      so->why = PLC_WHY_BLOCKS;
+    else if (so->consumer < 0)
+      so->why = PLC_WHY_NO_CONSUMER;
+    else
+      so->why = x->window[i] == 0 ? PLC_WHY_NO_WORK : PLC_WHY_SHORT;
+  }
+  free(cum);
+  free(order);
+  free(blocks);
+}
+
+/* v / d (v >= 0) as a rational in lowest terms. */
+static void plc_s64_set(mpq_ptr q, plc_si v, plc_su d)
+{
+  plc_su g = plc_s64_bgcd((plc_su)v, d);
+  plc_s64_put(mpq_numref(q), (plc_su)v / g);
+  plc_s64_put(mpq_denref(q), d / g);
+}
+
+/* Converted values by value (open addressing, a power of two slots): the
+ * same time recurs (an op's start is its ready time or another's end),
+ * and copying a rational costs less than reducing one. */
+typedef struct plc_s64_memo {
+  plc_si *v;
+  mpq_srcptr *q;
+  size_t mask;
+  plc_su d;
+} plc_s64_memo;
+
+static void plc_s64_out(plc_s64_memo *m, mpq_ptr q, plc_si v)
+{
+  size_t i = (size_t)(((plc_su)v * 0x9E3779B97F4A7C15u) >> 17) & m->mask;
+  for (; m->q[i]; i = (i + 1) & m->mask)
+    if (m->v[i] == v) {
+      mpq_set(q, m->q[i]);
+      return;
+    }
+  plc_s64_set(q, v, m->d);
+  m->v[i] = v;
+  m->q[i] = q;
+}
+
+/* The run on integers into s (initialised); 0, leaving s untouched, when
+ * the figures could pass 62 bits. */
+static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
+                       mpq_srcptr t0)
+{
+  if (plc_sim_no_fast || l->n == 0)
+    return 0;
+  plc_s64 x = {.s = s, .l = l};
+  size_t n = (size_t)l->n;
+  plc_si *mem = plc_xcalloc(6 * n, sizeof *mem);
+  x.t = mem;
+  plc_su d;
+  plc_si t0s = 0;
+  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s)) {
+    free(mem);
+    return 0;
+  }
+  x.ready = mem + n;
+  x.start = mem + 2 * n;
+  x.end = mem + 3 * n;
+  x.exposed = mem + 4 * n;
+  x.window = mem + 5 * n;
+  plc_si *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
+  int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);
+  for (int k = 0; k <= nstreams; k++) {
+    free_at[k] = t0s;
+    holder[k] = -1;
+  }
+  x.end_all = t0s;
+  for (int i = 0; i < l->n; i++)
+    if (with_once || !l->ops[i].once)
+      plc_s64_step(&x, i, free_at, holder, nstreams, t0s);
+  x.makespan = free_at[0];
+  if (x.end_all > free_at[0]) { /* plc_sim_tail */
+    int last = -1;
+    for (int i = 0; i < l->n; i++)
+      if (s->ops[i].ran && (last < 0 || x.end[i] >= x.end[last]))
+        last = i;
+    plc_s64_charge_from(&x, last, free_at[0], x.end_all);
+    x.makespan = x.end_all;
+  }
+  plc_s64_windows(&x);
+  for (int i = 0; i < l->n; i++) /* plc_sim_union */
+    if (s->ops[i].ran && l->ops[i].kind == PLC_OPK_COMPUTE) {
+      x.all_compute += x.t[i];
+      if (l->ops[i].useful)
+        x.useful += x.t[i];
+    }
+  plc_s64_memo m = {.d = d};
+  for (m.mask = 15; m.mask < 8 * n; m.mask = 2 * m.mask + 1)
+    ;
+  m.v = plc_xmalloc((m.mask + 1) * sizeof *m.v);
+  m.q = plc_xcalloc(m.mask + 1, sizeof *m.q);
+  for (int i = 0; i < l->n; i++) {
+    plc_sim_op *o = &s->ops[i];
+    if (!o->ran)
+      continue;
+    plc_s64_out(&m, o->ready, x.ready[i]);
+    plc_s64_out(&m, o->start, x.start[i]);
+    plc_s64_out(&m, o->end, x.end[i]);
+    if (x.exposed[i])
+      plc_s64_set(o->exposed, x.exposed[i], d);
+    if (x.window[i])
+      plc_s64_set(o->window, x.window[i], d);
+  }
+  free(m.v);
+  free(m.q);
+  plc_s64_set(s->makespan, x.makespan, d);
+  plc_s64_set(s->end, x.end_all, d);
+  plc_s64_set(s->busy, x.busy, d);
+  plc_s64_set(s->compute, x.compute, d);
+  plc_s64_set(s->all_compute, x.all_compute, d);
+  plc_s64_set(s->useful, x.useful, d);
+  plc_s64_set(s->exposed, x.exposed_all, d);
+  plc_s64_set(s->stall_other, x.stall_other, d);
+  free(free_at);
+  free(holder);
+  free(mem);
+  return 1;
+}
+
+/* plc_sim_end on integers: the scheduling alone (charging moves no op);
+ * 0 when the figures could not fit. */
+static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
+                       mpq_srcptr t0)
+{
+  if (plc_sim_no_fast || l->n == 0)
+    return 0;
+  plc_s64 x = {.l = l};
+  size_t n = (size_t)l->n;
+  plc_si *mem = plc_xcalloc(2 * n + (size_t)nstreams + 1, sizeof *mem);
+  x.t = mem;
+  plc_su d;
+  plc_si t0s = 0;
+  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s)) {
+    free(mem);
+    return 0;
+  }
+  plc_si *end = mem + n, *free_at = mem + 2 * n, end_all = t0s;
+  char *ran = plc_xcalloc(n, 1);
+  for (int k = 0; k <= nstreams; k++)
+    free_at[k] = t0s;
+  for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
+    const plc_ir_op *op = &l->ops[i];
+    if (!with_once && op->once)
+      continue;
+    plc_si start = t0s;
+    for (int k = 0; k < op->ndeps; k++)
+      if (ran[op->deps[k]] && end[op->deps[k]] > start)
+        start = end[op->deps[k]];
+    int uses_dev = op->kind == PLC_OPK_COMPUTE && x.t[i] > 0;
+    if (free_at[op->stream] > start)
+      start = free_at[op->stream];
+    if (uses_dev && free_at[nstreams] > start)
+      start = free_at[nstreams];
+    end[i] = start + x.t[i];
+    free_at[op->stream] = end[i];
+    if (uses_dev)
+      free_at[nstreams] = end[i];
+    ran[i] = 1;
+    if (end[i] > end_all)
+      end_all = end[i];
+  }
+  plc_s64_set(out, end_all, d);
+  free(ran);
+  free(mem);
+  return 1;
+}
+
+void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
+{
+  if (plc_s64_end(out, l, nstreams, with_once, t0))
+    return;
+  plc_sim s;
+  plc_sim_run(&s, l, nstreams, with_once, t0);
+  mpq_set(out, s.end);
+  plc_sim_free(&s);
 }
 
 void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
 {
   plc_sim_init(s, l->n);
+  if (plc_s64_run(s, l, nstreams, with_once, t0))
+    return;
   /* the streams, then the device's compute (slot nstreams) */
   mpq_t *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
   int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);

@@ -55,6 +55,13 @@ typedef struct plc_sim {
 /* Run a list; `once` ops take part only when with_once.  Every op starts no
  * earlier than t0.  nstreams is the run's stream count. */
 void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0);
+/* The end of every stream of list l run so (which is its makespan: the
+ * compute stream's tail is charged up to it), without the other figures:
+ * what plc_sim_run gives as s->end and s->makespan, for less. */
+void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0);
+/* Set (tests only, before any thread): plc_sim_run always computes on
+ * rationals, not on machine integers over a common denominator (sim.c). */
+extern int plc_sim_no_fast;
 void plc_sim_free(plc_sim *s);
 
 /* A part [lo, hi) of a compute-stream stall and the op it is charged to:

@@ -5,7 +5,8 @@
  * above the collective's time; the compute stream's makespan is exactly the
  * sum of its ops' durations plus the charged stalls; making any op faster
  * never makes the makespan longer; with collectives 1000 times faster the
- * makespan approaches the compute alone. */
+ * makespan approaches the compute alone; the interpreter on machine
+ * integers gives exactly what it gives on rationals. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -207,6 +208,17 @@ static void check_invariants(const plc_sim *s, const plc_ir_list *l, int *bad)
       mpq_add(sum, sum, l->ops[i].time);
   if (!mpq_equal(sum, s->all_compute) || mpq_cmp(sum, s->makespan) > 0)
     (*bad)++;
+  /* ... because no two of them that take time overlap: in program order
+   * each starts no earlier than the one before ends (sim.c computes the
+   * union as that sum) */
+  int last = -1;
+  for (int i = 0; i < l->n; i++) {
+    if (!s->ops[i].ran || l->ops[i].kind != PLC_OPK_COMPUTE || mpq_sgn(l->ops[i].time) == 0)
+      continue;
+    if (last >= 0 && mpq_cmp(s->ops[i].start, s->ops[last].end) < 0)
+      (*bad)++;
+    last = i;
+  }
   mpq_clear(sum);
 }
 
@@ -284,6 +296,7 @@ static void test_random_stall_parts(void)
     plc_ir_list l;
     random_list(&l, 1 + (int)rnd(60), 4);
     mpq_set_si(t0, (long)rnd(5), 3);
+    mpq_canonicalize(t0); /* GMP's functions take canonical rationals */
     plc_sim s;
     plc_sim_run(&s, &l, 4, 0, t0);
     check_parts(&s, &l, t0, &bad);
@@ -334,6 +347,65 @@ static void test_random_faster(void)
   mpq_clears(zero, k, bound, comm, NULL);
 }
 
+/* Do two runs of a list agree on every figure (exactly)? */
+static int same_sim(const plc_sim *a, const plc_sim *b)
+{
+  int ok = a->n == b->n && mpq_equal(a->makespan, b->makespan) && mpq_equal(a->end, b->end) &&
+           mpq_equal(a->busy, b->busy) && mpq_equal(a->compute, b->compute) &&
+           mpq_equal(a->all_compute, b->all_compute) && mpq_equal(a->useful, b->useful) &&
+           mpq_equal(a->exposed, b->exposed) && mpq_equal(a->stall_other, b->stall_other);
+  for (int i = 0; ok && i < a->n; i++) {
+    const plc_sim_op *x = &a->ops[i], *y = &b->ops[i];
+    ok = mpq_equal(x->ready, y->ready) && mpq_equal(x->start, y->start) &&
+         mpq_equal(x->end, y->end) && mpq_equal(x->exposed, y->exposed) &&
+         mpq_equal(x->window, y->window) && x->consumer == y->consumer &&
+         x->queued_behind == y->queued_behind && x->why == y->why && x->ran == y->ran;
+  }
+  return ok;
+}
+
+/* The interpreter on machine integers over a common denominator gives
+ * exactly what it gives on rationals (plc_sim_no_fast), `once` ops in or
+ * out, from any start, and plc_sim_end the end (and makespan) of both; also when a time's denominator is too large for
+ * integers (3^81 > 2^128: the rational path, whichever is asked) or for
+ * 64-bit ones (3^50: 128-bit integers where the compiler has them). */
+static void test_random_integers(void)
+{
+  int bad = 0;
+  mpq_t t0;
+  mpq_init(t0);
+  for (int trial = 0; trial < 400; trial++) {
+    plc_ir_list l;
+    random_list(&l, 1 + (int)rnd(60), 4);
+    for (int i = 0; i < l.n; i++)
+      l.ops[i].once = rnd(6) == 0;
+    if (trial % 10 == 0 || trial % 10 == 5) { /* past 128 bits; past 64 only */
+      mpz_ui_pow_ui(mpq_denref(l.ops[0].time), 3, trial % 10 ? 50 : 81);
+      mpq_canonicalize(l.ops[0].time);
+    }
+    mpq_set_si(t0, (long)rnd(5), 1 + rnd(3));
+    mpq_canonicalize(t0);
+    int once = (int)rnd(2);
+    plc_sim a, b;
+    plc_sim_run(&a, &l, 4, once, t0);
+    plc_sim_no_fast = 1;
+    plc_sim_run(&b, &l, 4, once, t0);
+    mpq_t e;
+    mpq_init(e);
+    plc_sim_end(e, &l, 4, once, t0); /* on rationals */
+    bad += !mpq_equal(e, b.end) || !mpq_equal(e, b.makespan);
+    plc_sim_no_fast = 0;
+    plc_sim_end(e, &l, 4, once, t0);
+    bad += !mpq_equal(e, b.end);
+    mpq_clear(e);
+    bad += !same_sim(&a, &b);
+    plc_sim_free(&a);
+    plc_sim_free(&b);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  mpq_clear(t0);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -345,6 +417,7 @@ int main(void)
     {"invariants over random lists", test_random_invariants},
     {"faster links never slow a step", test_random_faster},
     {"stall parts add up to the charges", test_random_stall_parts},
+    {"integers and rationals agree", test_random_integers},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);

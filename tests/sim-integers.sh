@@ -1,0 +1,32 @@
+#!/bin/sh
+# sim-integers.sh - the interpreter's integer path (runtime/engine/sim.c:
+# an op list run on machine integers over the common denominator of its
+# times, when every figure fits) changes nothing: for every example,
+# article example and golden plan, the whole report (exposure rows and
+# their reasons, sensitivity, memory) and the exact JSON are the same with
+# PLC_SIM_NO_FAST=1, which runs every list on rationals; for two examples
+# the timeline and the whole step too.  (tests/unit/test_sim compares the
+# two paths op by op on random lists.)
+. "$top_srcdir/tests/lib.sh"
+files="$top_srcdir/examples/*.plan $top_srcdir/examples/article/*.plan
+       $top_srcdir/tests/golden/*.plan"
+# Under a wrapper (valgrind in CI, for memory errors) three plans will do.
+[ -z "${PLC_WRAP:-}" ] || files="$top_srcdir/examples/hello.plan
+  $top_srcdir/examples/m3-megatron.plan $top_srcdir/tests/golden/search-small.plan"
+for f in $files; do
+  [ -e "$f" ] || continue
+  d=$(dirname "$f") b=$(basename "$f")
+  modes="--format=text --exact"
+  case $f in
+    */examples/m3-h100.plan|*/examples/dualpipe-moe.plan)
+      modes="--format=text --exact --timeline --emit=step" ;;
+  esac
+  for mode in $modes; do
+    [ "$mode" = --exact ] && set -- --exact --format=json || set -- "$mode"
+    (cd "$d" && plc "$@" "$b") > "$outdir/int-on.out" 2>&1
+    (cd "$d" && PLC_SIM_NO_FAST=1 plc "$@" "$b") > "$outdir/int-off.out" 2>&1
+    if same "$outdir/int-off.out" "$outdir/int-on.out"; then pass
+    else fail "$b $*: the integer interpreter changes the output"; fi
+  done
+done
+finish
