@@ -49,11 +49,13 @@ void plc_result_free(plc_result *r)
   free(r->tb);
   free(r->tl);
   for (int i = 0; r->ckf && i < r->run->nstages * r->nck; i++)
-    mpq_clears(r->ckf[i], r->ckb[i], r->ckw[i], r->ckp[i], NULL);
-  free(r->ckp);
+    mpq_clears(r->ckf[i], r->ckb[i], r->ckw[i], r->ckpf[i], r->ckpb[i], r->ckp[i], NULL);
   free(r->ckf);
   free(r->ckb);
   free(r->ckw);
+  free(r->ckpf);
+  free(r->ckpb);
+  free(r->ckp);
   free(r->cls);
   if (r->run && !r->no_sims) {
     plc_sim_free(&r->fwd);
@@ -64,16 +66,18 @@ void plc_result_free(plc_result *r)
 /* ---- the critical stage ----------------------------------------------------- */
 
 /* Do two lists simulate alike: the same ops on the same streams with the
- * same dependencies, durations, once flags and chunks (names and layers
- * aside)?  The chunks count: a chunk's blocks take its own ops' times. */
-static int plc_list_same(const plc_ir_list *a, const plc_ir_list *b)
+ * same dependencies, durations, phases and once and wgrad flags (names and
+ * layers aside), and with chunks set the same chunks (a chunk's blocks
+ * take its own ops' times)? */
+static int plc_list_same(const plc_ir_list *a, const plc_ir_list *b, int chunks)
 {
   if (a->n != b->n)
     return 0;
   for (int i = 0; i < a->n; i++) {
     const plc_ir_op *x = &a->ops[i], *y = &b->ops[i];
     if (x->kind != y->kind || x->stream != y->stream || x->once != y->once ||
-        x->chunk != y->chunk || x->ndeps != y->ndeps || !mpq_equal(x->time, y->time) ||
+        x->phase != y->phase || x->wgrad != y->wgrad || (chunks && x->chunk != y->chunk) ||
+        x->ndeps != y->ndeps || !mpq_equal(x->time, y->time) ||
         (x->ndeps && memcmp(x->deps, y->deps, (size_t)x->ndeps * sizeof *x->deps)))
       return 0;
   }
@@ -90,8 +94,8 @@ static void plc_stage_classes(const plc_ir_run *run, int *cls)
     cls[s] = s;
     for (int r = 0; r < s && cls[s] == s; r++) {
       const plc_ir_stage *o = &run->stages[r];
-      if (cls[r] == r && plc_list_same(&st->fwd, &o->fwd) && plc_list_same(&st->bwd, &o->bwd) &&
-          plc_list_same(&st->step, &o->step))
+      if (cls[r] == r && plc_list_same(&st->fwd, &o->fwd, 1) &&
+          plc_list_same(&st->bwd, &o->bwd, 1) && plc_list_same(&st->step, &o->step, 1))
         cls[s] = r;
     }
   }
@@ -244,33 +248,90 @@ static void plc_chunk_free(plc_chunk *c)
   mpq_clear(c->p2p);
 }
 
-void plc_chunk_times(const plc_ir_run *run, int s, int k, mpq_t f, mpq_t b, mpq_t w,
-                     mpq_t p2p)
+/* Chunk c alone: its makespan into t, its weight-gradient part into w
+ * (when not NULL). */
+static void plc_chunk_sim(const plc_ir_run *run, const plc_chunk *c, mpq_t t, mpq_t w)
 {
   mpq_t zero;
   mpq_init(zero);
-  if (p2p)
-    mpq_set_ui(p2p, 0, 1);
-  for (int ph = 0; ph < 2; ph++) {
-    plc_chunk c;
-    plc_chunk_of(ph ? &run->stages[s].bwd : &run->stages[s].fwd, k, &c);
-    plc_sim sim;
-    plc_sim_run(&sim, &c.list, run->nstreams, 0, zero);
-    mpq_set(ph ? b : f, sim.makespan);
-    if (ph && w)
-      plc_weight_grad_time(&c.list, w);
-    if (p2p && mpq_cmp(c.p2p, p2p) > 0)
-      mpq_set(p2p, c.p2p);
-    plc_sim_free(&sim);
-    plc_chunk_free(&c);
-  }
+  plc_sim sim;
+  plc_sim_run(&sim, &c->list, run->nstreams, 0, zero);
+  mpq_set(t, sim.makespan);
+  if (w)
+    plc_weight_grad_time(&c->list, w);
+  plc_sim_free(&sim);
   mpq_clear(zero);
+}
+
+/* One phase of plc_chunk_times: the forward (ph 0) or backward list's
+ * chunk k alone, its makespan into t, its weight-gradient part into w and
+ * its longest send on a stream of its own into p2p (each when not NULL). */
+static void plc_chunk_phase(const plc_ir_run *run, int s, int k, int ph, mpq_t t, mpq_t w,
+                            mpq_t p2p)
+{
+  plc_chunk c;
+  plc_chunk_of(ph ? &run->stages[s].bwd : &run->stages[s].fwd, k, &c);
+  plc_chunk_sim(run, &c, t, w);
+  if (p2p)
+    mpq_set(p2p, c.p2p);
+  plc_chunk_free(&c);
+}
+
+void plc_chunk_times(const plc_ir_run *run, int s, int k, mpq_t f, mpq_t b, mpq_t w,
+                     mpq_t p2p)
+{
+  mpq_t pb;
+  mpq_init(pb);
+  plc_chunk_phase(run, s, k, 0, f, NULL, p2p);
+  plc_chunk_phase(run, s, k, 1, b, w, pb);
+  if (p2p && mpq_cmp(pb, p2p) > 0)
+    mpq_set(p2p, pb);
+  mpq_clear(pb);
 }
 
 /* Per stage and chunk (plc_run_chunks), the times of the chunk's ops run
  * alone, as its blocks take them: worked out once per class of stages
  * (copied to the others), and kept from base for the lists that did not
  * change. */
+/* One phase (ph 0 forward, 1 backward) of plc_chunk_figs for the stages
+ * that head a class: each chunk's list is built, and simulated unless an
+ * earlier chunk's simulates alike (the same ops and sends: most chunks of a
+ * large run are the same layers), whose times it takes. */
+static void plc_chunk_figs_phase(plc_result *r, int ph)
+{
+  const plc_ir_run *run = r->run;
+  int n = r->nck;
+  mpq_t *t = ph ? r->ckb : r->ckf, *p2p = ph ? r->ckpb : r->ckpf;
+  plc_chunk *built = plc_xmalloc((size_t)run->nstages * (size_t)n * sizeof *built);
+  size_t *at = plc_xmalloc((size_t)run->nstages * (size_t)n * sizeof *at), nb = 0;
+  for (int s = 0; s < run->nstages; s++) {
+    if (r->cls[s] != s)
+      continue;
+    for (int k = 0; k < n; k++) {
+      size_t i = (size_t)s * (size_t)n + (size_t)k, j = 0;
+      plc_chunk *c = &built[nb];
+      plc_chunk_of(ph ? &run->stages[s].bwd : &run->stages[s].fwd, k, c);
+      while (j < nb && !(mpq_equal(built[j].p2p, c->p2p) &&
+                         plc_list_same(&built[j].list, &c->list, 0)))
+        j++;
+      mpq_set(p2p[i], c->p2p);
+      if (j < nb) { /* alike: its times */
+        mpq_set(t[i], t[at[j]]);
+        if (ph)
+          mpq_set(r->ckw[i], r->ckw[at[j]]);
+        plc_chunk_free(c);
+        continue;
+      }
+      plc_chunk_sim(run, c, t[i], ph ? r->ckw[i] : NULL);
+      at[nb++] = i;
+    }
+  }
+  for (size_t j = 0; j < nb; j++)
+    plc_chunk_free(&built[j]);
+  free(built);
+  free(at);
+}
+
 static void plc_chunk_figs(plc_result *r, const plc_result *base, unsigned changed)
 {
   const plc_ir_run *run = r->run;
@@ -279,34 +340,34 @@ static void plc_chunk_figs(plc_result *r, const plc_result *base, unsigned chang
   if (!n)
     return;
   size_t m = (size_t)p * (size_t)n;
-  r->ckf = plc_xmalloc(m * sizeof *r->ckf);
-  r->ckb = plc_xmalloc(m * sizeof *r->ckb);
-  r->ckw = plc_xmalloc(m * sizeof *r->ckw);
-  r->ckp = plc_xmalloc(m * sizeof *r->ckp);
-  for (size_t i = 0; i < m; i++)
-    mpq_inits(r->ckf[i], r->ckb[i], r->ckw[i], r->ckp[i], NULL);
+  mpq_t **arr[] = {&r->ckf, &r->ckb, &r->ckw, &r->ckpf, &r->ckpb, &r->ckp};
+  for (size_t a = 0; a < sizeof arr / sizeof arr[0]; a++) {
+    *arr[a] = plc_xmalloc(m * sizeof **arr[a]);
+    for (size_t i = 0; i < m; i++)
+      mpq_init((*arr[a])[i]);
+  }
   int keepf = base && base->nck == n && !(changed & PLC_CHANGED_FWD);
   int keepb = base && base->nck == n && !(changed & PLC_CHANGED_BWD);
-  mpq_t f, b, w, x;
-  mpq_inits(f, b, w, x, NULL);
+  if (!keepf)
+    plc_chunk_figs_phase(r, 0);
+  if (!keepb)
+    plc_chunk_figs_phase(r, 1);
   for (int s = 0; s < p; s++)
     for (int k = 0; k < n; k++) {
       size_t i = (size_t)s * (size_t)n + (size_t)k, c = (size_t)r->cls[s] * (size_t)n + (size_t)k;
-      if (c != i) { /* an earlier stage's lists: its times */
-        mpq_set(r->ckf[i], r->ckf[c]);
-        mpq_set(r->ckb[i], r->ckb[c]);
-        mpq_set(r->ckw[i], r->ckw[c]);
-        mpq_set(r->ckp[i], r->ckp[c]);
-        continue;
+      if (keepf || c != i) { /* the base's, or an earlier stage's lists: its times */
+        const plc_result *from = c != i ? r : base;
+        mpq_set(r->ckf[i], from->ckf[c]);
+        mpq_set(r->ckpf[i], from->ckpf[c]);
       }
-      if (!keepf || !keepb)
-        plc_chunk_times(run, s, k, f, b, w, x);
-      mpq_set(r->ckf[i], keepf ? base->ckf[i] : f);
-      mpq_set(r->ckb[i], keepb ? base->ckb[i] : b);
-      mpq_set(r->ckw[i], keepb ? base->ckw[i] : w);
-      mpq_set(r->ckp[i], keepf && keepb ? base->ckp[i] : x);
+      if (keepb || c != i) {
+        const plc_result *from = c != i ? r : base;
+        mpq_set(r->ckb[i], from->ckb[c]);
+        mpq_set(r->ckw[i], from->ckw[c]);
+        mpq_set(r->ckpb[i], from->ckpb[c]);
+      }
+      mpq_set(r->ckp[i], mpq_cmp(r->ckpf[i], r->ckpb[i]) > 0 ? r->ckpf[i] : r->ckpb[i]);
     }
-  mpq_clears(f, b, w, x, NULL);
 }
 
 /* The critical device and its work over the step (analysis.h): under

@@ -91,10 +91,10 @@ typedef struct plc_result {
   mpq_t *tf, *tb, *tl;
   /* with nck > 0 chunks per stage run as blocks (plc_run_chunks): stage
    * s's chunk k alone at s x nck + k, its forward, backward, the
-   * backward's weight-gradient part and the latency of its sends
-   * (plc_chunk_times) */
+   * backward's weight-gradient part, the latency of its forward and of its
+   * backward sends, and the larger of the two (plc_chunk_times) */
   int nck;
-  mpq_t *ckf, *ckb, *ckw, *ckp;
+  mpq_t *ckf, *ckb, *ckw, *ckpf, *ckpb, *ckp;
   int no_sims;             /* plc_analyse_step: fwd and bwd were not simulated */
 } plc_result;
 
