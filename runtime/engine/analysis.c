@@ -48,6 +48,14 @@ void plc_result_free(plc_result *r)
   free(r->tf);
   free(r->tb);
   free(r->tl);
+  for (int i = 0; r->ckf && i < r->run->nstages * r->nck; i++)
+    mpq_clears(r->ckf[i], r->ckb[i], r->ckw[i], r->ckpf[i], r->ckpb[i], r->ckp[i], NULL);
+  free(r->ckf);
+  free(r->ckb);
+  free(r->ckw);
+  free(r->ckpf);
+  free(r->ckpb);
+  free(r->ckp);
   free(r->cls);
   if (r->run && !r->no_sims) {
     plc_sim_free(&r->fwd);
@@ -58,14 +66,17 @@ void plc_result_free(plc_result *r)
 /* ---- the critical stage ----------------------------------------------------- */
 
 /* Do two lists simulate alike: the same ops on the same streams with the
- * same dependencies, durations and once flags (names and layers aside)? */
-static int plc_list_same(const plc_ir_list *a, const plc_ir_list *b)
+ * same dependencies, durations, phases and once and wgrad flags (names and
+ * layers aside), and with chunks set the same chunks (a chunk's blocks
+ * take its own ops' times)? */
+static int plc_list_same(const plc_ir_list *a, const plc_ir_list *b, int chunks)
 {
   if (a->n != b->n)
     return 0;
   for (int i = 0; i < a->n; i++) {
     const plc_ir_op *x = &a->ops[i], *y = &b->ops[i];
     if (x->kind != y->kind || x->stream != y->stream || x->once != y->once ||
+        x->phase != y->phase || x->wgrad != y->wgrad || (chunks && x->chunk != y->chunk) ||
         x->ndeps != y->ndeps || !mpq_equal(x->time, y->time) ||
         (x->ndeps && memcmp(x->deps, y->deps, (size_t)x->ndeps * sizeof *x->deps)))
       return 0;
@@ -83,8 +94,8 @@ static void plc_stage_classes(const plc_ir_run *run, int *cls)
     cls[s] = s;
     for (int r = 0; r < s && cls[s] == s; r++) {
       const plc_ir_stage *o = &run->stages[r];
-      if (cls[r] == r && plc_list_same(&st->fwd, &o->fwd) && plc_list_same(&st->bwd, &o->bwd) &&
-          plc_list_same(&st->step, &o->step))
+      if (cls[r] == r && plc_list_same(&st->fwd, &o->fwd, 1) &&
+          plc_list_same(&st->bwd, &o->bwd, 1) && plc_list_same(&st->step, &o->step, 1))
         cls[s] = r;
     }
   }
@@ -146,24 +157,43 @@ int plc_two_parts(const plc_ir_run *run)
   return info && info->place == PLC_SCHED_PLACE_BIDIR;
 }
 
-int plc_v_chunks(const plc_ir_run *run)
+int plc_run_chunks(const plc_ir_run *run)
 {
+  if (!strcmp(run->schedule, "custom"))
+    return run->vpp > 1 ? run->vpp : 0; /* round-robin chunks (runsched.c) */
   const plc_sched_info *info = plc_sched_find(run->schedule);
-  return info && info->place == PLC_SCHED_PLACE_V;
+  if (!info)
+    return 0;
+  if (info->place == PLC_SCHED_PLACE_V)
+    return 2;
+  return info->place == PLC_SCHED_PLACE_ROUND && run->vpp > 1 ? run->vpp : 0;
 }
 
 /* The ops of l in chunk k as a list of their own (chunk.list, its
  * dependency pool in chunk.pool): dependencies on other chunks' ops are
  * dropped, and a pipeline op placed after the layers waits for its own
  * chunk's last layer op on the compute stream, as the whole-step
- * simulation runs a chunk's block. */
+ * simulation runs a chunk's block.  A send leaving the chunk on a stream
+ * of its own (a pp p2p placed after the layers off the compute stream:
+ * Megatron's overlap_p2p_comm) is no part of the block: the stage goes on
+ * with its next block while it flies, and the block simulator charges it
+ * to the block that waits for it, as the transfer's latency; its time, the
+ * longest of them, is kept in chunk.p2p (0 when none). */
 typedef struct plc_chunk {
   plc_ir_list list;
   int *pool;
+  mpq_t p2p;
 } plc_chunk;
+
+static int plc_chunk_leaves(const plc_ir_op *op)
+{
+  return op->after_layers && op->stream != 0 && op->kind == PLC_OPK_P2P &&
+         op->dim == PLC_PD_PP;
+}
 
 static void plc_chunk_of(const plc_ir_list *l, int k, plc_chunk *out)
 {
+  mpq_init(out->p2p);
   size_t nd = 1;
   for (int i = 0; i < l->n; i++)
     nd += (size_t)l->ops[i].ndeps + 1;
@@ -177,6 +207,11 @@ static void plc_chunk_of(const plc_ir_list *l, int k, plc_chunk *out)
     map[i] = -1;
     if (op->chunk != k)
       continue;
+    if (plc_chunk_leaves(op)) {
+      if (mpq_cmp(op->time, out->p2p) > 0)
+        mpq_set(out->p2p, op->time);
+      continue;
+    }
     plc_ir_op o = *op;
     o.deps = out->pool + used;
     o.ndeps = 0;
@@ -199,46 +234,137 @@ static void plc_chunk_free(plc_chunk *c)
 {
   free(c->list.ops);
   free(c->pool);
+  mpq_clear(c->p2p);
 }
 
-void plc_chunk_times(const plc_ir_run *run, int s, int k, mpq_t f, mpq_t b, mpq_t w)
+/* Chunk c alone: its makespan into t, its weight-gradient part into w
+ * (when not NULL). */
+static void plc_chunk_sim(const plc_ir_run *run, const plc_chunk *c, mpq_t t, mpq_t w)
 {
   mpq_t zero;
   mpq_init(zero);
-  for (int ph = 0; ph < 2; ph++) {
-    plc_chunk c;
-    plc_chunk_of(ph ? &run->stages[s].bwd : &run->stages[s].fwd, k, &c);
-    plc_sim sim;
-    plc_sim_run(&sim, &c.list, run->nstreams, 0, zero);
-    mpq_set(ph ? b : f, sim.makespan);
-    if (ph && w)
-      plc_weight_grad_time(&c.list, w);
-    plc_sim_free(&sim);
-    plc_chunk_free(&c);
-  }
+  plc_sim sim;
+  plc_sim_run(&sim, &c->list, run->nstreams, 0, zero);
+  mpq_set(t, sim.makespan);
+  if (w)
+    plc_weight_grad_time(&c->list, w);
+  plc_sim_free(&sim);
   mpq_clear(zero);
 }
 
-/* Stage s's time per microbatch run chunk by chunk (dualpipev's blocks):
- * the sum of its two chunks' forward and backward makespans. */
-static void plc_v_time(const plc_ir_run *run, int s, mpq_t out)
+/* One phase of plc_chunk_times: the forward (ph 0) or backward list's
+ * chunk k alone, its makespan into t, its weight-gradient part into w and
+ * its longest send on a stream of its own into p2p (each when not NULL). */
+static void plc_chunk_phase(const plc_ir_run *run, int s, int k, int ph, mpq_t t, mpq_t w,
+                            mpq_t p2p)
 {
-  mpq_t f, b;
-  mpq_inits(f, b, NULL);
-  mpq_set_ui(out, 0, 1);
-  for (int k = 0; k < 2; k++) {
-    plc_chunk_times(run, s, k, f, b, NULL);
-    mpq_add(out, out, f);
-    mpq_add(out, out, b);
+  plc_chunk c;
+  plc_chunk_of(ph ? &run->stages[s].bwd : &run->stages[s].fwd, k, &c);
+  plc_chunk_sim(run, &c, t, w);
+  if (p2p)
+    mpq_set(p2p, c.p2p);
+  plc_chunk_free(&c);
+}
+
+void plc_chunk_times(const plc_ir_run *run, int s, int k, mpq_t f, mpq_t b, mpq_t w,
+                     mpq_t p2p)
+{
+  mpq_t pb;
+  mpq_init(pb);
+  plc_chunk_phase(run, s, k, 0, f, NULL, p2p);
+  plc_chunk_phase(run, s, k, 1, b, w, pb);
+  if (p2p && mpq_cmp(pb, p2p) > 0)
+    mpq_set(p2p, pb);
+  mpq_clear(pb);
+}
+
+/* Per stage and chunk (plc_run_chunks), the times of the chunk's ops run
+ * alone, as its blocks take them: worked out once per class of stages
+ * (copied to the others), and kept from base for the lists that did not
+ * change. */
+/* One phase (ph 0 forward, 1 backward) of plc_chunk_figs for the stages
+ * that head a class: each chunk's list is built, and simulated unless an
+ * earlier chunk's simulates alike (the same ops and sends: most chunks of a
+ * large run are the same layers), whose times it takes. */
+static void plc_chunk_figs_phase(plc_result *r, int ph)
+{
+  const plc_ir_run *run = r->run;
+  int n = r->nck;
+  mpq_t *t = ph ? r->ckb : r->ckf, *p2p = ph ? r->ckpb : r->ckpf;
+  plc_chunk *built = plc_xmalloc((size_t)run->nstages * (size_t)n * sizeof *built);
+  size_t *at = plc_xmalloc((size_t)run->nstages * (size_t)n * sizeof *at), nb = 0;
+  for (int s = 0; s < run->nstages; s++) {
+    if (r->cls[s] != s)
+      continue;
+    for (int k = 0; k < n; k++) {
+      size_t i = (size_t)s * (size_t)n + (size_t)k, j = 0;
+      plc_chunk *c = &built[nb];
+      plc_chunk_of(ph ? &run->stages[s].bwd : &run->stages[s].fwd, k, c);
+      while (j < nb && !(mpq_equal(built[j].p2p, c->p2p) &&
+                         plc_list_same(&built[j].list, &c->list, 0)))
+        j++;
+      mpq_set(p2p[i], c->p2p);
+      if (j < nb) { /* alike: its times */
+        mpq_set(t[i], t[at[j]]);
+        if (ph)
+          mpq_set(r->ckw[i], r->ckw[at[j]]);
+        plc_chunk_free(c);
+        continue;
+      }
+      plc_chunk_sim(run, c, t[i], ph ? r->ckw[i] : NULL);
+      at[nb++] = i;
+    }
   }
-  mpq_clears(f, b, NULL);
+  for (size_t j = 0; j < nb; j++)
+    plc_chunk_free(&built[j]);
+  free(built);
+  free(at);
+}
+
+static void plc_chunk_figs(plc_result *r, const plc_result *base, unsigned changed)
+{
+  const plc_ir_run *run = r->run;
+  int p = run->nstages, n = plc_run_chunks(run);
+  r->nck = n;
+  if (!n)
+    return;
+  size_t m = (size_t)p * (size_t)n;
+  mpq_t **arr[] = {&r->ckf, &r->ckb, &r->ckw, &r->ckpf, &r->ckpb, &r->ckp};
+  for (size_t a = 0; a < sizeof arr / sizeof arr[0]; a++) {
+    *arr[a] = plc_xmalloc(m * sizeof **arr[a]);
+    for (size_t i = 0; i < m; i++)
+      mpq_init((*arr[a])[i]);
+  }
+  int keepf = base && base->nck == n && !(changed & PLC_CHANGED_FWD);
+  int keepb = base && base->nck == n && !(changed & PLC_CHANGED_BWD);
+  if (!keepf)
+    plc_chunk_figs_phase(r, 0);
+  if (!keepb)
+    plc_chunk_figs_phase(r, 1);
+  for (int s = 0; s < p; s++)
+    for (int k = 0; k < n; k++) {
+      size_t i = (size_t)s * (size_t)n + (size_t)k, c = (size_t)r->cls[s] * (size_t)n + (size_t)k;
+      if (keepf || c != i) { /* the base's, or an earlier stage's lists: its times */
+        const plc_result *from = c != i ? r : base;
+        mpq_set(r->ckf[i], from->ckf[c]);
+        mpq_set(r->ckpf[i], from->ckpf[c]);
+      }
+      if (keepb || c != i) {
+        const plc_result *from = c != i ? r : base;
+        mpq_set(r->ckb[i], from->ckb[c]);
+        mpq_set(r->ckw[i], from->ckw[c]);
+        mpq_set(r->ckpb[i], from->ckpb[c]);
+      }
+      mpq_set(r->ckp[i], mpq_cmp(r->ckpf[i], r->ckpb[i]) > 0 ? r->ckpf[i] : r->ckpb[i]);
+    }
 }
 
 /* The critical device and its work over the step (analysis.h): under
  * DualPipe the device d with the largest t_d + t_{p-1-d} (the lowest on
- * ties, as the block simulator picks), mu/2 of that; under dualpipev the
- * stage whose two chunks, each run alone, take the longest, mu times
- * that; else the critical stage, mu (t_f + t_b). */
+ * ties, as the block simulator picks), mu/2 of that; when a stage runs
+ * its chunks as blocks of their own (interleaved, dualpipev) the stage
+ * whose chunks, each run alone, take the longest in all, mu times that;
+ * else the critical stage, mu (t_f + t_b). */
 static void plc_device(plc_result *r)
 {
   const plc_ir_run *run = r->run;
@@ -247,11 +373,15 @@ static void plc_device(plc_result *r)
   mpq_inits(x, best, NULL);
   r->device = r->critical;
   mpq_set(best, r->t);
-  if (plc_v_chunks(run)) {
+  if (r->nck) {
     for (int d = 0; d < p; d++) {
       if (r->cls[d] != d)
         continue; /* the same lists as an earlier stage */
-      plc_v_time(run, d, x);
+      mpq_set_ui(x, 0, 1);
+      for (int k = 0; k < r->nck; k++) {
+        mpq_add(x, x, r->ckf[d * r->nck + k]);
+        mpq_add(x, x, r->ckb[d * r->nck + k]);
+      }
       if (d == 0 || mpq_cmp(x, best) > 0) {
         r->device = d;
         mpq_set(best, x);
@@ -314,16 +444,17 @@ static void plc_device_add(plc_result *r, int s, int c, mpq_srcptr k)
 
 /* The critical device's figures over the step: mu x the critical stage's
  * microbatch, or under DualPipe mu/2 x each of its two model stages', or
- * under dualpipev mu x each of its two chunks' run alone. */
+ * with chunks run as blocks (interleaved, dualpipev) mu x each chunk's
+ * run alone. */
 static void plc_device_figs(plc_result *r)
 {
   const plc_ir_run *run = r->run;
   mpq_t k;
   mpq_init(k);
-  if (plc_v_chunks(run)) {
+  if (r->nck) {
     mpq_set_si(k, run->mu, 1);
-    plc_device_add(r, r->device, 0, k);
-    plc_device_add(r, r->device, 1, k);
+    for (int c = 0; c < r->nck; c++)
+      plc_device_add(r, r->device, c, k);
   } else if (plc_two_parts(run)) {
     mpq_set_si(k, run->mu, 2);
     mpq_canonicalize(k);
@@ -670,6 +801,7 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
   r->run = run;
   plc_stage_figs(r, NULL, 0);
   plc_microbatch(r);
+  plc_chunk_figs(r, NULL, 0);
   plc_device(r);
   plc_device_figs(r);
   plc_bubble(r);
@@ -690,6 +822,7 @@ void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *ba
   mpq_set(r->t_b, r->tb[r->critical]);
   mpq_add(r->t, r->t_f, r->t_b);
   plc_weight_grad_time(&st->bwd, r->t_w);
+  plc_chunk_figs(r, base, changed);
   plc_device(r);
   plc_bubble(r);
   plc_tail(r, base, changed);

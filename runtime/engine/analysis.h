@@ -6,11 +6,13 @@
  * its).  The critical device is the one with the most work over the step:
  * the critical stage, doing mu (t_f + t_b), except under DualPipe, where
  * device s runs mu/2 microbatches through model stage s and mu/2 through
- * model stage p-1-s, mu/2 (t_s + t_{p-1-s}), and dualpipev, where stage
- * s runs its V's two chunks as blocks of their own, mu x the sum of the
- * chunks' times each run alone.  The bubble is measured: the
+ * model stage p-1-s, mu/2 (t_s + t_{p-1-s}), and the schedules that run
+ * a stage's virtual chunks as blocks of their own (interleaved, and
+ * dualpipev's V), where it is the stage whose chunks, each run alone,
+ * take the longest in all, mu x that sum.  The bubble is measured: the
  * schedule run at block level (blocks.h), every block with its model
- * stage's times, the makespan less the critical device's work, split into
+ * stage's (or its chunk's) times, the makespan less the critical device's
+ * work, split into
  * its idle time in warm-up, steady phase and cool-down; the schedule's
  * closed form is kept as a reference, and is the bubble only when the
  * blocks cannot be run (too many, or the schedule's preconditions fail).
@@ -48,12 +50,13 @@ typedef struct plc_result {
   plc_sim fwd, bwd;        /* the critical stage's microbatch */
   mpq_t t_f, t_b, t, t_w;  /* critical stage, one microbatch */
   int device;              /* the critical device (the critical stage but for
-                              dualpipe and dualpipev) */
+                              dualpipe, and for chunks run as blocks) */
   mpq_t work;              /* its own work over the step: mu (t_f + t_b) but for
-                              dualpipe and dualpipev */
+                              dualpipe (mu/2 x each part's) and chunks run as
+                              blocks (mu x the sum of its chunks' times) */
   /* the critical device's figures over the step, which add up to work:
    * mu x the per-microbatch ones but for DualPipe (mu/2 x each part's) and
-   * dualpipev (mu x each chunk's alone) */
+   * chunks run as blocks (interleaved, dualpipev: mu x each chunk's alone) */
   mpq_t dev_compute, dev_all_compute, dev_useful, dev_stall, dev_exposed[PLC_PD_COUNT];
   mpq_t bubble;            /* the step's */
   int bubble_measured;     /* simulated at block level; else the formula */
@@ -86,6 +89,12 @@ typedef struct plc_result {
    * and the DP tail they leave (tl: when the tail is simulated) */
   int *cls;
   mpq_t *tf, *tb, *tl;
+  /* with nck > 0 chunks per stage run as blocks (plc_run_chunks): stage
+   * s's chunk k alone at s x nck + k, its forward, backward, the
+   * backward's weight-gradient part, the latency of its forward and of its
+   * backward sends, and the larger of the two (plc_chunk_times) */
+  int nck;
+  mpq_t *ckf, *ckb, *ckw, *ckpf, *ckpb, *ckp;
   int no_sims;             /* plc_analyse_step: fwd and bwd were not simulated */
 } plc_result;
 
@@ -112,16 +121,23 @@ void plc_weight_grad_time(const plc_ir_list *l, mpq_t out);
  * each running half of the microbatches (DualPipe)? */
 int plc_two_parts(const plc_ir_run *run);
 
-/* Does run's schedule put its two chunks per stage in a V (dualpipev:
- * stage s holds model chunks s and 2p-1-s, lowered as virtual chunks 0
- * and 1)? */
-int plc_v_chunks(const plc_ir_run *run);
+/* How many virtual chunks each stage runs as blocks of their own, each
+ * taking the times of its own ops (plc_chunk_times): vpp under a
+ * round-robin placement (interleaved, or a custom order with vpp > 1:
+ * chunk k of stage s is model chunk s + k p), 2 under dualpipev's V
+ * (stage s holds model chunks s and 2p-1-s, lowered as virtual chunks 0
+ * and 1); 0 when a stage runs its whole lists as one block. */
+int plc_run_chunks(const plc_ir_run *run);
 
 /* One microbatch of virtual chunk k of stage s alone (its ops of the
  * stage's lists, as the whole-step simulation runs them as blocks): the
  * forward's and backward's makespans into f and b, and the backward's
- * weight-gradient part into w when not NULL. */
-void plc_chunk_times(const plc_ir_run *run, int s, int k, mpq_t f, mpq_t b, mpq_t w);
+ * weight-gradient part into w when not NULL.  Its sends on a stream of
+ * their own (pp p2p ops after the layers, off the compute stream) are
+ * left out: the stage does not wait for them; the longest one's time goes
+ * to p2p when not NULL, the latency of a transfer leaving the chunk. */
+void plc_chunk_times(const plc_ir_run *run, int s, int k, mpq_t f, mpq_t b, mpq_t w,
+                     mpq_t p2p);
 void plc_result_free(plc_result *res);
 
 /* The bubble formula of a schedule with its numbers, for the report;

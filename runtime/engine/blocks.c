@@ -14,8 +14,8 @@
 #include <string.h>
 
 /* Stage s's block times: its lists' makespans (the analysis's, res, when
- * given), a v-th for a chunk. */
-static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s, int v,
+ * given). */
+static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s,
                              plc_sched_times *t)
 {
   mpq_t zero;
@@ -35,15 +35,9 @@ static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s
   plc_weight_grad_time(&run->stages[s].bwd, t->w);
   if (mpq_cmp(t->w, t->b) > 0) /* a W longer than its whole backward: keep B >= 0 */
     mpq_set(t->w, t->b);
-  mpq_t k;
-  mpq_init(k);
-  mpq_set_si(k, 1, (unsigned long)v);
-  mpq_mul(t->f, t->f, k);
-  mpq_mul(t->b, t->b, k);
-  mpq_mul(t->w, t->w, k);
   mpq_add(t->fb, t->f, t->b);
   mpq_set_ui(t->p2p, 0, 1);
-  mpq_clears(k, zero, NULL);
+  mpq_clear(zero);
 }
 
 /* The memory level while each block runs, stage by stage (memory.h's
@@ -95,36 +89,49 @@ static void plc_blocks_alloc(plc_blocks *bl, const plc_sched *s)
     }
 }
 
-/* Chunk k of stage s's block times, its ops run alone (dualpipev). */
-static void plc_blocks_chunk_times(const plc_ir_run *run, int s, int k, plc_sched_times *t)
+/* Chunk k of stage s's block times, its ops run alone (the analysis's,
+ * res, when it has them: analysis.h); its sends on a stream of their own
+ * are the p2p latency of what leaves it. */
+static void plc_blocks_chunk_times(const plc_ir_run *run, const plc_result *res, int s, int k,
+                                   int n, plc_sched_times *t)
 {
-  plc_chunk_times(run, s, k, t->f, t->b, t->w);
+  if (res && res->nck == n) {
+    size_t i = (size_t)s * (size_t)n + (size_t)k;
+    mpq_set(t->f, res->ckf[i]);
+    mpq_set(t->b, res->ckb[i]);
+    mpq_set(t->w, res->ckw[i]);
+    mpq_set(t->p2p, res->ckp[i]);
+  } else {
+    plc_chunk_times(run, s, k, t->f, t->b, t->w, t->p2p);
+  }
   if (mpq_cmp(t->w, t->b) > 0)
     mpq_set(t->w, t->b);
   mpq_add(t->fb, t->f, t->b);
-  mpq_set_ui(t->p2p, 0, 1);
 }
 
-/* The block times for s, into *n entries: per stage (a v-th of the lists
- * for a round-robin chunk); per chunk (sim->per_chunk set) for DualPipe,
- * device st's second-direction chunk taking model stage p-1-st's lists,
- * and for dualpipev, each of a stage's two chunks its own ops' times.
- * Allocated, free with plc_blocks_times_free. */
+/* The block times for s, into *n entries: per stage, or per chunk
+ * (sim->per_chunk set) when a stage holds several: for DualPipe device
+ * st's second-direction chunk takes model stage p-1-st's lists; for
+ * interleaved (round-robin) chunks and dualpipev's V each chunk takes its
+ * own ops' times (plc_chunk_times), so an uneven chunk (more layers, the
+ * output layer and loss) is as slow as its ops.  Allocated, free with
+ * plc_blocks_times_free. */
 static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_result *res,
                                              const plc_sched *s, plc_sched_sim *sim, int *n)
 {
   int p = s->par.p, bidir = s->place == PLC_SCHED_PLACE_BIDIR;
-  int vee = s->place == PLC_SCHED_PLACE_V;
-  *n = bidir || vee ? 2 * p : p;
-  sim->per_chunk = bidir || vee;
+  int k = s->place == PLC_SCHED_PLACE_V || (s->place == PLC_SCHED_PLACE_ROUND && s->par.v > 1)
+            ? s->nchunks / p
+            : 0; /* chunks per stage run as blocks of their own */
+  *n = bidir ? 2 * p : k ? s->nchunks : p;
+  sim->per_chunk = bidir || k;
   plc_sched_times *t = plc_xmalloc((size_t)*n * sizeof *t);
   plc_sched_times_init(t, *n);
-  int v = s->place == PLC_SCHED_PLACE_ROUND ? s->par.v : 1;
   for (int i = 0; i < *n; i++)
-    if (vee)
-      plc_blocks_chunk_times(run, i / 2, i % 2, &t[i]);
+    if (k)
+      plc_blocks_chunk_times(run, res, i / k, i % k, k, &t[i]);
     else
-      plc_blocks_times(run, res, !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2, v, &t[i]);
+      plc_blocks_times(run, res, !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2, &t[i]);
   return t;
 }
 

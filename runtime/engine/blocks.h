@@ -7,8 +7,10 @@
  * device s holds too): F the forward list's makespan, B the backward's (recompute included), W its weight-gradient
  * part (plc_weight_grad_time) when the schedule runs it apart (B then
  * takes the rest), a DualPipe FB the sum of its forward and backward;
- * interleaved chunks take a vpp-th of their stage's; dualpipev's two
- * chunks each the times of its own ops run alone (plc_chunk_times).  Transfers between
+ * when a stage holds several virtual chunks (interleaved, dualpipev's V)
+ * each chunk's blocks take the times of its own ops run alone
+ * (plc_chunk_times), so the chunk with the embedding or the output layer,
+ * or one layer more, is as slow as its ops.  Transfers between
  * stages are inside those lists, so the simulator adds no p2p latency.
  * The once-per-step ops (the last microbatch's gradient sync, the step
  * list) are not blocks.  So this is the schedule's shape with the

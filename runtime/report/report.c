@@ -150,8 +150,9 @@ static void plc_report_inventory(FILE *out, const plc_result *r, const plc_repor
                 "total", "window", "exposed", "hidden", "reason");
   for (int i = 0; i < r->nrows; i++)
     plc_report_inventory_row(&t, r->run, &r->rows[i], o);
-  fprintf(out, "\ncommunication per microbatch, critical stage %d of %d\n", r->critical,
-          r->run->nstages);
+  char *where = plc_report_critical_where(r, 1);
+  fprintf(out, "\ncommunication per microbatch, %s\n", where);
+  free(where);
   if (r->nrows == 0) {
     fputs("  (no collectives)\n", out);
     plc_table_free(&t);
@@ -184,7 +185,9 @@ static void plc_report_ops(FILE *out, const plc_result *r, const plc_report_opts
                 "window", "time", "exposed", "reason");
   plc_report_ops_ctx c = {&t, o};
   plc_report_each_coll(r, plc_report_op, &c);
-  fprintf(out, "\ncollectives of one microbatch, critical stage %d\n", r->critical);
+  char *where = plc_report_critical_where(r, 0);
+  fprintf(out, "\ncollectives of one microbatch, %s\n", where);
+  free(where);
   plc_table_print(out, &t, 1);
 }
 
@@ -294,7 +297,9 @@ static void plc_report_sensitivity(FILE *out, const plc_result *r, const plc_rep
     plc_table_row(&t, v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
     plc_report_cells_free(v, PLC_REPORT_SENSE_CELLS);
   }
-  fputs("\nwhat would hide the exposed communication\n", out);
+  char *note = plc_report_critical_note(r);
+  fprintf(out, "\nwhat would hide the exposed communication%s\n", note);
+  free(note);
   plc_table_print(out, &t, 1);
 }
 

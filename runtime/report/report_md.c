@@ -149,8 +149,9 @@ static void plc_md_inventory_row(FILE *out, const plc_ir_run *run, const plc_col
 
 static void plc_md_inventory(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  fprintf(out, "\n### Communication per microbatch, critical stage %d of %d\n\n", r->critical,
-          r->run->nstages);
+  char *where = plc_report_critical_where(r, 1);
+  fprintf(out, "\n### Communication per microbatch, %s\n\n", where);
+  free(where);
   if (r->nrows == 0) {
     fputs("No collectives.\n", out);
     return;
@@ -179,7 +180,9 @@ static void plc_md_op(void *ctx, const char *list, const plc_ir_list *l, int i,
 
 static void plc_md_ops(FILE *out, const plc_result *r, const plc_report_opts *o)
 {
-  fprintf(out, "\n### Collectives of one microbatch, critical stage %d\n\n", r->critical);
+  char *where = plc_report_critical_where(r, 0);
+  fprintf(out, "\n### Collectives of one microbatch, %s\n\n", where);
+  free(where);
   plc_md_row(out, 11, "list", "layer", "op", "primitive", "bytes/rank", "start", "consumer",
              "window", "time", "exposed", "reason");
   plc_md_rule(out, "lrllrrlrrrl");
@@ -284,7 +287,9 @@ static void plc_md_sensitivity(FILE *out, const plc_result *r, const plc_report_
 {
   if (r->nsense == 0)
     return;
-  fputs("\n### What would hide the exposed communication\n\n", out);
+  char *note = plc_report_critical_note(r);
+  fprintf(out, "\n### What would hide the exposed communication%s\n\n", note);
+  free(note);
   plc_md_row(out, 7, "dim", "primitive", "phase", "exposed/mb", "bandwidth", "to hide",
              "step if hidden");
   plc_md_rule(out, "lllrrrr");

@@ -352,6 +352,42 @@ void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i
   free(st);
 }
 
+/* Is the critical device other than simply the critical stage? */
+static int plc_report_device_apart(const plc_result *r)
+{
+  return plc_two_parts(r->run) || r->device != r->critical;
+}
+
+char *plc_report_critical_where(const plc_result *r, int total)
+{
+  int c = r->critical, p = r->run->nstages;
+  char *stage = total ? plc_report_sprintf("critical stage %d of %d", c, p)
+                      : plc_report_sprintf("critical stage %d", c);
+  if (!plc_report_device_apart(r))
+    return stage;
+  char *out;
+  if (plc_two_parts(r->run)) {
+    int d = c < p - 1 - c ? c : p - 1 - c; /* device d holds stages d and p-1-d */
+    out = d == r->device
+            ? plc_report_sprintf("%s, on critical device %d", stage, d)
+            : plc_report_sprintf("%s, on device %d; the critical device is %d", stage, d,
+                                 r->device);
+  } else {
+    out = plc_report_sprintf("%s; the critical device is stage %d", stage, r->device);
+  }
+  free(stage);
+  return out;
+}
+
+char *plc_report_critical_note(const plc_result *r)
+{
+  if (!plc_report_device_apart(r))
+    return plc_xstrdup("");
+  char *w = plc_report_critical_where(r, 0), *out = plc_report_sprintf(" (%s)", w);
+  free(w);
+  return out;
+}
+
 void plc_report_bubble_text(const plc_result *r, const plc_report_opts *o, char **how,
                             char **split, char **formula)
 {

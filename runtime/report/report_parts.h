@@ -134,6 +134,19 @@ void plc_report_cells_free(char **cells, int n);
 #define PLC_REPORT_SENSE_CELLS 7
 void plc_report_sense_cells(const plc_report_opts *o, const plc_result *r, int i, char **cells);
 
+/* Which stage the per-microbatch tables (communication, collectives, what
+ * would hide) show, for their headers, malloc'd: "critical stage c of p"
+ * ("critical stage c" without total); where the critical device is not
+ * simply that stage, where it is too: under DualPipe ", on critical device
+ * d" (device d holds model stages d and p-1-d) or ", on device e; the
+ * critical device is d"; with chunks run as blocks "; the critical device
+ * is stage d" when the stage with the most work over the step is another. */
+char *plc_report_critical_where(const plc_result *r, int total);
+/* The same, empty when the critical device is the critical stage (for a
+ * header that names no stage otherwise): " (critical stage c, on critical
+ * device d)". */
+char *plc_report_critical_note(const plc_result *r);
+
 /* The bubble as the text and Markdown reports say it, in three malloc'd
  * sentences: how it was obtained ("simulated at block level" or "by the
  * formula: why"); the measured split ("idle on critical stage s: ... in

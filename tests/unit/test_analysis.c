@@ -67,7 +67,10 @@ static void grad_sync(plc_ir_list *l, long ms, int dep)
   plc_ir_push(ar, l, &op);
 }
 
-/* A run of p stages as described above; mu 8, 16 sequences of 1024. */
+/* A run of p stages as described above; mu 8, 16 sequences of 1024.
+ * Interleaved with vpp > 1: each stage's ops split evenly over its vpp
+ * chunks (a vpp-th of each time, chunk-tagged, the chunks chained as a
+ * stage's layers are), so a chunk's blocks take t/vpp. */
 static plc_ir_run *hand_run(int p, int vpp, const char *schedule, int wgrad)
 {
   static const char *streams[] = {"compute", "grad"};
@@ -90,11 +93,19 @@ static plc_ir_run *hand_run(int p, int vpp, const char *schedule, int wgrad)
   r->nstages = p;
   r->stages = plc_arena_alloc(ar, (size_t)p * sizeof *r->stages);
   memset(r->stages, 0, (size_t)p * sizeof *r->stages);
+  int n = !strcmp(schedule, "interleaved") ? vpp : 1;
   for (int s = 0; s < p; s++) {
     plc_ir_stage *st = &r->stages[s];
-    compute(&st->fwd, PLC_PH_FWD, 10, 100, 0, -1);
-    int b = compute(&st->bwd, PLC_PH_BWD, 12, 120, 0, -1);
-    compute(&st->bwd, PLC_PH_BWD, 8, 80, wgrad, b);
+    int f = -1, b = -1;
+    for (int k = 0; k < n; k++) {
+      f = compute(&st->fwd, PLC_PH_FWD, 10 / n, 100 / n, 0, f);
+      st->fwd.ops[f].chunk = k;
+    }
+    for (int k = n - 1; k >= 0; k--) {
+      int i = compute(&st->bwd, PLC_PH_BWD, 12 / n, 120 / n, 0, b);
+      b = compute(&st->bwd, PLC_PH_BWD, 8 / n, 80 / n, wgrad, i);
+      st->bwd.ops[i].chunk = st->bwd.ops[b].chunk = k;
+    }
   }
   return r;
 }
@@ -217,20 +228,32 @@ static long prop_rand(long lo, long hi) /* an LCG: the same runs every time */
 }
 
 /* hand_run's layout with mu microbatches and random times per stage: forward
- * f[s], backward an input-gradient op then a wgrad op, in whole ms. */
+ * f[s], backward an input-gradient op then a wgrad op, in whole ms.  For
+ * interleaved, per chunk: stage s's chunk k takes f[s vpp + k], ... (its
+ * own ops, chunk-tagged and chained as hand_run's). */
 static plc_ir_run *rand_run(int p, int vpp, const char *schedule, long mu, const long *f,
                             const long *dg, const long *wg)
 {
   plc_ir_run *r = hand_run(p, vpp, schedule, 1);
   r->mu = mu;
   r->global_batch = (int)(2 * mu);
+  int n = !strcmp(schedule, "interleaved") ? vpp : 1;
   for (int s = 0; s < p; s++) {
     plc_ir_stage *st = &r->stages[s];
     memset(&st->fwd, 0, sizeof st->fwd);
     memset(&st->bwd, 0, sizeof st->bwd);
-    compute(&st->fwd, PLC_PH_FWD, f[s], f[s] * 10, 0, -1);
-    int b = compute(&st->bwd, PLC_PH_BWD, dg[s], dg[s] * 10, 0, -1);
-    compute(&st->bwd, PLC_PH_BWD, wg[s], wg[s] * 10, 1, b);
+    int a = -1, b = -1;
+    for (int k = 0; k < n; k++) {
+      long x = f[s * n + k];
+      a = compute(&st->fwd, PLC_PH_FWD, x, x * 10, 0, a);
+      st->fwd.ops[a].chunk = k;
+    }
+    for (int k = n - 1; k >= 0; k--) {
+      long x = dg[s * n + k], y = wg[s * n + k];
+      int i = compute(&st->bwd, PLC_PH_BWD, x, x * 10, 0, b);
+      b = compute(&st->bwd, PLC_PH_BWD, y, y * 10, 1, i);
+      st->bwd.ops[i].chunk = st->bwd.ops[b].chunk = k;
+    }
   }
   return r;
 }
@@ -324,48 +347,92 @@ static void test_dualpipev_uneven(void)
   plc_result_free(&res);
 }
 
-/* Over random uneven stages, for each schedule:
+/* Interleaved on uneven chunks, by hand (ms): p = 2, vpp = 2, mu = 4, so
+ * stage 0 holds model chunks 0 and 2, stage 1 chunks 1 and 3; every chunk
+ * takes F 1, B 2 (input gradient 1 + weight gradient 1, one block: no
+ * split) but model chunk 0 (the embedding), F 2, B 2, and model chunk 3
+ * (stage 1's chunk 1: the output layer and loss), F 2, B 3 (2 + 1).
+ * Stage 1 works 4 x (1 + 2 + 2 + 3) = 32, stage 0 4 x 7 = 28: device 1
+ * is critical.  The orders, start-end and the hand derivation are
+ * tests/golden/step-interleaved-uneven.plan's: stage 1 idles 0-2 and 3-4
+ * (warm-up) and 35-37 (after its last block, stage 0's B3.0 ends at 37):
+ * makespan 37, bubble 5 (3 warm-up, 2 cool-down), step 37.  A vpp-th of
+ * the stage's lists per block (the rule before) gave bubble 3.5, step
+ * 35.5. */
+static void test_interleaved_uneven(void)
+{
+  long f[4] = {2, 1, 1, 2}, dg[4] = {1, 1, 1, 2}, wg[4] = {1, 1, 1, 1};
+  plc_result res;
+  plc_analyse(&res, rand_run(2, 2, "interleaved", 4, f, dg, wg));
+  CU_ASSERT(res.bubble_measured);
+  CU_ASSERT_EQUAL(res.critical, 1);
+  CU_ASSERT_EQUAL(res.device, 1);
+  CU_ASSERT(plc_fx_q(res.work, 32, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble, 5, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble_warmup, 3, 1000));
+  CU_ASSERT(plc_fx_q(res.bubble_steady, 0, 1));
+  CU_ASSERT(plc_fx_q(res.bubble_cooldown, 2, 1000));
+  CU_ASSERT(plc_fx_q(res.step, 37, 1000));
+  CU_ASSERT(plc_fx_q(res.dev_compute, 32, 1000));
+  plc_result_free(&res);
+}
+
+/* Over random uneven stages, for each schedule (interleaved twice: its
+ * chunks even, each a copy of its stage's times, and uneven, every chunk
+ * its own random times, vpp 2 or 3):
  *  - warm-up + steady + cool-down = the bubble >= 0, and it was measured;
  *  - the critical device's work + bubble = the step, and its compute,
  *    exposed and waits add up to that work;
  *  - every device's own work fits in the step and is at most the critical
- *    device's: mu (t_f + t_b) of its stage, or under DualPipe
+ *    device's, which is the largest: mu (t_f + t_b) of its stage, the sum
+ *    of its blocks' times (interleaved: mu x the sum over its chunks,
+ *    each the times of its own ops), or under DualPipe
  *    mu/2 (t_s + t_{p-1-s}) (it runs half the microbatches through each of
- *    model stages s and p-1-s);
+ *    model stages s and p-1-s); with even chunks that is mu (t_f + t_b)
+ *    of the critical stage exactly;
  *  - when the critical stage is the slowest in each part (forward, input
  *    gradient, weight gradient), the measured bubble is at most the closed
- *    form (gpipe, 1f1b, interleaved): raising every stage to its times
- *    gives the uniform pipeline, whose bubble is the closed form, and no
- *    block that gets longer makes the step shorter (max-plus);
- *  - so too directly: one stage's forward, input gradient or weight
- *    gradient 1 ms longer never shortens the step (ZB-H1 with any
- *    mu >= p, its precondition). */
+ *    form (gpipe, 1f1b, even interleaved): raising every stage to its
+ *    times gives the uniform pipeline, whose bubble is the closed form,
+ *    and no block that gets longer makes the step shorter (max-plus);
+ *  - so too directly: one stage's (or, uneven interleaved, one chunk's)
+ *    forward, input gradient or weight gradient 1 ms longer never
+ *    shortens the step (ZB-H1 with any mu >= p, its precondition). */
+enum { PROP_KINDS = 7, PROP_UNEVEN = 6 };
+
 static void test_bubble_properties(void)
 {
-  static const char *const scheds[] = {"gpipe", "1f1b", "interleaved", "zb_h1", "dualpipe",
-                                       "dualpipev"};
-  for (int iter = 0; iter < 240; iter++) {
-    int k = iter % 6, vpp = k == 2 || k == 5 ? 2 : 1; /* dualpipev: its V, vpp 2 */
+  static const char *const scheds[PROP_KINDS] = {"gpipe", "1f1b", "interleaved", "zb_h1",
+                                                 "dualpipe", "dualpipev", "interleaved"};
+  for (int iter = 0; iter < 40 * PROP_KINDS; iter++) {
+    int k = iter % PROP_KINDS;
+    int vpp = k == 2 || k == 5 ? 2 : k == PROP_UNEVEN ? (int)prop_rand(2, 3) : 1;
+    int n = k == 2 || k == PROP_UNEVEN ? vpp : 1; /* times per stage */
     int p = k == 4 ? 2 * (int)prop_rand(1, 3) : (int)prop_rand(2, 6);
     long mu = k == 3   ? prop_rand(p, 3L * p)      /* zb_h1: any mu >= p */
               : k == 5 ? prop_rand(2L * p, 3L * p) /* dualpipev: any mu >= 2p */
                        : p * prop_rand(2, 3);
-    long f[6], dg[6], wg[6];
+    long f[18], dg[18], wg[18];
     int top = (int)prop_rand(0, p - 1);
-    for (int s = 0; s < p; s++) {
-      f[s] = prop_rand(1, 10);
-      dg[s] = prop_rand(1, 12);
-      wg[s] = prop_rand(1, 8);
+    for (int i = 0; i < p * n; i++) {
+      f[i] = prop_rand(1, 10);
+      dg[i] = prop_rand(1, 12);
+      wg[i] = prop_rand(1, 8);
     }
     for (int s = 0; s < p && k < 3; s++) { /* the top stage is slowest in each part */
-      f[top] = f[s] > f[top] ? f[s] : f[top];
-      dg[top] = dg[s] > dg[top] ? dg[s] : dg[top];
-      wg[top] = wg[s] > wg[top] ? wg[s] : wg[top];
+      f[top * n] = f[s * n] > f[top * n] ? f[s * n] : f[top * n];
+      dg[top * n] = dg[s * n] > dg[top * n] ? dg[s * n] : dg[top * n];
+      wg[top * n] = wg[s * n] > wg[top * n] ? wg[s * n] : wg[top * n];
+    }
+    for (int i = 0; i < p * n && k == 2; i++) { /* even chunks: the stage's times */
+      f[i] = f[i - i % n];
+      dg[i] = dg[i - i % n];
+      wg[i] = wg[i - i % n];
     }
     plc_result res;
     plc_analyse(&res, rand_run(p, vpp, scheds[k], mu, f, dg, wg));
-    mpq_t sum, w;
-    mpq_inits(sum, w, NULL);
+    mpq_t sum, w, most;
+    mpq_inits(sum, w, most, NULL);
     mpq_add(sum, res.bubble_warmup, res.bubble_steady);
     mpq_add(sum, sum, res.bubble_cooldown);
     CU_ASSERT(res.bubble_measured);
@@ -380,22 +447,35 @@ static void test_bubble_properties(void)
     CU_ASSERT(mpq_equal(sum, res.work));
     for (int s = 0; s < p; s++) {
       int m = p - 1 - s;
+      long t = 0;
+      for (int c = 0; c < n; c++)
+        t += f[s * n + c] + dg[s * n + c] + wg[s * n + c];
       if (k == 4)
-        mpq_set_si(w, mu * (f[s] + dg[s] + wg[s] + f[m] + dg[m] + wg[m]), 2000);
+        mpq_set_si(w, mu * (t + f[m] + dg[m] + wg[m]), 2000);
       else
-        mpq_set_si(w, mu * (f[s] + dg[s] + wg[s]), 1000);
+        mpq_set_si(w, mu * t, 1000);
       mpq_canonicalize(w);
       CU_ASSERT(mpq_cmp(w, res.step) <= 0);
       CU_ASSERT(mpq_cmp(w, res.work) <= 0);
+      if (s == 0 || mpq_cmp(w, most) > 0)
+        mpq_set(most, w);
     }
-    if (k < 3)
+    CU_ASSERT(mpq_equal(most, res.work)); /* the busiest device's */
+    if (k < 3) { /* even stages' chunks: mu (t_f + t_b) of the critical stage */
+      mpq_set_si(w, mu, 1);
+      mpq_mul(w, w, res.t);
+      CU_ASSERT(mpq_equal(w, res.work));
       CU_ASSERT(mpq_cmp(res.bubble, res.bubble_formula) <= 0);
-    int s = (int)prop_rand(0, p - 1), part = (int)prop_rand(0, 2);
-    (part == 0 ? f : part == 1 ? dg : wg)[s]++;
+    }
+    int s = (int)prop_rand(0, p * n - 1), part = (int)prop_rand(0, 2);
+    if (k == 2)
+      s -= s % n; /* even chunks stay even: every chunk of the stage */
+    for (int c = s; c < (k == 2 ? s + n : s + 1); c++)
+      (part == 0 ? f : part == 1 ? dg : wg)[c]++;
     plc_result slower;
     plc_analyse(&slower, rand_run(p, vpp, scheds[k], mu, f, dg, wg));
     CU_ASSERT(mpq_cmp(slower.step, res.step) >= 0);
-    mpq_clears(sum, w, NULL);
+    mpq_clears(sum, w, most, NULL);
     plc_result_free(&slower);
     plc_result_free(&res);
   }
@@ -489,6 +569,7 @@ int main(void)
     {"eta, busy, MFU, tokens/s", test_ratios},
     {"dualpipe, uneven stages: each device's two parts (hand case)", test_dualpipe_uneven},
     {"dualpipev, uneven chunks: each run alone (hand case)", test_dualpipev_uneven},
+    {"interleaved, uneven chunks: each run alone (hand case)", test_interleaved_uneven},
     {"critical stage", test_critical_stage},
     {"measured bubble: properties over random stages", test_bubble_properties},
     {"DP tail and optimizer", test_tail},
