@@ -562,20 +562,12 @@ static void plc_bubble_closed(plc_result *r)
     mpq_set_si(k, p - 1, 1);
     mpq_sub(x, x, r->t_w);
     mpq_sub(x, x, r->t_w);
-  } else if (!strcmp(s, "dualpipev")) {
-    /* DualPipe's with PP = 2p stages of chunk times t/2:
-     * (p - 1)(t_F&B + t_b - 3 t_w)/2, t_F&B = t_f + t_b */
-    mpq_set_si(k, p - 1, 2);
+  } else if (!strcmp(s, "dualpipe") || !strcmp(s, "dualpipev")) {
+    /* DualPipe: (p/2 - 1)(t_F&B + t_b - 3 t_w), t_F&B = t_f + t_b;
+     * dualpipev is DualPipe's with PP = 2p stages of chunk times t/2:
+     * (p - 1)(t_F&B + t_b - 3 t_w)/2 */
+    mpq_set_si(k, !strcmp(s, "dualpipev") ? p - 1 : p - 2, 2);
     mpq_add(x, r->t, r->t_b);
-    mpq_t w3;
-    mpq_init(w3);
-    mpq_set_ui(w3, 3, 1);
-    mpq_mul(w3, w3, r->t_w);
-    mpq_sub(x, x, w3);
-    mpq_clear(w3);
-  } else if (!strcmp(s, "dualpipe")) {
-    mpq_set_si(k, p - 2, 2); /* p/2 - 1 */
-    mpq_add(x, r->t, r->t_b);  /* t_F&B + t_b, with t_F&B = t_f + t_b */
     mpq_t w3;
     mpq_init(w3);
     mpq_set_ui(w3, 3, 1);

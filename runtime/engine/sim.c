@@ -251,10 +251,11 @@ static void plc_sim_busy_between(mpq_t out, const plc_sim *s, const int *order,
   mpq_clear(lo);
 }
 
-/* The four-step test of every collective: consumer, window, why. */
-static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
+/* The compute stream's ops that ran, in order, into order (returns how
+ * many), and each op's consumer: the first op that ran waiting for it. */
+static int plc_sim_consumers(plc_sim *s, const plc_ir_list *l, int *order)
 {
-  int *order = plc_xmalloc(((size_t)l->n + 1) * sizeof *order), n = 0;
+  int n = 0;
   for (int i = 0; i < l->n; i++) {
     if (s->ops[i].ran && l->ops[i].stream == 0)
       order[n++] = i;
@@ -264,6 +265,14 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
         dep->consumer = i;
     }
   }
+  return n;
+}
+
+/* The four-step test of every collective: consumer, window, why. */
+static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
+{
+  int *order = plc_xmalloc(((size_t)l->n + 1) * sizeof *order);
+  int n = plc_sim_consumers(s, l, order);
   mpq_t *cum = plc_xmalloc(((size_t)n + 1) * sizeof *cum);
   mpq_init(cum[0]);
   for (int k = 0; k < n; k++) {
@@ -581,16 +590,8 @@ static void plc_s64_windows(plc_s64 *x)
 {
   plc_sim *s = x->s;
   const plc_ir_list *l = x->l;
-  int *order = plc_xmalloc(((size_t)l->n + 1) * sizeof *order), n = 0;
-  for (int i = 0; i < l->n; i++) {
-    if (s->ops[i].ran && l->ops[i].stream == 0)
-      order[n++] = i;
-    for (int d = 0; d < l->ops[i].ndeps; d++) {
-      plc_sim_op *dep = &s->ops[l->ops[i].deps[d]];
-      if (dep->consumer < 0 && s->ops[i].ran)
-        dep->consumer = i;
-    }
-  }
+  int *order = plc_xmalloc(((size_t)l->n + 1) * sizeof *order);
+  int n = plc_sim_consumers(s, l, order);
   plc_si *cum = plc_xmalloc(((size_t)n + 1) * sizeof *cum);
   cum[0] = 0;
   for (int k = 0; k < n; k++)
