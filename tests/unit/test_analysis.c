@@ -258,6 +258,22 @@ static plc_ir_run *rand_run(int p, int vpp, const char *schedule, long mu, const
   return r;
 }
 
+/* A hand-derived measured bubble (times in ms): the critical device, its
+ * work, the bubble, its warm-up and cool-down parts (the steady part is
+ * the rest), and the step. */
+static void check_measured(const plc_result *res, int device, long work, long bubble,
+                           long warmup, long cooldown, long step)
+{
+  CU_ASSERT(res->bubble_measured);
+  CU_ASSERT_EQUAL(res->device, device);
+  CU_ASSERT(plc_fx_q(res->work, work, 1000));
+  CU_ASSERT(plc_fx_q(res->bubble, bubble, 1000));
+  CU_ASSERT(plc_fx_q(res->bubble_warmup, warmup, 1000));
+  CU_ASSERT(plc_fx_q(res->bubble_steady, bubble - warmup - cooldown, 1000));
+  CU_ASSERT(plc_fx_q(res->bubble_cooldown, cooldown, 1000));
+  CU_ASSERT(plc_fx_q(res->step, step, 1000));
+}
+
 /* DualPipe on uneven stages, by hand (ms): p = 4, mu = 8; model stage 1
  * takes f 2, input gradient 2, wgrad 2 (t 6), the others 1, 1, 1 (t 3).
  * Device d holds model stages d and 3 - d and runs 4 microbatches through
@@ -285,15 +301,8 @@ static void test_dualpipe_uneven(void)
   long f[4] = {1, 2, 1, 1}, dg[4] = {1, 2, 1, 1}, wg[4] = {1, 2, 1, 1};
   plc_result res;
   plc_analyse(&res, rand_run(4, 1, "dualpipe", 8, f, dg, wg));
-  CU_ASSERT(res.bubble_measured);
   CU_ASSERT_EQUAL(res.critical, 1);
-  CU_ASSERT_EQUAL(res.device, 1);
-  CU_ASSERT(plc_fx_q(res.work, 36, 1000));
-  CU_ASSERT(plc_fx_q(res.bubble, 1, 1000));
-  CU_ASSERT(plc_fx_q(res.bubble_warmup, 1, 1000));
-  CU_ASSERT(plc_fx_q(res.bubble_steady, 0, 1));
-  CU_ASSERT(plc_fx_q(res.bubble_cooldown, 0, 1));
-  CU_ASSERT(plc_fx_q(res.step, 37, 1000));
+  check_measured(&res, 1, 36, 1, 1, 0, 37);
   CU_ASSERT(plc_fx_q(res.dev_compute, 36, 1000)); /* all compute, nothing exposed */
   plc_result_free(&res);
   long f3[4] = {1, 1, 1, 2};
@@ -338,12 +347,7 @@ static void test_dualpipev_uneven(void)
   r->global_batch = 8;
   plc_result res;
   plc_analyse(&res, r);
-  CU_ASSERT(res.bubble_measured);
-  CU_ASSERT_EQUAL(res.device, 1);
-  CU_ASSERT(plc_fx_q(res.work, 36, 1000));
-  CU_ASSERT(plc_fx_q(res.bubble, 1, 1000));
-  CU_ASSERT(plc_fx_q(res.bubble_warmup, 1, 1000));
-  CU_ASSERT(plc_fx_q(res.step, 37, 1000));
+  check_measured(&res, 1, 36, 1, 1, 0, 37);
   plc_result_free(&res);
 }
 
@@ -364,15 +368,8 @@ static void test_interleaved_uneven(void)
   long f[4] = {2, 1, 1, 2}, dg[4] = {1, 1, 1, 2}, wg[4] = {1, 1, 1, 1};
   plc_result res;
   plc_analyse(&res, rand_run(2, 2, "interleaved", 4, f, dg, wg));
-  CU_ASSERT(res.bubble_measured);
   CU_ASSERT_EQUAL(res.critical, 1);
-  CU_ASSERT_EQUAL(res.device, 1);
-  CU_ASSERT(plc_fx_q(res.work, 32, 1000));
-  CU_ASSERT(plc_fx_q(res.bubble, 5, 1000));
-  CU_ASSERT(plc_fx_q(res.bubble_warmup, 3, 1000));
-  CU_ASSERT(plc_fx_q(res.bubble_steady, 0, 1));
-  CU_ASSERT(plc_fx_q(res.bubble_cooldown, 2, 1000));
-  CU_ASSERT(plc_fx_q(res.step, 37, 1000));
+  check_measured(&res, 1, 32, 5, 3, 2, 37);
   CU_ASSERT(plc_fx_q(res.dev_compute, 32, 1000));
   plc_result_free(&res);
 }
