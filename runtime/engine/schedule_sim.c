@@ -37,7 +37,31 @@ typedef struct sim_run {
   int head, count;
   int fast;   /* times are plc_sched_int multiples of 1/sim->den */
   int nt;     /* entries in t: p, or p x chunks per stage when per_chunk */
+  int *cstage, *cslot; /* per chunk: its stage, and its slot less stage x chunks per stage */
+  int vloc;   /* chunks per stage */
 } sim_run;
+
+/* plc_sched_stage_of and plc_sched_mb_range, inlined: the simulator asks
+ * them for every dependency of every block. */
+static inline int stage_of(const plc_sched *s, int chunk)
+{
+  switch (s->place) {
+  case PLC_SCHED_PLACE_STAGE: return chunk;
+  case PLC_SCHED_PLACE_ROUND: return chunk % s->par.p;
+  default: return chunk < s->par.p ? chunk : 2 * s->par.p - 1 - chunk;
+  }
+}
+
+static inline void mb_range(const plc_sched *s, int mb, int *first, int *last)
+{
+  if (s->place == PLC_SCHED_PLACE_BIDIR) {
+    *first = mb >= s->par.mu / 2 ? s->par.p : 0;
+    *last = *first + s->par.p - 1;
+  } else {
+    *first = 0;
+    *last = s->nchunks - 1;
+  }
+}
 
 /* Per times entry in duri: f, b, w, fb, p2p, b - w, fb - w. */
 enum { D_F, D_B, D_W, D_FB, D_P2P, D_BS, D_FBS, D_N };
@@ -186,7 +210,7 @@ static int pop(sim_run *r)
 static int part_deps(const plc_sched *s, int isb, int mb, int c, sim_dep *d)
 {
   int first, last, n = 0, key = mb * s->nchunks + c;
-  plc_sched_mb_range(s->place, &s->par, mb, &first, &last);
+  mb_range(s, mb, &first, &last);
   if (!isb) {
     if (c > first)
       d[n++] = (sim_dep){key - 1, 0, mb, c - 1};
@@ -219,7 +243,7 @@ int plc_sched_deps(const plc_sched *s, const plc_sched_block *b, plc_sched_dep o
   int n = block_deps(s, b, d);
   for (int i = 0; i < n; i++)
     out[i] = (plc_sched_dep){d[i].isb ? PLC_SCHED_B : PLC_SCHED_F, d[i].mb, d[i].chunk,
-                             plc_sched_stage_of(s->place, &s->par, d[i].chunk)};
+                             stage_of(s, d[i].chunk)};
   return n;
 }
 
@@ -244,7 +268,28 @@ static int block_dur(const plc_sched_block *b)
  * virtual chunk for round-robin). */
 static int slot(const sim_run *r, int st, int chunk)
 {
-  return r->sim->per_chunk ? st * (r->s->nchunks / r->s->par.p) + chunk / r->s->par.p : st;
+  return r->sim->per_chunk ? st * r->vloc + r->cslot[chunk] : st;
+}
+
+/* The per-chunk tables of r (free with run_free). */
+static void run_tables(sim_run *r)
+{
+  const plc_sched *s = r->s;
+  int p = s->par.p;
+  r->vloc = s->nchunks / p;
+  r->cstage = plc_xmalloc(((size_t)s->nchunks + 1) * sizeof *r->cstage);
+  r->cslot = plc_xmalloc(((size_t)s->nchunks + 1) * sizeof *r->cslot);
+  for (int c = 0; c < s->nchunks; c++) {
+    r->cstage[c] = stage_of(s, c);
+    /* the stage's chunk index: round-robin c / p, the V's and DualPipe's 0 or 1 */
+    r->cslot[c] = s->place == PLC_SCHED_PLACE_ROUND ? c / p : c >= p;
+  }
+}
+
+static void run_free(sim_run *r)
+{
+  free(r->cstage);
+  free(r->cslot);
 }
 
 /* A block's duration: its entry's; an F&B whose two parts take different
@@ -277,10 +322,9 @@ static void time_block64(sim_run *r, int st, const plc_sched_block *b, const sim
                          int idx)
 {
   plc_sched_sim *sim = r->sim;
-  const plc_sched *s = r->s;
   plc_sched_int start = sim->freei[st];
   for (int i = 0; i < nd; i++) {
-    int ds = plc_sched_stage_of(s->place, &s->par, d[i].chunk);
+    int ds = r->cstage[d[i].chunk];
     plc_sched_int end = d[i].isb ? sim->bendi[d[i].key] : sim->fendi[d[i].key];
     if (ds != st)
       end += sim->duri[(size_t)slot(r, ds, d[i].chunk) * D_N + D_P2P];
@@ -309,10 +353,9 @@ static void time_blockz(sim_run *r, int st, const plc_sched_block *b, const sim_
                         int idx)
 {
   plc_sched_sim *sim = r->sim;
-  const plc_sched *s = r->s;
   mpz_set(sim->zstart, sim->freez[st]);
   for (int i = 0; i < nd; i++) {
-    int ds = plc_sched_stage_of(s->place, &s->par, d[i].chunk);
+    int ds = r->cstage[d[i].chunk];
     mpz_srcptr end = d[i].isb ? sim->bendz[d[i].key] : sim->fendz[d[i].key];
     if (ds != st) {
       mpz_add(sim->zgap, end, sim->durz[(size_t)slot(r, ds, d[i].chunk) * D_N + D_P2P]);
@@ -340,7 +383,7 @@ static void finish_part(sim_run *r, int st, int isb, int mb, int c)
 {
   const plc_sched *s = r->s;
   int first, last, key = mb * s->nchunks + c;
-  plc_sched_mb_range(s->place, &s->par, mb, &first, &last);
+  mb_range(s, mb, &first, &last);
   if (r->fast)
     (isb ? r->sim->bendi : r->sim->fendi)[key] = r->sim->freei[st];
   else if (r->t)
@@ -348,7 +391,7 @@ static void finish_part(sim_run *r, int st, int isb, int mb, int c)
   (isb ? r->sim->bdone : r->sim->fdone)[key] = 1;
   int next = isb ? (c > first ? c - 1 : -1) : (c < last ? c + 1 : -1);
   if (next >= 0)
-    push(r, plc_sched_stage_of(s->place, &s->par, next));
+    push(r, r->cstage[next]);
 }
 
 static void run_stage(sim_run *r, int st)
@@ -396,7 +439,7 @@ static int deadlock(const sim_run *r, char *msg, size_t len)
       continue;
     sim_dep d[4];
     const sim_dep *m = first_missing(r, &s->blocks[r->sim->cursor[st]], d);
-    if (plc_sched_stage_of(s->place, &s->par, m->chunk) == st) {
+    if (r->cstage[m->chunk] == st) {
       pick = st;
       break;
     }
@@ -408,7 +451,7 @@ static int deadlock(const sim_run *r, char *msg, size_t len)
   const plc_sched_block *b = &s->blocks[r->sim->cursor[pick]];
   sim_dep d[4];
   const sim_dep *m = first_missing(r, b, d);
-  int ds = plc_sched_stage_of(s->place, &s->par, m->chunk);
+  int ds = r->cstage[m->chunk];
   char name[96];
   plc_sched_block_name(b, name, sizeof name);
   snprintf(msg, len, "deadlock: stage %d, block %d: %s waits for %s(mb %d, chunk %d)%s%d%s", pick,
@@ -622,7 +665,8 @@ int plc_sched_simulate(const plc_sched *s, const plc_sched_times *times, plc_sch
   int nt = sim->per_chunk ? s->nchunks : s->par.p;
   sim_grow(sim, s->par.p, nt, s->par.mu * s->nchunks);
   sim->p = s->par.p;
-  sim_run r = {s, times, sim, 0, 0, 0, nt};
+  sim_run r = {s, times, sim, 0, 0, 0, nt, NULL, NULL, 0};
+  run_tables(&r);
   r.fast = scale_setup(&r);
   sim->used_fast = r.fast;
   if (times && !r.fast)
@@ -630,11 +674,11 @@ int plc_sched_simulate(const plc_sched *s, const plc_sched_times *times, plc_sch
   sim_start(&r);
   while (r.count > 0)
     run_stage(&r, pop(&r));
-  if (!deadlock(&r, msg, msglen))
-    return 0;
-  if (times)
+  int ok = deadlock(&r, msg, msglen);
+  if (ok && times)
     sim_results(&r);
-  return 1;
+  run_free(&r);
+  return ok;
 }
 
 void plc_sched_times_init(plc_sched_times *t, int n)
