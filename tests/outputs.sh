@@ -95,11 +95,20 @@ for sig in TERM HUP; do
   n=0
   while [ -z "$(ls -A "$d/sig" | grep '^\.plc-')" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
   kill -s "$sig" "$pid"
+  # A signal ignored when the suite started (nohup ignores SIGHUP) stays
+  # ignored in plc, as in any Unix tool: say so rather than hang.
+  k=0
+  while kill -0 "$pid" 2> /dev/null && [ $k -lt 100 ]; do sleep 0.05; k=$((k + 1)); done
+  ignored=
+  if kill -0 "$pid" 2> /dev/null; then ignored=1; kill -s KILL "$pid"; fi
   wait "$pid"
   st=$?
   exec 3>&-
   rm -f "$d/sig/in"
-  if [ $n -lt 100 ] && [ $st -gt 128 ] && [ -z "$(ls -A "$d/sig")" ]; then pass
+  if [ -n "$ignored" ]; then
+    rm -f "$d"/sig/.plc-* # SIGKILL leaves it: nothing can remove it then
+    echo "note: SIG$sig is ignored in this environment (nohup?): not checked"
+  elif [ $n -lt 100 ] && [ $st -gt 128 ] && [ -z "$(ls -A "$d/sig")" ]; then pass
   else fail "SIG$sig (status $st, waited $n): left $(ls -A "$d/sig")"; fi
 done
 
