@@ -7,7 +7,6 @@
 #include "schema.h"
 #include "xalloc.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -685,86 +684,6 @@ static PLC_NOINLINE plc_value *plc_eval_pow(plc_eval *ev, const plc_ast *e, cons
   return v;
 }
 
-/* ---- small rationals ---------------------------------------------------
- *
- * Nearly every number a plan computes with is a ratio of machine integers,
- * and GMP's rational arithmetic (a gcd or two per operation, whatever the
- * size) was a tenth of a layout search.  When both operands' numerators
- * and denominators fit in a long and the result's do too (checked: any
- * overflow falls back to GMP), the result is computed on longs and reduced
- * to lowest terms: the same canonical rational GMP would give, exactly. */
-
-/* z as a long, if it fits in one limb that fits in a long. */
-static int plc_small_get(mpz_srcptr z, long *out)
-{
-  size_t n = mpz_size(z);
-  if (n > 1)
-    return 0;
-  mp_limb_t limb = n ? mpz_getlimbn(z, 0) : 0;
-  if (limb > (mp_limb_t)LONG_MAX)
-    return 0;
-  *out = mpz_sgn(z) < 0 ? -(long)limb : (long)limb;
-  return 1;
-}
-
-static unsigned long plc_small_gcd(unsigned long a, unsigned long b)
-{
-  while (b) {
-    unsigned long t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
-/* q = a op b (op: + - * /, b nonzero for /) on longs; 0 when an operand
- * or an intermediate does not fit (q untouched then). */
-static int plc_small_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr b)
-{
-  long an, ad, bn, bd, n, m;
-  if (!plc_small_get(mpq_numref(a), &an) || !plc_small_get(mpq_denref(a), &ad) ||
-      !plc_small_get(mpq_numref(b), &bn) || !plc_small_get(mpq_denref(b), &bd))
-    return 0;
-  switch (op) {
-  case PLC_OP_ADD: case PLC_OP_SUB: {
-    long x, y;
-    if (ad == bd) { /* integers, mostly: no products */
-      x = an;
-      y = bn;
-      m = ad;
-    } else if (__builtin_mul_overflow(an, bd, &x) || __builtin_mul_overflow(bn, ad, &y) ||
-               __builtin_mul_overflow(ad, bd, &m)) {
-      return 0;
-    }
-    if (op == PLC_OP_ADD ? __builtin_add_overflow(x, y, &n) : __builtin_sub_overflow(x, y, &n))
-      return 0;
-    break;
-  }
-  case PLC_OP_MUL:
-    if (__builtin_mul_overflow(an, bn, &n) || __builtin_mul_overflow(ad, bd, &m))
-      return 0;
-    break;
-  case PLC_OP_DIV:
-    if (__builtin_mul_overflow(an, bd, &n) || __builtin_mul_overflow(ad, bn, &m))
-      return 0;
-    if (m < 0) { /* the sign goes on the numerator */
-      if (n == LONG_MIN || m == LONG_MIN)
-        return 0;
-      n = -n;
-      m = -m;
-    }
-    break;
-  default:
-    return 0;
-  }
-  if (n == LONG_MIN) /* no |n| as a long */
-    return 0;
-  /* m > 0 here: denominators are positive, and a divisor is nonzero */
-  unsigned long g = plc_small_gcd((unsigned long)(n < 0 ? -n : n), (unsigned long)m);
-  mpq_set_si(q, n / (long)g, (unsigned long)(m / (long)g));
-  return 1;
-}
-
 static PLC_NOINLINE plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, const plc_value *l,
                                  const plc_value *r)
 {
@@ -791,14 +710,14 @@ static PLC_NOINLINE plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, co
   plc_value *v = plc_value_new(ev, PLC_V_NUM);
   v->q = plc_arena_mpq(ev->arena);
   v->dim = d;
-  if (plc_small_arith(v->q, e->op, l->q, r->q))
-    return v; /* far below PLC_Q_MAX_BITS */
   switch (e->op) {
-  case PLC_OP_ADD: mpq_add(v->q, l->q, r->q); break;
-  case PLC_OP_SUB: mpq_sub(v->q, l->q, r->q); break;
-  case PLC_OP_MUL: mpq_mul(v->q, l->q, r->q); break;
-  default: mpq_div(v->q, l->q, r->q); break;
+  case PLC_OP_ADD: plc_q_rat_add(v->q, l->q, r->q); break;
+  case PLC_OP_SUB: plc_q_rat_sub(v->q, l->q, r->q); break;
+  case PLC_OP_MUL: plc_q_rat_mul(v->q, l->q, r->q); break;
+  default: plc_q_rat_div(v->q, l->q, r->q); break;
   }
+  if (mpz_size(mpq_numref(v->q)) <= 1 && mpz_size(mpq_denref(v->q)) <= 1)
+    return v; /* far below PLC_Q_MAX_BITS */
   if (mpz_sizeinbase(mpq_numref(v->q), 2) > PLC_Q_MAX_BITS ||
       mpz_sizeinbase(mpq_denref(v->q), 2) > PLC_Q_MAX_BITS)
     return plc_eval_q_error(ev, PLC_Q_TOO_LARGE, e, l, r);
