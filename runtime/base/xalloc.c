@@ -56,8 +56,9 @@ char *plc_xstrdup(const char *s)
  * multiple of 8 bytes, carved from slabs that are never returned (they stay
  * reachable from plc_gmp_slabs).  A block freed by another thread than the
  * one that allocated it joins that thread's list: slabs are never freed, so
- * that is safe.  Under AddressSanitizer, and with PLC_GMP_NO_POOL set in the
- * environment, GMP uses malloc directly, so the sanitizers see every block. */
+ * that is safe.  Under AddressSanitizer, and with PLC_GMP_NO_POOL set (not
+ * 0) in the environment, GMP uses malloc directly, so the sanitizers see
+ * every block. */
 
 #define PLC_GMP_SMALL 64
 #define PLC_GMP_SLAB 65536
@@ -168,7 +169,8 @@ void plc_gmp_free_str(char *s)
 /* Installed before main() runs, so no caller can forget it. */
 __attribute__((constructor)) static void plc_x_gmp_init(void)
 {
-  if (PLC_GMP_POOL && !getenv("PLC_GMP_NO_POOL"))
+  const char *off = getenv("PLC_GMP_NO_POOL"); /* set and not 0: malloc */
+  if (PLC_GMP_POOL && !(off && *off && strcmp(off, "0")))
     mp_set_memory_functions(plc_x_gmp_alloc, plc_x_gmp_realloc, plc_x_gmp_free);
   else
     mp_set_memory_functions(plc_xmalloc, plc_x_gmp_realloc_plain, plc_x_gmp_free_plain);
