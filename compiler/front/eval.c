@@ -185,20 +185,28 @@ void plc_env_forget_unknown(plc_env *env)
   }
 }
 
-plc_binding *plc_env_find_local(plc_env *env, const char *name)
+/* A name in an env with a hash index (out of line: the common envs are
+ * small, and their scan below is inlined where names are resolved). */
+static PLC_NOINLINE plc_binding *plc_env_find_indexed(plc_env *env, const char *name)
 {
-  if (env->index) {
-    size_t mask = env->index_cap - 1, h = plc_env_hash(name) & mask;
-    for (; env->index[h]; h = (h + 1) & mask)
-      if (!strcmp(env->b[env->index[h] - 1].name, name))
-        return &env->b[env->index[h] - 1];
-    return NULL;
-  }
+  size_t mask = env->index_cap - 1, h = plc_env_hash(name) & mask;
+  for (; env->index[h]; h = (h + 1) & mask)
+    if (!strcmp(env->b[env->index[h] - 1].name, name))
+      return &env->b[env->index[h] - 1];
+  return NULL;
+}
+
+static inline plc_binding *plc_env_find(plc_env *env, const char *name)
+{
+  if (env->index)
+    return plc_env_find_indexed(env, name);
   for (size_t i = env->n; i-- > 0;) /* the first byte first: most names differ there */
     if (env->b[i].name[0] == name[0] && !strcmp(env->b[i].name, name))
       return &env->b[i];
   return NULL;
 }
+
+plc_binding *plc_env_find_local(plc_env *env, const char *name) { return plc_env_find(env, name); }
 
 plc_binding *plc_env_lookup(plc_env *env, const char *name)
 {
@@ -465,7 +473,7 @@ static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name,
                                      const plc_loc *use)
 {
   for (plc_obj *cur = o; cur; cur = cur->base) {
-    plc_binding *b = plc_env_find_local(cur->env, name);
+    plc_binding *b = plc_env_find(cur->env, name);
     if (!b)
       continue;
     if (o == ev->watch && b - cur->env->b < 32)
@@ -711,11 +719,13 @@ static PLC_NOINLINE plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, co
   v->q = plc_arena_mpq(ev->arena);
   v->dim = d;
   switch (e->op) {
-  case PLC_OP_ADD: mpq_add(v->q, l->q, r->q); break;
-  case PLC_OP_SUB: mpq_sub(v->q, l->q, r->q); break;
-  case PLC_OP_MUL: mpq_mul(v->q, l->q, r->q); break;
-  default: mpq_div(v->q, l->q, r->q); break;
+  case PLC_OP_ADD: plc_q_rat_add(v->q, l->q, r->q); break;
+  case PLC_OP_SUB: plc_q_rat_sub(v->q, l->q, r->q); break;
+  case PLC_OP_MUL: plc_q_rat_mul(v->q, l->q, r->q); break;
+  default: plc_q_rat_div(v->q, l->q, r->q); break;
   }
+  if (mpz_size(mpq_numref(v->q)) <= 1 && mpz_size(mpq_denref(v->q)) <= 1)
+    return v; /* far below PLC_Q_MAX_BITS */
   if (mpz_sizeinbase(mpq_numref(v->q), 2) > PLC_Q_MAX_BITS ||
       mpz_sizeinbase(mpq_denref(v->q), 2) > PLC_Q_MAX_BITS)
     return plc_eval_q_error(ev, PLC_Q_TOO_LARGE, e, l, r);
@@ -904,7 +914,7 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
   for (plc_env *x = env; x; x = x->parent) {
     if (x->late && !late)
       late = x->late;
-    plc_binding *b = plc_env_find_local(x, e->name);
+    plc_binding *b = plc_env_find(x, e->name);
     /* in a declaration's body its fields are names: those it inherits or
      * leaves at their defaults too (dp = 512 / (tp * pp * cp)) */
     if (!b && x->self && plc_eval_inherited(x->self, e->name))

@@ -404,8 +404,8 @@ static void plc_sema_tier_sizes(plc_sema *s, plc_obj *o)
         plc_error(DIAG, plc_sema_size_loc(t->obj), "the size of tier '%s' (%s) is not a multiple "
                   "of the size of tier '%s' (%s): each tier's size must divide the next",
                   t->obj->name, a, prev->name, b);
-        free(a);
-        free(b);
+        plc_gmp_free_str(a);
+        plc_gmp_free_str(b);
         return;
       }
       prev = t->obj;

@@ -12,6 +12,7 @@
 
 #include "lower.h"
 #include "schema.h"
+#include "xalloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -197,7 +198,7 @@ static int plc_place_world(plc_lower *L)
     char *t = mpz_get_str(NULL, 10, w);
     plc_error(L->diag, &L->train->node->loc, "the layout needs tp x cp x dp x pp = %s devices, "
               "but cluster '%s' has %d", t, L->cluster->name, r->devices);
-    free(t);
+    plc_gmp_free_str(t);
   } else {
     r->world = (int)mpz_get_si(w);
   }

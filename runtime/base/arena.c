@@ -12,10 +12,12 @@
 #include <string.h>
 
 #define PLC_ARENA_CHUNK 65536
+#define PLC_ARENA_ZERO 2048
 
 typedef struct plc_chunk {
   struct plc_chunk *next;
   size_t used, size;
+  size_t zeroed; /* data[0, zeroed) is zero or handed out */
   alignas(max_align_t) unsigned char data[];
 } plc_chunk;
 
@@ -50,6 +52,7 @@ static plc_chunk *plc_arena_grow(plc_arena *a, size_t n)
   size_t size = n > PLC_ARENA_CHUNK ? n : PLC_ARENA_CHUNK;
   plc_chunk *c = plc_xmalloc(sizeof(plc_chunk) + size);
   c->used = 0;
+  c->zeroed = 0;
   c->size = size;
   c->next = a->chunks;
   a->chunks = c;
@@ -66,7 +69,17 @@ void *plc_arena_alloc(plc_arena *a, size_t n)
   void *p = c->data + c->used;
   c->used += n;
   a->bytes += n;
-  memset(p, 0, n);
+  if (c->used > c->zeroed) {
+    /* Clear ahead in steps of PLC_ARENA_ZERO bytes: the search makes
+     * millions of small allocations, and one memset call for each cost
+     * more than the clearing itself; a chunk is not cleared whole because
+     * many arenas use a little of one. */
+    size_t z = c->used - c->zeroed < PLC_ARENA_ZERO ? PLC_ARENA_ZERO : c->used - c->zeroed;
+    if (z > c->size - c->zeroed)
+      z = c->size - c->zeroed;
+    memset(c->data + c->zeroed, 0, z);
+    c->zeroed += z;
+  }
   return p;
 }
 

@@ -12,6 +12,7 @@
 
 #include "quantity.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,9 +216,9 @@ static plc_q_status plc_q_addsub(plc_quantity *r, const plc_quantity *a,
   mpq_t t;
   mpq_init(t);
   if (sub)
-    mpq_sub(t, a->v, b->v);
+    plc_q_rat_sub(t, a->v, b->v);
   else
-    mpq_add(t, a->v, b->v);
+    plc_q_rat_add(t, a->v, b->v);
   return plc_q_commit(r, t, a->dim);
 }
 
@@ -241,7 +242,7 @@ plc_q_status plc_q_mul(plc_quantity *r, const plc_quantity *a,
     return PLC_Q_TOO_LARGE;
   mpq_t t;
   mpq_init(t);
-  mpq_mul(t, a->v, b->v);
+  plc_q_rat_mul(t, a->v, b->v);
   return plc_q_commit(r, t, d);
 }
 
@@ -255,7 +256,7 @@ plc_q_status plc_q_div(plc_quantity *r, const plc_quantity *a,
     return PLC_Q_TOO_LARGE;
   mpq_t t;
   mpq_init(t);
-  mpq_div(t, a->v, b->v);
+  plc_q_rat_div(t, a->v, b->v);
   return plc_q_commit(r, t, d);
 }
 

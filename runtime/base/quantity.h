@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <gmp.h>
+#include <limits.h>
 
 enum { PLC_DIM_BYTE, PLC_DIM_SEC, PLC_DIM_FLOP, PLC_NDIM };
 
@@ -171,5 +172,113 @@ char *plc_q_format_raw(mpq_srcptr v, int b, int s, int f, int sig, int exact);
  * unit's name ("0.0347 ms" for u = ms; "%" takes no space: "75%").  NULL when
  * the dimensions differ. */
 char *plc_q_format_in(const plc_quantity *q, const plc_unit *u, int sig);
+
+/* Raw rationals: plc_q_rat_add, _sub, _mul and _div compute r = a op b
+ * as mpq_add and the others do (the same canonical result, not
+ * size-checked; r may alias a or b).  Nearly every number a plan computes
+ * with is a ratio of machine integers, and GMP's rational arithmetic (a gcd
+ * or two per operation, whatever the size) was a tenth of a layout search's
+ * instructions: when both operands' numerators and denominators fit in a
+ * long and no intermediate overflows (checked), the result is computed on
+ * longs and reduced to lowest terms, exactly, else GMP computes it.  Inline:
+ * the evaluator, lowering and analysis call them on their hot paths. */
+
+/* z as a long, if it fits in one limb that fits in a long. */
+static inline int plc_q_small_get(mpz_srcptr z, long *out)
+{
+  size_t n = mpz_size(z);
+  if (n > 1)
+    return 0;
+  mp_limb_t limb = n ? mpz_getlimbn(z, 0) : 0;
+  if (limb > (mp_limb_t)LONG_MAX)
+    return 0;
+  *out = mpz_sgn(z) < 0 ? -(long)limb : (long)limb;
+  return 1;
+}
+
+static inline unsigned long plc_q_small_gcd(unsigned long a, unsigned long b)
+{
+  while (b) {
+    unsigned long t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* q = a op b (op: '+', '-', '*', '/') on longs; 0 when an operand or an
+ * intermediate does not fit, or b is 0 for '/' (q untouched then). */
+static inline int plc_q_small_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr b)
+{
+  long an, ad, bn, bd, n, m;
+  if (!plc_q_small_get(mpq_numref(a), &an) || !plc_q_small_get(mpq_denref(a), &ad) ||
+      !plc_q_small_get(mpq_numref(b), &bn) || !plc_q_small_get(mpq_denref(b), &bd))
+    return 0;
+  switch (op) {
+  case '+': case '-': {
+    long x, y;
+    if (ad == bd) { /* integers, mostly: no products */
+      x = an;
+      y = bn;
+      m = ad;
+    } else if (__builtin_mul_overflow(an, bd, &x) || __builtin_mul_overflow(bn, ad, &y) ||
+               __builtin_mul_overflow(ad, bd, &m)) {
+      return 0;
+    }
+    if (op == '+' ? __builtin_add_overflow(x, y, &n) : __builtin_sub_overflow(x, y, &n))
+      return 0;
+    break;
+  }
+  case '*':
+    if (__builtin_mul_overflow(an, bn, &n) || __builtin_mul_overflow(ad, bd, &m))
+      return 0;
+    break;
+  case '/':
+    if (bn == 0) /* GMP's division by zero, as before */
+      return 0;
+    if (__builtin_mul_overflow(an, bd, &n) || __builtin_mul_overflow(ad, bn, &m))
+      return 0;
+    if (m < 0) { /* the sign goes on the numerator */
+      if (n == LONG_MIN || m == LONG_MIN)
+        return 0;
+      n = -n;
+      m = -m;
+    }
+    break;
+  default:
+    return 0;
+  }
+  if (n == LONG_MIN) /* no |n| as a long */
+    return 0;
+  /* m > 0 here: denominators are positive, and a divisor is nonzero */
+  unsigned long g = plc_q_small_gcd((unsigned long)(n < 0 ? -n : n), (unsigned long)m);
+  mpq_set_si(q, n / (long)g, (unsigned long)(m / (long)g));
+  return 1;
+}
+
+static inline void plc_q_rat_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
+{
+  if (!plc_q_small_arith(r, '+', a, b))
+    mpq_add(r, a, b);
+}
+
+static inline void plc_q_rat_sub(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
+{
+  if (!plc_q_small_arith(r, '-', a, b))
+    mpq_sub(r, a, b);
+}
+
+static inline void plc_q_rat_mul(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
+{
+  if (!plc_q_small_arith(r, '*', a, b))
+    mpq_mul(r, a, b);
+}
+
+static inline void plc_q_rat_div(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
+{
+  if (!plc_q_small_arith(r, '/', a, b))
+    mpq_div(r, a, b);
+}
+
 
 #endif

@@ -11,6 +11,9 @@
 #include "xalloc.h"
 
 #include <gmp.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,21 +46,132 @@ char *plc_xstrdup(const char *s)
   return memcpy(plc_xmalloc(n), s, n);
 }
 
-/* GMP's allocator interface (its free passes the old size too). */
+/* ---- GMP's allocations -------------------------------------------------
+ *
+ * Every rational the evaluator makes allocates its numerator's and its
+ * denominator's limbs, nearly always one or two, and a layout search makes
+ * millions of them: through malloc and free that was a fifth of a search's
+ * instructions.  GMP passes the size to its realloc and free, so blocks of
+ * up to PLC_GMP_SMALL bytes come from per-thread free lists, one for each
+ * multiple of 8 bytes, carved from slabs that are never returned (they stay
+ * reachable from plc_gmp_slabs).  A block freed by another thread than the
+ * one that allocated it joins that thread's list: slabs are never freed, so
+ * that is safe.  Under AddressSanitizer, and with PLC_GMP_NO_POOL set (not
+ * 0) in the environment, GMP uses malloc directly, so the sanitizers see
+ * every block. */
+
+#define PLC_GMP_SMALL 64
+#define PLC_GMP_SLAB 65536
+
+typedef struct plc_gmp_slab {
+  struct plc_gmp_slab *next;
+  alignas(max_align_t) unsigned char data[PLC_GMP_SLAB];
+} plc_gmp_slab;
+
+static plc_gmp_slab *plc_gmp_slabs; /* all slabs, so they stay reachable */
+static pthread_mutex_t plc_gmp_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local void *plc_gmp_free_list[PLC_GMP_SMALL / 8 + 1];
+static _Thread_local unsigned char *plc_gmp_carve, *plc_gmp_carve_end;
+
+/* Size class of n bytes (1..PLC_GMP_SMALL): multiples of 8. */
+static size_t plc_gmp_class(size_t n) { return (n + 7) / 8; }
+
+static void *plc_gmp_small_alloc(size_t cls)
+{
+  void *p = plc_gmp_free_list[cls];
+  if (p) {
+    memcpy(&plc_gmp_free_list[cls], p, sizeof p);
+    return p;
+  }
+  size_t n = cls * 8;
+  if ((size_t)(plc_gmp_carve_end - plc_gmp_carve) < n) {
+    plc_gmp_slab *s = plc_xmalloc(sizeof *s);
+    pthread_mutex_lock(&plc_gmp_lock);
+    s->next = plc_gmp_slabs;
+    plc_gmp_slabs = s;
+    pthread_mutex_unlock(&plc_gmp_lock);
+    plc_gmp_carve = s->data;
+    plc_gmp_carve_end = s->data + PLC_GMP_SLAB;
+  }
+  p = plc_gmp_carve;
+  plc_gmp_carve += n;
+  return p;
+}
+
+static void plc_gmp_small_free(void *p, size_t cls)
+{
+  memcpy(p, &plc_gmp_free_list[cls], sizeof p);
+  plc_gmp_free_list[cls] = p;
+}
+
+static void *plc_x_gmp_alloc(size_t n)
+{
+  if (n - 1 < PLC_GMP_SMALL) /* n == 0 wraps: malloc */
+    return plc_gmp_small_alloc(plc_gmp_class(n));
+  return plc_xmalloc(n);
+}
+
 static void *plc_x_gmp_realloc(void *p, size_t old, size_t n)
+{
+  int small_old = old - 1 < PLC_GMP_SMALL, small_new = n - 1 < PLC_GMP_SMALL;
+  if (!small_old && !small_new)
+    return plc_xrealloc(p, n);
+  if (small_old && small_new && plc_gmp_class(old) == plc_gmp_class(n))
+    return p;
+  void *q = plc_x_gmp_alloc(n);
+  memcpy(q, p, old < n ? old : n);
+  if (small_old)
+    plc_gmp_small_free(p, plc_gmp_class(old));
+  else
+    free(p);
+  return q;
+}
+
+static void plc_x_gmp_free(void *p, size_t n)
+{
+  if (n - 1 < PLC_GMP_SMALL)
+    plc_gmp_small_free(p, plc_gmp_class(n));
+  else
+    free(p);
+}
+
+/* The malloc'd versions: for the sanitizers, and PLC_GMP_NO_POOL. */
+static void *plc_x_gmp_realloc_plain(void *p, size_t old, size_t n)
 {
   (void)old;
   return plc_xrealloc(p, n);
 }
 
-static void plc_x_gmp_free(void *p, size_t n)
+static void plc_x_gmp_free_plain(void *p, size_t n)
 {
   (void)n;
   free(p);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define PLC_GMP_POOL 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PLC_GMP_POOL 0
+#endif
+#endif
+#ifndef PLC_GMP_POOL
+#define PLC_GMP_POOL 1
+#endif
+
+void plc_gmp_free_str(char *s)
+{
+  void (*f)(void *, size_t);
+  mp_get_memory_functions(NULL, NULL, &f);
+  f(s, strlen(s) + 1);
+}
+
 /* Installed before main() runs, so no caller can forget it. */
 __attribute__((constructor)) static void plc_x_gmp_init(void)
 {
-  mp_set_memory_functions(plc_xmalloc, plc_x_gmp_realloc, plc_x_gmp_free);
+  const char *off = getenv("PLC_GMP_NO_POOL"); /* set and not 0: malloc */
+  if (PLC_GMP_POOL && !(off && *off && strcmp(off, "0")))
+    mp_set_memory_functions(plc_x_gmp_alloc, plc_x_gmp_realloc, plc_x_gmp_free);
+  else
+    mp_set_memory_functions(plc_xmalloc, plc_x_gmp_realloc_plain, plc_x_gmp_free_plain);
 }

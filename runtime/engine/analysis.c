@@ -133,7 +133,7 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
       plc_sim_end(r->tb[s], &run->stages[s].bwd, run->nstreams, 0, zero);
     else
       mpq_set(r->tb[s], base->tb[s]);
-    mpq_add(t, r->tf[s], r->tb[s]);
+    plc_q_rat_add(t, r->tf[s], r->tb[s]);
     if (best < 0 || mpq_cmp(t, bt) > 0) {
       best = s;
       mpq_set(bt, t);
@@ -379,8 +379,8 @@ static void plc_device(plc_result *r)
         continue; /* the same lists as an earlier stage */
       mpq_set_ui(x, 0, 1);
       for (int k = 0; k < r->nck; k++) {
-        mpq_add(x, x, r->ckf[d * r->nck + k]);
-        mpq_add(x, x, r->ckb[d * r->nck + k]);
+        plc_q_rat_add(x, x, r->ckf[d * r->nck + k]);
+        plc_q_rat_add(x, x, r->ckb[d * r->nck + k]);
       }
       if (d == 0 || mpq_cmp(x, best) > 0) {
         r->device = d;
@@ -391,9 +391,9 @@ static void plc_device(plc_result *r)
   } else if (plc_two_parts(run)) {
     for (int d = 0; d < p; d++) {
       int a = r->cls[d], b = r->cls[p - 1 - d];
-      mpq_add(x, r->tf[a], r->tb[a]);
-      mpq_add(x, x, r->tf[b]);
-      mpq_add(x, x, r->tb[b]);
+      plc_q_rat_add(x, r->tf[a], r->tb[a]);
+      plc_q_rat_add(x, x, r->tf[b]);
+      plc_q_rat_add(x, x, r->tb[b]);
       if (d == 0 || mpq_cmp(x, best) > 0) {
         r->device = d;
         mpq_set(best, x);
@@ -404,7 +404,7 @@ static void plc_device(plc_result *r)
     mpq_set_si(x, run->mu, 1);
   }
   mpq_canonicalize(x);
-  mpq_mul(r->work, x, best);
+  plc_q_rat_mul(r->work, x, best);
   mpq_clears(x, best, NULL);
 }
 
@@ -427,13 +427,13 @@ static void plc_device_add(plc_result *r, int s, int c, mpq_srcptr k)
     mpq_srcptr v[4] = {sim.compute, sim.all_compute, sim.useful, sim.stall_other};
     mpq_ptr out[4] = {r->dev_compute, r->dev_all_compute, r->dev_useful, r->dev_stall};
     for (int i = 0; i < 4; i++) {
-      mpq_mul(x, k, v[i]);
-      mpq_add(out[i], out[i], x);
+      plc_q_rat_mul(x, k, v[i]);
+      plc_q_rat_add(out[i], out[i], x);
     }
     for (int i = 0; i < l->n; i++)
       if (sim.ops[i].ran && l->ops[i].kind != PLC_OPK_COMPUTE) {
-        mpq_mul(x, k, sim.ops[i].exposed);
-        mpq_add(r->dev_exposed[l->ops[i].dim], r->dev_exposed[l->ops[i].dim], x);
+        plc_q_rat_mul(x, k, sim.ops[i].exposed);
+        plc_q_rat_add(r->dev_exposed[l->ops[i].dim], r->dev_exposed[l->ops[i].dim], x);
       }
     plc_sim_free(&sim);
     if (c >= 0)
@@ -462,12 +462,12 @@ static void plc_device_figs(plc_result *r)
     plc_device_add(r, run->nstages - 1 - r->device, -1, k);
   } else {
     mpq_set_si(k, run->mu, 1);
-    mpq_mul(r->dev_compute, k, r->compute_mb);
-    mpq_mul(r->dev_all_compute, k, r->all_compute_mb);
-    mpq_mul(r->dev_useful, k, r->useful_mb);
-    mpq_mul(r->dev_stall, k, r->stall_mb);
+    plc_q_rat_mul(r->dev_compute, k, r->compute_mb);
+    plc_q_rat_mul(r->dev_all_compute, k, r->all_compute_mb);
+    plc_q_rat_mul(r->dev_useful, k, r->useful_mb);
+    plc_q_rat_mul(r->dev_stall, k, r->stall_mb);
     for (int d = 0; d < PLC_PD_COUNT; d++)
-      mpq_mul(r->dev_exposed[d], k, r->exposed_mb[d]);
+      plc_q_rat_mul(r->dev_exposed[d], k, r->exposed_mb[d]);
   }
   mpq_clear(k);
 }
@@ -504,14 +504,14 @@ static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
     row->count++;
     if (!mpq_equal(row->size_each, op->size) || !mpq_equal(row->time_each, op->time))
       row->uniform = 0;
-    mpq_add(row->bytes, row->bytes, op->size);
-    mpq_add(row->time, row->time, op->time);
-    mpq_add(row->window, row->window, so->window);
-    mpq_add(row->exposed, row->exposed, so->exposed);
+    plc_q_rat_add(row->bytes, row->bytes, op->size);
+    plc_q_rat_add(row->time, row->time, op->time);
+    plc_q_rat_add(row->window, row->window, so->window);
+    plc_q_rat_add(row->exposed, row->exposed, so->exposed);
     row->why[so->why]++;
     if (mpq_sgn(so->exposed) > 0)
       row->why_exposed[so->why]++;
-    mpq_add(r->exposed_mb[op->dim], r->exposed_mb[op->dim], so->exposed);
+    plc_q_rat_add(r->exposed_mb[op->dim], r->exposed_mb[op->dim], so->exposed);
   }
 }
 
@@ -529,15 +529,15 @@ void plc_weight_grad_time(const plc_ir_list *l, mpq_t out)
     const plc_ir_op *op = &l->ops[i];
     if (op->kind != PLC_OPK_COMPUTE || op->phase != PLC_PH_BWD || op->once)
       continue;
-    mpq_add(all, all, op->time);
+    plc_q_rat_add(all, all, op->time);
     if (op->wgrad) {
-      mpq_add(out, out, op->time);
+      plc_q_rat_add(out, out, op->time);
       marked = 1;
     }
   }
   if (!marked) {
     mpq_set_ui(out, 1, 2);
-    mpq_mul(out, out, all);
+    plc_q_rat_mul(out, out, all);
   }
   mpq_clear(all);
 }
@@ -560,25 +560,25 @@ static void plc_bubble_closed(plc_result *r)
     mpq_set_si(k, p - 1, (unsigned long)run->vpp);
   } else if (!strcmp(s, "zb_h1")) {
     mpq_set_si(k, p - 1, 1);
-    mpq_sub(x, x, r->t_w);
-    mpq_sub(x, x, r->t_w);
+    plc_q_rat_sub(x, x, r->t_w);
+    plc_q_rat_sub(x, x, r->t_w);
   } else if (!strcmp(s, "dualpipe") || !strcmp(s, "dualpipev")) {
     /* DualPipe: (p/2 - 1)(t_F&B + t_b - 3 t_w), t_F&B = t_f + t_b;
      * dualpipev is DualPipe's with PP = 2p stages of chunk times t/2:
      * (p - 1)(t_F&B + t_b - 3 t_w)/2 */
     mpq_set_si(k, !strcmp(s, "dualpipev") ? p - 1 : p - 2, 2);
-    mpq_add(x, r->t, r->t_b);
+    plc_q_rat_add(x, r->t, r->t_b);
     mpq_t w3;
     mpq_init(w3);
     mpq_set_ui(w3, 3, 1);
-    mpq_mul(w3, w3, r->t_w);
-    mpq_sub(x, x, w3);
+    plc_q_rat_mul(w3, w3, r->t_w);
+    plc_q_rat_sub(x, x, w3);
     mpq_clear(w3);
   } else { /* gpipe, 1f1b */
     mpq_set_si(k, p - 1, 1);
   }
   mpq_canonicalize(k);
-  mpq_mul(r->bubble_formula, k, x);
+  plc_q_rat_mul(r->bubble_formula, k, x);
   if (mpq_sgn(r->bubble_formula) < 0)
     mpq_set_ui(r->bubble_formula, 0, 1);
   mpq_clears(k, x, NULL);
@@ -643,9 +643,9 @@ static void plc_sum_sync(mpq_t out, const plc_ir_stage *st)
   mpq_set_ui(out, 0, 1);
   for (int i = 0; i < st->bwd.n; i++)
     if (st->bwd.ops[i].once)
-      mpq_add(out, out, st->bwd.ops[i].time);
+      plc_q_rat_add(out, out, st->bwd.ops[i].time);
   for (int i = 0; i < st->step.n; i++)
-    mpq_add(out, out, st->step.ops[i].time);
+    plc_q_rat_add(out, out, st->step.ops[i].time);
 }
 
 /* What a stage's gradient sync (its `once` ops in the last backward, then
@@ -657,7 +657,7 @@ static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, mpq_t t
   mpq_inits(zero, last, step, NULL);
   plc_sim_end(last, &st->bwd, run->nstreams, 1, zero);
   plc_sim_end(step, &st->step, run->nstreams, 1, last);
-  mpq_sub(tail, step, t_b);
+  plc_q_rat_sub(tail, step, t_b);
   if (mpq_sgn(tail) < 0)
     mpq_set_ui(tail, 0, 1);
   mpq_clears(zero, last, step, NULL);
@@ -679,8 +679,8 @@ static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
   } else if (run->dp_hidden) {
     r->tail_kind = PLC_TAIL_DECLARED;
     mpq_set_ui(t, 1, 1);
-    mpq_sub(t, t, run->dp_hidden);
-    mpq_mul(r->tail, t, r->tail_full);
+    plc_q_rat_sub(t, t, run->dp_hidden);
+    plc_q_rat_mul(r->tail, t, r->tail_full);
   } else if (mpq_sgn(r->tail_full) > 0) {
     r->tail_kind = PLC_TAIL_SIMULATED;
     for (int s = 0; s < run->nstages; s++) { /* every stage syncs; the slowest counts */
@@ -710,7 +710,7 @@ static void plc_flops_useful(const plc_ir_list *l, mpq_t out, int *all_known)
       continue;
     if (op->pinned && mpq_sgn(op->flops) == 0)
       *all_known = 0;
-    mpq_add(out, out, op->flops);
+    plc_q_rat_add(out, out, op->flops);
   }
 }
 
@@ -734,11 +734,11 @@ static void plc_mfu(plc_result *r)
     r->mfu_why = "the step takes no time";
   if (!r->mfu_why) {
     mpq_set_si(d, run->mu, 1);
-    mpq_mul(f, f, d);
+    plc_q_rat_mul(f, f, d);
     mpq_set_si(d, run->size[PLC_PD_PP], 1);
-    mpq_mul(d, d, run->peak);
-    mpq_mul(d, d, r->step);
-    mpq_div(r->mfu, f, d);
+    plc_q_rat_mul(d, d, run->peak);
+    plc_q_rat_mul(d, d, r->step);
+    plc_q_rat_div(r->mfu, f, d);
   } else {
     r->mfu_known = 0;
   }
@@ -749,10 +749,10 @@ static void plc_ratios(plc_result *r)
 {
   const plc_ir_run *run = r->run;
   if (mpq_sgn(r->step) > 0) {
-    mpq_div(r->eta, r->dev_useful, r->step); /* the critical device's */
-    mpq_div(r->busy, r->dev_all_compute, r->step);
+    plc_q_rat_div(r->eta, r->dev_useful, r->step); /* the critical device's */
+    plc_q_rat_div(r->busy, r->dev_all_compute, r->step);
     mpq_set_si(r->tokens_per_s, (long)run->global_batch * run->seq, 1);
-    mpq_div(r->tokens_per_s, r->tokens_per_s, r->step);
+    plc_q_rat_div(r->tokens_per_s, r->tokens_per_s, r->step);
   }
   plc_mfu(r);
 }
@@ -765,11 +765,11 @@ static void plc_microbatch(plc_result *r)
   const plc_ir_stage *st = &run->stages[r->critical];
   mpq_set(r->t_f, r->fwd.makespan);
   mpq_set(r->t_b, r->bwd.makespan);
-  mpq_add(r->t, r->t_f, r->t_b);
-  mpq_add(r->compute_mb, r->fwd.compute, r->bwd.compute);
-  mpq_add(r->all_compute_mb, r->fwd.all_compute, r->bwd.all_compute);
-  mpq_add(r->useful_mb, r->fwd.useful, r->bwd.useful);
-  mpq_add(r->stall_mb, r->fwd.stall_other, r->bwd.stall_other);
+  plc_q_rat_add(r->t, r->t_f, r->t_b);
+  plc_q_rat_add(r->compute_mb, r->fwd.compute, r->bwd.compute);
+  plc_q_rat_add(r->all_compute_mb, r->fwd.all_compute, r->bwd.all_compute);
+  plc_q_rat_add(r->useful_mb, r->fwd.useful, r->bwd.useful);
+  plc_q_rat_add(r->stall_mb, r->fwd.stall_other, r->bwd.stall_other);
   plc_inventory(r, &st->fwd, &r->fwd);
   plc_inventory(r, &st->bwd, &r->bwd);
   plc_weight_grad_time(&st->bwd, r->t_w);
@@ -782,9 +782,9 @@ static void plc_step_sum(plc_result *r)
   const plc_ir_run *run = r->run;
   if (run->optimizer_time)
     mpq_set(r->optimizer, run->optimizer_time);
-  mpq_add(r->step, r->work, r->bubble);
-  mpq_add(r->step, r->step, r->tail);
-  mpq_add(r->step, r->step, r->optimizer);
+  plc_q_rat_add(r->step, r->work, r->bubble);
+  plc_q_rat_add(r->step, r->step, r->tail);
+  plc_q_rat_add(r->step, r->step, r->optimizer);
 }
 
 void plc_analyse(plc_result *r, const plc_ir_run *run)
@@ -812,7 +812,7 @@ void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *ba
   const plc_ir_stage *st = &run->stages[r->critical];
   mpq_set(r->t_f, r->tf[r->critical]);
   mpq_set(r->t_b, r->tb[r->critical]);
-  mpq_add(r->t, r->t_f, r->t_b);
+  plc_q_rat_add(r->t, r->t_f, r->t_b);
   plc_weight_grad_time(&st->bwd, r->t_w);
   plc_chunk_figs(r, base, changed);
   plc_device(r);

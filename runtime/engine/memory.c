@@ -98,17 +98,17 @@ static void plc_mem_walkq(const plc_sched_block *blocks, int n, mpq_t *a, mpq_t 
   for (int i = 0; i < n; i++) {
     plc_mem_ev e = plc_mem_event(&blocks[i]);
     if (e.alloc >= 0) {
-      mpq_add(level, level, a[e.alloc]);
+      plc_q_rat_add(level, level, a[e.alloc]);
       plc_mem_apply(w, e.alloc, 1);
     }
     int buf = e.buf2 >= 0 && mpq_cmp(b[e.buf2], b[e.buf1]) > 0 ? e.buf2 : e.buf1;
-    mpq_add(x, level, b[buf]);
+    plc_q_rat_add(x, level, b[buf]);
     if (mpq_cmp(x, best) > 0) {
       mpq_set(best, x);
       plc_mem_snapshot(w, buf);
     }
     if (e.release >= 0 && w->cnt[e.release] > 0) {
-      mpq_sub(level, level, a[e.release]);
+      plc_q_rat_sub(level, level, a[e.release]);
       plc_mem_apply(w, e.release, -1);
     }
   }
@@ -158,14 +158,14 @@ void plc_mem_walk(const plc_sched_block *blocks, int n, int nchunks, mpq_t *act,
     mpq_t x;
     mpq_init(x);
     mpq_set_si(x, w.best_cnt[c], 1);
-    mpq_mul(x, x, act[c]);
-    mpq_add(out->activations, out->activations, x);
+    plc_q_rat_mul(x, x, act[c]);
+    plc_q_rat_add(out->activations, out->activations, x);
     mpq_clear(x);
     out->inflight += w.best_cnt[c];
   }
   mpq_set(out->buffers, n > 0 ? buf[w.best_buf] : out->buffers);
   out->max_inflight = w.max_total;
-  mpq_add(out->peak, out->activations, out->buffers);
+  plc_q_rat_add(out->peak, out->activations, out->buffers);
   free(a);
   free(b);
   free(w.cnt);
@@ -181,13 +181,13 @@ static void plc_mem_part(const plc_ir_run *run, int ps, int k, mpq_t act, mpq_t 
 {
   for (int j = k < 0 ? 0 : k; j < (k < 0 ? run->vpp : k + 1); j++) {
     const plc_ir_mem *m = &run->stages[ps].mem[j];
-    mpq_add(act, act, m->activations);
+    plc_q_rat_add(act, act, m->activations);
     if (mpq_cmp(m->buffers, buf) > 0)
       mpq_set(buf, m->buffers);
     if (st) {
-      mpq_add(st->weights, st->weights, m->weights);
-      mpq_add(st->grads, st->grads, m->grads);
-      mpq_add(st->optimizer, st->optimizer, m->optimizer);
+      plc_q_rat_add(st->weights, st->weights, m->weights);
+      plc_q_rat_add(st->grads, st->grads, m->grads);
+      plc_q_rat_add(st->optimizer, st->optimizer, m->optimizer);
     }
   }
 }
@@ -198,13 +198,13 @@ static void plc_mem_totals(plc_mem *m)
   m->worst = 0;
   for (int s = 0; s < m->nstages; s++) {
     plc_mem_stage *st = &m->st[s];
-    mpq_add(st->peak, st->peak, st->weights);
-    mpq_add(st->peak, st->peak, st->grads);
-    mpq_add(st->peak, st->peak, st->optimizer);
+    plc_q_rat_add(st->peak, st->peak, st->weights);
+    plc_q_rat_add(st->peak, st->peak, st->grads);
+    plc_q_rat_add(st->peak, st->peak, st->optimizer);
     if (mpq_cmp(st->peak, m->st[m->worst].peak) > 0)
       m->worst = s;
     if (m->capacity_known) {
-      mpq_sub(st->headroom, m->usable, st->peak);
+      plc_q_rat_sub(st->headroom, m->usable, st->peak);
       if (mpq_sgn(st->headroom) < 0)
         m->fits = 0;
     }
@@ -221,10 +221,10 @@ static void plc_mem_single(const plc_ir_run *run, plc_mem *m)
   for (int s = 0; s < m->nstages; s++) {
     plc_mem_stage *st = &m->st[s];
     plc_mem_part(run, s, -1, st->activations, st->buffers, st);
-    mpq_mul(st->activations, st->activations, mu);
+    plc_q_rat_mul(st->activations, st->activations, mu);
     long n = run->mu * run->vpp;
     st->inflight = st->max_inflight = n > INT32_MAX ? INT32_MAX : (int)n;
-    mpq_add(st->peak, st->activations, st->buffers);
+    plc_q_rat_add(st->peak, st->activations, st->buffers);
   }
   mpq_clear(mu);
 }
@@ -274,7 +274,7 @@ void plc_mem_analyse(plc_mem *m, const plc_ir_run *run)
     mpq_set(m->capacity, run->memory);
   if (run->memory_reserve)
     mpq_set(m->reserve, run->memory_reserve);
-  mpq_sub(m->usable, m->capacity, m->reserve);
+  plc_q_rat_sub(m->usable, m->capacity, m->reserve);
   m->nstages = run->nstages;
   m->st = plc_xmalloc((size_t)m->nstages * sizeof *m->st);
   for (int s = 0; s < m->nstages; s++)

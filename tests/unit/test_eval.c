@@ -29,6 +29,44 @@ static void test_exact(void)
   plc_fx_free(&f);
 }
 
+/* The evaluator computes small rationals on machine integers and falls
+ * back to GMP when a long would overflow: the results must be the same
+ * canonical rationals either way.  By hand: 6 / -4 = -3/2 (the sign on the
+ * numerator); 1/6 + 1/10 = 5/30 + 3/30 = 4/15; 3/4 - 3/4 = 0/1;
+ * (1/3) / (-2/9) = 9/-6 = -3/2; LONG_MAX + 1 - 1 = LONG_MAX (the sum is
+ * 2^63); -LONG_MAX - 1 is -2^63 (no |n| in a long), + 1 gives -LONG_MAX;
+ * 2^62 * 2 = 2^63, minus LONG_MAX = 1; 3037000500^2 = 9223372037000250000
+ * > LONG_MAX, so (3037000500/7) * (3037000500/11) * 77 - that is 0. */
+/* Is let `name` the dimensionless rational num/den in lowest terms, with
+ * its sign on the numerator (GMP's canonical form, not only equal)? */
+static int let_canon(plc_fx *f, const char *name, long num, unsigned long den)
+{
+  plc_value *v = plc_fx_let(f, name);
+  return plc_fx_is(v, num, den) && mpz_cmp_si(mpq_numref(v->q), num) == 0 &&
+         mpz_cmp_ui(mpq_denref(v->q), den) == 0 && v->dim_known && plc_dim_is_none(v->dim);
+}
+
+static void test_small_rationals(void)
+{
+  plc_fx f;
+  CU_ASSERT_EQUAL(plc_fx_load(&f, "let d = 6 / -4\nlet s = 1/6 + 1/10\nlet z = 3/4 - 3/4\n"
+                                  "let r = (1/3) / (-2/9)\n"
+                                  "let m = 9223372036854775807 + 1 - 1\n"
+                                  "let q = -9223372036854775807 - 1 + 1\n"
+                                  "let big = 4611686018427387904 * 2 - 9223372036854775807\n"
+                                  "let p = (3037000500 / 7) * (3037000500 / 11) * 77"
+                                  " - 9223372037000250000\n"), 0);
+  CU_ASSERT(let_canon(&f, "d", -3, 2));
+  CU_ASSERT(let_canon(&f, "s", 4, 15));
+  CU_ASSERT(let_canon(&f, "z", 0, 1));
+  CU_ASSERT(let_canon(&f, "r", -3, 2));
+  CU_ASSERT(let_canon(&f, "m", 9223372036854775807L, 1));
+  CU_ASSERT(let_canon(&f, "q", -9223372036854775807L, 1));
+  CU_ASSERT(let_canon(&f, "big", 1, 1));
+  CU_ASSERT(let_canon(&f, "p", 0, 1));
+  plc_fx_free(&f);
+}
+
 /* Units convert to base units exactly: 3 ms + 2 ms = 1/200 s; 400 Gbps =
  * 400e9 / 8 B/s = 5e10 B/s; 1 GB / 100 GB/s = 1/100 s; 1 GiB = 2^30 B;
  * 50% = 1/2; 2e12 FLOP / 50 TFLOPS = 1/25 s. */
@@ -131,6 +169,7 @@ int main(void)
 {
   static const plc_cu_test tests[] = {
     {"exact rationals", test_exact},
+    {"small rationals on machine integers", test_small_rationals},
     {"units to base units", test_units},
     {"functions, builtins, ?: and lists", test_functions},
     {"derived declarations", test_derived},

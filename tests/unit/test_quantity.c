@@ -212,6 +212,55 @@ static void test_mul_div(void)
   plc_q_clear(&a), plc_q_clear(&b), plc_q_clear(&r);
 }
 
+/* plc_q_rat_* against GMP's own mpq_add, mpq_sub, mpq_mul and mpq_div,
+ * which are the reference: every pair of a set of edge values (0, +-1,
+ * fractions, +-LONG_MAX, -2^63, 2^62, 2^63 and a 2-limb number, so that both
+ * the machine-integer path and each overflow fallback are taken) must give
+ * the same canonical rational, written the same way, also in place (r
+ * aliasing a). */
+static void test_raw_rationals(void)
+{
+  static const char *const vals[] = {
+      "0", "1", "-1", "3/7", "-5/4", "6/4", "9223372036854775807", "-9223372036854775807",
+      "-9223372036854775808", "4611686018427387904", "9223372036854775808",
+      "1/9223372036854775807", "3037000500/7", "340282366920938463463374607431768211457"};
+  const size_t n = sizeof vals / sizeof vals[0];
+  mpq_t a, b, want, got;
+  mpq_inits(a, b, want, got, NULL);
+  int bad = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++)
+      for (int op = 0; op < 4; op++) {
+        mpq_set_str(a, vals[i], 10);
+        mpq_canonicalize(a);
+        mpq_set_str(b, vals[j], 10);
+        mpq_canonicalize(b);
+        if (op == 3 && mpq_sgn(b) == 0)
+          continue;
+        switch (op) {
+        case 0: mpq_add(want, a, b); plc_q_rat_add(got, a, b); break;
+        case 1: mpq_sub(want, a, b); plc_q_rat_sub(got, a, b); break;
+        case 2: mpq_mul(want, a, b); plc_q_rat_mul(got, a, b); break;
+        default: mpq_div(want, a, b); plc_q_rat_div(got, a, b); break;
+        }
+        char *w = qtext(want), *g = qtext(got);
+        bad += strcmp(w, g) != 0;
+        free(g);
+        switch (op) { /* in place */
+        case 0: plc_q_rat_add(a, a, b); break;
+        case 1: plc_q_rat_sub(a, a, b); break;
+        case 2: plc_q_rat_mul(a, a, b); break;
+        default: plc_q_rat_div(a, a, b); break;
+        }
+        g = qtext(a);
+        bad += strcmp(w, g) != 0;
+        free(g);
+        free(w);
+      }
+  CU_ASSERT_EQUAL(bad, 0);
+  mpq_clears(a, b, want, got, NULL);
+}
+
 static void test_neg_abs(void)
 {
   plc_quantity a, r;
@@ -525,6 +574,7 @@ int main(void)
     {"construction is canonical", test_set_canonical},
     {"add and sub", test_add_sub},
     {"mul and div", test_mul_div},
+    {"raw rationals on machine integers", test_raw_rationals},
     {"neg and abs", test_neg_abs},
     {"pow", test_pow},
     {"pow limits", test_pow_limits},
