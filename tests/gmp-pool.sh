@@ -8,8 +8,8 @@
 # plc_q_rat_* against GMP's own, operand by operand.)
 . "$top_srcdir/tests/lib.sh"
 files="$top_srcdir/examples/*.plan $top_srcdir/tests/golden/*.plan"
-# Under a wrapper (valgrind in CI, for memory errors) two plans will do.
-[ -z "${PLC_WRAP:-}" ] || files="$top_srcdir/examples/m3-megatron.plan
+# Sampled (valgrind or sanitizers in CI, for memory errors), two plans will do.
+! sampled || files="$top_srcdir/examples/m3-megatron.plan
   $top_srcdir/tests/golden/search-small.plan"
 for f in $files; do
   [ -e "$f" ] || continue

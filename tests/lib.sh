@@ -14,6 +14,11 @@ plc() {
   ${PLC_WRAP:-} "$PLC" "$@"
 }
 
+# Whether the heavy byte-identity suites run a sample of their plans: under
+# a wrapper (valgrind) or a sanitizer build (.ci/run sets PLC_SAMPLE), where
+# every plan would take too long and a sample finds the memory errors.
+sampled() { [ -n "${PLC_WRAP:-}${PLC_SAMPLE:-}" ]; }
+
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL: $1"; }
 

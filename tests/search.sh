@@ -13,10 +13,10 @@ gold="$top_srcdir/tests/golden"
 # ---- the differential test ----
 plc --exact --format=csv "$dir/diff.plan" > "$outdir/diff.csv" 2> "$outdir/diff.stderr"
 if [ $? -ne 0 ]; then fail "diff.plan: exit status"; cat "$outdir/diff.stderr"; fi
-# Under a wrapper (valgrind in CI), which looks for memory errors, not for
-# figures, one layout in 16 is run alone: 288 valgrind runs take too long.
+# Sampled (valgrind or sanitizers in CI), which looks for memory errors, not for
+# figures, one layout in 16 is run alone: 288 runs under valgrind or ASan take too long.
 stride=1
-[ -z "${PLC_WRAP:-}" ] || stride=16
+! sampled || stride=16
 ranked=0 skipped=0 bad=0 n=0
 for tp in 1 2 4 8; do for pp in 1 2 4; do for mb in 1 2; do
 for rc in none selective full; do for sp in true false; do for sch in 1f1b gpipe; do

@@ -10,8 +10,8 @@
 . "$top_srcdir/tests/lib.sh"
 files="$top_srcdir/examples/*.plan $top_srcdir/examples/article/*.plan
        $top_srcdir/tests/golden/*.plan"
-# Under a wrapper (valgrind in CI, for memory errors) three plans will do.
-[ -z "${PLC_WRAP:-}" ] || files="$top_srcdir/examples/hello.plan
+# Sampled (valgrind or sanitizers in CI, for memory errors), three plans will do.
+! sampled || files="$top_srcdir/examples/hello.plan
   $top_srcdir/examples/m3-megatron.plan $top_srcdir/tests/golden/search-small.plan"
 for f in $files; do
   [ -e "$f" ] || continue
