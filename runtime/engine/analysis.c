@@ -648,19 +648,43 @@ static void plc_sum_sync(mpq_t out, const plc_ir_stage *st)
     plc_q_rat_add(out, out, st->step.ops[i].time);
 }
 
+/* When list l, run from 0, is done but for the sends that leave its
+ * chunks (plc_chunk_leaves): the latest end of its other ops. */
+static void plc_end_staying(mpq_t out, const plc_ir_list *l, int nstreams, int with_once)
+{
+  plc_sim sim;
+  mpq_set_ui(out, 0, 1);
+  plc_sim_run(&sim, l, nstreams, with_once, out);
+  for (int i = 0; i < l->n; i++)
+    if (sim.ops[i].ran && !plc_chunk_leaves(&l->ops[i]) && mpq_cmp(sim.ops[i].end, out) > 0)
+      mpq_set(out, sim.ops[i].end);
+  plc_sim_free(&sim);
+}
+
 /* What a stage's gradient sync (its `once` ops in the last backward, then
- * its `step` ops) leaves after its normal backward ends. */
-static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, mpq_t tail)
+ * its `step` ops) leaves after its normal backward ends.  When its chunks
+ * run as blocks of their own (per_chunk) a block ends without the sends
+ * that leave it (they delay the next stage, plc_chunk_of), so the
+ * backward and the sync are both measured without them: a faster or free
+ * send must not lengthen the tail, as it did when t_b counted it. */
+static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, int per_chunk,
+                           mpq_t tail)
 {
   const plc_ir_stage *st = &run->stages[s];
-  mpq_t zero, last, step;
-  mpq_inits(zero, last, step, NULL);
-  plc_sim_end(last, &st->bwd, run->nstreams, 1, zero);
+  mpq_t zero, last, step, back;
+  mpq_inits(zero, last, step, back, NULL);
+  if (per_chunk) {
+    plc_end_staying(back, &st->bwd, run->nstreams, 0);
+    plc_end_staying(last, &st->bwd, run->nstreams, 1);
+  } else {
+    mpq_set(back, t_b);
+    plc_sim_end(last, &st->bwd, run->nstreams, 1, zero);
+  }
   plc_sim_end(step, &st->step, run->nstreams, 1, last);
-  plc_q_rat_sub(tail, step, t_b);
+  plc_q_rat_sub(tail, step, back);
   if (mpq_sgn(tail) < 0)
     mpq_set_ui(tail, 0, 1);
-  mpq_clears(zero, last, step, NULL);
+  mpq_clears(zero, last, step, back, NULL);
 }
 
 static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
@@ -689,7 +713,7 @@ static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
       if (base && !(changed & PLC_CHANGED_BWD))
         mpq_set(r->tl[s], base->tl[s]);
       else
-        plc_stage_tail(run, s, r->tb[s], r->tl[s]);
+        plc_stage_tail(run, s, r->tb[s], r->nck > 0, r->tl[s]);
       if (mpq_cmp(r->tl[s], r->tail) > 0)
         mpq_set(r->tail, r->tl[s]);
     }

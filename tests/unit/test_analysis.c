@@ -514,6 +514,65 @@ static void test_tail(void)
   plc_result_free(&res);
 }
 
+/* A send over pp that leaves chunk k of l after its layers, on stream 2
+ * (Megatron's overlapped p2p), of ms milliseconds after op dep. */
+static void leaving_send(plc_ir_list *l, int k, long ms, int dep)
+{
+  plc_ir_op op = {0};
+  op.name = "send";
+  op.phase = PLC_PH_BWD;
+  op.kind = PLC_OPK_P2P;
+  op.dim = PLC_PD_PP;
+  op.group = 2;
+  op.stream = 2;
+  op.layer = -1;
+  op.chunk = k;
+  op.after_layers = 1;
+  op.time = q(ms, 1000);
+  op.flops = q(0, 1);
+  op.size = q(1000, 1);
+  op.deps = plc_arena_alloc(ar, sizeof(int));
+  op.deps[0] = dep;
+  op.ndeps = 1;
+  plc_ir_push(ar, l, &op);
+}
+
+/* The DP tail when chunks run as blocks of their own, and their sends
+ * leave them (issue 10: a faster send lengthened the tail).  Interleaved,
+ * p 2, vpp 2 (hand_run: a chunk's backward is 6 then 4 ms); each chunk's
+ * backward ends with a send of s ms on a stream of its own, and the stage's
+ * once all-reduce of 6 ms follows the last backward op.  Stage backward,
+ * one microbatch: chunk 1 0-6-10, its send 10-(10 + s), chunk 0 10-16-20,
+ * its send 20-(20 + s); the sync 20-26.  A block ends without its sends,
+ * so the backward ends at 20 and the tail is 26 - 20 = 6 ms, whatever s
+ * (t_b, the list's end with the send, was 23 for s = 3: a tail of 3 that
+ * grew to 6 as the send got free).  And the step with free sends is never
+ * longer. */
+static void test_tail_leaving_sends(void)
+{
+  static const char *streams[] = {"compute", "grad", "p2p"};
+  plc_result res[2];
+  for (int k = 0; k < 2; k++) {
+    plc_ir_run *r = hand_run(2, 2, "interleaved", 1);
+    r->streams = streams;
+    r->nstreams = 3;
+    for (int s = 0; s < 2; s++) {
+      plc_ir_list *b = &r->stages[s].bwd;
+      int n = b->n; /* chunk 1's two ops, then chunk 0's */
+      leaving_send(b, 1, k ? 0 : 3, 1);
+      leaving_send(b, 0, k ? 0 : 3, n - 1);
+      grad_sync(b, 6, n - 1);
+    }
+    plc_analyse(&res[k], r);
+    CU_ASSERT_EQUAL(res[k].tail_kind, PLC_TAIL_SIMULATED);
+    CU_ASSERT(plc_fx_q(res[k].tail, 6, 1000));
+  }
+  CU_ASSERT(plc_fx_q(res[0].t_b, 23, 1000)); /* the list's end counts the send */
+  CU_ASSERT(mpq_cmp(res[1].step, res[0].step) <= 0);
+  plc_result_free(&res[0]);
+  plc_result_free(&res[1]);
+}
+
 /* End to end: 4 layers over tp 2 x dp 2 x pp 2 on the fixture's machine.
  * Per layer forward: mm 2e12 FLOP = 40 ms, then a tp all-reduce of 1 GB on
  * the compute stream, 2(2-1)/2 x 10 ms + 2 x 1 us = 10.002 ms; backward:
@@ -570,6 +629,7 @@ int main(void)
     {"critical stage", test_critical_stage},
     {"measured bubble: properties over random stages", test_bubble_properties},
     {"DP tail and optimizer", test_tail},
+    {"DP tail: sends leaving chunks are not in it (hand case)", test_tail_leaving_sends},
     {"a small plan end to end", test_end_to_end},
     {NULL, NULL},
   };
