@@ -8,7 +8,9 @@
 #  - a collective's exposed time is at most its time;
 #  - the DP tail, simulated or declared, is at most the gradient sync it
 #    comes from (a pinned one is the plan's own figure);
-#  - the compute of the step, and its bubble, are at most the step.
+#  - the compute of the step, and its bubble, are at most the step;
+#  - the whole step simulated op by op (--whole-step) is its critical
+#    stage's fill, compute, waits, exposed communication and drain, exactly.
 # The comparisons are rationals of the JSON's exact strings, evaluated by
 # plc itself (-e), so nothing is rounded.
 . "$top_srcdir/tests/lib.sh"
@@ -30,6 +32,11 @@ def q: .exact | "(" + . + ")";
       "\($n): \(.dim) \(.primitive) \(.phase) exposed <= time\t\(.exposed | q) <= \(.total | q)" ),
   ( .step.dp_tail | select(. != null and .sync != null and .kind != "pinned") |
       "\($n): dp tail <= its sync\t\(.time | q) <= \(.sync | q)" ),
+  ( .whole_step | select(. != null and .simulated) |
+      "\($n): whole step: fill + compute + waits + exposed + drain = its time\t" +
+      "\(.fill | q) + \(.compute | q) + \(.other_stream | q) + \(.wait_stage | q) + " +
+      "\(.drain | q) + \([.exposed[] | q] | join(" + ") | if . == "" then "0" else . end)" +
+      " == \(.time | q)" ),
   "\($n): compute <= step\t\(.step.compute.time | q) <= \($step | q)",
   "\($n): bubble <= step\t\(.step.bubble.time | q) <= \($step | q)"
 '
@@ -45,7 +52,7 @@ for f in $files; do
   # plans whose golden says they fail, and searches, have no reports to check
   [ -e "$top_srcdir/tests/golden/$b.status" ] && continue
   grep -q '^search ' "$f" && continue
-  (cd "$(dirname "$f")" && plc --format=json "$(basename "$f")") > "$outdir/prop.json" 2> /dev/null
+  (cd "$(dirname "$f")" && plc --whole-step --format=json "$(basename "$f")") > "$outdir/prop.json" 2> /dev/null
   status=$?
   [ "$status" -le 1 ] || continue # errors: nothing evaluated
   jq -r "$props" "$outdir/prop.json" > "$outdir/prop.txt" 2> "$outdir/prop.err" ||
