@@ -300,6 +300,8 @@ static void plc_flow_join_link(plc_flow_state *st, int i, mpq_srcptr t)
   mpq_add(st->tmp, l->v, st->ops[i].work);
   plc_flow_push(&l->ends, st->tmp, i, 0, 0);
   l->k++;
+  if (l->k > 1) /* every transfer on the link now shares it */
+    for (int e = 0; e < l->ends.n; e++) st->f->shared[l->ends.e[e].a] = 1;
   st->work_phase[i] = 1;
   plc_flow_reschedule(st, li);
 }
@@ -406,6 +408,7 @@ static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
   f->end = plc_xcalloc((size_t)n + 1, sizeof *f->end);
   f->cause = plc_xmalloc(((size_t)n + 1) * sizeof *f->cause);
   f->ran = plc_xcalloc((size_t)n + 1, sizeof *f->ran);
+  f->shared = plc_xcalloc((size_t)n + 1, sizeof *f->shared);
   for (int i = 0; i < n; i++) f->cause[i] = -1;
   mpq_init(f->makespan);
   if (t0)
@@ -458,5 +461,5 @@ void plc_flow_free(plc_flow *f)
 {
   for (int i = 0; i < f->n; i++) mpq_clears(f->start[i], f->end[i], NULL);
   mpq_clear(f->makespan);
-  free(f->start), free(f->end), free(f->cause), free(f->ran);
+  free(f->start), free(f->end), free(f->cause), free(f->ran), free(f->shared);
 }

@@ -672,40 +672,57 @@ static void plc_step_charge(plc_step *st, int s, int i, mpq_srcptr a, mpq_srcptr
 
 /* Walk every stage's compute stream in order (flow index order is stream
  * order): fill before its first op, compute and on-stream collectives,
- * each gap charged along its chain, drain after its last op. */
-static void plc_step_account(plc_step *st)
+ * each gap charged along its chain, drain after its last op.  An op that
+ * never shared its link took exactly its own time (flow.h), so its
+ * duration is read from it, not subtracted from the run's times (whose
+ * denominators grow with every event: the subtraction was most of the
+ * accounting).  A stage ends when the last op of one of its streams does
+ * (a stream's ops end in order). */
+static void plc_step_account(plc_step *st, int nstreams)
 {
   int p = st->nstages, *seen = plc_xcalloc((size_t)p + 1, sizeof *seen);
+  int *last = plc_xmalloc(((size_t)p * (size_t)nstreams + 1) * sizeof *last);
   mpq_t *prev = plc_xcalloc((size_t)p + 1, sizeof *prev), d;
   mpq_init(d);
   for (int s = 0; s < p; s++) mpq_init(prev[s]);
+  for (int k = 0; k < p * nstreams; k++) last[k] = -1;
   for (int g = 0; g < st->nops; g++) {
     int s = st->stage_of[g];
     plc_step_stage *ss = &st->stages[s];
-    if (mpq_cmp(st->flow.end[g], ss->end) > 0) mpq_set(ss->end, st->flow.end[g]);
+    if (st->flow.ran[g]) last[s * nstreams + st->src[g]->stream] = g;
     if (st->src[g]->stream != 0) continue;
     if (!seen[s]) mpq_set(ss->fill, st->flow.start[g]);
     else if (mpq_cmp(st->flow.start[g], prev[s]) > 0)
       plc_step_charge(st, s, g, prev[s], st->flow.start[g]);
     seen[s] = 1;
-    mpq_sub(d, st->flow.end[g], st->flow.start[g]);
-    if (st->src[g]->kind == PLC_OPK_COMPUTE) { /* its own time; stretched, the rest is */
-      mpq_add(ss->compute, ss->compute, st->src[g]->time); /* compute of another stream */
-      mpq_sub(d, d, st->src[g]->time);
-      mpq_add(ss->stall_other, ss->stall_other, d);
+    const plc_ir_op *op = st->src[g];
+    if (op->kind == PLC_OPK_COMPUTE) { /* its own time; stretched, the rest is */
+      mpq_add(ss->compute, ss->compute, op->time); /* compute of another stream */
+      if (st->flow.shared[g]) {
+        mpq_sub(d, st->flow.end[g], st->flow.start[g]);
+        mpq_sub(d, d, op->time);
+        mpq_add(ss->stall_other, ss->stall_other, d);
+      }
+    } else if (st->flow.shared[g]) {
+      mpq_sub(d, st->flow.end[g], st->flow.start[g]);
+      mpq_add(ss->exposed[op->dim], ss->exposed[op->dim], d);
     } else {
-      mpq_add(ss->exposed[st->src[g]->dim], ss->exposed[st->src[g]->dim], d);
+      mpq_add(ss->exposed[op->dim], ss->exposed[op->dim], op->time);
     }
     mpq_set(prev[s], st->flow.end[g]);
   }
   for (int s = 0; s < p; s++) {
     plc_step_stage *ss = &st->stages[s];
+    for (int t = 0; t < nstreams; t++) {
+      int g = last[s * nstreams + t];
+      if (g >= 0 && mpq_cmp(st->flow.end[g], ss->end) > 0) mpq_set(ss->end, st->flow.end[g]);
+    }
     if (!seen[s]) mpq_set(ss->fill, st->makespan);
     mpq_sub(ss->drain, st->makespan, seen[s] ? prev[s] : st->makespan);
     if (s == 0 || mpq_cmp(ss->compute, st->stages[st->critical].compute) > 0) st->critical = s;
     mpq_clear(prev[s]);
   }
-  free(prev), free(seen);
+  free(prev), free(seen), free(last);
   mpq_clear(d);
 }
 
@@ -837,7 +854,7 @@ int plc_step_run(plc_step *st, const plc_ir_run *run, const plc_step_opts *opts,
   mpq_set(st->makespan, st->flow.makespan);
   st->stages = plc_xcalloc((size_t)st->nstages, sizeof *st->stages);
   for (int s = 0; s < st->nstages; s++) plc_step_stage_init(&st->stages[s]);
-  plc_step_account(st);
+  plc_step_account(st, run->nstreams);
   plc_step_build_free(&b, n);
   plc_sched_free(&sched);
   if (!ok)
