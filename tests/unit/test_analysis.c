@@ -47,23 +47,32 @@ static int compute(plc_ir_list *l, plc_phase ph, long ms, long flops_e10, int wg
   return plc_ir_push(ar, l, &op);
 }
 
-/* A dp all-reduce of ms milliseconds on stream 1, once per step, after dep. */
-static void grad_sync(plc_ir_list *l, long ms, int dep)
+/* A backward collective of ms milliseconds over a group of 2 on stream,
+ * after dep (the caller sets what else it is). */
+static plc_ir_op comm_op(const char *name, plc_opk kind, plc_pdim dim, int stream, long ms,
+                         int dep)
 {
   plc_ir_op op = {0};
-  op.name = "g";
+  op.name = name;
   op.phase = PLC_PH_BWD;
-  op.kind = PLC_OPK_ALL_REDUCE;
-  op.dim = PLC_PD_DP;
+  op.kind = kind;
+  op.dim = dim;
   op.group = 2;
-  op.stream = 1;
-  op.once = 1;
+  op.stream = stream;
   op.time = q(ms, 1000);
   op.flops = q(0, 1);
   op.size = q(1000, 1);
   op.deps = plc_arena_alloc(ar, sizeof(int));
   op.deps[0] = dep;
   op.ndeps = 1;
+  return op;
+}
+
+/* A dp all-reduce of ms milliseconds on stream 1, once per step, after dep. */
+static void grad_sync(plc_ir_list *l, long ms, int dep)
+{
+  plc_ir_op op = comm_op("g", PLC_OPK_ALL_REDUCE, PLC_PD_DP, 1, ms, dep);
+  op.once = 1;
   plc_ir_push(ar, l, &op);
 }
 
@@ -518,22 +527,10 @@ static void test_tail(void)
  * (Megatron's overlapped p2p), of ms milliseconds after op dep. */
 static void leaving_send(plc_ir_list *l, int k, long ms, int dep)
 {
-  plc_ir_op op = {0};
-  op.name = "send";
-  op.phase = PLC_PH_BWD;
-  op.kind = PLC_OPK_P2P;
-  op.dim = PLC_PD_PP;
-  op.group = 2;
-  op.stream = 2;
+  plc_ir_op op = comm_op("send", PLC_OPK_P2P, PLC_PD_PP, 2, ms, dep);
   op.layer = -1;
   op.chunk = k;
   op.after_layers = 1;
-  op.time = q(ms, 1000);
-  op.flops = q(0, 1);
-  op.size = q(1000, 1);
-  op.deps = plc_arena_alloc(ar, sizeof(int));
-  op.deps[0] = dep;
-  op.ndeps = 1;
   plc_ir_push(ar, l, &op);
 }
 
