@@ -648,18 +648,9 @@ static void plc_sum_sync(mpq_t out, const plc_ir_stage *st)
     plc_q_rat_add(out, out, st->step.ops[i].time);
 }
 
-/* When list l, run from 0, is done but for the sends that leave its
- * chunks (plc_chunk_leaves): the latest end of its other ops. */
-static void plc_end_staying(mpq_t out, const plc_ir_list *l, int nstreams, int with_once)
-{
-  plc_sim sim;
-  mpq_set_ui(out, 0, 1);
-  plc_sim_run(&sim, l, nstreams, with_once, out);
-  for (int i = 0; i < l->n; i++)
-    if (sim.ops[i].ran && !plc_chunk_leaves(&l->ops[i]) && mpq_cmp(sim.ops[i].end, out) > 0)
-      mpq_set(out, sim.ops[i].end);
-  plc_sim_free(&sim);
-}
+/* Whether an op's end counts for its block: all but the sends that leave
+ * its chunk (plc_chunk_leaves). */
+static int plc_chunk_stays(const plc_ir_op *op) { return !plc_chunk_leaves(op); }
 
 /* What a stage's gradient sync (its `once` ops in the last backward, then
  * its `step` ops) leaves after its normal backward ends.  When its chunks
@@ -674,8 +665,8 @@ static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, int per
   mpq_t zero, last, step, back;
   mpq_inits(zero, last, step, back, NULL);
   if (per_chunk) {
-    plc_end_staying(back, &st->bwd, run->nstreams, 0);
-    plc_end_staying(last, &st->bwd, run->nstreams, 1);
+    plc_sim_end_of(back, &st->bwd, run->nstreams, 0, zero, plc_chunk_stays);
+    plc_sim_end_of(last, &st->bwd, run->nstreams, 1, zero, plc_chunk_stays);
   } else {
     mpq_set(back, t_b);
     plc_sim_end(last, &st->bwd, run->nstreams, 1, zero);

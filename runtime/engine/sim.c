@@ -744,7 +744,7 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
 /* plc_sim_end on integers: the scheduling alone (charging moves no op);
  * 0 when the figures could not fit. */
 static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
-                       mpq_srcptr t0)
+                       mpq_srcptr t0, plc_sim_counts_fn *counts)
 {
   if (plc_sim_no_fast || l->n == 0)
     return 0;
@@ -780,7 +780,7 @@ static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_o
     if (uses_dev)
       free_at[nstreams] = end[i];
     ran[i] = 1;
-    if (end[i] > end_all)
+    if (end[i] > end_all && (!counts || counts(op)))
       end_all = end[i];
   }
   plc_s64_set(out, end_all, d);
@@ -789,14 +789,23 @@ static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_o
   return 1;
 }
 
-void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
+void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
+                    mpq_srcptr t0, plc_sim_counts_fn *counts)
 {
-  if (plc_s64_end(out, l, nstreams, with_once, t0))
+  if (plc_s64_end(out, l, nstreams, with_once, t0, counts))
     return;
   plc_sim s;
   plc_sim_run(&s, l, nstreams, with_once, t0);
-  mpq_set(out, s.end);
+  mpq_set(out, t0);
+  for (int i = 0; i < l->n; i++)
+    if (s.ops[i].ran && (!counts || counts(&l->ops[i])) && mpq_cmp(s.ops[i].end, out) > 0)
+      mpq_set(out, s.ops[i].end);
   plc_sim_free(&s);
+}
+
+void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
+{
+  plc_sim_end_of(out, l, nstreams, with_once, t0, NULL);
 }
 
 void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)

@@ -59,6 +59,11 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
  * compute stream's tail is charged up to it), without the other figures:
  * what plc_sim_run gives as s->end and s->makespan, for less. */
 void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0);
+/* The same, but the latest end of the ops for which counts is true (and
+ * t0): the others still run and delay what waits for them. */
+typedef int plc_sim_counts_fn(const plc_ir_op *op);
+void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
+                    mpq_srcptr t0, plc_sim_counts_fn *counts);
 /* Set (tests only, before any thread): plc_sim_run always computes on
  * rationals, not on machine integers over a common denominator (sim.c). */
 extern int plc_sim_no_fast;
