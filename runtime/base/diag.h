@@ -62,5 +62,8 @@ void plc_source_free(plc_source *s);
 
 /* Display column after advancing over the UTF-8 byte c at column col. */
 int plc_loc_advance(int col, unsigned char c);
+/* The same over len bytes of text on one line (no newline in it): the
+ * scanner's per-token step, one call rather than one a byte. */
+int plc_loc_advance_text(int col, const char *text, size_t len);
 
 #endif
