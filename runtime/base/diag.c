@@ -252,6 +252,16 @@ plc_source *plc_source_new(const char *path, const char *realpath, const char *t
   return s;
 }
 
+plc_source *plc_source_adopt(const char *path, const char *realpath, char *text, size_t len)
+{
+  plc_source *s = plc_xcalloc(1, sizeof *s);
+  s->path = plc_xstrdup(path);
+  s->realpath = realpath ? plc_xstrdup(realpath) : NULL;
+  s->text = text;
+  s->len = len;
+  return s;
+}
+
 void plc_source_free(plc_source *s)
 {
   if (!s)
