@@ -129,7 +129,8 @@ void plc_ast_dump(FILE *out, const plc_ast *n, int indent)
   fprintf(out, "%*s%s", indent, "", plc_ast_kind_name(n->kind));
   plc_ast_dump_head(out, n);
   fprintf(out, " @%d:%d\n", n->loc.first_line, n->loc.first_column);
-  plc_ast_dump_list(out, &n->params, indent + 2, "params");
+  if (n->kind == PLC_AST_LET || n->kind == PLC_AST_DECL) /* only they have params */
+    plc_ast_dump_list(out, &n->params, indent + 2, "params");
   if (n->kind == PLC_AST_IF) { /* condition, then the branches, labelled */
     plc_ast_dump(out, n->a, indent + 2);
     plc_ast_dump_list(out, &n->list, indent + 2, "then");

@@ -75,20 +75,28 @@ typedef struct plc_ast_list {
   int count;
 } plc_ast_list;
 
+/* A node is allocated for every name, number and operator of a plan and
+ * its imports (thousands), and they are half the memory --check touches:
+ * fields only one kind uses share a union, and the int-sized fields come
+ * first, so a node is 144 bytes with no padding the arena would round up. */
 struct plc_ast {
   plc_ast_kind kind;
-  plc_loc loc;
-  plc_loc loc2;       /* OP: where its kind is written */
-  const char *name;
-  const char *opkind; /* OP: compute, all_reduce, ... */
   int op;             /* plc_ast_op, plc_decl_kind, or the BOOL value */
   int depth;          /* height of the expression tree below this node */
+  plc_dim dim;        /* NUM */
+  plc_loc loc;
+  const char *name;
   plc_ast *a, *b, *c;
   plc_ast_list list;
-  plc_ast_list params; /* DECL parameters */
-  plc_ast *next;       /* next sibling in a plc_ast_list */
-  mpq_ptr value;       /* NUM */
-  plc_dim dim;         /* NUM */
+  plc_ast *next;      /* next sibling in a plc_ast_list */
+  union {             /* by kind (nodes start zeroed, from the arena) */
+    plc_ast_list params; /* LET, DECL: parameters */
+    struct {             /* OP */
+      plc_loc loc2;       /* where its kind is written */
+      const char *opkind; /* compute, all_reduce, ... */
+    };
+    mpq_ptr value;       /* NUM */
+  };
 };
 
 plc_ast *plc_ast_new(plc_arena *ar, plc_ast_kind kind, const plc_loc *loc);

@@ -143,7 +143,8 @@ static void plc_env_reindex(plc_eval *ev, plc_env *env)
 static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name)
 {
   if (env->n == env->cap) {
-    size_t cap = env->cap ? env->cap * 2 : 8;
+    /* most environments (a call's parameters, a section) hold a few names */
+    size_t cap = env->cap ? env->cap * 2 : 4;
     plc_binding *b = plc_arena_alloc(ev->arena, cap * sizeof *b);
     if (env->n)
       memcpy(b, env->b, env->n * sizeof *b);

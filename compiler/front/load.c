@@ -92,7 +92,8 @@ void plc_program_add_default_dirs(plc_program *p)
     plc_program_add_dir(p, PLC_SOURCE_STDLIB_DIR);
 }
 
-/* Read a whole regular file.  Returns NULL and sets errno on failure. */
+/* Read a whole regular file, with a NUL after its len bytes (which may hold
+ * NULs of their own).  Returns NULL and sets errno on failure. */
 static char *plc_load_read(const char *path, size_t *len)
 {
   struct stat st;
@@ -105,7 +106,10 @@ static char *plc_load_read(const char *path, size_t *len)
   FILE *f = fopen(path, "rb");
   if (!f)
     return NULL;
-  size_t cap = 4096, n = 0;
+  /* sized to the file (plus its terminating NUL), so that a stdlib file
+   * is read in one go rather than through a doubling buffer */
+  size_t cap = S_ISREG(st.st_mode) && st.st_size >= 0 && st.st_size < PLC_LOAD_MAX_FILE
+                 ? (size_t)st.st_size + 1 : 4096, n = 0;
   char *buf = plc_xmalloc(cap);
   size_t got;
   while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
@@ -126,6 +130,7 @@ static char *plc_load_read(const char *path, size_t *len)
     errno = EIO;
     return NULL;
   }
+  buf[n] = '\0'; /* n < cap: the buffer grows when it is full */
   *len = n;
   return buf;
 }
@@ -178,8 +183,7 @@ int plc_load_main(plc_program *p, const char *path)
     plc_error(p->diag, NULL, "cannot read '%s': %s", path, strerror(errno));
     return 2;
   }
-  plc_source *s = plc_source_new(path, realpath(path, real) ? real : NULL, text, len);
-  free(text);
+  plc_source *s = plc_source_adopt(path, realpath(path, real) ? real : NULL, text, len);
   if (s->realpath && plc_load_find_loaded(p, s->realpath)) {
     plc_source_free(s); /* named twice on the command line: once is enough */
     return 0;
@@ -338,8 +342,7 @@ static void plc_load_import(plc_program *p, const plc_ast *imp)
     plc_error(p->diag, &imp->loc, "cannot read '%s': %s", path, strerror(errno));
     return;
   }
-  plc_source *s = plc_source_new(path, real, text, len);
-  free(text);
+  plc_source *s = plc_source_adopt(path, real, text, len);
   plc_load_parse(p, s);
 }
 
@@ -396,12 +399,7 @@ const char *plc_load_which_import(plc_program *p, const char *name)
         size_t len;
         if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, f->d_name) >= sizeof path)
           continue;
-        char *raw = plc_load_read(path, &len), *text = NULL;
-        if (raw) { /* plc_load_read gives bytes, not a string */
-          text = memcpy(plc_xmalloc(len + 1), raw, len);
-          text[len] = '\0';
-          free(raw);
-        }
+        char *text = plc_load_read(path, &len); /* NUL-terminated */
         if (text && plc_load_declares(text, name)) {
           char imp[PATH_MAX];
           if ((size_t)snprintf(imp, sizeof imp, "%s/%.*s", sub->d_name, (int)(fl - 5),

@@ -23,6 +23,7 @@ typedef struct plc_parse_ctx {
   plc_ast *file;   /* result */
   int fatal;       /* stop: the scanner hit a limit; suppress follow-up errors */
   int line, col;   /* scanner position (1-based) */
+  size_t in_pos;   /* bytes of src->text handed to the scanner so far */
   int last_tok;    /* previous token, for automatic ';' at line ends */
   int pdepth;      /* () and [] depth: no automatic ';' inside them */
   int nest;        /* (), [] and {} depth, against PLC_PARSE_MAX_NEST */

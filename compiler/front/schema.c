@@ -196,8 +196,10 @@ const plc_field *plc_schema_at(int schema, size_t i)
 const plc_field *plc_schema_field(int schema, const char *name)
 {
   const plc_field *t = plc_schema_table(schema);
+  /* the first letter rules out most fields without a call: this runs for
+   * every field access the evaluator makes */
   for (size_t k = 0; t && t[k].name; k++)
-    if (!strcmp(t[k].name, name))
+    if (t[k].name[0] == name[0] && !strcmp(t[k].name, name))
       return &t[k];
   return NULL;
 }

@@ -6,6 +6,7 @@
 #include "diag.h"
 #include "xalloc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,26 @@ int plc_loc_advance(int col, unsigned char c)
   if ((c & 0xC0) == 0x80) /* UTF-8 continuation byte: same code point */
     return col;
   return col + 1;
+}
+
+int plc_loc_advance_text(int col, const char *text, size_t len)
+{
+  const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+  size_t i = 0;
+  /* Eight bytes at a time while none is a tab or a non-ASCII byte, so
+   * that each is one column (the stdlib's long comments are such runs).
+   * t has a zero byte where w has a tab: (t - ones) & ~t & highs finds it. */
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w, t;
+    memcpy(&w, text + i, sizeof w);
+    t = w ^ (ones * '\t');
+    if ((w | ((t - ones) & ~t)) & highs)
+      break;
+    col += 8;
+  }
+  for (; i < len; i++)
+    col = plc_loc_advance(col, (unsigned char)text[i]);
+  return col;
 }
 
 /* Find the start of 1-based line `line` in s, or NULL. */
@@ -227,6 +248,16 @@ plc_source *plc_source_new(const char *path, const char *realpath, const char *t
   s->text = plc_xmalloc(len + 1);
   memcpy(s->text, text, len);
   s->text[len] = '\0';
+  s->len = len;
+  return s;
+}
+
+plc_source *plc_source_adopt(const char *path, const char *realpath, char *text, size_t len)
+{
+  plc_source *s = plc_xcalloc(1, sizeof *s);
+  s->path = plc_xstrdup(path);
+  s->realpath = realpath ? plc_xstrdup(realpath) : NULL;
+  s->text = text;
   s->len = len;
   return s;
 }

@@ -58,9 +58,14 @@ void plc_diag_summary(plc_diag *d);
 
 /* Source files. */
 plc_source *plc_source_new(const char *path, const char *realpath, const char *text, size_t len);
+/* The same taking text itself: allocated with malloc, text[len] == '\0'. */
+plc_source *plc_source_adopt(const char *path, const char *realpath, char *text, size_t len);
 void plc_source_free(plc_source *s);
 
 /* Display column after advancing over the UTF-8 byte c at column col. */
 int plc_loc_advance(int col, unsigned char c);
+/* The same over len bytes of text on one line (no newline in it): the
+ * scanner's per-token step, one call rather than one a byte. */
+int plc_loc_advance_text(int col, const char *text, size_t len);
 
 #endif

@@ -168,6 +168,60 @@ static void test_nesting_limit(void)
   free(errs);
 }
 
+/* The scanner's shortcuts (lexer.l, diag.c): columns taken eight bytes at
+ * a time, comments and strings whose UTF-8 the patterns check, keywords by
+ * their first letter, plain integers read directly, and the scanner's
+ * buffer refilled in the middle of a token. */
+static void test_fast_paths(void)
+{
+  /* '#' at 3, "abcdefghij" 4..13, the tab at 14 goes to 17, 'k' 17,
+   * U+00E9 one column at 18, "lmnopqrstu" 19..28: the line ends at 29 */
+  CHECK_SCAN("x #abcdefghij\tk\xc3\xa9lmnopqrstu\ny",
+             "1:1 identifier x\n1:29 ';'\n2:1 identifier y\n");
+  /* a string of more than eight bytes with a tab and U+00E9: '"' at 1,
+   * "abcdefgh" 2..9, the tab at 10 goes to 17, U+00E9 17, '"' 18, x at 20 */
+  CHECK_SCAN("\"abcdefgh\t\xc3\xa9\" x", "1:1 string \"abcdefgh\t\xc3\xa9\"\n1:20 identifier x\n");
+  /* a keyword is the whole word */
+  CHECK_SCAN("in int if iff op opt option options",
+             "1:1 'in'\n1:4 identifier int\n1:8 'if'\n1:11 identifier iff\n1:15 'op'\n"
+             "1:18 identifier opt\n1:22 'option'\n1:29 identifier options\n");
+  /* nine digits at most are read directly, ten go the general way */
+  CHECK_SCAN("007 123456789 1234567890 0",
+             "1:1 number 7 1\n1:5 number 123456789 1\n1:15 number 1234567890 1\n"
+             "1:26 number 0 1\n");
+}
+
+static void test_fast_path_errors(void)
+{
+  /* '#' at 3, "abcdefgh" 4..11: the bad byte is at 12 */
+  CHECK_ERROR("x #abcdefgh\xffz", 13,
+              "t.plan:1:12: error: invalid UTF-8 byte 0xff in source file\n"
+              " x #abcdefgh\xef\xbf\xbdz\n            ^\n");
+  /* in a string: '"' at 1, "abcdefgh" 2..9, the NUL at 10 */
+  CHECK_ERROR("\"abcdefgh\0\"", 11,
+              "t.plan:1:10: error: NUL byte in source file\n \"abcdefgh?\"\n          ^\n");
+}
+
+/* 519 comment lines of 63 bytes (32697 bytes), then a 100-letter name
+ * across byte 32768, where a scanner buffer of 16 or 32 KiB ends. */
+static void test_buffer_boundary(void)
+{
+  size_t n = 519 * 63 + 100 + 2;
+  char *text = malloc(n + 1), *p = text;
+  for (int i = 0; i < 519; i++) {
+    memcpy(p, "# ", 2);
+    memset(p + 2, 'a', 60);
+    p[62] = '\n';
+    p += 63;
+  }
+  memset(p, 'b', 100);
+  memcpy(p + 100, "\nz", 3);
+  char want[200];
+  snprintf(want, sizeof want, "520:1 identifier %.100s\n520:101 ';'\n521:1 identifier z\n", p);
+  CHECK_SCAN(text, want);
+  free(text);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -178,6 +232,9 @@ int main(void)
     {"columns: tabs and UTF-8", test_columns},
     {"lexical errors", test_errors},
     {"nesting limit", test_nesting_limit},
+    {"shortcuts give the same tokens", test_fast_paths},
+    {"shortcuts give the same errors", test_fast_path_errors},
+    {"a token across the scanner's buffer", test_buffer_boundary},
     {NULL, NULL},
   };
   return plc_cu_run("lexer", tests);
