@@ -75,8 +75,8 @@ typedef struct plc_lctx {
 } plc_lctx;
 
 /* The cross-candidate cache's log of what an instance reads. */
-static void plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
-                         mpq_srcptr q, const plc_ast *node);
+static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
+                        mpq_srcptr q, const plc_ast *node);
 static void plc_xlog_stream(plc_lower *L, const char *stream);
 static void plc_xlog_memory(plc_lower *L);
 enum { PLC_XR_RUN, PLC_XR_MODEL, PLC_XR_LAYER, PLC_XR_DEVICE, PLC_XR_OPT, PLC_XR_SIZE,
@@ -1267,8 +1267,9 @@ static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned oute
  * lowering takes from the run in C (a collective's group size, the peak, a
  * primitive's bandwidth); the stream names it registers too.  A later
  * compilation of the same thread finds an entry by template, unit, recompute
- * mode and the entries of its previous and forward instances (so `prev.` and
- * forward names resolve alike), then compares the reads in order and stops
+ * mode, the names class of its previous instance and the entry of its
+ * forward instance (so `prev.` and forward names resolve alike), then
+ * compares the reads in order and stops
  * at the first that differs: up to there the reads are the ones lowering
  * itself would make, in its order, so a lookup reports no error that
  * lowering would not.  A hit replays the ops (collective times computed
@@ -1297,6 +1298,8 @@ typedef struct plc_xread {
   const plc_ast *node;     /* BW: where a missing bandwidth is reported */
   plc_loc at;              /* where it was read; at_train: the train's location */
   int at_train;
+  int dry;                 /* a number or boolean only ever read in a branch not taken:
+                              its type and dimension count, not its value */
   plc_xval x;              /* in the cache: the value */
 } plc_xread;
 
@@ -1324,12 +1327,15 @@ typedef struct plc_xentry {
   mpq_t mem[5];
   unsigned layer_reads;    /* the instance memo's bits */
   int next;                /* the next entry of the same key, or -1 */
+  unsigned nhash;          /* hash of its names (plc_xnames_hash) */
+  int ncls;                /* the first entry with the same names + 1 (its names class) */
 } plc_xentry;
 
 struct plc_lcache {
   plc_xentry *e;
   int n, cap;
   int *index, nindex;  /* open addressing: an entry of each key + 1, by key */
+  int *cindex, ncindex; /* open addressing: the first entry of each names class + 1 */
   long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
 };
@@ -1405,6 +1411,7 @@ void plc_lcache_free(plc_lcache *x)
     plc_xentry_free(&x->e[i]);
   free(x->e);
   free(x->index);
+  free(x->cindex);
   free(x);
 }
 
@@ -1449,6 +1456,74 @@ static void plc_xcache_link(plc_lcache *X, int n)
   *slot = n + 1;
 }
 
+/* An instance read of its previous one only names (`prev.`, through its
+ * name index): two previous instances of the same names, at the same
+ * places relative to their first op, look alike to it.  So an entry's key
+ * holds the names class of its previous instance, not the entry itself:
+ * one instance that differs (say, a stage's first layer reading its stage)
+ * does not make the instances after it miss too. */
+static unsigned plc_xnames_hash(const plc_xentry *e)
+{
+  unsigned h = 2166136261u ^ (unsigned)e->nnames;
+  for (int i = 0; i < e->nnames; i++) {
+    const plc_xname *x = &e->names[i];
+    for (const char *c = x->name; *c; c++)
+      h = (h ^ (unsigned char)*c) * 16777619u;
+    h = (h ^ (unsigned)x->idx) * 16777619u;
+    for (int k = 0; k < x->ndeps; k++)
+      h = (h ^ (unsigned)x->deps[k]) * 16777619u;
+    h = (h ^ (unsigned)x->ndeps) * 16777619u;
+  }
+  return h;
+}
+
+static int plc_xnames_same(const plc_xentry *a, const plc_xentry *b)
+{
+  if (a->nhash != b->nhash || a->nnames != b->nnames)
+    return 0;
+  for (int i = 0; i < a->nnames; i++) {
+    const plc_xname *x = &a->names[i], *y = &b->names[i];
+    if (x->idx != y->idx || x->ndeps != y->ndeps || strcmp(x->name, y->name) ||
+        (x->ndeps && memcmp(x->deps, y->deps, (size_t)x->ndeps * sizeof *x->deps)))
+      return 0;
+  }
+  return 1;
+}
+
+static int *plc_xnames_slot(plc_lcache *X, const plc_xentry *e)
+{
+  size_t m = (size_t)X->ncindex - 1, i = e->nhash & m;
+  while (X->cindex[i] && !plc_xnames_same(&X->e[X->cindex[i] - 1], e))
+    i = (i + 1) & m;
+  return &X->cindex[i];
+}
+
+/* Set the names class of entry n (just added). */
+static void plc_xnames_class(plc_lcache *X, int n)
+{
+  if (2 * (X->n + 1) > X->ncindex) { /* classes <= entries: at most half full */
+    int old = X->ncindex, *was = X->cindex;
+    X->ncindex = old ? 2 * old : 64;
+    X->cindex = plc_xcalloc((size_t)X->ncindex, sizeof *X->cindex);
+    for (int i = 0; i < old; i++)
+      if (was[i])
+        *plc_xnames_slot(X, &X->e[was[i] - 1]) = was[i];
+    free(was);
+  }
+  plc_xentry *e = &X->e[n];
+  e->nhash = plc_xnames_hash(e);
+  int *slot = plc_xnames_slot(X, e);
+  if (!*slot)
+    *slot = n + 1;
+  e->ncls = *slot;
+}
+
+/* The key's part for the previous instance: its names class, or 0. */
+static int plc_xcache_prev(const plc_lcache *X, const plc_inst *prev)
+{
+  return prev ? X->e[prev->xid - 1].ncls : 0;
+}
+
 /* ---- logging ---- */
 
 static int plc_xval_ok(const plc_value *v)
@@ -1457,10 +1532,12 @@ static int plc_xval_ok(const plc_value *v)
                (v->tag == PLC_V_BOOL && v->known) || (v->tag == PLC_V_STR && v->s));
 }
 
-static int plc_xval_same(const plc_xval *x, const plc_value *v)
+static int plc_xval_same(const plc_xval *x, const plc_value *v, int dry)
 {
   if (!plc_xval_ok(v) || v->tag != x->tag)
     return 0;
+  if (dry && x->tag != PLC_V_STR) /* the type and dimension only */
+    return x->tag != PLC_V_NUM || plc_dim_eq(x->dim, v->dim);
   switch (x->tag) {
   case PLC_V_NUM: return plc_dim_eq(x->dim, v->dim) && mpq_equal(x->q, v->q);
   case PLC_V_BOOL: return x->b == v->b;
@@ -1497,12 +1574,14 @@ static int *plc_xlog_slot(struct plc_xlog *g, int slot, const char *name, int d,
   return &g->index[i];
 }
 
-static void plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
-                         mpq_srcptr q, const plc_ast *node)
+/* Log a read unless one of the same identity was logged; returns its
+ * read number, or -1 when the log is given up. */
+static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
+                        mpq_srcptr q, const plc_ast *node)
 {
   struct plc_xlog *g = L->xlog;
   if (g->bad)
-    return;
+    return -1;
   /* the first read of each counts: found by an index, as instances read
    * hundreds of fields (a linear search of the log was 4% of a search) */
   if (2 * (g->n + 1) > g->nindex) {
@@ -1514,12 +1593,13 @@ static void plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n
   }
   int *at = plc_xlog_slot(g, slot, name, d, n);
   if (*at)
-    return;
+    return *at - 1;
   if (g->n == g->cap)
     g->r = plc_xrealloc(g->r, (size_t)(g->cap = g->cap ? 2 * g->cap : 32) * sizeof *g->r);
   g->r[g->n++] = (plc_xread){.slot = slot, .d = d, .n = n, .name = name, .q = q,
                              .node = node, .at_train = 1};
   *at = g->n;
+  return g->n - 1;
 }
 
 /* The evaluator's report of a read (eval.h, xread). */
@@ -1543,14 +1623,22 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
     g->bad = 1;
     return;
   }
-  int n0 = g->n;
-  plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
-  if (g->n > n0) {
-    g->r[n0].v = v;
-    g->r[n0].at_train = !use || use == &L->train->node->loc;
-    if (use)
-      g->r[n0].at = *use;
+  /* in a branch not taken (eval.h, dry) a number or boolean is only
+   * checked: its value makes no difference (so the middle layers of every
+   * stage read `layer.last && layer.stage == ...` alike) */
+  int dry = L->ev->dry > 0 && (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL);
+  int n0 = g->n, i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
+  if (i < 0)
+    return;
+  if (i < n0) { /* read before: its value counts once read outside such a branch */
+    g->r[i].dry &= dry;
+    return;
   }
+  g->r[i].v = v;
+  g->r[i].dry = dry;
+  g->r[i].at_train = !use || use == &L->train->node->loc;
+  if (use)
+    g->r[i].at = *use;
 }
 
 static void plc_xlog_stream(plc_lower *L, const char *stream)
@@ -1686,7 +1774,7 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     X->e = plc_xrealloc(X->e, (size_t)(X->cap = X->cap ? 2 * X->cap : 16) * sizeof *X->e);
   plc_xentry *e = &X->e[X->n];
   memset(e, 0, sizeof *e);
-  *e = (plc_xentry){.tmpl = tmpl, .unit = unit, .prev = prev ? prev->xid : 0, .fwd = fwd,
+  *e = (plc_xentry){.tmpl = tmpl, .unit = unit, .prev = plc_xcache_prev(X, prev), .fwd = fwd,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node,
                     .memory_declared = g->memory_declared,
                     .copies = copies, .layer_reads = layer_reads};
@@ -1730,6 +1818,7 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     plc_xentry_free(e);
     return 0;
   }
+  plc_xnames_class(X, X->n);
   plc_xcache_link(X, X->n);
   return ++X->n;
 }
@@ -1752,7 +1841,7 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
     if (!*ctx)
       *ctx = plc_lower_context(L, t, (plc_value *)layer);
     plc_binding *b = plc_env_find_local(*ctx, r->name);
-    return b && plc_xval_same(&r->x, plc_eval_binding(L->ev, b, at));
+    return b && plc_xval_same(&r->x, plc_eval_binding(L->ev, b, at), r->dry);
   }
   case PLC_XR_RUN: o = L->run_val->obj; break;
   case PLC_XR_MODEL: o = L->model; break;
@@ -1762,7 +1851,7 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
   plc_value *v = plc_eval_field(L->ev, o, r->name, at);
   if (r->x.tag == PLC_V_OBJ) /* a section of the model (of the entry's key) */
     return v && v->tag == PLC_V_OBJ && L->model_node;
-  return v && plc_xval_same(&r->x, v);
+  return v && plc_xval_same(&r->x, v, r->dry);
 }
 
 /* The entry this instance can replay, or -1. */
@@ -1773,7 +1862,7 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
   plc_lcache *X = L->xcache;
   if (!X || (c->prev && !c->prev->xid) || (unit == 1 && !fwd))
     return -1;
-  int prev = c->prev ? c->prev->xid : 0, errors = L->diag->errors;
+  int prev = plc_xcache_prev(X, c->prev), errors = L->diag->errors;
   plc_env *ctx = NULL;
   plc_xentry key = {.tmpl = t->decl, .unit = unit, .prev = prev, .fwd = fwd,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
