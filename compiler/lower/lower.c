@@ -134,7 +134,7 @@ static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, 
 {
   if (in->n == in->cap) {
     int cap = in->cap ? in->cap * 2 : 8;
-    plc_inst_op *ops = plc_arena_alloc(L->ar, (size_t)cap * sizeof *ops);
+    plc_inst_op *ops = plc_arena_alloc_raw(L->ar, (size_t)cap * sizeof *ops); /* [0, n) only */
     if (in->n)
       memcpy(ops, in->ops, (size_t)in->n * sizeof *ops);
     in->ops = ops;
@@ -1157,7 +1157,7 @@ static int plc_memo_move(const plc_memo *m, int d, int nlo, int nplo)
 static int *plc_memo_deps(plc_lower *L, const plc_memo *m, const int *deps, int n, int nlo,
                           int nplo)
 {
-  int *v = plc_arena_alloc(L->ar, (size_t)(n ? n : 1) * sizeof *v);
+  int *v = plc_arena_alloc_raw(L->ar, (size_t)(n ? n : 1) * sizeof *v); /* [0, n) only */
   for (int i = 0; i < n; i++)
     v[i] = plc_memo_move(m, deps[i], nlo, nplo);
   return v;

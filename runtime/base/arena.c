@@ -59,7 +59,9 @@ static plc_chunk *plc_arena_grow(plc_arena *a, size_t n)
   return c;
 }
 
-void *plc_arena_alloc(plc_arena *a, size_t n)
+/* n bytes, rounded up to the alignment, from the current chunk (or a new
+ * one); *out is the chunk they were taken from. */
+static void *plc_arena_take(plc_arena *a, size_t n, plc_chunk **out)
 {
   const size_t align = alignof(max_align_t);
   n = (n + align - 1) / align * align;
@@ -69,6 +71,23 @@ void *plc_arena_alloc(plc_arena *a, size_t n)
   void *p = c->data + c->used;
   c->used += n;
   a->bytes += n;
+  *out = c;
+  return p;
+}
+
+void *plc_arena_alloc_raw(plc_arena *a, size_t n)
+{
+  plc_chunk *c;
+  void *p = plc_arena_take(a, n, &c);
+  if (c->used > c->zeroed) /* handed out: the zeroing ahead starts after it */
+    c->zeroed = c->used;
+  return p;
+}
+
+void *plc_arena_alloc(plc_arena *a, size_t n)
+{
+  plc_chunk *c;
+  void *p = plc_arena_take(a, n, &c);
   if (c->used > c->zeroed) {
     /* Clear ahead in steps of PLC_ARENA_ZERO bytes: the search makes
      * millions of small allocations, and one memset call for each cost
@@ -85,7 +104,7 @@ void *plc_arena_alloc(plc_arena *a, size_t n)
 
 char *plc_arena_strndup(plc_arena *a, const char *s, size_t n)
 {
-  char *d = plc_arena_alloc(a, n + 1);
+  char *d = plc_arena_alloc_raw(a, n + 1);
   memcpy(d, s, n);
   d[n] = '\0';
   return d;
@@ -98,7 +117,7 @@ char *plc_arena_strdup(plc_arena *a, const char *s)
 
 mpq_ptr plc_arena_mpq(plc_arena *a)
 {
-  plc_mpq_node *m = plc_arena_alloc(a, sizeof *m);
+  plc_mpq_node *m = plc_arena_alloc_raw(a, sizeof *m);
   mpq_init(m->q);
   m->next = a->rationals;
   a->rationals = m;
