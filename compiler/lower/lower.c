@@ -1298,6 +1298,8 @@ typedef struct plc_xread {
   const plc_ast *node;     /* BW: where a missing bandwidth is reported */
   plc_loc at;              /* where it was read; at_train: the train's location */
   int at_train;
+  int rid;                 /* in the cache, a read of run, model or device: its number
+                              among the distinct such reads (plc_xrid); else -1 */
   int dry;                 /* a number or boolean only ever read in a branch not taken:
                               its type and dimension count, not its value */
   plc_xval x;              /* in the cache: the value */
@@ -1336,6 +1338,11 @@ struct plc_lcache {
   int n, cap;
   int *index, nindex;  /* open addressing: an entry of each key + 1, by key */
   int *cindex, ncindex; /* open addressing: the first entry of each names class + 1 */
+  /* the distinct reads of run, model and device (their first copies): a
+   * run checks each once (plc_lower.xheld) whatever entries hold it */
+  const plc_xread **rids;
+  int nrids, caprids;
+  int *rindex, nrindex; /* open addressing: rid + 1 */
   long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
 };
@@ -1412,6 +1419,8 @@ void plc_lcache_free(plc_lcache *x)
   free(x->e);
   free(x->index);
   free(x->cindex);
+  free(x->rids);
+  free(x->rindex);
   free(x);
 }
 
@@ -1725,6 +1734,71 @@ static mpq_ptr plc_xcache_mpq(mpq_srcptr q)
   return p;
 }
 
+/* ---- reads of run, model and device, by number ---- */
+
+/* Within one run, run, model and device do not change: whether such a
+ * read holds is the same for every entry that made it, so a run works it
+ * out once.  Reads are the same when of the same field, with the same
+ * value (or type, dry) kept. */
+static int plc_xrid_slot_kind(int slot)
+{
+  return slot == PLC_XR_RUN || slot == PLC_XR_MODEL || slot == PLC_XR_DEVICE;
+}
+
+static unsigned plc_xrid_hash(const plc_xread *r)
+{
+  unsigned h = plc_xread_hash(r->slot, r->name, r->dry, r->x.tag);
+  if (r->x.tag == PLC_V_NUM && !r->dry)
+    h = (h ^ (unsigned)mpz_get_ui(mpq_numref(r->x.q)) ^
+         ((unsigned)mpz_get_ui(mpq_denref(r->x.q)) << 7)) * 16777619u;
+  else if (r->x.tag == PLC_V_BOOL && !r->dry)
+    h = (h ^ (unsigned)r->x.b) * 16777619u;
+  return h;
+}
+
+static int plc_xrid_same(const plc_xread *a, const plc_xread *b)
+{
+  if (a->slot != b->slot || a->dry != b->dry || a->x.tag != b->x.tag || strcmp(a->name, b->name))
+    return 0;
+  switch (a->x.tag) {
+  case PLC_V_NUM: return plc_dim_eq(a->x.dim, b->x.dim) && (a->dry || mpq_equal(a->x.q, b->x.q));
+  case PLC_V_BOOL: return a->dry || a->x.b == b->x.b;
+  case PLC_V_STR: return !strcmp(a->x.s, b->x.s);
+  default: return 1; /* a section of the model */
+  }
+}
+
+static int *plc_xrid_slot(plc_lcache *X, const plc_xread *r)
+{
+  size_t m = (size_t)X->nrindex - 1, i = plc_xrid_hash(r) & m;
+  while (X->rindex[i] && !plc_xrid_same(X->rids[X->rindex[i] - 1], r))
+    i = (i + 1) & m;
+  return &X->rindex[i];
+}
+
+/* The number of read r (kept in an entry, where it stays), or -1. */
+static int plc_xrid(plc_lcache *X, const plc_xread *r)
+{
+  if (!plc_xrid_slot_kind(r->slot))
+    return -1;
+  if (2 * (X->nrids + 1) > X->nrindex) {
+    free(X->rindex);
+    X->nrindex = X->nrindex ? 2 * X->nrindex : 256;
+    X->rindex = plc_xcalloc((size_t)X->nrindex, sizeof *X->rindex);
+    for (int i = 0; i < X->nrids; i++)
+      *plc_xrid_slot(X, X->rids[i]) = i + 1;
+  }
+  int *slot = plc_xrid_slot(X, r);
+  if (*slot)
+    return *slot - 1;
+  if (X->nrids == X->caprids)
+    X->rids = plc_xrealloc(X->rids, (size_t)(X->caprids = X->caprids ? 2 * X->caprids : 256) *
+                           sizeof *X->rids);
+  X->rids[X->nrids] = r;
+  *slot = ++X->nrids;
+  return X->nrids - 1;
+}
+
 /* Copy the logged reads into e; 0 when one cannot be kept. */
 static int plc_xcache_keep_reads(plc_xentry *e, const struct plc_xlog *g)
 {
@@ -1755,6 +1829,13 @@ static int plc_xcache_keep_reads(plc_xentry *e, const struct plc_xlog *g)
     } /* OBJ: a section of the model, nothing more to keep */
   }
   return 1;
+}
+
+/* Number the reads of entry e (once it is kept: its reads do not move). */
+static void plc_xcache_number_reads(plc_lcache *X, plc_xentry *e)
+{
+  for (int i = 0; i < e->nreads; i++)
+    e->reads[i].rid = plc_xrid(X, &e->reads[i]);
 }
 
 /* Store the instance cur just lowered (and recorded in the memo) with the
@@ -1820,6 +1901,7 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
   }
   plc_xnames_class(X, X->n);
   plc_xcache_link(X, X->n);
+  plc_xcache_number_reads(X, e);
   return ++X->n;
 }
 
@@ -1854,6 +1936,25 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
   return v && plc_xval_same(&r->x, v, r->dry);
 }
 
+/* plc_xread_holds, once per run for a read of run, model or device. */
+static int plc_xread_held(plc_lower *L, const plc_xread *r, const plc_value *layer,
+                          const plc_tmpl *t, plc_env **ctx)
+{
+  if (r->rid < 0)
+    return plc_xread_holds(L, r, layer, t, ctx);
+  if (r->rid >= L->nxheld) {
+    int n = L->nxheld ? L->nxheld : 256;
+    while (n <= r->rid)
+      n *= 2;
+    L->xheld = plc_xrealloc(L->xheld, (size_t)n);
+    memset(L->xheld + L->nxheld, 0, (size_t)(n - L->nxheld));
+    L->nxheld = n;
+  }
+  if (!L->xheld[r->rid])
+    L->xheld[r->rid] = plc_xread_holds(L, r, layer, t, ctx) ? 1 : 2;
+  return L->xheld[r->rid] == 1;
+}
+
 /* The entry this instance can replay, or -1. */
 static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
                            const plc_value *layer)
@@ -1871,7 +1972,7 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
        i = X->e[i].next) {
     const plc_xentry *e = &X->e[i];
     int k = 0;
-    while (k < e->nreads && plc_xread_holds(L, &e->reads[k], layer, t, &ctx))
+    while (k < e->nreads && plc_xread_held(L, &e->reads[k], layer, t, &ctx))
       k++;
     if (k == e->nreads && L->diag->errors == errors)
       return X->hits++, i;
@@ -2848,6 +2949,7 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   ev->ctx_train = outer_train;
   ev->ctx_framework = outer_fw;
   free(L.mark);
+  free(L.xheld);
   free(L.memo);
   return ok ? L.run : NULL;
 }
