@@ -2695,11 +2695,17 @@ static plc_obj *plc_lower_ref(plc_lower *L, const char *field, int kind)
 typedef struct plc_lcm {
   mpz_t l;
   int ok;
+  /* times found to pass (they pass again: the multiple only grows), by
+   * address: a memo's copies share their times (plc_lower_replica) */
+  mpq_srcptr seen[64];
 } plc_lcm;
 
 static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *at, const char *name)
 {
   if (!m->ok)
+    return;
+  mpq_srcptr *seen = &m->seen[((uintptr_t)q / sizeof(mpq_t)) & 63];
+  if (*seen == q)
     return;
   if (mpz_sizeinbase(mpq_numref(q), 2) > PLC_Q_MAX_BITS ||
       mpz_sizeinbase(mpq_denref(q), 2) > PLC_Q_MAX_BITS) {
@@ -2708,22 +2714,23 @@ static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *a
     m->ok = 0;
     return;
   }
-  if (mpz_divisible_p(m->l, mpq_denref(q)))
-    return;
-  mpz_lcm(m->l, m->l, mpq_denref(q));
-  if (mpz_sizeinbase(m->l, 2) > PLC_Q_MAX_BITS) {
-    plc_error(L->diag, &at->loc, "the time of '%s' and the times before it have a common "
-              "denominator of more than %d bits: the interpreter's sums of them would pass the "
-              "size limit of a value", name, PLC_Q_MAX_BITS);
-    m->ok = 0;
+  if (!mpz_divisible_p(m->l, mpq_denref(q))) {
+    mpz_lcm(m->l, m->l, mpq_denref(q));
+    if (mpz_sizeinbase(m->l, 2) > PLC_Q_MAX_BITS) {
+      plc_error(L->diag, &at->loc, "the time of '%s' and the times before it have a common "
+                "denominator of more than %d bits: the interpreter's sums of them would pass "
+                "the size limit of a value", name, PLC_Q_MAX_BITS);
+      m->ok = 0;
+      return;
+    }
   }
+  *seen = q;
 }
 
 static int plc_lower_check_sizes(plc_lower *L)
 {
-  plc_lcm m;
+  plc_lcm m = {.ok = 1};
   mpz_init_set_ui(m.l, 1);
-  m.ok = 1;
   plc_ir_run *r = L->run;
   mpq_ptr pins[] = {r->dp_tail, r->optimizer_time};
   static const char *const pin_names[] = {"dp_tail", "optimizer_time"};
