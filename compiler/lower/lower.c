@@ -1300,8 +1300,8 @@ typedef struct plc_xread {
   int at_train;
   int rid;                 /* in the cache, a read of run, model or device: its number
                               among the distinct such reads (plc_xrid); else -1 */
-  int dry;                 /* a number or boolean only ever read in a branch not taken:
-                              its type and dimension count, not its value */
+  int dry;                 /* only ever read in a branch not taken (a number, boolean or
+                              string): its type (and dimension) count, not its value */
   plc_xval x;              /* in the cache: the value */
 } plc_xread;
 
@@ -1545,7 +1545,7 @@ static int plc_xval_same(const plc_xval *x, const plc_value *v, int dry)
 {
   if (!plc_xval_ok(v) || v->tag != x->tag)
     return 0;
-  if (dry && x->tag != PLC_V_STR) /* the type and dimension only */
+  if (dry) /* the type and dimension only */
     return x->tag != PLC_V_NUM || plc_dim_eq(x->dim, v->dim);
   switch (x->tag) {
   case PLC_V_NUM: return plc_dim_eq(x->dim, v->dim) && mpq_equal(x->q, v->q);
@@ -1634,8 +1634,10 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
   }
   /* in a branch not taken (eval.h, dry) a number or boolean is only
    * checked: its value makes no difference (so the middle layers of every
-   * stage read `layer.last && layer.stage == ...` alike) */
-  int dry = L->ev->dry > 0 && (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL);
+   * stage read `layer.last && layer.stage == ...` alike); nor does a
+   * string's, which only comparisons read (their result is only checked) */
+  int dry = L->ev->dry > 0 &&
+            (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL || v->tag == PLC_V_STR);
   int n0 = g->n, i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
   if (i < 0)
     return;
@@ -1763,7 +1765,7 @@ static int plc_xrid_same(const plc_xread *a, const plc_xread *b)
   switch (a->x.tag) {
   case PLC_V_NUM: return plc_dim_eq(a->x.dim, b->x.dim) && (a->dry || mpq_equal(a->x.q, b->x.q));
   case PLC_V_BOOL: return a->dry || a->x.b == b->x.b;
-  case PLC_V_STR: return !strcmp(a->x.s, b->x.s);
+  case PLC_V_STR: return a->dry || !strcmp(a->x.s, b->x.s);
   default: return 1; /* a section of the model */
   }
 }
