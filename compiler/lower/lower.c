@@ -1336,6 +1336,7 @@ typedef struct plc_xentry {
 struct plc_lcache {
   plc_xentry *e;
   int n, cap;
+  plc_arena *ar;       /* the entries' arrays, strings and op rationals (freed at once) */
   int *index, nindex;  /* open addressing: an entry of each key + 1, by key */
   int *cindex, ncindex; /* open addressing: the first entry of each names class + 1 */
   /* the distinct reads of run, model and device (their first copies): a
@@ -1362,46 +1363,21 @@ struct plc_xlog {
  * small, and one of many does not grow without bound. */
 #define PLC_XCACHE_MAX 16384
 
-plc_lcache *plc_lcache_new(void) { return plc_xcalloc(1, sizeof(plc_lcache)); }
-
-static void plc_xval_clear(plc_xval *x)
+plc_lcache *plc_lcache_new(void)
 {
-  if (x->tag == PLC_V_NUM)
-    mpq_clear(x->q);
-  free(x->s);
+  plc_lcache *X = plc_xcalloc(1, sizeof(plc_lcache));
+  X->ar = plc_arena_new();
+  return X;
 }
 
+/* The rationals of e that its reads and figures hold (the rest is in the
+ * cache's arena). */
 static void plc_xentry_free(plc_xentry *e)
 {
-  for (int i = 0; i < e->nreads; i++) {
-    free((char *)e->reads[i].name);
-    if (e->reads[i].slot == PLC_XR_PEAK || e->reads[i].slot == PLC_XR_BW)
+  for (int i = 0; i < e->nreads; i++)
+    if (e->reads[i].slot == PLC_XR_PEAK || e->reads[i].slot == PLC_XR_BW ||
+        (e->reads[i].slot != PLC_XR_SIZE && e->reads[i].x.tag == PLC_V_NUM))
       mpq_clear(e->reads[i].x.q);
-    else
-      plc_xval_clear(&e->reads[i].x);
-  }
-  free(e->reads);
-  for (int i = 0; i < e->nops; i++) {
-    mpq_clear(e->ops[i].time);
-    mpq_clear(e->ops[i].flops);
-    mpq_clear(e->ops[i].size);
-    free(e->ops[i].time);
-    free(e->ops[i].flops);
-    free(e->ops[i].size);
-    free((char *)e->ops[i].name);
-    free(e->ops[i].deps);
-    free(e->op_stream[i]);
-  }
-  free(e->ops);
-  free(e->op_stream);
-  for (int i = 0; i < e->nstreams; i++)
-    free(e->streams[i]);
-  free(e->streams);
-  for (int i = 0; i < e->nnames; i++) {
-    free(e->names[i].name);
-    free(e->names[i].deps);
-  }
-  free(e->names);
   for (int k = 0; k < 5 && e->has_mem; k++)
     mpq_clear(e->mem[k]);
 }
@@ -1417,6 +1393,7 @@ void plc_lcache_free(plc_lcache *x)
   for (int i = 0; i < x->n; i++)
     plc_xentry_free(&x->e[i]);
   free(x->e);
+  plc_arena_free(x->ar);
   free(x->index);
   free(x->cindex);
   free(x->rids);
@@ -1718,20 +1695,19 @@ static int plc_xcache_enc(int d, int lo, int hi, int plo, int phi)
 
 static int plc_xcache_dec(int d, int nlo, int nplo) { return d >= 0 ? nlo + d : nplo - 1 - d; }
 
-static int *plc_xcache_enc_deps(const int *deps, int n, int lo, int hi, int plo, int phi,
-                                int *ok)
+static int *plc_xcache_enc_deps(plc_arena *ar, const int *deps, int n, int lo, int hi,
+                                int plo, int phi, int *ok)
 {
-  int *v = plc_xmalloc((size_t)(n ? n : 1) * sizeof *v);
+  int *v = plc_arena_alloc_raw(ar, (size_t)(n ? n : 1) * sizeof *v);
   for (int i = 0; i < n; i++)
     if ((v[i] = plc_xcache_enc(deps[i], lo, hi, plo, phi)) == INT_MIN)
       *ok = 0;
   return v;
 }
 
-static mpq_ptr plc_xcache_mpq(mpq_srcptr q)
+static mpq_ptr plc_xcache_mpq(plc_arena *ar, mpq_srcptr q)
 {
-  mpq_ptr p = plc_xmalloc(sizeof *p);
-  mpq_init(p);
+  mpq_ptr p = plc_arena_mpq(ar);
   mpq_set(p, q);
   return p;
 }
@@ -1802,16 +1778,16 @@ static int plc_xrid(plc_lcache *X, const plc_xread *r)
 }
 
 /* Copy the logged reads into e; 0 when one cannot be kept. */
-static int plc_xcache_keep_reads(plc_xentry *e, const struct plc_xlog *g)
+static int plc_xcache_keep_reads(plc_arena *ar, plc_xentry *e, const struct plc_xlog *g)
 {
-  e->reads = plc_xcalloc((size_t)(g->n ? g->n : 1), sizeof *e->reads);
+  e->reads = plc_arena_alloc(ar, (size_t)(g->n ? g->n : 1) * sizeof *e->reads);
   for (int i = 0; i < g->n; i++, e->nreads++) {
     const plc_xread *r = &g->r[i];
     plc_xread *x = &e->reads[i];
     *x = *r;
     x->v = NULL;
     x->q = NULL;
-    x->name = r->name ? plc_xstrdup(r->name) : NULL;
+    x->name = r->name ? plc_arena_strdup(ar, r->name) : NULL;
     if (r->slot == PLC_XR_PEAK || r->slot == PLC_XR_BW) {
       mpq_init(x->x.q);
       mpq_set(x->x.q, r->q);
@@ -1827,7 +1803,7 @@ static int plc_xcache_keep_reads(plc_xentry *e, const struct plc_xlog *g)
     } else if (x->x.tag == PLC_V_BOOL) {
       x->x.b = r->v->b;
     } else if (x->x.tag == PLC_V_STR) {
-      x->x.s = plc_xstrdup(r->v->s);
+      x->x.s = plc_arena_strdup(ar, r->v->s);
     } /* OBJ: a section of the model, nothing more to keep */
   }
   return 1;
@@ -1861,33 +1837,34 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node,
                     .memory_declared = g->memory_declared,
                     .copies = copies, .layer_reads = layer_reads};
-  int ok = plc_xcache_keep_reads(e, g);
-  e->ops = plc_xcalloc((size_t)(hi - lo + 1), sizeof *e->ops);
-  e->op_stream = plc_xcalloc((size_t)(hi - lo + 1), sizeof *e->op_stream);
+  plc_arena *ar = X->ar;
+  int ok = plc_xcache_keep_reads(ar, e, g);
+  e->ops = plc_arena_alloc_raw(ar, (size_t)(hi - lo + 1) * sizeof *e->ops);
+  e->op_stream = plc_arena_alloc_raw(ar, (size_t)(hi - lo + 1) * sizeof *e->op_stream);
   for (int i = lo; i < hi; i++, e->nops++) {
     const plc_ir_op *f = &c->list->ops[i];
     plc_ir_op *o = &e->ops[i - lo];
     *o = *f;
-    o->time = plc_xcache_mpq(f->time);
-    o->flops = plc_xcache_mpq(f->flops);
-    o->size = plc_xcache_mpq(f->size);
-    o->name = plc_xstrdup(f->name);
+    o->time = plc_xcache_mpq(ar, f->time);
+    o->flops = plc_xcache_mpq(ar, f->flops);
+    o->size = plc_xcache_mpq(ar, f->size);
+    o->name = plc_arena_strdup(ar, f->name);
     if (f->after_layers) /* found again on replay (plc_lower_pipeline_dep) */
       o->ndeps = 0;
-    o->deps = plc_xcache_enc_deps(f->deps, o->ndeps, lo, hi, plo, phi, &ok);
-    e->op_stream[i - lo] = plc_xstrdup(L->run->streams[f->stream]);
+    o->deps = plc_xcache_enc_deps(ar, f->deps, o->ndeps, lo, hi, plo, phi, &ok);
+    e->op_stream[i - lo] = plc_arena_strdup(ar, L->run->streams[f->stream]);
   }
-  e->streams = plc_xcalloc((size_t)(g->nstreams + 1), sizeof *e->streams);
+  e->streams = plc_arena_alloc_raw(ar, (size_t)(g->nstreams + 1) * sizeof *e->streams);
   for (; e->nstreams < g->nstreams; e->nstreams++)
-    e->streams[e->nstreams] = plc_xstrdup(g->streams[e->nstreams]);
-  e->names = plc_xcalloc((size_t)(cur->n + 1), sizeof *e->names);
+    e->streams[e->nstreams] = plc_arena_strdup(ar, g->streams[e->nstreams]);
+  e->names = plc_arena_alloc_raw(ar, (size_t)(cur->n + 1) * sizeof *e->names);
   for (; e->nnames < cur->n; e->nnames++) {
     const plc_inst_op *o = &cur->ops[e->nnames];
     plc_xname *x = &e->names[e->nnames];
-    x->name = plc_xstrdup(o->name);
+    x->name = plc_arena_strdup(ar, o->name);
     x->idx = o->idx >= 0 ? plc_xcache_enc(o->idx, lo, hi, -1, -1) : -1;
     ok &= x->idx != INT_MIN;
-    x->deps = plc_xcache_enc_deps(o->deps, o->ndeps, lo, hi, plo, phi, &ok);
+    x->deps = plc_xcache_enc_deps(ar, o->deps, o->ndeps, lo, hi, plo, phi, &ok);
     x->ndeps = o->ndeps;
   }
   if (mem) {
