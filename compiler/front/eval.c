@@ -477,7 +477,9 @@ static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name,
     plc_binding *b = plc_env_find(cur->env, name);
     if (!b)
       continue;
-    if (o == ev->watch && b - cur->env->b < 32)
+    /* in a branch not taken a number's or boolean's value is not used */
+    if (o == ev->watch && b - cur->env->b < 32 &&
+        !(ev->dry && b->val && (b->val->tag == PLC_V_NUM || b->val->tag == PLC_V_BOOL)))
       ev->watch_reads |= 1u << (b - cur->env->b);
     if (cur == o || !plc_eval_is_late_item(b))
       return plc_eval_binding(ev, b, use);

@@ -41,7 +41,7 @@ int plc_ir_push(plc_arena *ar, plc_ir_list *l, const plc_ir_op *op)
 {
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 16;
-    plc_ir_op *ops = plc_arena_alloc(ar, (size_t)cap * sizeof *ops);
+    plc_ir_op *ops = plc_arena_alloc_raw(ar, (size_t)cap * sizeof *ops); /* [0, n) only */
     if (l->n)
       memcpy(ops, l->ops, (size_t)l->n * sizeof *ops);
     l->ops = ops;

@@ -75,8 +75,8 @@ typedef struct plc_lctx {
 } plc_lctx;
 
 /* The cross-candidate cache's log of what an instance reads. */
-static void plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
-                         mpq_srcptr q, const plc_ast *node);
+static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
+                        mpq_srcptr q, const plc_ast *node);
 static void plc_xlog_stream(plc_lower *L, const char *stream);
 static void plc_xlog_memory(plc_lower *L);
 enum { PLC_XR_RUN, PLC_XR_MODEL, PLC_XR_LAYER, PLC_XR_DEVICE, PLC_XR_OPT, PLC_XR_SIZE,
@@ -134,7 +134,7 @@ static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, 
 {
   if (in->n == in->cap) {
     int cap = in->cap ? in->cap * 2 : 8;
-    plc_inst_op *ops = plc_arena_alloc(L->ar, (size_t)cap * sizeof *ops);
+    plc_inst_op *ops = plc_arena_alloc_raw(L->ar, (size_t)cap * sizeof *ops); /* [0, n) only */
     if (in->n)
       memcpy(ops, in->ops, (size_t)in->n * sizeof *ops);
     in->ops = ops;
@@ -1157,7 +1157,7 @@ static int plc_memo_move(const plc_memo *m, int d, int nlo, int nplo)
 static int *plc_memo_deps(plc_lower *L, const plc_memo *m, const int *deps, int n, int nlo,
                           int nplo)
 {
-  int *v = plc_arena_alloc(L->ar, (size_t)(n ? n : 1) * sizeof *v);
+  int *v = plc_arena_alloc_raw(L->ar, (size_t)(n ? n : 1) * sizeof *v); /* [0, n) only */
   for (int i = 0; i < n; i++)
     v[i] = plc_memo_move(m, deps[i], nlo, nplo);
   return v;
@@ -1267,8 +1267,9 @@ static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned oute
  * lowering takes from the run in C (a collective's group size, the peak, a
  * primitive's bandwidth); the stream names it registers too.  A later
  * compilation of the same thread finds an entry by template, unit, recompute
- * mode and the entries of its previous and forward instances (so `prev.` and
- * forward names resolve alike), then compares the reads in order and stops
+ * mode, the names class of its previous instance and the entry of its
+ * forward instance (so `prev.` and forward names resolve alike), then
+ * compares the reads in order and stops
  * at the first that differs: up to there the reads are the ones lowering
  * itself would make, in its order, so a lookup reports no error that
  * lowering would not.  A hit replays the ops (collective times computed
@@ -1297,6 +1298,10 @@ typedef struct plc_xread {
   const plc_ast *node;     /* BW: where a missing bandwidth is reported */
   plc_loc at;              /* where it was read; at_train: the train's location */
   int at_train;
+  int rid;                 /* in the cache, a read of run, model or device: its number
+                              among the distinct such reads (plc_xrid); else -1 */
+  int dry;                 /* only ever read in a branch not taken (a number, boolean or
+                              string): its type (and dimension) count, not its value */
   plc_xval x;              /* in the cache: the value */
 } plc_xread;
 
@@ -1324,12 +1329,21 @@ typedef struct plc_xentry {
   mpq_t mem[5];
   unsigned layer_reads;    /* the instance memo's bits */
   int next;                /* the next entry of the same key, or -1 */
+  unsigned nhash;          /* hash of its names (plc_xnames_hash) */
+  int ncls;                /* the first entry with the same names + 1 (its names class) */
 } plc_xentry;
 
 struct plc_lcache {
   plc_xentry *e;
   int n, cap;
+  plc_arena *ar;       /* the entries' arrays, strings and op rationals (freed at once) */
   int *index, nindex;  /* open addressing: an entry of each key + 1, by key */
+  int *cindex, ncindex; /* open addressing: the first entry of each names class + 1 */
+  /* the distinct reads of run, model and device (their first copies): a
+   * run checks each once (plc_lower.xheld) whatever entries hold it */
+  const plc_xread **rids;
+  int nrids, caprids;
+  int *rindex, nrindex; /* open addressing: rid + 1 */
   long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
 };
@@ -1349,46 +1363,21 @@ struct plc_xlog {
  * small, and one of many does not grow without bound. */
 #define PLC_XCACHE_MAX 16384
 
-plc_lcache *plc_lcache_new(void) { return plc_xcalloc(1, sizeof(plc_lcache)); }
-
-static void plc_xval_clear(plc_xval *x)
+plc_lcache *plc_lcache_new(void)
 {
-  if (x->tag == PLC_V_NUM)
-    mpq_clear(x->q);
-  free(x->s);
+  plc_lcache *X = plc_xcalloc(1, sizeof(plc_lcache));
+  X->ar = plc_arena_new();
+  return X;
 }
 
+/* The rationals of e that its reads and figures hold (the rest is in the
+ * cache's arena). */
 static void plc_xentry_free(plc_xentry *e)
 {
-  for (int i = 0; i < e->nreads; i++) {
-    free((char *)e->reads[i].name);
-    if (e->reads[i].slot == PLC_XR_PEAK || e->reads[i].slot == PLC_XR_BW)
+  for (int i = 0; i < e->nreads; i++)
+    if (e->reads[i].slot == PLC_XR_PEAK || e->reads[i].slot == PLC_XR_BW ||
+        (e->reads[i].slot != PLC_XR_SIZE && e->reads[i].x.tag == PLC_V_NUM))
       mpq_clear(e->reads[i].x.q);
-    else
-      plc_xval_clear(&e->reads[i].x);
-  }
-  free(e->reads);
-  for (int i = 0; i < e->nops; i++) {
-    mpq_clear(e->ops[i].time);
-    mpq_clear(e->ops[i].flops);
-    mpq_clear(e->ops[i].size);
-    free(e->ops[i].time);
-    free(e->ops[i].flops);
-    free(e->ops[i].size);
-    free((char *)e->ops[i].name);
-    free(e->ops[i].deps);
-    free(e->op_stream[i]);
-  }
-  free(e->ops);
-  free(e->op_stream);
-  for (int i = 0; i < e->nstreams; i++)
-    free(e->streams[i]);
-  free(e->streams);
-  for (int i = 0; i < e->nnames; i++) {
-    free(e->names[i].name);
-    free(e->names[i].deps);
-  }
-  free(e->names);
   for (int k = 0; k < 5 && e->has_mem; k++)
     mpq_clear(e->mem[k]);
 }
@@ -1404,7 +1393,11 @@ void plc_lcache_free(plc_lcache *x)
   for (int i = 0; i < x->n; i++)
     plc_xentry_free(&x->e[i]);
   free(x->e);
+  plc_arena_free(x->ar);
   free(x->index);
+  free(x->cindex);
+  free(x->rids);
+  free(x->rindex);
   free(x);
 }
 
@@ -1449,6 +1442,74 @@ static void plc_xcache_link(plc_lcache *X, int n)
   *slot = n + 1;
 }
 
+/* An instance read of its previous one only names (`prev.`, through its
+ * name index): two previous instances of the same names, at the same
+ * places relative to their first op, look alike to it.  So an entry's key
+ * holds the names class of its previous instance, not the entry itself:
+ * one instance that differs (say, a stage's first layer reading its stage)
+ * does not make the instances after it miss too. */
+static unsigned plc_xnames_hash(const plc_xentry *e)
+{
+  unsigned h = 2166136261u ^ (unsigned)e->nnames;
+  for (int i = 0; i < e->nnames; i++) {
+    const plc_xname *x = &e->names[i];
+    for (const char *c = x->name; *c; c++)
+      h = (h ^ (unsigned char)*c) * 16777619u;
+    h = (h ^ (unsigned)x->idx) * 16777619u;
+    for (int k = 0; k < x->ndeps; k++)
+      h = (h ^ (unsigned)x->deps[k]) * 16777619u;
+    h = (h ^ (unsigned)x->ndeps) * 16777619u;
+  }
+  return h;
+}
+
+static int plc_xnames_same(const plc_xentry *a, const plc_xentry *b)
+{
+  if (a->nhash != b->nhash || a->nnames != b->nnames)
+    return 0;
+  for (int i = 0; i < a->nnames; i++) {
+    const plc_xname *x = &a->names[i], *y = &b->names[i];
+    if (x->idx != y->idx || x->ndeps != y->ndeps || strcmp(x->name, y->name) ||
+        (x->ndeps && memcmp(x->deps, y->deps, (size_t)x->ndeps * sizeof *x->deps)))
+      return 0;
+  }
+  return 1;
+}
+
+static int *plc_xnames_slot(plc_lcache *X, const plc_xentry *e)
+{
+  size_t m = (size_t)X->ncindex - 1, i = e->nhash & m;
+  while (X->cindex[i] && !plc_xnames_same(&X->e[X->cindex[i] - 1], e))
+    i = (i + 1) & m;
+  return &X->cindex[i];
+}
+
+/* Set the names class of entry n (just added). */
+static void plc_xnames_class(plc_lcache *X, int n)
+{
+  if (2 * (X->n + 1) > X->ncindex) { /* classes <= entries: at most half full */
+    int old = X->ncindex, *was = X->cindex;
+    X->ncindex = old ? 2 * old : 64;
+    X->cindex = plc_xcalloc((size_t)X->ncindex, sizeof *X->cindex);
+    for (int i = 0; i < old; i++)
+      if (was[i])
+        *plc_xnames_slot(X, &X->e[was[i] - 1]) = was[i];
+    free(was);
+  }
+  plc_xentry *e = &X->e[n];
+  e->nhash = plc_xnames_hash(e);
+  int *slot = plc_xnames_slot(X, e);
+  if (!*slot)
+    *slot = n + 1;
+  e->ncls = *slot;
+}
+
+/* The key's part for the previous instance: its names class, or 0. */
+static int plc_xcache_prev(const plc_lcache *X, const plc_inst *prev)
+{
+  return prev ? X->e[prev->xid - 1].ncls : 0;
+}
+
 /* ---- logging ---- */
 
 static int plc_xval_ok(const plc_value *v)
@@ -1457,10 +1518,12 @@ static int plc_xval_ok(const plc_value *v)
                (v->tag == PLC_V_BOOL && v->known) || (v->tag == PLC_V_STR && v->s));
 }
 
-static int plc_xval_same(const plc_xval *x, const plc_value *v)
+static int plc_xval_same(const plc_xval *x, const plc_value *v, int dry)
 {
   if (!plc_xval_ok(v) || v->tag != x->tag)
     return 0;
+  if (dry) /* the type and dimension only */
+    return x->tag != PLC_V_NUM || plc_dim_eq(x->dim, v->dim);
   switch (x->tag) {
   case PLC_V_NUM: return plc_dim_eq(x->dim, v->dim) && mpq_equal(x->q, v->q);
   case PLC_V_BOOL: return x->b == v->b;
@@ -1497,12 +1560,14 @@ static int *plc_xlog_slot(struct plc_xlog *g, int slot, const char *name, int d,
   return &g->index[i];
 }
 
-static void plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
-                         mpq_srcptr q, const plc_ast *node)
+/* Log a read unless one of the same identity was logged; returns its
+ * read number, or -1 when the log is given up. */
+static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
+                        mpq_srcptr q, const plc_ast *node)
 {
   struct plc_xlog *g = L->xlog;
   if (g->bad)
-    return;
+    return -1;
   /* the first read of each counts: found by an index, as instances read
    * hundreds of fields (a linear search of the log was 4% of a search) */
   if (2 * (g->n + 1) > g->nindex) {
@@ -1514,12 +1579,13 @@ static void plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n
   }
   int *at = plc_xlog_slot(g, slot, name, d, n);
   if (*at)
-    return;
+    return *at - 1;
   if (g->n == g->cap)
     g->r = plc_xrealloc(g->r, (size_t)(g->cap = g->cap ? 2 * g->cap : 32) * sizeof *g->r);
   g->r[g->n++] = (plc_xread){.slot = slot, .d = d, .n = n, .name = name, .q = q,
                              .node = node, .at_train = 1};
   *at = g->n;
+  return g->n - 1;
 }
 
 /* The evaluator's report of a read (eval.h, xread). */
@@ -1543,14 +1609,24 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
     g->bad = 1;
     return;
   }
-  int n0 = g->n;
-  plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
-  if (g->n > n0) {
-    g->r[n0].v = v;
-    g->r[n0].at_train = !use || use == &L->train->node->loc;
-    if (use)
-      g->r[n0].at = *use;
+  /* in a branch not taken (eval.h, dry) a number or boolean is only
+   * checked: its value makes no difference (so the middle layers of every
+   * stage read `layer.last && layer.stage == ...` alike); nor does a
+   * string's, which only comparisons read (their result is only checked) */
+  int dry = L->ev->dry > 0 &&
+            (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL || v->tag == PLC_V_STR);
+  int n0 = g->n, i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
+  if (i < 0)
+    return;
+  if (i < n0) { /* read before: its value counts once read outside such a branch */
+    g->r[i].dry &= dry;
+    return;
   }
+  g->r[i].v = v;
+  g->r[i].dry = dry;
+  g->r[i].at_train = !use || use == &L->train->node->loc;
+  if (use)
+    g->r[i].at = *use;
 }
 
 static void plc_xlog_stream(plc_lower *L, const char *stream)
@@ -1619,35 +1695,99 @@ static int plc_xcache_enc(int d, int lo, int hi, int plo, int phi)
 
 static int plc_xcache_dec(int d, int nlo, int nplo) { return d >= 0 ? nlo + d : nplo - 1 - d; }
 
-static int *plc_xcache_enc_deps(const int *deps, int n, int lo, int hi, int plo, int phi,
-                                int *ok)
+static int *plc_xcache_enc_deps(plc_arena *ar, const int *deps, int n, int lo, int hi,
+                                int plo, int phi, int *ok)
 {
-  int *v = plc_xmalloc((size_t)(n ? n : 1) * sizeof *v);
+  int *v = plc_arena_alloc_raw(ar, (size_t)(n ? n : 1) * sizeof *v);
   for (int i = 0; i < n; i++)
     if ((v[i] = plc_xcache_enc(deps[i], lo, hi, plo, phi)) == INT_MIN)
       *ok = 0;
   return v;
 }
 
-static mpq_ptr plc_xcache_mpq(mpq_srcptr q)
+static mpq_ptr plc_xcache_mpq(plc_arena *ar, mpq_srcptr q)
 {
-  mpq_ptr p = plc_xmalloc(sizeof *p);
-  mpq_init(p);
+  mpq_ptr p = plc_arena_mpq(ar);
   mpq_set(p, q);
   return p;
 }
 
-/* Copy the logged reads into e; 0 when one cannot be kept. */
-static int plc_xcache_keep_reads(plc_xentry *e, const struct plc_xlog *g)
+/* ---- reads of run, model and device, by number ---- */
+
+/* Within one run, run, model and device do not change: whether such a
+ * read holds is the same for every entry that made it, so a run works it
+ * out once.  Reads are the same when of the same field, with the same
+ * value (or type, dry) kept. */
+static int plc_xrid_slot_kind(int slot)
 {
-  e->reads = plc_xcalloc((size_t)(g->n ? g->n : 1), sizeof *e->reads);
+  return slot == PLC_XR_RUN || slot == PLC_XR_MODEL || slot == PLC_XR_DEVICE;
+}
+
+static unsigned plc_xrid_hash(const plc_xread *r)
+{
+  unsigned h = plc_xread_hash(r->slot, r->name, r->dry, r->x.tag);
+  if (r->x.tag == PLC_V_NUM && !r->dry)
+    h = (h ^ (unsigned)mpz_get_ui(mpq_numref(r->x.q)) ^
+         ((unsigned)mpz_get_ui(mpq_denref(r->x.q)) << 7)) * 16777619u;
+  else if (r->x.tag == PLC_V_BOOL && !r->dry)
+    h = (h ^ (unsigned)r->x.b) * 16777619u;
+  return h;
+}
+
+static int plc_xrid_same(const plc_xread *a, const plc_xread *b)
+{
+  if (a->slot != b->slot || a->dry != b->dry || a->x.tag != b->x.tag || strcmp(a->name, b->name))
+    return 0;
+  switch (a->x.tag) {
+  case PLC_V_NUM: return plc_dim_eq(a->x.dim, b->x.dim) && (a->dry || mpq_equal(a->x.q, b->x.q));
+  case PLC_V_BOOL: return a->dry || a->x.b == b->x.b;
+  case PLC_V_STR: return a->dry || !strcmp(a->x.s, b->x.s);
+  default: return 1; /* a section of the model */
+  }
+}
+
+static int *plc_xrid_slot(plc_lcache *X, const plc_xread *r)
+{
+  size_t m = (size_t)X->nrindex - 1, i = plc_xrid_hash(r) & m;
+  while (X->rindex[i] && !plc_xrid_same(X->rids[X->rindex[i] - 1], r))
+    i = (i + 1) & m;
+  return &X->rindex[i];
+}
+
+/* The number of read r (kept in an entry, where it stays), or -1. */
+static int plc_xrid(plc_lcache *X, const plc_xread *r)
+{
+  if (!plc_xrid_slot_kind(r->slot))
+    return -1;
+  if (2 * (X->nrids + 1) > X->nrindex) {
+    free(X->rindex);
+    X->nrindex = X->nrindex ? 2 * X->nrindex : 256;
+    X->rindex = plc_xcalloc((size_t)X->nrindex, sizeof *X->rindex);
+    for (int i = 0; i < X->nrids; i++)
+      *plc_xrid_slot(X, X->rids[i]) = i + 1;
+  }
+  int *slot = plc_xrid_slot(X, r);
+  if (*slot)
+    return *slot - 1;
+  if (X->nrids == X->caprids)
+    X->rids = plc_xrealloc(X->rids, (size_t)(X->caprids = X->caprids ? 2 * X->caprids : 256) *
+                           sizeof *X->rids);
+  X->rids[X->nrids] = r;
+  *slot = ++X->nrids;
+  return X->nrids - 1;
+}
+
+/* Copy the logged reads into e; 0 when one cannot be kept. */
+static int plc_xcache_keep_reads(plc_arena *ar, plc_xentry *e, const struct plc_xlog *g)
+{
+  e->reads = plc_arena_alloc(ar, (size_t)(g->n ? g->n : 1) * sizeof *e->reads);
   for (int i = 0; i < g->n; i++, e->nreads++) {
     const plc_xread *r = &g->r[i];
     plc_xread *x = &e->reads[i];
     *x = *r;
     x->v = NULL;
     x->q = NULL;
-    x->name = r->name ? plc_xstrdup(r->name) : NULL;
+    x->name = r->name ? plc_arena_strdup(ar, r->name) : NULL;
     if (r->slot == PLC_XR_PEAK || r->slot == PLC_XR_BW) {
       mpq_init(x->x.q);
       mpq_set(x->x.q, r->q);
@@ -1663,10 +1803,17 @@ static int plc_xcache_keep_reads(plc_xentry *e, const struct plc_xlog *g)
     } else if (x->x.tag == PLC_V_BOOL) {
       x->x.b = r->v->b;
     } else if (x->x.tag == PLC_V_STR) {
-      x->x.s = plc_xstrdup(r->v->s);
+      x->x.s = plc_arena_strdup(ar, r->v->s);
     } /* OBJ: a section of the model, nothing more to keep */
   }
   return 1;
+}
+
+/* Number the reads of entry e (once it is kept: its reads do not move). */
+static void plc_xcache_number_reads(plc_lcache *X, plc_xentry *e)
+{
+  for (int i = 0; i < e->nreads; i++)
+    e->reads[i].rid = plc_xrid(X, &e->reads[i]);
 }
 
 /* Store the instance cur just lowered (and recorded in the memo) with the
@@ -1686,37 +1833,38 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     X->e = plc_xrealloc(X->e, (size_t)(X->cap = X->cap ? 2 * X->cap : 16) * sizeof *X->e);
   plc_xentry *e = &X->e[X->n];
   memset(e, 0, sizeof *e);
-  *e = (plc_xentry){.tmpl = tmpl, .unit = unit, .prev = prev ? prev->xid : 0, .fwd = fwd,
+  *e = (plc_xentry){.tmpl = tmpl, .unit = unit, .prev = plc_xcache_prev(X, prev), .fwd = fwd,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node,
                     .memory_declared = g->memory_declared,
                     .copies = copies, .layer_reads = layer_reads};
-  int ok = plc_xcache_keep_reads(e, g);
-  e->ops = plc_xcalloc((size_t)(hi - lo + 1), sizeof *e->ops);
-  e->op_stream = plc_xcalloc((size_t)(hi - lo + 1), sizeof *e->op_stream);
+  plc_arena *ar = X->ar;
+  int ok = plc_xcache_keep_reads(ar, e, g);
+  e->ops = plc_arena_alloc_raw(ar, (size_t)(hi - lo + 1) * sizeof *e->ops);
+  e->op_stream = plc_arena_alloc_raw(ar, (size_t)(hi - lo + 1) * sizeof *e->op_stream);
   for (int i = lo; i < hi; i++, e->nops++) {
     const plc_ir_op *f = &c->list->ops[i];
     plc_ir_op *o = &e->ops[i - lo];
     *o = *f;
-    o->time = plc_xcache_mpq(f->time);
-    o->flops = plc_xcache_mpq(f->flops);
-    o->size = plc_xcache_mpq(f->size);
-    o->name = plc_xstrdup(f->name);
+    o->time = plc_xcache_mpq(ar, f->time);
+    o->flops = plc_xcache_mpq(ar, f->flops);
+    o->size = plc_xcache_mpq(ar, f->size);
+    o->name = plc_arena_strdup(ar, f->name);
     if (f->after_layers) /* found again on replay (plc_lower_pipeline_dep) */
       o->ndeps = 0;
-    o->deps = plc_xcache_enc_deps(f->deps, o->ndeps, lo, hi, plo, phi, &ok);
-    e->op_stream[i - lo] = plc_xstrdup(L->run->streams[f->stream]);
+    o->deps = plc_xcache_enc_deps(ar, f->deps, o->ndeps, lo, hi, plo, phi, &ok);
+    e->op_stream[i - lo] = plc_arena_strdup(ar, L->run->streams[f->stream]);
   }
-  e->streams = plc_xcalloc((size_t)(g->nstreams + 1), sizeof *e->streams);
+  e->streams = plc_arena_alloc_raw(ar, (size_t)(g->nstreams + 1) * sizeof *e->streams);
   for (; e->nstreams < g->nstreams; e->nstreams++)
-    e->streams[e->nstreams] = plc_xstrdup(g->streams[e->nstreams]);
-  e->names = plc_xcalloc((size_t)(cur->n + 1), sizeof *e->names);
+    e->streams[e->nstreams] = plc_arena_strdup(ar, g->streams[e->nstreams]);
+  e->names = plc_arena_alloc_raw(ar, (size_t)(cur->n + 1) * sizeof *e->names);
   for (; e->nnames < cur->n; e->nnames++) {
     const plc_inst_op *o = &cur->ops[e->nnames];
     plc_xname *x = &e->names[e->nnames];
-    x->name = plc_xstrdup(o->name);
+    x->name = plc_arena_strdup(ar, o->name);
     x->idx = o->idx >= 0 ? plc_xcache_enc(o->idx, lo, hi, -1, -1) : -1;
     ok &= x->idx != INT_MIN;
-    x->deps = plc_xcache_enc_deps(o->deps, o->ndeps, lo, hi, plo, phi, &ok);
+    x->deps = plc_xcache_enc_deps(ar, o->deps, o->ndeps, lo, hi, plo, phi, &ok);
     x->ndeps = o->ndeps;
   }
   if (mem) {
@@ -1730,7 +1878,9 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     plc_xentry_free(e);
     return 0;
   }
+  plc_xnames_class(X, X->n);
   plc_xcache_link(X, X->n);
+  plc_xcache_number_reads(X, e);
   return ++X->n;
 }
 
@@ -1752,7 +1902,7 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
     if (!*ctx)
       *ctx = plc_lower_context(L, t, (plc_value *)layer);
     plc_binding *b = plc_env_find_local(*ctx, r->name);
-    return b && plc_xval_same(&r->x, plc_eval_binding(L->ev, b, at));
+    return b && plc_xval_same(&r->x, plc_eval_binding(L->ev, b, at), r->dry);
   }
   case PLC_XR_RUN: o = L->run_val->obj; break;
   case PLC_XR_MODEL: o = L->model; break;
@@ -1762,7 +1912,26 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
   plc_value *v = plc_eval_field(L->ev, o, r->name, at);
   if (r->x.tag == PLC_V_OBJ) /* a section of the model (of the entry's key) */
     return v && v->tag == PLC_V_OBJ && L->model_node;
-  return v && plc_xval_same(&r->x, v);
+  return v && plc_xval_same(&r->x, v, r->dry);
+}
+
+/* plc_xread_holds, once per run for a read of run, model or device. */
+static int plc_xread_held(plc_lower *L, const plc_xread *r, const plc_value *layer,
+                          const plc_tmpl *t, plc_env **ctx)
+{
+  if (r->rid < 0)
+    return plc_xread_holds(L, r, layer, t, ctx);
+  if (r->rid >= L->nxheld) {
+    int n = L->nxheld ? L->nxheld : 256;
+    while (n <= r->rid)
+      n *= 2;
+    L->xheld = plc_xrealloc(L->xheld, (size_t)n);
+    memset(L->xheld + L->nxheld, 0, (size_t)(n - L->nxheld));
+    L->nxheld = n;
+  }
+  if (!L->xheld[r->rid])
+    L->xheld[r->rid] = plc_xread_holds(L, r, layer, t, ctx) ? 1 : 2;
+  return L->xheld[r->rid] == 1;
 }
 
 /* The entry this instance can replay, or -1. */
@@ -1773,7 +1942,7 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
   plc_lcache *X = L->xcache;
   if (!X || (c->prev && !c->prev->xid) || (unit == 1 && !fwd))
     return -1;
-  int prev = c->prev ? c->prev->xid : 0, errors = L->diag->errors;
+  int prev = plc_xcache_prev(X, c->prev), errors = L->diag->errors;
   plc_env *ctx = NULL;
   plc_xentry key = {.tmpl = t->decl, .unit = unit, .prev = prev, .fwd = fwd,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
@@ -1782,7 +1951,7 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
        i = X->e[i].next) {
     const plc_xentry *e = &X->e[i];
     int k = 0;
-    while (k < e->nreads && plc_xread_holds(L, &e->reads[k], layer, t, &ctx))
+    while (k < e->nreads && plc_xread_held(L, &e->reads[k], layer, t, &ctx))
       k++;
     if (k == e->nreads && L->diag->errors == errors)
       return X->hits++, i;
@@ -2505,11 +2674,17 @@ static plc_obj *plc_lower_ref(plc_lower *L, const char *field, int kind)
 typedef struct plc_lcm {
   mpz_t l;
   int ok;
+  /* times found to pass (they pass again: the multiple only grows), by
+   * address: a memo's copies share their times (plc_lower_replica) */
+  mpq_srcptr seen[64];
 } plc_lcm;
 
 static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *at, const char *name)
 {
   if (!m->ok)
+    return;
+  mpq_srcptr *seen = &m->seen[((uintptr_t)q / sizeof(mpq_t)) & 63];
+  if (*seen == q)
     return;
   if (mpz_sizeinbase(mpq_numref(q), 2) > PLC_Q_MAX_BITS ||
       mpz_sizeinbase(mpq_denref(q), 2) > PLC_Q_MAX_BITS) {
@@ -2518,22 +2693,23 @@ static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *a
     m->ok = 0;
     return;
   }
-  if (mpz_divisible_p(m->l, mpq_denref(q)))
-    return;
-  mpz_lcm(m->l, m->l, mpq_denref(q));
-  if (mpz_sizeinbase(m->l, 2) > PLC_Q_MAX_BITS) {
-    plc_error(L->diag, &at->loc, "the time of '%s' and the times before it have a common "
-              "denominator of more than %d bits: the interpreter's sums of them would pass the "
-              "size limit of a value", name, PLC_Q_MAX_BITS);
-    m->ok = 0;
+  if (!mpz_divisible_p(m->l, mpq_denref(q))) {
+    mpz_lcm(m->l, m->l, mpq_denref(q));
+    if (mpz_sizeinbase(m->l, 2) > PLC_Q_MAX_BITS) {
+      plc_error(L->diag, &at->loc, "the time of '%s' and the times before it have a common "
+                "denominator of more than %d bits: the interpreter's sums of them would pass "
+                "the size limit of a value", name, PLC_Q_MAX_BITS);
+      m->ok = 0;
+      return;
+    }
   }
+  *seen = q;
 }
 
 static int plc_lower_check_sizes(plc_lower *L)
 {
-  plc_lcm m;
+  plc_lcm m = {.ok = 1};
   mpz_init_set_ui(m.l, 1);
-  m.ok = 1;
   plc_ir_run *r = L->run;
   mpq_ptr pins[] = {r->dp_tail, r->optimizer_time};
   static const char *const pin_names[] = {"dp_tail", "optimizer_time"};
@@ -2759,6 +2935,7 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   ev->ctx_train = outer_train;
   ev->ctx_framework = outer_fw;
   free(L.mark);
+  free(L.xheld);
   free(L.memo);
   return ok ? L.run : NULL;
 }

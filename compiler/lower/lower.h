@@ -43,6 +43,9 @@ typedef struct plc_lower {
   struct plc_lcache *xcache;
   struct plc_xlog *xlog;
   const plc_ast *model_node; /* the model's declaration, when it is a top-level one */
+  unsigned char *xheld;  /* per read number (lower.c, plc_xrid): 0 not checked yet in this
+                            run, 1 holds, 2 does not */
+  int nxheld;
 } plc_lower;
 
 /* A cache of lowered template instances that outlives one compilation: a

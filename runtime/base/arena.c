@@ -6,6 +6,7 @@
 #include "arena.h"
 #include "xalloc.h"
 
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -32,6 +33,27 @@ struct plc_arena {
   size_t bytes;
 };
 
+/* Chunks of the usual size, freed, for the next arena: a search makes and
+ * frees an arena per candidate, and handing its chunks back to malloc
+ * made the heap's top shrink and grow again with every candidate (a brk
+ * system call each time).  At most PLC_ARENA_SPARE are kept, reachable
+ * from here until the process ends.  Not under AddressSanitizer, which
+ * should see every chunk freed. */
+#define PLC_ARENA_SPARE 64
+#if defined(__SANITIZE_ADDRESS__)
+#define PLC_ARENA_REUSE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PLC_ARENA_REUSE 0
+#endif
+#endif
+#ifndef PLC_ARENA_REUSE
+#define PLC_ARENA_REUSE 1
+#endif
+static plc_chunk *plc_arena_spare;
+static int plc_arena_nspare;
+static pthread_mutex_t plc_arena_lock = PTHREAD_MUTEX_INITIALIZER;
+
 plc_arena *plc_arena_new(void) { return plc_xcalloc(1, sizeof(plc_arena)); }
 
 void plc_arena_free(plc_arena *a)
@@ -42,15 +64,43 @@ void plc_arena_free(plc_arena *a)
     mpq_clear(m->q);
   for (plc_chunk *c = a->chunks, *next; c; c = next) {
     next = c->next;
-    free(c);
+    int keep = 0;
+    if (PLC_ARENA_REUSE && c->size == PLC_ARENA_CHUNK) {
+      pthread_mutex_lock(&plc_arena_lock);
+      if ((keep = plc_arena_nspare < PLC_ARENA_SPARE)) {
+        c->next = plc_arena_spare;
+        plc_arena_spare = c;
+        plc_arena_nspare++;
+      }
+      pthread_mutex_unlock(&plc_arena_lock);
+    }
+    if (!keep)
+      free(c);
   }
   free(a);
+}
+
+/* A spare chunk of the usual size, or NULL. */
+static plc_chunk *plc_arena_reuse(void)
+{
+  if (!PLC_ARENA_REUSE)
+    return NULL;
+  pthread_mutex_lock(&plc_arena_lock);
+  plc_chunk *c = plc_arena_spare;
+  if (c) {
+    plc_arena_spare = c->next;
+    plc_arena_nspare--;
+  }
+  pthread_mutex_unlock(&plc_arena_lock);
+  return c;
 }
 
 static plc_chunk *plc_arena_grow(plc_arena *a, size_t n)
 {
   size_t size = n > PLC_ARENA_CHUNK ? n : PLC_ARENA_CHUNK;
-  plc_chunk *c = plc_xmalloc(sizeof(plc_chunk) + size);
+  plc_chunk *c = size == PLC_ARENA_CHUNK ? plc_arena_reuse() : NULL;
+  if (!c)
+    c = plc_xmalloc(sizeof(plc_chunk) + size);
   c->used = 0;
   c->zeroed = 0;
   c->size = size;
@@ -59,7 +109,9 @@ static plc_chunk *plc_arena_grow(plc_arena *a, size_t n)
   return c;
 }
 
-void *plc_arena_alloc(plc_arena *a, size_t n)
+/* n bytes, rounded up to the alignment, from the current chunk (or a new
+ * one); *out is the chunk they were taken from. */
+static void *plc_arena_take(plc_arena *a, size_t n, plc_chunk **out)
 {
   const size_t align = alignof(max_align_t);
   n = (n + align - 1) / align * align;
@@ -69,6 +121,23 @@ void *plc_arena_alloc(plc_arena *a, size_t n)
   void *p = c->data + c->used;
   c->used += n;
   a->bytes += n;
+  *out = c;
+  return p;
+}
+
+void *plc_arena_alloc_raw(plc_arena *a, size_t n)
+{
+  plc_chunk *c;
+  void *p = plc_arena_take(a, n, &c);
+  if (c->used > c->zeroed) /* handed out: the zeroing ahead starts after it */
+    c->zeroed = c->used;
+  return p;
+}
+
+void *plc_arena_alloc(plc_arena *a, size_t n)
+{
+  plc_chunk *c;
+  void *p = plc_arena_take(a, n, &c);
   if (c->used > c->zeroed) {
     /* Clear ahead in steps of PLC_ARENA_ZERO bytes: the search makes
      * millions of small allocations, and one memset call for each cost
@@ -85,7 +154,7 @@ void *plc_arena_alloc(plc_arena *a, size_t n)
 
 char *plc_arena_strndup(plc_arena *a, const char *s, size_t n)
 {
-  char *d = plc_arena_alloc(a, n + 1);
+  char *d = plc_arena_alloc_raw(a, n + 1);
   memcpy(d, s, n);
   d[n] = '\0';
   return d;
@@ -98,7 +167,7 @@ char *plc_arena_strdup(plc_arena *a, const char *s)
 
 mpq_ptr plc_arena_mpq(plc_arena *a)
 {
-  plc_mpq_node *m = plc_arena_alloc(a, sizeof *m);
+  plc_mpq_node *m = plc_arena_alloc_raw(a, sizeof *m);
   mpq_init(m->q);
   m->next = a->rationals;
   a->rationals = m;

@@ -12,6 +12,7 @@
 #include "whole.h"
 #include "xalloc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,17 +239,15 @@ static void plc_chunk_free(plc_chunk *c)
 }
 
 /* Chunk c alone: its makespan into t, its weight-gradient part into w
- * (when not NULL). */
+ * (when not NULL).  The makespan is the end of every stream (sim.h), which
+ * plc_sim_end works out without the other figures. */
 static void plc_chunk_sim(const plc_ir_run *run, const plc_chunk *c, mpq_t t, mpq_t w)
 {
   mpq_t zero;
   mpq_init(zero);
-  plc_sim sim;
-  plc_sim_run(&sim, &c->list, run->nstreams, 0, zero);
-  mpq_set(t, sim.makespan);
+  plc_sim_end(t, &c->list, run->nstreams, 0, zero);
   if (w)
     plc_weight_grad_time(&c->list, w);
-  plc_sim_free(&sim);
   mpq_clear(zero);
 }
 
@@ -519,22 +518,53 @@ static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
  * ops marked `wgrad`; when the templates mark none, half of the backward
  * compute (recompute excluded), the usual even split of input and weight
  * gradients. */
+/* Times are tallied by address before they are added: the copies of a
+ * layer's ops (the instance memo's, a search's) share their times, so a
+ * list of thousands of ops adds a few dozen rationals, each times its
+ * count (the sums are exact either way). */
+typedef struct plc_wg_slot {
+  mpq_srcptr q;
+  long all, w; /* ops of that time, and those marked wgrad */
+} plc_wg_slot;
+
+static void plc_wg_flush(plc_wg_slot *s, mpq_t all, mpq_t out, mpq_t x)
+{
+  if (!s->q)
+    return;
+  mpq_set_si(x, s->all, 1);
+  plc_q_rat_mul(x, x, s->q);
+  plc_q_rat_add(all, all, x);
+  if (s->w) {
+    mpq_set_si(x, s->w, 1);
+    plc_q_rat_mul(x, x, s->q);
+    plc_q_rat_add(out, out, x);
+  }
+  s->q = NULL;
+}
+
 void plc_weight_grad_time(const plc_ir_list *l, mpq_t out)
 {
-  mpq_t all;
-  mpq_init(all);
+  plc_wg_slot slot[64] = {{0}};
+  mpq_t all, x;
+  mpq_inits(all, x, NULL);
   mpq_set_ui(out, 0, 1);
   int marked = 0;
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     if (op->kind != PLC_OPK_COMPUTE || op->phase != PLC_PH_BWD || op->once)
       continue;
-    plc_q_rat_add(all, all, op->time);
-    if (op->wgrad) {
-      plc_q_rat_add(out, out, op->time);
-      marked = 1;
+    plc_wg_slot *s = &slot[((uintptr_t)op->time / sizeof(mpq_t)) & 63];
+    if (s->q != op->time) {
+      plc_wg_flush(s, all, out, x);
+      *s = (plc_wg_slot){op->time, 0, 0};
     }
+    s->all++;
+    s->w += op->wgrad != 0;
+    marked |= op->wgrad != 0;
   }
+  for (int k = 0; k < 64; k++)
+    plc_wg_flush(&slot[k], all, out, x);
+  mpq_clear(x);
   if (!marked) {
     mpq_set_ui(out, 1, 2);
     plc_q_rat_mul(out, out, all);
