@@ -1425,18 +1425,26 @@ static int *plc_xcache_slot(plc_lcache *X, const plc_xentry *k)
   return &X->index[i];
 }
 
+/* Keep an open-addressing table of entries (*tab, *size slots, found by
+ * slot) at most half full: keys and classes are no more than entries. */
+static void plc_xtab_grow(plc_lcache *X, int **tab, int *size,
+                          int *(*slot)(plc_lcache *, const plc_xentry *))
+{
+  if (2 * (X->n + 1) <= *size)
+    return;
+  int old = *size, *was = *tab;
+  *size = old ? 2 * old : 64;
+  *tab = plc_xcalloc((size_t)*size, sizeof **tab);
+  for (int i = 0; i < old; i++)
+    if (was[i])
+      *slot(X, &X->e[was[i] - 1]) = was[i];
+  free(was);
+}
+
 /* Entry n (just added) goes first in its key's chain. */
 static void plc_xcache_link(plc_lcache *X, int n)
 {
-  if (2 * (X->n + 1) > X->nindex) { /* keys <= entries: at most half full */
-    int old = X->nindex, *was = X->index;
-    X->nindex = old ? 2 * old : 64;
-    X->index = plc_xcalloc((size_t)X->nindex, sizeof *X->index);
-    for (int i = 0; i < old; i++)
-      if (was[i])
-        *plc_xcache_slot(X, &X->e[was[i] - 1]) = was[i];
-    free(was);
-  }
+  plc_xtab_grow(X, &X->index, &X->nindex, plc_xcache_slot);
   int *slot = plc_xcache_slot(X, &X->e[n]);
   X->e[n].next = *slot - 1;
   *slot = n + 1;
@@ -1487,15 +1495,7 @@ static int *plc_xnames_slot(plc_lcache *X, const plc_xentry *e)
 /* Set the names class of entry n (just added). */
 static void plc_xnames_class(plc_lcache *X, int n)
 {
-  if (2 * (X->n + 1) > X->ncindex) { /* classes <= entries: at most half full */
-    int old = X->ncindex, *was = X->cindex;
-    X->ncindex = old ? 2 * old : 64;
-    X->cindex = plc_xcalloc((size_t)X->ncindex, sizeof *X->cindex);
-    for (int i = 0; i < old; i++)
-      if (was[i])
-        *plc_xnames_slot(X, &X->e[was[i] - 1]) = was[i];
-    free(was);
-  }
+  plc_xtab_grow(X, &X->cindex, &X->ncindex, plc_xnames_slot);
   plc_xentry *e = &X->e[n];
   e->nhash = plc_xnames_hash(e);
   int *slot = plc_xnames_slot(X, e);
