@@ -21,10 +21,14 @@ static void plc_sim_init(plc_sim *s, int n)
   }
   mpq_inits(s->makespan, s->end, s->busy, s->compute, s->all_compute, s->useful, s->exposed,
             s->stall_other, NULL);
+  s->lazy = NULL;
 }
+
+static void plc_sim_lazy_free(plc_sim *s);
 
 void plc_sim_free(plc_sim *s)
 {
+  plc_sim_lazy_free(s);
   for (int i = 0; i < s->n; i++) {
     plc_sim_op *o = &s->ops[i];
     mpq_clears(o->ready, o->start, o->end, o->exposed, o->window, NULL);
@@ -91,6 +95,7 @@ static void plc_sim_parts_from(const plc_sim *s, const plc_ir_list *l, int x, mp
 void plc_sim_stall_parts(const plc_sim *s, const plc_ir_list *l, int i, mpq_srcptr a,
                          mpq_srcptr b, plc_sim_part_fn *fn, void *ctx)
 {
+  plc_sim_times(s);
   plc_sim_parts_from(s, l, plc_sim_blocker(s, l, i), a, b, fn, ctx);
 }
 
@@ -143,6 +148,7 @@ static void plc_sim_tail(plc_sim *s, const plc_ir_list *l, mpq_srcptr compute_en
 void plc_sim_stalls(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, plc_sim_part_fn *fn,
                     void *ctx)
 {
+  plc_sim_times(s);
   mpq_t free_at;
   mpq_init(free_at);
   mpq_set(free_at, t0);
@@ -660,6 +666,47 @@ static void plc_s64_out(plc_s64_memo *m, mpq_ptr q, plc_si v)
   m->q[i] = q;
 }
 
+/* A run's op times on integers over d, until plc_sim_times needs them. */
+struct plc_sim_lazy {
+  plc_si *mem;                      /* plc_s64_run's arrays, ready/start/end among them */
+  plc_si *ready, *start, *end;
+  plc_su d;
+};
+
+static void plc_sim_lazy_free(plc_sim *s)
+{
+  if (!s->lazy)
+    return;
+  free(s->lazy->mem);
+  free(s->lazy);
+  s->lazy = NULL;
+}
+
+void plc_sim_times(const plc_sim *cs)
+{
+  plc_sim *s = (plc_sim *)cs; /* never defined const: plc_sim_init made it */
+  struct plc_sim_lazy *z = s->lazy;
+  if (!z)
+    return;
+  size_t n = (size_t)s->n;
+  plc_s64_memo m = {.d = z->d};
+  for (m.mask = 15; m.mask < 8 * n; m.mask = 2 * m.mask + 1)
+    ;
+  m.v = plc_xmalloc((m.mask + 1) * sizeof *m.v);
+  m.q = plc_xcalloc(m.mask + 1, sizeof *m.q);
+  for (size_t i = 0; i < n; i++) {
+    plc_sim_op *o = &s->ops[i];
+    if (!o->ran)
+      continue;
+    plc_s64_out(&m, o->ready, z->ready[i]);
+    plc_s64_out(&m, o->start, z->start[i]);
+    plc_s64_out(&m, o->end, z->end[i]);
+  }
+  free(m.v);
+  free(m.q);
+  plc_sim_lazy_free(s);
+}
+
 /* The run on integers into s (initialised); 0, leaving s untouched, when
  * the figures could pass 62 bits. */
 static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
@@ -708,25 +755,16 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
       if (l->ops[i].useful)
         x.useful += x.t[i];
     }
-  plc_s64_memo m = {.d = d};
-  for (m.mask = 15; m.mask < 8 * n; m.mask = 2 * m.mask + 1)
-    ;
-  m.v = plc_xmalloc((m.mask + 1) * sizeof *m.v);
-  m.q = plc_xcalloc(m.mask + 1, sizeof *m.q);
   for (int i = 0; i < l->n; i++) {
     plc_sim_op *o = &s->ops[i];
-    if (!o->ran)
-      continue;
-    plc_s64_out(&m, o->ready, x.ready[i]);
-    plc_s64_out(&m, o->start, x.start[i]);
-    plc_s64_out(&m, o->end, x.end[i]);
-    if (x.exposed[i])
+    if (o->ran && x.exposed[i])
       plc_s64_set(o->exposed, x.exposed[i], d);
-    if (x.window[i])
+    if (o->ran && x.window[i])
       plc_s64_set(o->window, x.window[i], d);
   }
-  free(m.v);
-  free(m.q);
+  s->lazy = plc_xmalloc(sizeof *s->lazy); /* the times, for plc_sim_times */
+  *s->lazy = (struct plc_sim_lazy){.mem = mem, .ready = x.ready, .start = x.start, .end = x.end,
+                                   .d = d};
   plc_s64_set(s->makespan, x.makespan, d);
   plc_s64_set(s->end, x.end_all, d);
   plc_s64_set(s->busy, x.busy, d);
@@ -737,7 +775,6 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
   plc_s64_set(s->stall_other, x.stall_other, d);
   free(free_at);
   free(holder);
-  free(mem);
   return 1;
 }
 

@@ -50,10 +50,16 @@ typedef struct plc_sim {
   mpq_t useful;         /* time some useful compute op runs (union) */
   mpq_t exposed;        /* sum of exposure charged to collectives */
   mpq_t stall_other;    /* compute-stream stalls caused by compute on other streams */
+  struct plc_sim_lazy *lazy; /* the ops' ready, start and end not yet made
+                                rationals (plc_sim_times) */
 } plc_sim;
 
 /* Run a list; `once` ops take part only when with_once.  Every op starts no
- * earlier than t0.  nstreams is the run's stream count. */
+ * earlier than t0.  nstreams is the run's stream count.  The figures and
+ * each op's exposure and window are set; the ops' ready, start and end
+ * times only once plc_sim_times asks for them (most runs never read them,
+ * and turning every time into a rational in lowest terms was most of the
+ * cost of a run on machine integers). */
 void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0);
 /* The end of every stream of list l run so (which is its makespan: the
  * compute stream's tail is charged up to it), without the other figures:
@@ -67,6 +73,9 @@ void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once
 /* Set (tests only, before any thread): plc_sim_run always computes on
  * rationals, not on machine integers over a common denominator (sim.c). */
 extern int plc_sim_no_fast;
+/* Set every op's ready, start and end (once; a run on rationals has them
+ * already).  Logically const: it only fills in what the run worked out. */
+void plc_sim_times(const plc_sim *s);
 void plc_sim_free(plc_sim *s);
 
 /* A part [lo, hi) of a compute-stream stall and the op it is charged to:

@@ -312,6 +312,8 @@ static void plc_report_each_in(const plc_ir_list *l, const plc_sim *s, const cha
 void plc_report_each_coll(const plc_result *r, plc_report_coll_fn *fn, void *ctx)
 {
   const plc_ir_stage *st = &r->run->stages[r->critical];
+  plc_sim_times(&r->fwd); /* the rows give each op's start */
+  plc_sim_times(&r->bwd);
   plc_report_each_in(&st->fwd, &r->fwd, "fwd", fn, ctx);
   plc_report_each_in(&st->bwd, &r->bwd, "bwd", fn, ctx);
 }

@@ -40,6 +40,7 @@ static const plc_sim *plc_timeline_sim(plc_timeline_stage *st, const plc_ir_run 
   mpq_t zero;
   mpq_init(zero);
   plc_sim_run(s, l, run->nstreams, with_once, zero);
+  plc_sim_times(s); /* drawn op by op */
   mpq_clear(zero);
   return s;
 }

@@ -62,6 +62,7 @@ static void test_window_and_exposure(void)
   int d = add(&l, PLC_OPK_COMPUTE, 0, 5, 1, 1, c);
   plc_sim s;
   plc_sim_run(&s, &l, 2, 0, zero);
+  plc_sim_times(&s);
   CU_ASSERT(eq_si(s.ops[c].start, 10));
   CU_ASSERT(eq_si(s.ops[c].exposed, 3));
   CU_ASSERT(eq_si(s.ops[c].window, 3));
@@ -85,6 +86,7 @@ static void test_same_stream_and_queue(void)
   add(&l, PLC_OPK_COMPUTE, 0, 1, 1, 1, c3);
   plc_sim s;
   plc_sim_run(&s, &l, 2, 0, zero);
+  plc_sim_times(&s);
   CU_ASSERT(eq_si(s.ops[c1].exposed, 2));
   CU_ASSERT_EQUAL(s.ops[c1].why, PLC_WHY_SAME_STREAM);
   CU_ASSERT(eq_si(s.ops[c3].start, 5));
@@ -110,6 +112,7 @@ static void test_other_streams_bound(void)
   int r2 = add(&l, PLC_OPK_REDUCE_SCATTER, 1, 4, 1, 0);
   plc_sim s;
   plc_sim_run(&s, &l, 2, 0, zero);
+  plc_sim_times(&s);
   CU_ASSERT(eq_si(s.makespan, 7));
   CU_ASSERT(eq_si(s.exposed, 7));
   CU_ASSERT(eq_si(s.ops[r1].exposed, 3));
@@ -120,6 +123,7 @@ static void test_other_streams_bound(void)
   int a = add(&m, PLC_OPK_COMPUTE, 0, 2, 1, 0);
   int r = add(&m, PLC_OPK_ALL_GATHER, 1, 5, 1, 1, a);
   plc_sim_run(&s, &m, 2, 0, zero);
+  plc_sim_times(&s);
   CU_ASSERT(eq_si(s.makespan, 7));
   CU_ASSERT(eq_si(s.busy, 2));
   CU_ASSERT(eq_si(s.ops[r].exposed, 5));
@@ -145,6 +149,7 @@ static void test_compute_union(void)
   int d = add(&l, PLC_OPK_COMPUTE, 0, 5, 1, 0);
   plc_sim s;
   plc_sim_run(&s, &l, 2, 0, zero);
+  plc_sim_times(&s);
   CU_ASSERT(eq_si(s.ops[b].start, 10));
   CU_ASSERT(eq_si(s.ops[c].start, 16));
   CU_ASSERT(eq_si(s.ops[d].start, 20));
@@ -232,6 +237,7 @@ static void test_random_invariants(void)
     random_list(&l, 1 + (int)rnd(60), 4);
     plc_sim s;
     plc_sim_run(&s, &l, 4, 0, zero);
+    plc_sim_times(&s);
     check_invariants(&s, &l, &bad);
     plc_sim_free(&s);
   }
@@ -299,6 +305,7 @@ static void test_random_stall_parts(void)
     mpq_canonicalize(t0); /* GMP's functions take canonical rationals */
     plc_sim s;
     plc_sim_run(&s, &l, 4, 0, t0);
+    plc_sim_times(&s);
     check_parts(&s, &l, t0, &bad);
     plc_sim_free(&s);
   }
@@ -319,6 +326,7 @@ static void test_random_faster(void)
     random_list(&l, 1 + (int)rnd(60), 3);
     plc_sim slow, fast, faster;
     plc_sim_run(&slow, &l, 3, 0, zero);
+    plc_sim_times(&slow);
     mpq_set_ui(comm, 0, 1);
     for (int i = 0; i < l.n; i++)
       if (l.ops[i].kind != PLC_OPK_COMPUTE) {
@@ -327,12 +335,14 @@ static void test_random_faster(void)
         mpq_mul(l.ops[i].time, l.ops[i].time, bound);
       }
     plc_sim_run(&fast, &l, 3, 0, zero);
+    plc_sim_times(&fast);
     if (mpq_cmp(fast.makespan, slow.makespan) > 0)
       worse++;
     for (int i = 0; i < l.n; i++)
       if (l.ops[i].kind != PLC_OPK_COMPUTE)
         mpq_mul(l.ops[i].time, l.ops[i].time, k);
     plc_sim_run(&faster, &l, 3, 0, zero);
+    plc_sim_times(&faster);
     /* compute-only schedule length plus what the remaining comm can add */
     mpq_mul(comm, comm, k);
     mpq_add(bound, faster.all_compute, comm);
@@ -366,12 +376,14 @@ static int same_sim(const plc_sim *a, const plc_sim *b)
 
 /* The interpreter on machine integers over a common denominator gives
  * exactly what it gives on rationals (plc_sim_no_fast), `once` ops in or
- * out, from any start, and plc_sim_end the end (and makespan) of both; also when a time's denominator is too large for
- * integers (3^81 > 2^128: the rational path, whichever is asked) or for
- * 64-bit ones (3^50: 128-bit integers where the compiler has them). */
+ * out, from any start, and plc_sim_end the end (and makespan) of both
+ * (the integer path leaves the ops' times to plc_sim_times); also when a
+ * time's denominator is too large for integers (3^81 > 2^128: the
+ * rational path, whichever is asked) or for 64-bit ones (3^50: 128-bit
+ * integers where the compiler has them). */
 static void test_random_integers(void)
 {
-  int bad = 0;
+  int bad = 0, nlazy = 0;
   mpq_t t0;
   mpq_init(t0);
   for (int trial = 0; trial < 400; trial++) {
@@ -388,8 +400,13 @@ static void test_random_integers(void)
     int once = (int)rnd(2);
     plc_sim a, b;
     plc_sim_run(&a, &l, 4, once, t0);
+    nlazy += a.lazy != NULL; /* on integers the op times wait for plc_sim_times */
+    plc_sim_times(&a);
+    bad += a.lazy != NULL;
     plc_sim_no_fast = 1;
     plc_sim_run(&b, &l, 4, once, t0);
+    bad += b.lazy != NULL; /* on rationals they are set at once */
+    plc_sim_times(&b);
     mpq_t e;
     mpq_init(e);
     plc_sim_end(e, &l, 4, once, t0); /* on rationals */
@@ -403,6 +420,7 @@ static void test_random_integers(void)
     plc_sim_free(&b);
   }
   CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(nlazy > 0); /* the integer path ran, and left its times to plc_sim_times */
   mpq_clear(t0);
 }
 
