@@ -13,11 +13,13 @@
 static void plc_sim_init(plc_sim *s, int n)
 {
   s->n = n;
-  s->ops = plc_xcalloc((size_t)n + 1, sizeof *s->ops);
+  s->ops = plc_xmalloc(((size_t)n + 1) * sizeof *s->ops); /* every field set here */
   for (int i = 0; i < n; i++) {
     plc_sim_op *o = &s->ops[i];
     mpq_inits(o->ready, o->start, o->end, o->exposed, o->window, NULL);
     o->consumer = o->queued_behind = -1;
+    o->why = PLC_WHY_HIDDEN;
+    o->ran = 0;
   }
   mpq_inits(s->makespan, s->end, s->busy, s->compute, s->all_compute, s->useful, s->exposed,
             s->stall_other, NULL);
