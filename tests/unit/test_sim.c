@@ -195,6 +195,12 @@ static void check_invariants(const plc_sim *s, const plc_ir_list *l, int *bad)
   for (int i = 0; i < l->n; i++) {
     if (mpq_sgn(s->ops[i].exposed) < 0 || mpq_cmp(s->ops[i].exposed, l->ops[i].time) > 0)
       (*bad)++;
+    /* an op that ran took its own time, from a start no earlier than it
+     * was ready (so the times are there: plc_sim_times) */
+    mpq_sub(sum, s->ops[i].end, s->ops[i].start);
+    if (s->ops[i].ran && (!mpq_equal(sum, l->ops[i].time) ||
+                          mpq_cmp(s->ops[i].start, s->ops[i].ready) < 0))
+      (*bad)++;
   }
   mpq_add(sum, s->busy, s->exposed);
   mpq_add(sum, sum, s->stall_other);
