@@ -10,6 +10,7 @@
 #endif
 
 #include "step.h"
+#include "fbpair.h"
 #include "runsched.h"
 #include "schedule.h"
 #include "xalloc.h"
@@ -195,38 +196,12 @@ static long plc_step_place_list(plc_step_build *b, const plc_step_inst *in, long
   return next;
 }
 
-/* The F&B interleaving rule.  Each part's layer ops are cut into
- * segments: a new segment starts at every compute-stream op that names,
- * among its dependencies, an op of another stream (where the compute
- * stream would wait for that part's own communication); other ops stay in
- * the segment of the compute op before them.  The block issues backward
- * segment 0, forward segment 0, backward segment 1, forward segment 1,
- * ..., each part keeping its own order, so what one part waits for is in
- * flight while the other part's segment computes; then the forward's
- * pipeline-template ops and the backward's (lowering puts them after the
- * layers), as DualPipe sends both parts' outputs after the overlapped
- * compute (_forward_backward_chunk: _send_forward, then _send_backward).
- * On a MoE layer this is the arrangement of the DeepSeek-V3 report's
- * Figure 4: the backward's combine all-to-all runs under the forward's
- * attention, the forward's dispatch under the backward's expert MLP, the
- * backward's dispatch under the forward's experts, the forward's combine
- * under the backward's attention.  Returns where the part's pipeline ops
+/* The F&B interleaving rule (fbpair.h) over the ops this instance runs:
+ * each op's segment into seg; returns where the part's pipeline ops
  * start. */
 static int plc_step_segments(const plc_step_build *b, const plc_step_inst *in, int *seg)
 {
-  const plc_ir_list *l = plc_step_list(b, in->ls, in->v);
-  int cur = 0, i = 0;
-  for (; i < l->n && l->ops[i].layer >= 0; i++) {
-    const plc_ir_op *op = &l->ops[i];
-    if (in->map[i] >= 0 && op->stream == 0)
-      for (int d = 0; d < op->ndeps; d++)
-        if (l->ops[op->deps[d]].stream != 0) {
-          cur++;
-          break;
-        }
-    seg[i] = cur;
-  }
-  return i;
+  return plc_fb_segments(plc_step_list(b, in->ls, in->v), in->map, seg);
 }
 
 static long plc_step_number(const plc_step_inst *in, int from, int to, long next)
