@@ -5,8 +5,10 @@
 
 #include "analysis.h"
 #include "blocks.h"
+#include "fbpair.h"
 #include "memory.h"
 #include "quantity.h"
+#include "runsched.h"
 #include "schedule.h"
 #include "sensitivity.h"
 #include "whole.h"
@@ -23,7 +25,7 @@ static void plc_result_init(plc_result *r)
             r->bubble_cooldown, r->bubble_formula, r->tail, r->tail_full,
             r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
             r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, r->work, r->dev_compute,
-            r->dev_all_compute, r->dev_useful, r->dev_stall, NULL);
+            r->dev_all_compute, r->dev_useful, r->dev_stall, r->t_fb, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
     mpq_inits(r->exposed_mb[d], r->dev_exposed[d], NULL);
 }
@@ -34,7 +36,7 @@ void plc_result_free(plc_result *r)
              r->bubble_cooldown, r->bubble_formula, r->tail, r->tail_full,
              r->optimizer, r->step, r->compute_mb, r->all_compute_mb, r->useful_mb,
              r->stall_mb, r->eta, r->busy, r->mfu, r->tokens_per_s, r->work, r->dev_compute,
-             r->dev_all_compute, r->dev_useful, r->dev_stall, NULL);
+             r->dev_all_compute, r->dev_useful, r->dev_stall, r->t_fb, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
     mpq_clears(r->exposed_mb[d], r->dev_exposed[d], NULL);
   for (int i = 0; i < r->nrows; i++)
@@ -57,6 +59,10 @@ void plc_result_free(plc_result *r)
   free(r->ckpf);
   free(r->ckpb);
   free(r->ckp);
+  for (int i = 0; r->fbo && i < 2 * r->run->nstages; i++)
+    mpq_clear(r->fbo[i]);
+  free(r->fbo);
+  free(r->nfb);
   free(r->cls);
   if (r->run && !r->no_sims) {
     plc_sim_free(&r->fwd);
@@ -148,7 +154,7 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
   r->critical = best;
 }
 
-/* ---- the critical device -------------------------------------------------------- */
+/* ---- the critical device's schedule --------------------------------------------- */
 
 /* Does run's schedule place two model stages per device, s and p-1-s,
  * each running half of the microbatches (DualPipe)? */
@@ -358,107 +364,288 @@ static void plc_chunk_figs(plc_result *r, const plc_result *base, unsigned chang
     }
 }
 
-/* The critical device and its work over the step (analysis.h): under
- * DualPipe the device d with the largest t_d + t_{p-1-d} (the lowest on
- * ties, as the block simulator picks), mu/2 of that; when a stage runs
- * its chunks as blocks of their own (interleaved, dualpipev) the stage
- * whose chunks, each run alone, take the longest in all, mu times that;
- * else the critical stage, mu (t_f + t_b). */
+/* ---- F&B blocks ------------------------------------------------------------ */
+
+/* Does run's schedule pair the forward of one of a device's two slots
+ * with the backward of the other in F&B blocks (DualPipe, dualpipev)? */
+static int plc_fb_sched(const plc_ir_run *run)
+{
+  const plc_sched_info *info = plc_sched_find(run->schedule);
+  return info && (info->place == PLC_SCHED_PLACE_BIDIR || info->place == PLC_SCHED_PLACE_V);
+}
+
+/* The forward (ph 0) or backward list of device d's slot a: under
+ * DualPipe model stage d's whole lists (a 0) or p-1-d's (a 1), under
+ * dualpipev its V's chunk a alone (plc_chunk_of). */
+typedef struct plc_slot {
+  const plc_ir_list *l;
+  int own;     /* ch was built */
+  plc_chunk ch;
+} plc_slot;
+
+static void plc_slot_of(const plc_ir_run *run, int d, int a, int ph, plc_slot *out)
+{
+  int p = run->nstages, two = plc_two_parts(run), s = two && a ? p - 1 - d : d;
+  const plc_ir_list *l = ph ? &run->stages[s].bwd : &run->stages[s].fwd;
+  out->own = !two;
+  out->l = l;
+  if (out->own) {
+    plc_chunk_of(l, a, &out->ch);
+    out->l = &out->ch.list;
+  }
+}
+
+static void plc_slot_free(plc_slot *sl)
+{
+  if (sl->own)
+    plc_chunk_free(&sl->ch);
+}
+
+/* How many F&B blocks each device runs with each slot's forward, from
+ * the schedule's order; 0 when it cannot be built or is too large (the
+ * bubble then takes the closed form too). */
+static int plc_fb_count(const plc_ir_run *run, long *nfb)
+{
+  plc_sched_params par;
+  plc_sched_placement place;
+  char why[160];
+  int stage;
+  if (!plc_runsched_params(run, &place, &par, why, sizeof why) ||
+      3L * par.v * par.mu * par.p > PLC_BLOCKS_STEP_MAX)
+    return 0;
+  plc_sched s;
+  if (!plc_runsched_build(run, &s, why, sizeof why, &stage))
+    return 0;
+  for (int st = 0; st < s.par.p; st++)
+    for (int i = s.start[st]; i < s.start[st + 1]; i++) {
+      const plc_sched_block *b = &s.blocks[i];
+      if (b->phase == PLC_SCHED_FB && (b->chunk >= par.p) != (b->chunk2 >= par.p))
+        nfb[st * 2 + (b->chunk >= par.p)]++;
+    }
+  plc_sched_free(&s);
+  return 1;
+}
+
+/* The F&B of forward list f and backward list b, overlapped: its
+ * makespan into t. */
+static void plc_fb_time(const plc_ir_run *run, const plc_ir_list *f, const plc_ir_list *b, mpq_t t)
+{
+  plc_fb_list m;
+  mpq_t zero;
+  mpq_init(zero);
+  plc_fb_merge(f, b, &m);
+  plc_sim_end(t, &m.list, run->nstreams, 0, zero);
+  plc_fb_free(&m);
+  mpq_clear(zero);
+}
+
+/* Device d's slot-a F&B time, its lists built and merged. */
+static void plc_fb_slot_time(const plc_ir_run *run, int d, int a, mpq_t t)
+{
+  plc_slot f, b;
+  plc_slot_of(run, d, a, 0, &f);
+  plc_slot_of(run, d, 1 - a, 1, &b);
+  plc_fb_time(run, f.l, b.l, t);
+  plc_slot_free(&f);
+  plc_slot_free(&b);
+}
+
+/* r->fbo, r->nfb and r->t_fb (analysis.h).  A device whose lists
+ * simulate like an earlier one's (the same classes) takes its times. */
+static void plc_fb_pairs(plc_result *r)
+{
+  const plc_ir_run *run = r->run;
+  int p = run->nstages, two = plc_two_parts(run);
+  const plc_ir_stage *cs = &run->stages[r->critical];
+  plc_q_rat_add(r->t_fb, r->t_f, r->t_b);
+  if (!plc_fb_sched(run))
+    return;
+  plc_fb_time(run, &cs->fwd, &cs->bwd, r->t_fb);
+  long *nfb = plc_xcalloc((size_t)p * 2, sizeof *nfb);
+  if (!plc_fb_count(run, nfb)) {
+    free(nfb);
+    return;
+  }
+  r->nfb = nfb;
+  r->fbo = plc_xmalloc((size_t)p * 2 * sizeof *r->fbo);
+  for (int d = 0; d < p; d++) {
+    int e = 0; /* an earlier device alike */
+    while (e < d && !(r->cls[e] == r->cls[d] &&
+                      (!two || r->cls[p - 1 - e] == r->cls[p - 1 - d])))
+      e++;
+    for (int a = 0; a < 2; a++) {
+      mpq_init(r->fbo[d * 2 + a]);
+      if (e < d)
+        mpq_set(r->fbo[d * 2 + a], r->fbo[e * 2 + a]);
+      else
+        plc_fb_slot_time(run, d, a, r->fbo[d * 2 + a]);
+    }
+  }
+}
+
+/* Device d's slot a: its forward and backward times per microbatch. */
+static void plc_slot_times(const plc_result *r, int d, int a, mpq_srcptr *f, mpq_srcptr *b)
+{
+  int p = r->run->nstages;
+  if (r->nck) {
+    *f = r->ckf[d * r->nck + a];
+    *b = r->ckb[d * r->nck + a];
+  } else {
+    int s = r->cls[a ? p - 1 - d : d];
+    *f = r->tf[s];
+    *b = r->tb[s];
+  }
+}
+
+void plc_fb_parts(const plc_result *r, int d, int a, int *fm, int *bm, mpq_srcptr *f,
+                  mpq_srcptr *b)
+{
+  int p = r->run->nstages, far = plc_two_parts(r->run) ? p - 1 - d : 2 * p - 1 - d;
+  mpq_srcptr unused;
+  plc_slot_times(r, d, a, f, &unused);
+  plc_slot_times(r, d, 1 - a, &unused, b);
+  *fm = a ? far : d;
+  *bm = a ? d : far;
+}
+
+/* What device d's F&B blocks hide, over running each one's forward and
+ * backward one after the other, added to out (which it lowers): per
+ * slot a, nfb x (t_f(a) + t_b(other) - fbo). */
+static void plc_fb_hidden(const plc_result *r, int d, mpq_t out)
+{
+  mpq_t x, n;
+  mpq_inits(x, n, NULL);
+  for (int a = 0; r->fbo && a < 2; a++) {
+    mpq_srcptr f, b;
+    int fm, bm;
+    plc_fb_parts(r, d, a, &fm, &bm, &f, &b);
+    plc_q_rat_add(x, f, b);
+    plc_q_rat_sub(x, x, r->fbo[d * 2 + a]);
+    mpq_set_si(n, r->nfb[d * 2 + a], 1);
+    plc_q_rat_mul(x, x, n);
+    plc_q_rat_sub(out, out, x);
+  }
+  mpq_clears(x, n, NULL);
+}
+
+/* ---- the critical device -------------------------------------------------------- */
+
+/* The critical device and its work over the step (analysis.h): the device
+ * with the most work, the lowest on ties, as the block simulator picks.
+ * Under DualPipe device d's work is mu/2 (t_d + t_{p-1-d}); when a stage
+ * runs its chunks as blocks of their own (interleaved, dualpipev) mu
+ * times its chunks', each run alone; with F&B blocks, less what their
+ * overlap hides (plc_fb_hidden).  Else the critical stage, mu (t_f +
+ * t_b). */
 static void plc_device(plc_result *r)
 {
   const plc_ir_run *run = r->run;
-  int p = run->nstages;
-  mpq_t x, best;
-  mpq_inits(x, best, NULL);
+  int p = run->nstages, two = plc_two_parts(run);
+  mpq_t x, k, best;
+  mpq_inits(x, k, best, NULL);
   r->device = r->critical;
-  mpq_set(best, r->t);
-  if (r->nck) {
+  mpq_set_si(k, run->mu, 1);
+  plc_q_rat_mul(r->work, k, r->t);
+  if (r->nck || two) {
+    mpq_set_si(k, run->mu, two ? 2 : 1);
+    mpq_canonicalize(k);
     for (int d = 0; d < p; d++) {
-      if (r->cls[d] != d)
-        continue; /* the same lists as an earlier stage */
       mpq_set_ui(x, 0, 1);
-      for (int k = 0; k < r->nck; k++) {
-        plc_q_rat_add(x, x, r->ckf[d * r->nck + k]);
-        plc_q_rat_add(x, x, r->ckb[d * r->nck + k]);
+      for (int a = 0; a < (r->nck ? r->nck : 2); a++) {
+        mpq_srcptr f, b;
+        plc_slot_times(r, d, a, &f, &b);
+        plc_q_rat_add(x, x, f);
+        plc_q_rat_add(x, x, b);
       }
+      plc_q_rat_mul(x, x, k);
+      plc_fb_hidden(r, d, x);
       if (d == 0 || mpq_cmp(x, best) > 0) {
         r->device = d;
         mpq_set(best, x);
       }
     }
-    mpq_set_si(x, run->mu, 1);
-  } else if (plc_two_parts(run)) {
-    for (int d = 0; d < p; d++) {
-      int a = r->cls[d], b = r->cls[p - 1 - d];
-      plc_q_rat_add(x, r->tf[a], r->tb[a]);
-      plc_q_rat_add(x, x, r->tf[b]);
-      plc_q_rat_add(x, x, r->tb[b]);
-      if (d == 0 || mpq_cmp(x, best) > 0) {
-        r->device = d;
-        mpq_set(best, x);
-      }
-    }
-    mpq_set_si(x, run->mu, 2);
-  } else {
-    mpq_set_si(x, run->mu, 1);
+    mpq_set(r->work, best);
   }
-  mpq_canonicalize(x);
-  plc_q_rat_mul(r->work, x, best);
-  mpq_clears(x, best, NULL);
+  mpq_clears(x, k, best, NULL);
 }
 
-/* Add k x one microbatch of stage s's figures to the device's: of its
- * whole lists, or of their chunk c alone (c >= 0). */
-static void plc_device_add(plc_result *r, int s, int c, mpq_srcptr k)
+/* Add k x the figures of list l run alone to the device's. */
+static void plc_device_list(plc_result *r, const plc_ir_list *l, mpq_srcptr k)
 {
   const plc_ir_run *run = r->run;
   mpq_t zero, x;
   mpq_inits(zero, x, NULL);
-  for (int ph = 0; ph < 2; ph++) {
-    const plc_ir_list *l = ph ? &run->stages[s].bwd : &run->stages[s].fwd;
-    plc_chunk ch;
-    if (c >= 0) {
-      plc_chunk_of(l, c, &ch);
-      l = &ch.list;
-    }
-    plc_sim sim;
-    plc_sim_run(&sim, l, run->nstreams, 0, zero);
-    mpq_srcptr v[4] = {sim.compute, sim.all_compute, sim.useful, sim.stall_other};
-    mpq_ptr out[4] = {r->dev_compute, r->dev_all_compute, r->dev_useful, r->dev_stall};
-    for (int i = 0; i < 4; i++) {
-      plc_q_rat_mul(x, k, v[i]);
-      plc_q_rat_add(out[i], out[i], x);
-    }
-    for (int i = 0; i < l->n; i++)
-      if (sim.ops[i].ran && l->ops[i].kind != PLC_OPK_COMPUTE) {
-        plc_q_rat_mul(x, k, sim.ops[i].exposed);
-        plc_q_rat_add(r->dev_exposed[l->ops[i].dim], r->dev_exposed[l->ops[i].dim], x);
-      }
-    plc_sim_free(&sim);
-    if (c >= 0)
-      plc_chunk_free(&ch);
+  plc_sim sim;
+  plc_sim_run(&sim, l, run->nstreams, 0, zero);
+  mpq_srcptr v[4] = {sim.compute, sim.all_compute, sim.useful, sim.stall_other};
+  mpq_ptr out[4] = {r->dev_compute, r->dev_all_compute, r->dev_useful, r->dev_stall};
+  for (int i = 0; i < 4; i++) {
+    plc_q_rat_mul(x, k, v[i]);
+    plc_q_rat_add(out[i], out[i], x);
   }
+  for (int i = 0; i < l->n; i++)
+    if (sim.ops[i].ran && l->ops[i].kind != PLC_OPK_COMPUTE) {
+      plc_q_rat_mul(x, k, sim.ops[i].exposed);
+      plc_q_rat_add(r->dev_exposed[l->ops[i].dim], r->dev_exposed[l->ops[i].dim], x);
+    }
+  plc_sim_free(&sim);
   mpq_clears(zero, x, NULL);
+}
+
+/* Add k x one microbatch of the critical device's slot a (both phases). */
+static void plc_device_add(plc_result *r, int a, mpq_srcptr k)
+{
+  for (int ph = 0; ph < 2; ph++) {
+    plc_slot sl;
+    plc_slot_of(r->run, r->device, a, ph, &sl);
+    plc_device_list(r, sl.l, k);
+    plc_slot_free(&sl);
+  }
+}
+
+/* The critical device's F&B blocks: per slot a, nfb x (the overlapped
+ * block's figures - its forward's - the other slot's backward's). */
+static void plc_device_fb(plc_result *r)
+{
+  mpq_t n;
+  mpq_init(n);
+  for (int a = 0; r->fbo && a < 2; a++) {
+    long c = r->nfb[r->device * 2 + a];
+    if (!c)
+      continue;
+    plc_slot f, b;
+    plc_slot_of(r->run, r->device, a, 0, &f);
+    plc_slot_of(r->run, r->device, 1 - a, 1, &b);
+    plc_fb_list m;
+    plc_fb_merge(f.l, b.l, &m);
+    mpq_set_si(n, c, 1);
+    plc_device_list(r, &m.list, n);
+    mpq_neg(n, n);
+    plc_device_list(r, f.l, n);
+    plc_device_list(r, b.l, n);
+    plc_fb_free(&m);
+    plc_slot_free(&f);
+    plc_slot_free(&b);
+  }
+  mpq_clear(n);
 }
 
 /* The critical device's figures over the step: mu x the critical stage's
  * microbatch, or under DualPipe mu/2 x each of its two model stages', or
  * with chunks run as blocks (interleaved, dualpipev) mu x each chunk's
- * run alone. */
+ * run alone; with F&B blocks, each of them as overlapped. */
 static void plc_device_figs(plc_result *r)
 {
   const plc_ir_run *run = r->run;
+  int two = plc_two_parts(run);
   mpq_t k;
   mpq_init(k);
-  if (r->nck) {
-    mpq_set_si(k, run->mu, 1);
-    for (int c = 0; c < r->nck; c++)
-      plc_device_add(r, r->device, c, k);
-  } else if (plc_two_parts(run)) {
-    mpq_set_si(k, run->mu, 2);
+  if (r->nck || two) {
+    mpq_set_si(k, run->mu, two ? 2 : 1);
     mpq_canonicalize(k);
-    plc_device_add(r, r->device, -1, k);
-    plc_device_add(r, run->nstages - 1 - r->device, -1, k);
+    for (int a = 0; a < (r->nck ? r->nck : 2); a++)
+      plc_device_add(r, a, k);
+    plc_device_fb(r);
   } else {
     mpq_set_si(k, run->mu, 1);
     plc_q_rat_mul(r->dev_compute, k, r->compute_mb);
@@ -593,11 +780,12 @@ static void plc_bubble_closed(plc_result *r)
     plc_q_rat_sub(x, x, r->t_w);
     plc_q_rat_sub(x, x, r->t_w);
   } else if (!strcmp(s, "dualpipe") || !strcmp(s, "dualpipev")) {
-    /* DualPipe: (p/2 - 1)(t_F&B + t_b - 3 t_w), t_F&B = t_f + t_b;
-     * dualpipev is DualPipe's with PP = 2p stages of chunk times t/2:
+    /* DualPipe: (p/2 - 1)(t_F&B + t_b - 3 t_w), t_F&B the critical
+     * stage's forward and backward overlapped (r->t_fb); dualpipev is
+     * DualPipe's with PP = 2p stages of chunk times t/2:
      * (p - 1)(t_F&B + t_b - 3 t_w)/2 */
     mpq_set_si(k, !strcmp(s, "dualpipev") ? p - 1 : p - 2, 2);
-    plc_q_rat_add(x, r->t, r->t_b);
+    plc_q_rat_add(x, r->t_fb, r->t_b);
     mpq_t w3;
     mpq_init(w3);
     mpq_set_ui(w3, 3, 1);
@@ -638,7 +826,9 @@ char *plc_bubble_formula(const plc_result *r, int digits, int exact)
   a.dim = b.dim = w.dim = plc_dim_base(PLC_DIM_SEC);
   char *tf = plc_q_format(&a, digits, exact), *tb = plc_q_format(&b, digits, exact);
   char *tw = plc_q_format(&w, digits, exact);
-  size_t n = strlen(tf) + strlen(tb) + strlen(tw) + 160;
+  mpq_set(a.v, r->t_fb);
+  char *tfb = plc_q_format(&a, digits, exact);
+  size_t n = strlen(tf) + strlen(tb) + strlen(tw) + strlen(tfb) + 160;
   char *out = plc_xmalloc(n);
   int p = run->size[PLC_PD_PP];
   const char *s = run->schedule;
@@ -647,11 +837,11 @@ char *plc_bubble_formula(const plc_result *r, int digits, int exact)
   else if (!strcmp(s, "zb_h1"))
     snprintf(out, n, "(p - 1)(t_f + t_b - 2 t_w) = (%d - 1) x (%s + %s - 2 x %s)", p, tf, tb, tw);
   else if (!strcmp(s, "dualpipe"))
-    snprintf(out, n, "(p/2 - 1)(t_F&B + t_b - 3 t_w) = (%d/2 - 1) x ((%s + %s) + %s - 3 x %s)",
-             p, tf, tb, tb, tw);
+    snprintf(out, n, "(p/2 - 1)(t_F&B + t_b - 3 t_w) = (%d/2 - 1) x (%s + %s - 3 x %s)", p,
+             tfb, tb, tw);
   else if (!strcmp(s, "dualpipev"))
-    snprintf(out, n, "(p - 1)(t_F&B + t_b - 3 t_w)/2 = (%d - 1) x ((%s + %s) + %s - 3 x %s) / 2",
-             p, tf, tb, tb, tw);
+    snprintf(out, n, "(p - 1)(t_F&B + t_b - 3 t_w)/2 = (%d - 1) x (%s + %s - 3 x %s) / 2", p,
+             tfb, tb, tw);
   else if (!strcmp(s, "custom"))
     snprintf(out, n, "the custom order run at block level (each block its stage's t_f, t_b, "
              "t_w): makespan - mu (t_f + t_b) of the busiest stage");
@@ -660,6 +850,7 @@ char *plc_bubble_formula(const plc_result *r, int digits, int exact)
   free(tf);
   free(tb);
   free(tw);
+  free(tfb);
   plc_q_clear(&a);
   plc_q_clear(&b);
   plc_q_clear(&w);
@@ -839,6 +1030,7 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
   plc_stage_figs(r, NULL, 0);
   plc_microbatch(r);
   plc_chunk_figs(r, NULL, 0);
+  plc_fb_pairs(r);
   plc_device(r);
   plc_device_figs(r);
   plc_bubble(r);
@@ -860,6 +1052,7 @@ void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *ba
   plc_q_rat_add(r->t, r->t_f, r->t_b);
   plc_weight_grad_time(&st->bwd, r->t_w);
   plc_chunk_figs(r, base, changed);
+  plc_fb_pairs(r);
   plc_device(r);
   plc_bubble(r);
   plc_tail(r, base, changed);

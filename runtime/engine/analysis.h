@@ -95,10 +95,26 @@ typedef struct plc_result {
    * backward sends, and the larger of the two (plc_chunk_times) */
   int nck;
   mpq_t *ckf, *ckb, *ckw, *ckpf, *ckpb, *ckp;
+  /* with F&B blocks (DualPipe, dualpipev; NULL otherwise, or when the
+   * schedule cannot be built): per device d and slot a (its model stage
+   * d or p-1-d under DualPipe, its V's chunk under dualpipev), at d x 2 +
+   * a, the time of an F&B of slot a's forward and the other slot's
+   * backward overlapped (fbpair.h), and how many the device runs */
+  mpq_t *fbo;
+  long *nfb;
+  mpq_t t_fb;              /* the critical stage's own F and B overlapped
+                              (t_F&B of DualPipe's closed form) */
   int no_sims;             /* plc_analyse_step: fwd and bwd were not simulated */
 } plc_result;
 
 void plc_analyse(plc_result *res, const plc_ir_run *run);
+
+/* Device d's F&B blocks with slot a's forward (res->fbo): the model stage
+ * (DualPipe) or model chunk (dualpipev) its forward runs and the one its
+ * backward runs, into *fm and *bm, and their times per microbatch run
+ * apart into *f and *b. */
+void plc_fb_parts(const plc_result *res, int d, int a, int *fm, int *bm, mpq_srcptr *f,
+                  mpq_srcptr *b);
 
 /* What a re-analysis of run changed since base: its forward lists, its
  * backward lists (and so their `once` ops). */

@@ -110,7 +110,9 @@ static void plc_blocks_chunk_times(const plc_ir_run *run, const plc_result *res,
 }
 
 /* The block times for s, into *n entries: per stage, or per chunk
- * (sim->per_chunk set) when a stage holds several: for DualPipe device
+ * (sim->per_chunk set) when a stage holds several, with the overlapped
+ * F&B times the analysis worked out (res->fbo) for DualPipe and
+ * dualpipev: for DualPipe device
  * st's second-direction chunk takes model stage p-1-st's lists; for
  * interleaved (round-robin) chunks and dualpipev's V each chunk takes its
  * own ops' times (plc_chunk_times), so an uneven chunk (more layers, the
@@ -125,13 +127,17 @@ static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_re
             : 0; /* chunks per stage run as blocks of their own */
   *n = bidir ? 2 * p : k ? s->nchunks : p;
   sim->per_chunk = bidir || k;
+  sim->fb_pairs = res && res->fbo && (bidir || k == 2);
   plc_sched_times *t = plc_xmalloc((size_t)*n * sizeof *t);
   plc_sched_times_init(t, *n);
-  for (int i = 0; i < *n; i++)
+  for (int i = 0; i < *n; i++) {
     if (k)
       plc_blocks_chunk_times(run, res, i / k, i % k, k, &t[i]);
     else
       plc_blocks_times(run, res, !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2, &t[i]);
+    if (sim->fb_pairs) /* device i / 2's F&B of slot i % 2's forward (analysis.h) */
+      mpq_set(t[i].fbo, res->fbo[i]);
+  }
   return t;
 }
 

@@ -177,9 +177,11 @@ void plc_sched_inflight(const plc_sched *s, int stage, int *inflight_b, int *inf
 /* Per-stage block durations: f forward, b the whole backward (B+W), w the
  * weight-gradient part (a split B takes b - w), fb an overlapped FB (a
  * split FB's backward makes it fb - w), p2p the latency of a transfer
- * leaving the stage. */
+ * leaving the stage.  With sim->fb_pairs, fbo is an F&B of this entry's
+ * forward and the backward of its stage's other entry (two per stage),
+ * overlapped (fbpair.h); a split one takes fbo less the other's w. */
 typedef struct plc_sched_times {
-  mpq_t f, b, w, fb, p2p;
+  mpq_t f, b, w, fb, p2p, fbo;
 } plc_sched_times;
 
 void plc_sched_times_init(plc_sched_times *t, int n);
@@ -205,8 +207,10 @@ typedef struct plc_sched_sim {
    * chunk k (chunk / p) at st x (nchunks / p) + k, so a stage's chunks can
    * take different times (DualPipe's second direction on device s runs
    * model stage p-1-s); an F&B of two entries takes the forward of one
-   * plus the (split) backward of the other.  Else an entry per stage. */
+   * plus the (split) backward of the other, or with fb_pairs (two
+   * entries per stage) the forward entry's fbo.  Else an entry per stage. */
   int per_chunk;
+  int fb_pairs;
   /* set by the caller to record when each block starts and ends (indexed
    * like s->blocks, initialised, as many as its blocks; the mpz path) */
   mpq_t *rec_start, *rec_end;

@@ -63,8 +63,9 @@ static inline void mb_range(const plc_sched *s, int mb, int *first, int *last)
   }
 }
 
-/* Per times entry in duri: f, b, w, fb, p2p, b - w, fb - w. */
-enum { D_F, D_B, D_W, D_FB, D_P2P, D_BS, D_FBS, D_N };
+/* Per times entry in duri: f, b, w, fb, p2p, fbo, b - w, fb - w. */
+enum { D_F, D_B, D_W, D_FB, D_P2P, D_FBO, D_BS, D_FBS, D_N };
+#define D_IN 6 /* the entries read from plc_sched_times */
 
 static void mpq_grow(mpq_t **a, int old, int n)
 {
@@ -293,7 +294,9 @@ static void run_free(sim_run *r)
 }
 
 /* A block's duration: its entry's; an F&B whose two parts take different
- * entries takes the forward of one and the backward of the other. */
+ * entries takes the forward of one and the backward of the other, or with
+ * fb_pairs the two overlapped (the forward entry's fbo, less the other's
+ * w when split). */
 static plc_sched_int dur64(const sim_run *r, int st, const plc_sched_block *b)
 {
   const plc_sched_int *d = r->sim->duri;
@@ -301,6 +304,8 @@ static plc_sched_int dur64(const sim_run *r, int st, const plc_sched_block *b)
   if (b->phase != PLC_SCHED_FB || slot(r, st, b->chunk2) == a)
     return d[(size_t)a * D_N + block_dur(b)];
   int c = slot(r, st, b->chunk2);
+  if (r->sim->fb_pairs)
+    return d[(size_t)a * D_N + D_FBO] - (b->split ? d[(size_t)c * D_N + D_W] : 0);
   return d[(size_t)a * D_N + D_F] + d[(size_t)c * D_N + (b->split ? D_BS : D_B)];
 }
 
@@ -312,6 +317,12 @@ static mpz_srcptr durz(const sim_run *r, int st, const plc_sched_block *b)
   if (b->phase != PLC_SCHED_FB || slot(r, st, b->chunk2) == a)
     return d[(size_t)a * D_N + block_dur(b)];
   int c = slot(r, st, b->chunk2);
+  if (r->sim->fb_pairs) {
+    if (!b->split)
+      return d[(size_t)a * D_N + D_FBO];
+    mpz_sub(r->sim->zdur, d[(size_t)a * D_N + D_FBO], d[(size_t)c * D_N + D_W]);
+    return r->sim->zdur;
+  }
   mpz_add(r->sim->zdur, d[(size_t)a * D_N + D_F], d[(size_t)c * D_N + (b->split ? D_BS : D_B)]);
   return r->sim->zdur;
 }
@@ -504,8 +515,8 @@ static void sim_to_z(mpz_t z, plc_sched_int v)
  * fit in a quarter of the range. */
 static int scale_stage(plc_sched_sim *sim, const plc_sched_times *t, plc_sched_int *d, mpz_t v)
 {
-  mpq_srcptr q[5] = {t->f, t->b, t->w, t->fb, t->p2p};
-  for (int k = 0; k < 5; k++) {
+  mpq_srcptr q[D_IN] = {t->f, t->b, t->w, t->fb, t->p2p, t->fbo};
+  for (int k = 0; k < D_IN; k++) {
     mpz_divexact(v, sim->den, mpq_denref(q[k]));
     mpz_mul(v, v, mpq_numref(q[k]));
     if (!z_to_sim(v, &d[k]))
@@ -519,8 +530,8 @@ static int scale_stage(plc_sched_sim *sim, const plc_sched_times *t, plc_sched_i
 /* Scale one stage's times by sim->den into durz (the mpz path). */
 static void scale_stage_z(plc_sched_sim *sim, const plc_sched_times *t, mpz_t *d)
 {
-  mpq_srcptr q[5] = {t->f, t->b, t->w, t->fb, t->p2p};
-  for (int k = 0; k < 5; k++) {
+  mpq_srcptr q[D_IN] = {t->f, t->b, t->w, t->fb, t->p2p, t->fbo};
+  for (int k = 0; k < D_IN; k++) {
     mpz_divexact(d[k], sim->den, mpq_denref(q[k]));
     mpz_mul(d[k], d[k], mpq_numref(q[k]));
   }
@@ -572,8 +583,8 @@ static int scale_setup(sim_run *r)
   mpz_set_ui(sim->den, 1);
   for (int st = 0; st < r->nt; st++) {
     const plc_sched_times *t = &r->t[st];
-    mpq_srcptr q[5] = {t->f, t->b, t->w, t->fb, t->p2p};
-    for (int k = 0; k < 5; k++)
+    mpq_srcptr q[D_IN] = {t->f, t->b, t->w, t->fb, t->p2p, t->fbo};
+    for (int k = 0; k < D_IN; k++)
       mpz_lcm(sim->den, sim->den, mpq_denref(q[k]));
   }
   if (fast_fits(r))
@@ -689,6 +700,7 @@ void plc_sched_times_init(plc_sched_times *t, int n)
     mpq_init(t[i].w);
     mpq_init(t[i].fb);
     mpq_init(t[i].p2p);
+    mpq_init(t[i].fbo);
   }
 }
 
@@ -700,5 +712,6 @@ void plc_sched_times_clear(plc_sched_times *t, int n)
     mpq_clear(t[i].w);
     mpq_clear(t[i].fb);
     mpq_clear(t[i].p2p);
+    mpq_clear(t[i].fbo);
   }
 }

@@ -224,6 +224,10 @@ static void plc_report_step(FILE *out, const plc_result *r, const plc_report_opt
   char *tt = plc_report_time(o, r->t);
   fprintf(out, "\nstep time\n  per microbatch: t_f %s + t_b %s = %s (backward includes "
           "recompute)\n", tf, tb, tt);
+  char *fb = plc_report_fb_text(r, o);
+  if (fb)
+    fprintf(out, "  %s\n", fb);
+  free(fb);
   plc_table_print(out, &t, 1);
   free(tf);
   free(tb);

@@ -298,12 +298,39 @@ static json_t *plc_json_part(const plc_result *r, const plc_report_part *p,
   return j;
 }
 
+/* The critical device's F&B blocks (analysis.h): one object per pairing
+ * it runs, or null when the schedule runs none. */
+static json_t *plc_json_fb(const plc_result *r, const plc_report_opts *o)
+{
+  if (!r->fbo)
+    return NULL;
+  json_t *a = json_array();
+  for (int k = 0; k < 2; k++) {
+    long n = r->nfb[r->device * 2 + k];
+    if (!n)
+      continue;
+    mpq_srcptr f, b;
+    int fm, bm;
+    plc_fb_parts(r, r->device, k, &fm, &bm, &f, &b);
+    json_t *j = json_object();
+    plc_json_set(j, "forward_of", json_integer(fm));
+    plc_json_set(j, "backward_of", json_integer(bm));
+    plc_json_set(j, "count", json_integer(n));
+    plc_json_set(j, "time", plc_json_time(o, r->fbo[r->device * 2 + k]));
+    plc_json_set(j, "t_f", plc_json_time(o, f));
+    plc_json_set(j, "t_b", plc_json_time(o, b));
+    json_array_append_new(a, j);
+  }
+  return a;
+}
+
 static json_t *plc_json_step(const plc_result *r, const plc_report_opts *o)
 {
   json_t *j = json_object(), *exposed = json_object();
   plc_json_set(j, "t_f", plc_json_time(o, r->t_f));
   plc_json_set(j, "t_b", plc_json_time(o, r->t_b));
   plc_json_set(j, "per_microbatch", plc_json_time(o, r->t));
+  plc_json_set(j, "fb_blocks", plc_json_fb(r, o));
   plc_report_part parts[PLC_REPORT_MAX_PARTS];
   int n = plc_report_parts(r, 1, parts);
   for (int i = 0; i < n; i++) {

@@ -224,6 +224,13 @@ static void plc_md_step(FILE *out, const plc_result *r, const plc_report_opts *o
                                 "recompute).", tf, tb, tt);
   fputs("\n### Step time\n\n", out);
   plc_md_text(out, mb);
+  char *fb = plc_report_fb_text(r, o);
+  if (fb) {
+    fputs("\n", out);
+    plc_md_text(out, fb);
+    fputs(".", out);
+  }
+  free(fb);
   fputs("\n\n", out);
   plc_md_row(out, 4, "part", "time", "share", "how");
   plc_md_rule(out, "lrrl");

@@ -254,12 +254,40 @@ char *plc_report_part_note(const plc_result *r, const plc_report_opts *o,
   switch (p->kind) {
   case PLC_PART_COMPUTE: return plc_report_sprintf("%s compute on the compute stream", mu);
   case PLC_PART_EXPOSED:
-    return plc_report_sprintf("%s exposed %s communication", mu, plc_pdim_name(p->dim));
+    return plc_report_sprintf("%s exposed %s communication%s", mu, plc_pdim_name(p->dim),
+                              r->fbo ? ", F&B blocks overlapped" : "");
   case PLC_PART_WAITS: return plc_xstrdup("compute waiting for compute on other streams");
   case PLC_PART_TAIL: return plc_report_tail_note(r, o);
   case PLC_PART_OPTIMIZER: return plc_xstrdup("pinned by the plan");
   default: return plc_xstrdup("");
   }
+}
+
+char *plc_report_fb_text(const plc_result *r, const plc_report_opts *o)
+{
+  if (!r->fbo)
+    return NULL;
+  const char *unit = plc_two_parts(r->run) ? "model stage" : "model chunk";
+  char *out = plc_report_sprintf("F&B blocks on device %d:", r->device);
+  for (int a = 0; a < 2; a++) {
+    long n = r->nfb[r->device * 2 + a];
+    if (!n)
+      continue;
+    mpq_srcptr f, b;
+    int fm, bm;
+    plc_fb_parts(r, r->device, a, &fm, &bm, &f, &b);
+    char *t = plc_report_time(o, r->fbo[r->device * 2 + a]);
+    char *tf = plc_report_time(o, f), *tb = plc_report_time(o, b);
+    char *more = plc_report_sprintf("%s%s %ld x F(%s %d) with B(%s %d), %s each (%s + %s apart)",
+                                    out, a && r->nfb[r->device * 2] ? ";" : "", n, unit, fm,
+                                    unit, bm, t, tf, tb);
+    free(out);
+    out = more;
+    free(t);
+    free(tf);
+    free(tb);
+  }
+  return out;
 }
 
 /* ---- the bottleneck ---------------------------------------------------------- */

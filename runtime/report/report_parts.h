@@ -102,6 +102,12 @@ const char *plc_report_part_label(const plc_report_part *p);
 char *plc_report_part_note(const plc_result *r, const plc_report_opts *o,
                            const plc_report_part *p);
 
+/* The critical device's F&B blocks (analysis.h), for the step-time
+ * section: "F&B blocks on device 0: 13 x F(model stage 0) with B(model
+ * stage 3), 90.1 ms each (29.91 ms + 65.57 ms apart); ...", or NULL when
+ * the schedule runs none. */
+char *plc_report_fb_text(const plc_result *r, const plc_report_opts *o);
+
 /* The bottleneck, the largest part that is not compute (ties go to the
  * first in the order exposed dimensions, bubble, DP tail, waits,
  * optimizer): returns 1 and fills *b (init'd here; clear with

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "drive.h"
 #include "load.h"
 #include "sema.h"
@@ -439,7 +440,16 @@ static void test_dualpipe_uneven(void)
  * B 9-12, FB 12-16 (waiting for the other stage's B, which ends at 12),
  * B 16-19, B 19-22: step 22 ms (24 without the overlap); per stage 16 ms
  * of compute and 6 ms of EP exposed (the six blocks outside the F&B),
- * where the per-microbatch model exposes 1 ms per block: 8 ms. */
+ * where the per-microbatch model exposes 1 ms per block: 8 ms.
+ * The analysis (block level) runs the same F&B as one list: 4 ms, where
+ * its parts take 3 + 3 apart.  Each device runs one, the forward through
+ * model stage 1 and the backward through model stage 0: on device 0 its
+ * second slot's forward (F of chunk 3, model stage 1 = p-1-0), on device 1
+ * its first slot's (chunk 1).
+ * Device 0's work: 2 microbatches x (3 + 3) per part = 24 ms, less the
+ * 2 ms its F&B hides = 22 ms: 16 of compute and 6 of EP exposed; the
+ * order at block level is the op level's above, so the makespan is 22 ms
+ * and the bubble 0 (no gradient sync: no DP tail). */
 static const char *fb_plan =
   HW
   "model M { layers { dense = 2 } }\n"
@@ -480,6 +490,20 @@ static void test_dualpipe_fb_overlap(void)
     CU_ASSERT(adds_up(&st));
     plc_step_free(&st);
   }
+  const plc_result *r = &c.run->res;
+  CU_ASSERT_FATAL(r->fbo != NULL);
+  CU_ASSERT_EQUAL(r->nfb[0], 0);
+  CU_ASSERT_EQUAL(r->nfb[1], 1);
+  CU_ASSERT_EQUAL(r->nfb[2], 1);
+  CU_ASSERT_EQUAL(r->nfb[3], 0);
+  CU_ASSERT(is_ms(r->fbo[1], 4, 1));
+  CU_ASSERT(is_ms(r->fbo[2], 4, 1));
+  CU_ASSERT(is_ms(r->work, 22, 1));
+  CU_ASSERT(is_ms(r->dev_compute, 16, 1));
+  CU_ASSERT(is_ms(r->dev_exposed[PLC_PD_EP], 6, 1));
+  CU_ASSERT(r->bubble_measured);
+  CU_ASSERT(is_ms(r->bubble, 0, 1));
+  CU_ASSERT(is_ms(r->step, 22, 1));
   release(&c);
 }
 
@@ -556,15 +580,42 @@ static void random_plan(char *text, size_t len, int pp, int vpp, int layers, int
     mb * (4 / pp), sched);
 }
 
+/* The block level's F&B blocks on a DualPipe or dualpipev run (the
+ * analysis of c): an F&B never takes longer than its two parts one after
+ * the other, and the critical device's compute, exposed and waits add up
+ * to its work exactly.  Returns the number of failures. */
+static int fb_block_faults(const plc_result *r)
+{
+  int bad = r->fbo == NULL;
+  mpq_t x;
+  mpq_init(x);
+  for (int d = 0; !bad && d < r->run->nstages; d++)
+    for (int a = 0; a < 2; a++) {
+      mpq_srcptr f, b;
+      int fm, bm;
+      plc_fb_parts(r, d, a, &fm, &bm, &f, &b);
+      mpq_add(x, f, b);
+      bad += mpq_cmp(r->fbo[d * 2 + a], x) > 0;
+    }
+  mpq_add(x, r->dev_compute, r->dev_stall);
+  for (int d = 0; d < PLC_PD_COUNT; d++) mpq_add(x, x, r->dev_exposed[d]);
+  bad += !mpq_equal(x, r->work);
+  mpq_clear(x);
+  return bad;
+}
+
 /* Over random plans, links shared and not: every stage's parts add up to
  * the step; no stage's compute exceeds the step (busy <= 100%); and with
  * dedicated links, a link twice as fast never makes the step longer (with
- * sharing a faster link can slow a step: see plc(5) and test_flow). */
+ * sharing a faster link can slow a step: see plc(5) and test_flow).  The
+ * block level, with DualPipe's and dualpipev's F&B blocks overlapped:
+ * fb_block_faults, and a link twice as fast never makes its step longer. */
 static void test_random_plans(void)
 {
   static const char *scheds[] = {"gpipe", "1f1b", "zb_h1", "interleaved", "dualpipe",
                                  "dualpipev"};
   int bad_sum = 0, bad_busy = 0, bad_mono = 0, ran = 0, ran_chunks = 0, ran_v = 0;
+  int bad_fb = 0, bad_fb_mono = 0, ran_fb = 0;
   for (int round = 0; round < 72; round++) {
     int kind = (int)rnd(6), pp = 1 << rnd(3), layers = 1 + (int)rnd(2), mb = pp + (int)rnd(4);
     int vpp = 1;
@@ -578,14 +629,20 @@ static void test_random_plans(void)
     int t[7];
     for (int k = 0; k < 7; k++) t[k] = 1 + (int)rnd(6);
     char text[4096];
-    mpq_t full;
-    mpq_init(full);
+    mpq_t full, block;
+    mpq_inits(full, block, NULL);
     for (int half = 0; half <= 1; half++) {
       random_plan(text, sizeof text, pp, vpp, layers, mb, sched, t, half);
       compiled c;
       if (!compile(&c, text)) {
         release(&c);
         continue;
+      }
+      if (kind >= 4) { /* the block level */
+        ran_fb++;
+        bad_fb += fb_block_faults(&c.run->res);
+        if (!half) mpq_set(block, c.run->res.step);
+        else bad_fb_mono += mpq_cmp(c.run->res.step, block) > 0;
       }
       for (int share = 0; share <= 1; share++) {
         plc_step st;
@@ -605,8 +662,11 @@ static void test_random_plans(void)
       }
       release(&c);
     }
-    mpq_clear(full);
+    mpq_clears(full, block, NULL);
   }
+  CU_ASSERT(ran_fb >= 30);
+  CU_ASSERT_EQUAL(bad_fb, 0);
+  CU_ASSERT_EQUAL(bad_fb_mono, 0);
   CU_ASSERT(ran >= 150);
   CU_ASSERT(ran_chunks >= 40);
   CU_ASSERT(ran_v >= 10);
