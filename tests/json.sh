@@ -175,10 +175,11 @@ check search-row3 "$srch" '.searches[0].ranked[2] | .mfu.exact == "16/17" and .t
 run search-shard 0 --shard=2/3 search-small.plan
 check search-shard "$outdir/search-shard.json" '.searches[0] | .shard == {"index": 2, "count": 3} and .evaluated == 6 and ([.ranked[].index] | all(. % 3 == 1))'
 # the whole step (tests/golden/step-sharing.plan derives it by hand: shared,
-# 8 ms = 6 ms compute + 2 ms dp exposed; dedicated, 6 ms), and a step too
+# 8 ms = 6 ms compute + 2 ms dp exposed, as the report's step with links
+# shared in its lists; dedicated, 6 ms), and a step too
 # large to simulate (tests/errors/sim-result-unknown.plan: 1,600,000 ops)
 run whole 0 --format=json --whole-step step-sharing.plan
-check whole-shared "$outdir/whole.json" '.runs[0].whole_step | .simulated == true and .why == null and .shared_links == true and .ops == 5 and .critical_stage == 0 and .time.exact == "1/125" and .compute.exact == "3/500" and .exposed == {"dp": {"exact": "1/500", "base_unit": "s", "value": "2", "unit": "ms"}} and .fill.exact == "0" and .other_stream.exact == "0" and .wait_stage.exact == "0" and .drain.exact == "0" and .report_time.exact == "3/500" and .difference.exact == "1/500"'
+check whole-shared "$outdir/whole.json" '.runs[0].whole_step | .simulated == true and .why == null and .shared_links == true and .ops == 5 and .critical_stage == 0 and .time.exact == "1/125" and .compute.exact == "3/500" and .exposed == {"dp": {"exact": "1/500", "base_unit": "s", "value": "2", "unit": "ms"}} and .fill.exact == "0" and .other_stream.exact == "0" and .wait_stage.exact == "0" and .drain.exact == "0" and .report_time.exact == "1/125" and .difference.exact == "0"'
 check whole-dedicated "$outdir/whole.json" '.runs[1].whole_step | .shared_links == false and .time.exact == "3/500" and .exposed == {} and .difference.exact == "0"'
 run whole-big 1 --format=json --whole-step ../errors/sim-result-unknown.plan
 check whole-too-big "$outdir/whole-big.json" '.runs[0].whole_step | .simulated == false and .why == "the whole step has 1600000 ops, more than the 1000000 the simulation takes" and .time == null and .exposed == null and .ops == null'

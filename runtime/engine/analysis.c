@@ -127,17 +127,19 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
   for (int s = 0; s < p; s++)
     mpq_inits(r->tf[s], r->tb[s], r->tl[s], NULL);
   int best = -1;
+  plc_sim_net net;
+  plc_sim_net_of(run, &net);
   mpq_t t, bt, zero;
   mpq_inits(t, bt, zero, NULL);
   for (int s = 0; s < p; s++) {
     if (r->cls[s] != s)
       continue; /* the same as an earlier stage: not longer */
     if (!base || (changed & PLC_CHANGED_FWD))
-      plc_sim_end(r->tf[s], &run->stages[s].fwd, run->nstreams, 0, zero);
+      plc_sim_end(r->tf[s], &run->stages[s].fwd, run->nstreams, 0, zero, &net);
     else
       mpq_set(r->tf[s], base->tf[s]);
     if (!base || (changed & PLC_CHANGED_BWD))
-      plc_sim_end(r->tb[s], &run->stages[s].bwd, run->nstreams, 0, zero);
+      plc_sim_end(r->tb[s], &run->stages[s].bwd, run->nstreams, 0, zero, &net);
     else
       mpq_set(r->tb[s], base->tb[s]);
     plc_q_rat_add(t, r->tf[s], r->tb[s]);
@@ -147,8 +149,8 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
     }
   }
   if (!base && best >= 0) { /* the critical stage's runs in full */
-    plc_sim_run(&r->fwd, &run->stages[best].fwd, run->nstreams, 0, zero);
-    plc_sim_run(&r->bwd, &run->stages[best].bwd, run->nstreams, 0, zero);
+    plc_sim_run(&r->fwd, &run->stages[best].fwd, run->nstreams, 0, zero, &net);
+    plc_sim_run(&r->bwd, &run->stages[best].bwd, run->nstreams, 0, zero, &net);
   }
   mpq_clears(t, bt, zero, NULL);
   r->critical = best;
@@ -249,9 +251,11 @@ static void plc_chunk_free(plc_chunk *c)
  * plc_sim_end works out without the other figures. */
 static void plc_chunk_sim(const plc_ir_run *run, const plc_chunk *c, mpq_t t, mpq_t w)
 {
+  plc_sim_net net;
+  plc_sim_net_of(run, &net);
   mpq_t zero;
   mpq_init(zero);
-  plc_sim_end(t, &c->list, run->nstreams, 0, zero);
+  plc_sim_end(t, &c->list, run->nstreams, 0, zero, &net);
   if (w)
     plc_weight_grad_time(&c->list, w);
   mpq_clear(zero);
@@ -431,10 +435,12 @@ static int plc_fb_count(const plc_ir_run *run, long *nfb)
 static void plc_fb_time(const plc_ir_run *run, const plc_ir_list *f, const plc_ir_list *b, mpq_t t)
 {
   plc_fb_list m;
+  plc_sim_net net;
+  plc_sim_net_of(run, &net);
   mpq_t zero;
   mpq_init(zero);
   plc_fb_merge(f, b, &m);
-  plc_sim_end(t, &m.list, run->nstreams, 0, zero);
+  plc_sim_end(t, &m.list, run->nstreams, 0, zero, &net);
   plc_fb_free(&m);
   mpq_clear(zero);
 }
@@ -573,10 +579,12 @@ static void plc_device(plc_result *r)
 static void plc_device_list(plc_result *r, const plc_ir_list *l, mpq_srcptr k)
 {
   const plc_ir_run *run = r->run;
+  plc_sim_net net;
+  plc_sim_net_of(run, &net);
   mpq_t zero, x;
   mpq_inits(zero, x, NULL);
   plc_sim sim;
-  plc_sim_run(&sim, l, run->nstreams, 0, zero);
+  plc_sim_run(&sim, l, run->nstreams, 0, zero, &net);
   mpq_srcptr v[4] = {sim.compute, sim.all_compute, sim.useful, sim.stall_other};
   mpq_ptr out[4] = {r->dev_compute, r->dev_all_compute, r->dev_useful, r->dev_stall};
   for (int i = 0; i < 4; i++) {
@@ -660,7 +668,9 @@ static void plc_device_figs(plc_result *r)
 
 /* ---- inventory ---------------------------------------------------------------- */
 
-static plc_coll_row *plc_row_for(plc_result *r, const plc_ir_op *op)
+/* The row of op, whose first op took `took` (its time, or longer when it
+ * shared its link). */
+static plc_coll_row *plc_row_for(plc_result *r, const plc_ir_op *op, mpq_srcptr took)
 {
   for (int i = 0; i < r->nrows; i++)
     if (r->rows[i].dim == op->dim && r->rows[i].kind == op->kind && r->rows[i].phase == op->phase)
@@ -675,23 +685,28 @@ static plc_coll_row *plc_row_for(plc_result *r, const plc_ir_op *op)
   row->phase = op->phase;
   row->uniform = 1;
   mpq_set(row->size_each, op->size);
-  mpq_set(row->time_each, op->time);
+  mpq_set(row->time_each, took);
   return row;
 }
 
+/* The inventory of one list: a row's time is what its ops took, their
+ * times but for a transfer slowed by sharing its link. */
 static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
 {
+  mpq_t took;
+  mpq_init(took);
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     const plc_sim_op *so = &s->ops[i];
     if (!so->ran || op->kind == PLC_OPK_COMPUTE)
       continue;
-    plc_coll_row *row = plc_row_for(r, op);
+    plc_sim_took(s, l, i, took);
+    plc_coll_row *row = plc_row_for(r, op, took);
     row->count++;
-    if (!mpq_equal(row->size_each, op->size) || !mpq_equal(row->time_each, op->time))
+    if (!mpq_equal(row->size_each, op->size) || !mpq_equal(row->time_each, took))
       row->uniform = 0;
     plc_q_rat_add(row->bytes, row->bytes, op->size);
-    plc_q_rat_add(row->time, row->time, op->time);
+    plc_q_rat_add(row->time, row->time, took);
     plc_q_rat_add(row->window, row->window, so->window);
     plc_q_rat_add(row->exposed, row->exposed, so->exposed);
     row->why[so->why]++;
@@ -699,6 +714,7 @@ static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
       row->why_exposed[so->why]++;
     plc_q_rat_add(r->exposed_mb[op->dim], r->exposed_mb[op->dim], so->exposed);
   }
+  mpq_clear(took);
 }
 
 /* Weight-gradient time t_w for ZB-H1 and DualPipe: the backward compute
@@ -883,16 +899,18 @@ static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, int per
                            mpq_t tail)
 {
   const plc_ir_stage *st = &run->stages[s];
+  plc_sim_net net;
+  plc_sim_net_of(run, &net);
   mpq_t zero, last, step, back;
   mpq_inits(zero, last, step, back, NULL);
   if (per_chunk) {
-    plc_sim_end_of(back, &st->bwd, run->nstreams, 0, zero, plc_chunk_stays);
-    plc_sim_end_of(last, &st->bwd, run->nstreams, 1, zero, plc_chunk_stays);
+    plc_sim_end_of(back, &st->bwd, run->nstreams, 0, zero, plc_chunk_stays, &net);
+    plc_sim_end_of(last, &st->bwd, run->nstreams, 1, zero, plc_chunk_stays, &net);
   } else {
     mpq_set(back, t_b);
-    plc_sim_end(last, &st->bwd, run->nstreams, 1, zero);
+    plc_sim_end(last, &st->bwd, run->nstreams, 1, zero, &net);
   }
-  plc_sim_end(step, &st->step, run->nstreams, 1, last);
+  plc_sim_end(step, &st->step, run->nstreams, 1, last, &net);
   plc_q_rat_sub(tail, step, back);
   if (mpq_sgn(tail) < 0)
     mpq_set_ui(tail, 0, 1);

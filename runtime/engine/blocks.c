@@ -25,8 +25,10 @@ static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s
     mpq_set(t->b, res->tb[res->cls[s]]);
   } else {
     plc_sim f, b;
-    plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero);
-    plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero);
+    plc_sim_net net;
+    plc_sim_net_of(run, &net);
+    plc_sim_run(&f, &run->stages[s].fwd, run->nstreams, 0, zero, &net);
+    plc_sim_run(&b, &run->stages[s].bwd, run->nstreams, 0, zero, &net);
     mpq_set(t->f, f.makespan);
     mpq_set(t->b, b.makespan);
     plc_sim_free(&f);

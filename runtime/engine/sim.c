@@ -4,11 +4,13 @@
 #endif
 
 #include "sim.h"
+#include "flow.h"
 #include "xalloc.h"
 
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void plc_sim_init(plc_sim *s, int n)
 {
@@ -24,6 +26,7 @@ static void plc_sim_init(plc_sim *s, int n)
   mpq_inits(s->makespan, s->end, s->busy, s->compute, s->all_compute, s->useful, s->exposed,
             s->stall_other, NULL);
   s->lazy = NULL;
+  s->shared = 0;
 }
 
 static void plc_sim_lazy_free(plc_sim *s);
@@ -166,16 +169,27 @@ void plc_sim_stalls(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, plc_s
   mpq_clear(free_at);
 }
 
-static void plc_sim_account(plc_sim *s, const plc_ir_op *op, plc_sim_op *so)
+void plc_sim_took(const plc_sim *s, const plc_ir_list *l, int i, mpq_t out)
 {
+  if (s->shared)
+    mpq_sub(out, s->ops[i].end, s->ops[i].start);
+  else
+    mpq_set(out, l->ops[i].time);
+}
+
+static void plc_sim_account(plc_sim *s, const plc_ir_list *l, int i)
+{
+  const plc_ir_op *op = &l->ops[i];
+  plc_sim_op *so = &s->ops[i];
   if (op->stream != 0)
     return;
-  mpq_add(s->busy, s->busy, op->time);
   if (op->kind == PLC_OPK_COMPUTE) {
+    mpq_add(s->busy, s->busy, op->time);
     mpq_add(s->compute, s->compute, op->time);
   } else { /* a collective on the compute stream blocks it all along */
-    mpq_set(so->exposed, op->time);
-    mpq_add(s->exposed, s->exposed, op->time);
+    plc_sim_took(s, l, i, so->exposed);
+    mpq_add(s->busy, s->busy, so->exposed);
+    mpq_add(s->exposed, s->exposed, so->exposed);
   }
 }
 
@@ -191,9 +205,10 @@ static void plc_sim_queue(plc_sim_op *so, mpq_srcptr free_at, int holder)
 /* One op: ready when its dependencies are done, started when its stream is
  * free too, and a compute op that takes time when the device's compute is
  * free (slot dev of free_at and holder): compute ops run one at a time
- * whatever their stream, so compute on a side stream is not free. */
+ * whatever their stream, so compute on a side stream is not free.  With
+ * end_at (links shared) the op ends then, not after its time. */
 static void plc_sim_step(plc_sim *s, const plc_ir_list *l, int i, mpq_t *free_at, int *holder,
-                         int dev, mpq_srcptr t0)
+                         int dev, mpq_srcptr t0, mpq_srcptr end_at)
 {
   const plc_ir_op *op = &l->ops[i];
   plc_sim_op *so = &s->ops[i];
@@ -209,7 +224,10 @@ static void plc_sim_step(plc_sim *s, const plc_ir_list *l, int i, mpq_t *free_at
     plc_sim_queue(so, free_at[dev], holder[dev]);
   if (st == 0 && mpq_cmp(so->start, free_at[0]) > 0)
     plc_sim_charge(s, l, i, free_at[0], so->start);
-  mpq_add(so->end, so->start, op->time);
+  if (end_at) /* with links shared: when the flow ended it (same start) */
+    mpq_set(so->end, end_at);
+  else
+    mpq_add(so->end, so->start, op->time);
   mpq_set(free_at[st], so->end);
   holder[st] = i;
   if (uses_dev) {
@@ -217,7 +235,7 @@ static void plc_sim_step(plc_sim *s, const plc_ir_list *l, int i, mpq_t *free_at
     holder[dev] = i;
   }
   so->ran = 1;
-  plc_sim_account(s, op, so);
+  plc_sim_account(s, l, i);
   if (mpq_cmp(so->end, s->end) > 0)
     mpq_set(s->end, so->end);
 }
@@ -283,9 +301,12 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
   int n = plc_sim_consumers(s, l, order);
   mpq_t *cum = plc_xmalloc(((size_t)n + 1) * sizeof *cum);
   mpq_init(cum[0]);
+  mpq_t took;
+  mpq_init(took);
   for (int k = 0; k < n; k++) {
     mpq_init(cum[k + 1]);
-    mpq_add(cum[k + 1], cum[k], l->ops[order[k]].time);
+    plc_sim_took(s, l, order[k], took);
+    mpq_add(cum[k + 1], cum[k], took);
   }
   /* blocks[i]: an op that something waits for queued behind op i and so
    * started late (then i's exposure is that wait, not outliving the list) */
@@ -309,6 +330,9 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
       so->why = so->consumer < 0 ? PLC_WHY_NO_CONSUMER : PLC_WHY_HIDDEN;
     else if (so->queued_behind >= 0 && mpq_cmp(so->start, so->ready) > 0)
       so->why = PLC_WHY_QUEUED;
+    else if (s->shared && (plc_sim_took(s, l, i, took), mpq_cmp(took, op->time) > 0) &&
+             mpq_cmp(so->window, op->time) >= 0)
+      so->why = PLC_WHY_SHARED; /* alone at full speed it would have fitted */
     else if (mpq_cmp(so->window, op->time) >= 0 || (so->consumer < 0 && blocks[i]))
       so->why = PLC_WHY_BLOCKS; /* with no consumer, what queued behind it was waited for */
     else if (so->consumer < 0) /* exposed by outliving the compute stream */
@@ -318,6 +342,7 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
   }
   for (int k = 0; k <= n; k++)
     mpq_clear(cum[k]);
+  mpq_clear(took);
   free(cum);
   free(order);
   free(blocks);
@@ -675,6 +700,59 @@ struct plc_sim_lazy {
   plc_su d;
 };
 
+/* A transfer's interval in a run on integers, for plc_s64_overlap. */
+typedef struct plc_s64_span {
+  int link;
+  plc_si start, end;
+} plc_s64_span;
+
+static int plc_s64_span_cmp(const void *a, const void *b)
+{
+  const plc_s64_span *x = a, *y = b;
+  if (x->link != y->link)
+    return x->link < y->link ? -1 : 1;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Did two transfers that took time run at once on one link of net, in a
+ * run with links dedicated (start, end; ran[i] for the ops that ran)?  If
+ * not, sharing the links would change nothing: every transfer would have
+ * had its link to itself all along (flow.h).  If so, *first is when two
+ * first met: up to then the run with links shared is this one. */
+static int plc_s64_overlap(const plc_ir_list *l, const plc_si *start, const plc_si *end,
+                           const unsigned char *ran, const plc_sim_net *net, plc_si *first)
+{
+  plc_s64_span *sp = plc_xmalloc(((size_t)l->n + 1) * sizeof *sp);
+  size_t n = 0;
+  for (int i = 0; i < l->n; i++)
+    if (ran[i] && l->ops[i].kind != PLC_OPK_COMPUTE && end[i] > start[i])
+      sp[n++] = (plc_s64_span){net->link[l->ops[i].dim], start[i], end[i]};
+  qsort(sp, n, sizeof *sp, plc_s64_span_cmp);
+  int hit = 0;
+  for (size_t k = 1; k < n; k++) {
+    if (sp[k].link != sp[k - 1].link)
+      continue;
+    if (sp[k].start < sp[k - 1].end && (!hit || sp[k].start < *first)) {
+      hit = 1; /* the first meeting on this link: sp[k - 1] ends latest so far */
+      *first = sp[k].start;
+    }
+    if (sp[k].end < sp[k - 1].end)
+      sp[k].end = sp[k - 1].end;
+  }
+  free(sp);
+  return hit;
+}
+
+/* A run with links dedicated on integers (units of 1/d) whose transfers
+ * first met on a link at `first`: every op that ended by then ran the
+ * same with links shared, and the flow takes up the rest from there. */
+typedef struct plc_sim_head {
+  plc_si *mem;               /* owns start and end */
+  const plc_si *start, *end;
+  plc_su d;
+  plc_si first;
+} plc_sim_head;
+
 static void plc_sim_lazy_free(plc_sim *s)
 {
   if (!s->lazy)
@@ -682,6 +760,25 @@ static void plc_sim_lazy_free(plc_sim *s)
   free(s->lazy->mem);
   free(s->lazy);
   s->lazy = NULL;
+}
+
+/* plc_s64_overlap on a run on integers whose times are still lazy; on a
+ * meeting its times go to *h (the run keeps none). */
+static int plc_sim_lazy_overlap(plc_sim *s, const plc_ir_list *l, const plc_sim_net *net,
+                                plc_sim_head *h)
+{
+  unsigned char *ran = plc_xmalloc((size_t)l->n + 1);
+  for (int i = 0; i < l->n; i++)
+    ran[i] = (unsigned char)s->ops[i].ran;
+  int hit = plc_s64_overlap(l, s->lazy->start, s->lazy->end, ran, net, &h->first);
+  free(ran);
+  if (hit) {
+    struct plc_sim_lazy *z = s->lazy;
+    *h = (plc_sim_head){z->mem, z->start, z->end, z->d, h->first};
+    free(z);
+    s->lazy = NULL;
+  }
+  return hit;
 }
 
 void plc_sim_times(const plc_sim *cs)
@@ -783,13 +880,14 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
 /* plc_sim_end on integers: the scheduling alone (charging moves no op);
  * 0 when the figures could not fit. */
 static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
-                       mpq_srcptr t0, plc_sim_counts_fn *counts)
+                       mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net,
+                       plc_sim_head *h)
 {
   if (plc_sim_no_fast || l->n == 0)
     return 0;
   plc_s64 x = {.l = l};
   size_t n = (size_t)l->n;
-  plc_si *mem = plc_xcalloc(2 * n + (size_t)nstreams + 1, sizeof *mem);
+  plc_si *mem = plc_xcalloc(3 * n + (size_t)nstreams + 1, sizeof *mem);
   x.t = mem;
   plc_su d;
   plc_si t0s = 0;
@@ -797,8 +895,8 @@ static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_o
     free(mem);
     return 0;
   }
-  plc_si *end = mem + n, *free_at = mem + 2 * n, end_all = t0s;
-  char *ran = plc_xcalloc(n, 1);
+  plc_si *end = mem + n, *starts = mem + 2 * n, *free_at = mem + 3 * n, end_all = t0s;
+  unsigned char *ran = plc_xcalloc(n, 1);
   for (int k = 0; k <= nstreams; k++)
     free_at[k] = t0s;
   for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
@@ -814,6 +912,7 @@ static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_o
       start = free_at[op->stream];
     if (uses_dev && free_at[nstreams] > start)
       start = free_at[nstreams];
+    starts[i] = start;
     end[i] = start + x.t[i];
     free_at[op->stream] = end[i];
     if (uses_dev)
@@ -822,19 +921,290 @@ static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_o
     if (end[i] > end_all && (!counts || counts(op)))
       end_all = end[i];
   }
-  plc_s64_set(out, end_all, d);
+  int ok = !net || !plc_s64_overlap(l, starts, end, ran, net, &h->first); /* else: shared */
   free(ran);
-  free(mem);
-  return 1;
+  if (ok) {
+    plc_s64_set(out, end_all, d);
+    free(mem);
+  } else { /* the head of the run with links shared */
+    *h = (plc_sim_head){mem, starts, end, d, h->first};
+  }
+  return ok;
+}
+
+/* After the ops ran (the compute stream free at compute_end): the tail,
+ * the windows and the compute unions. */
+static void plc_sim_finish(plc_sim *s, const plc_ir_list *l, mpq_srcptr compute_end)
+{
+  mpq_set(s->makespan, compute_end);
+  plc_sim_tail(s, l, compute_end);
+  plc_sim_windows(s, l);
+  plc_sim_union(s, l, 0, s->all_compute);
+  plc_sim_union(s, l, 1, s->useful);
+}
+
+/* ---- links shared ---------------------------------------------------------------- */
+
+void plc_sim_net_of(const plc_ir_run *run, plc_sim_net *net)
+{
+  const char *names[PLC_PD_COUNT];
+  net->share = run->shared_links;
+  net->nlinks = 0;
+  for (int d = 0; d < PLC_PD_COUNT; d++) {
+    const plc_ir_place *pl = &run->place[d];
+    const char *t = pl->port ? pl->port : pl->tier ? pl->tier : "";
+    int k = 0;
+    while (k < net->nlinks && strcmp(names[k], t))
+      k++;
+    if (k == net->nlinks)
+      names[net->nlinks++] = t;
+    net->link[d] = k;
+    net->latency[d] = pl->latency;
+  }
+}
+
+void plc_sim_cost_split(const plc_sim_net *net, const plc_ir_op *op, mpq_t fixed, mpq_t work)
+{
+  mpq_set(fixed, op->time);
+  mpq_set_ui(work, 0, 1);
+  if (op->kind == PLC_OPK_COMPUTE)
+    return;
+  long k = op->kind == PLC_OPK_ALL_REDUCE ? 2L * (op->group - 1)
+           : op->kind == PLC_OPK_P2P ? 1 : (long)op->group - 1;
+  mpq_set_ui(fixed, 0, 1);
+  if (net->latency[op->dim]) {
+    mpq_set_si(fixed, k, 1);
+    mpq_mul(fixed, fixed, net->latency[op->dim]);
+    if (mpq_cmp(fixed, op->time) > 0)
+      mpq_set(fixed, op->time);
+  }
+  mpq_sub(work, op->time, fixed);
+}
+
+/* Could two transfers of l share a link: with sharing on, two that take
+ * time on one link from different streams (on one stream they run one
+ * after the other)?  Else sharing changes nothing. */
+static int plc_sim_may_share(const plc_ir_list *l, int with_once, const plc_sim_net *net)
+{
+  if (!net || !net->share)
+    return 0;
+  int first[PLC_PD_COUNT]; /* per link, the stream of its first transfer */
+  for (int k = 0; k < net->nlinks; k++)
+    first[k] = -1;
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    if (op->kind == PLC_OPK_COMPUTE || (!with_once && op->once) || mpq_sgn(op->time) <= 0)
+      continue;
+    int k = net->link[op->dim];
+    if (first[k] < 0)
+      first[k] = op->stream;
+    else if (first[k] != op->stream)
+      return 1;
+  }
+  return 0;
+}
+
+/* The list's ops that run as flow ops (flow.h), into f: each on its
+ * stream, after its dependencies and, a compute op that takes time, after
+ * the one before it (the device's compute is serial, plc_sim_step);
+ * transfers on their dimension's link.  map[i] is op i's flow op, or -1
+ * when it does not run; returns how many run.  The flow runs in units of
+ * 1/den, den the common denominator of t0 and the ops' times (into den),
+ * so that its times are integers until links are shared (the dynamics
+ * scale with time; the rationals' gcds were most of its cost): f's times
+ * are in those units. */
+static void plc_sim_late(const plc_sim_head *h, const plc_ir_op *op, int i, mpq_t fixed,
+                         mpq_t work);
+
+static int plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int with_once,
+                        mpq_srcptr t0, const plc_sim_net *net, int *map, mpz_t den,
+                        const plc_sim_head *h)
+{
+  size_t nd = 1;
+  for (int i = 0; i < l->n; i++)
+    nd += (size_t)l->ops[i].ndeps + 1;
+  plc_flow_op *ops = plc_xmalloc(((size_t)l->n + 1) * sizeof *ops);
+  int *pool = plc_xmalloc(nd * sizeof *pool);
+  mpq_t *cost = plc_xmalloc(2 * ((size_t)l->n + 1) * sizeof *cost);
+  int n = 0, last_dev = -1;
+  size_t used = 0;
+  mpq_t t0s, scale;
+  mpq_inits(t0s, scale, NULL);
+  if (h) { /* from when transfers first met; what ended by then is h's */
+    plc_s64_put(den, h->d);
+    plc_s64_put(mpq_numref(t0s), (plc_su)h->first);
+  } else {
+    mpz_set(den, mpq_denref(t0));
+    for (int i = 0; i < l->n; i++)
+      if (with_once || !l->ops[i].once)
+        mpz_lcm(den, den, mpq_denref(l->ops[i].time));
+  }
+  mpz_set(mpq_numref(scale), den);
+  if (!h)
+    mpq_mul(t0s, t0, scale);
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    map[i] = -1;
+    if (!with_once && op->once)
+      continue;
+    if (h && h->end[i] <= h->first) {
+      map[i] = -2; /* ended before any sharing */
+      continue;
+    }
+    plc_flow_op *o = &ops[n];
+    o->deps = pool + used;
+    o->ndeps = 0;
+    for (int d = 0; d < op->ndeps; d++)
+      if (map[op->deps[d]] >= 0)
+        pool[used + (size_t)o->ndeps++] = map[op->deps[d]];
+    int uses_dev = op->kind == PLC_OPK_COMPUTE && mpq_sgn(op->time) > 0;
+    if (uses_dev && last_dev >= 0)
+      pool[used + (size_t)o->ndeps++] = last_dev;
+    used += (size_t)o->ndeps;
+    mpq_inits(cost[2 * n], cost[2 * n + 1], NULL);
+    if (h && op->kind == PLC_OPK_COMPUTE) { /* its time, scaled: as long as it took in h */
+      plc_s64_put(mpq_numref(cost[2 * n]), (plc_su)(h->end[i] - h->start[i]));
+    } else {
+      plc_sim_cost_split(net, op, cost[2 * n], cost[2 * n + 1]);
+      mpq_mul(cost[2 * n], cost[2 * n], scale);
+      mpq_mul(cost[2 * n + 1], cost[2 * n + 1], scale);
+    }
+    if (h && h->start[i] < h->first) /* under way then: what is left of it */
+      plc_sim_late(h, op, i, cost[2 * n], cost[2 * n + 1]);
+    o->fixed = cost[2 * n];
+    o->work = cost[2 * n + 1];
+    o->stream = op->stream;
+    o->link = op->kind == PLC_OPK_COMPUTE ? -1 : net->link[op->dim];
+    if (uses_dev)
+      last_dev = n;
+    map[i] = n++;
+  }
+  int stuck;
+  plc_flow_run(f, ops, n, nstreams, net->nlinks, 1, t0s, &stuck); /* deps point back: runs */
+  mpq_clears(t0s, scale, NULL);
+  for (int g = 0; g < 2 * n; g++)
+    mpq_clear(cost[g]);
+  free(cost);
+  free(pool);
+  free(ops);
+  return n;
+}
+
+/* An op under way when transfers first met (h->first): it has run
+ * h->first - start of its fixed part, then of its work, alone (nothing
+ * shared before then); fixed and work (units of 1/d) keep what is left. */
+static void plc_sim_late(const plc_sim_head *h, const plc_ir_op *op, int i, mpq_t fixed,
+                         mpq_t work)
+{
+  (void)op;
+  mpq_t done;
+  mpq_init(done);
+  plc_s64_put(mpq_numref(done), (plc_su)(h->first - h->start[i]));
+  if (mpq_cmp(done, fixed) <= 0) {
+    mpq_sub(fixed, fixed, done);
+  } else {
+    mpq_sub(done, done, fixed);
+    mpq_set_ui(fixed, 0, 1);
+    mpq_sub(work, work, done);
+  }
+  mpq_clear(done);
+}
+
+/* End of op i of a shared run into q (seconds): h's for an op that ended
+ * before transfers met (map -2), else the flow's (units of 1/den). */
+static void plc_sim_shared_end(mpq_t q, const plc_flow *f, const int *map, int i,
+                               const plc_sim_head *h, const mpz_t den)
+{
+  if (map[i] == -2) {
+    plc_s64_set(q, h->end[i], h->d);
+    return;
+  }
+  mpq_set(q, f->end[map[i]]);
+  mpz_mul(mpq_denref(q), mpq_denref(q), den);
+  mpq_canonicalize(q);
+}
+
+/* plc_sim_run with links shared: the times from the flow, then the same
+ * charging, windows and unions. */
+static void plc_sim_run_shared(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
+                               mpq_srcptr t0, const plc_sim_net *net, const plc_sim_head *h)
+{
+  plc_flow f;
+  int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
+  mpz_t den;
+  mpq_t end;
+  mpz_init(den);
+  mpq_init(end);
+  plc_sim_flow(&f, l, nstreams, with_once, t0, net, map, den, h);
+  s->shared = 1;
+  mpq_t *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
+  int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);
+  for (int k = 0; k <= nstreams; k++) {
+    mpq_init(free_at[k]);
+    mpq_set(free_at[k], t0);
+    holder[k] = -1;
+  }
+  mpq_set(s->end, t0);
+  for (int i = 0; i < l->n; i++)
+    if (map[i] != -1) {
+      plc_sim_shared_end(end, &f, map, i, h, den);
+      plc_sim_step(s, l, i, free_at, holder, nstreams, t0, end);
+    }
+  plc_sim_finish(s, l, free_at[0]);
+  for (int k = 0; k <= nstreams; k++)
+    mpq_clear(free_at[k]);
+  free(free_at);
+  free(holder);
+  free(map);
+  mpz_clear(den);
+  mpq_clear(end);
+  plc_flow_free(&f);
 }
 
 void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
-                    mpq_srcptr t0, plc_sim_counts_fn *counts)
+                    mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
 {
-  if (plc_s64_end(out, l, nstreams, with_once, t0, counts))
+  int may = plc_sim_may_share(l, with_once, net);
+  plc_sim_head head = {0}, *h = NULL;
+  if (plc_s64_end(out, l, nstreams, with_once, t0, counts, may ? net : NULL, &head))
+    return; /* no two transfers met on a link: sharing changes nothing */
+  if (head.mem)
+    h = &head;
+  if (may) { /* the flow's ends, and the head's */
+    plc_flow f;
+    int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
+    mpz_t den;
+    mpq_t end;
+    mpz_init(den);
+    mpq_init(end);
+    plc_sim_flow(&f, l, nstreams, with_once, t0, net, map, den, h);
+    int last = -1, early = -1; /* the latest in the flow (its units), and of h */
+    for (int i = 0; i < l->n; i++) {
+      if (map[i] == -1 || (counts && !counts(&l->ops[i])))
+        continue;
+      if (map[i] == -2 && (early < 0 || h->end[i] > h->end[early]))
+        early = i;
+      else if (map[i] >= 0 && (last < 0 || mpq_cmp(f.end[map[i]], f.end[map[last]]) > 0))
+        last = i;
+    }
+    mpq_set(out, t0);
+    for (int k = 0; k < 2; k++) {
+      int i = k ? early : last;
+      if (i < 0)
+        continue;
+      plc_sim_shared_end(end, &f, map, i, h, den);
+      if (mpq_cmp(end, out) > 0)
+        mpq_set(out, end);
+    }
+    mpz_clear(den);
+    mpq_clear(end);
+    free(map);
+    free(head.mem);
+    plc_flow_free(&f);
     return;
+  }
   plc_sim s;
-  plc_sim_run(&s, l, nstreams, with_once, t0);
+  plc_sim_run(&s, l, nstreams, with_once, t0, NULL);
   mpq_set(out, t0);
   for (int i = 0; i < l->n; i++)
     if (s.ops[i].ran && (!counts || counts(&l->ops[i])) && mpq_cmp(s.ops[i].end, out) > 0)
@@ -842,16 +1212,29 @@ void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once
   plc_sim_free(&s);
 }
 
-void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
+void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0,
+                 const plc_sim_net *net)
 {
-  plc_sim_end_of(out, l, nstreams, with_once, t0, NULL);
+  plc_sim_end_of(out, l, nstreams, with_once, t0, NULL, net);
 }
 
-void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0)
+void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0,
+                 const plc_sim_net *net)
 {
   plc_sim_init(s, l->n);
-  if (plc_s64_run(s, l, nstreams, with_once, t0))
+  int may = plc_sim_may_share(l, with_once, net);
+  plc_sim_head head = {0};
+  if (plc_s64_run(s, l, nstreams, with_once, t0)) {
+    if (!may || !plc_sim_lazy_overlap(s, l, net, &head))
+      return; /* no two transfers met on a link: sharing changes nothing */
+    plc_sim_free(s);
+    plc_sim_init(s, l->n);
+  }
+  if (may) {
+    plc_sim_run_shared(s, l, nstreams, with_once, t0, net, head.mem ? &head : NULL);
+    free(head.mem);
     return;
+  }
   /* the streams, then the device's compute (slot nstreams) */
   mpq_t *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
   int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);
@@ -863,12 +1246,8 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
   mpq_set(s->end, t0);
   for (int i = 0; i < l->n; i++)
     if (with_once || !l->ops[i].once)
-      plc_sim_step(s, l, i, free_at, holder, nstreams, t0);
-  mpq_set(s->makespan, free_at[0]);
-  plc_sim_tail(s, l, free_at[0]);
-  plc_sim_windows(s, l);
-  plc_sim_union(s, l, 0, s->all_compute);
-  plc_sim_union(s, l, 1, s->useful);
+      plc_sim_step(s, l, i, free_at, holder, nstreams, t0, NULL);
+  plc_sim_finish(s, l, free_at[0]);
   for (int k = 0; k <= nstreams; k++)
     mpq_clear(free_at[k]);
   free(free_at);
@@ -880,6 +1259,7 @@ const char *plc_why_text(plc_why w)
   static const char *const text[PLC_WHY_COUNT] = {
     "hidden", "on the compute stream", "consumer follows at once", "window too short",
     "queued behind another op", "no consumer", "an op queued behind it was waited for",
+    "slowed by sharing its link",
   };
   return text[w];
 }

@@ -10,7 +10,15 @@
  * the dependency that finished last.  The list ends when every stream is
  * free: ops on other streams that outlive the compute stream are charged
  * for the tail the same way.  So the makespan is exactly the sum of the
- * compute stream's ops' durations plus the charged stalls. */
+ * compute stream's ops' durations plus the charged stalls.
+ *
+ * Links (net, when given and sharing): transfers of the list that are
+ * active at the same time on one physical link of the device share it
+ * (flow.h: equal shares, re-evaluated exactly as transfers start and
+ * end), so a transfer may take longer than its time; its latency part is
+ * not shared.  A list with no two transfers that could overlap on one
+ * link (on different streams) runs as without sharing, which is then the
+ * same run.  Without net every transfer has its link to itself. */
 #ifndef PLC_SIM_H
 #define PLC_SIM_H
 
@@ -26,6 +34,7 @@ typedef enum plc_why {
   PLC_WHY_QUEUED,      /* waited behind another op on its own stream */
   PLC_WHY_NO_CONSUMER, /* nothing waits for it in this list */
   PLC_WHY_BLOCKS,      /* its own window suffices, but an op queued behind it was waited for */
+  PLC_WHY_SHARED,      /* its window suffices for its time, but it shared its link */
   PLC_WHY_COUNT
 } plc_why;
 
@@ -52,7 +61,26 @@ typedef struct plc_sim {
   mpq_t stall_other;    /* compute-stream stalls caused by compute on other streams */
   struct plc_sim_lazy *lazy; /* the ops' ready, start and end not yet made
                                 rationals (plc_sim_times) */
+  int shared;           /* links were shared: a transfer may have taken longer
+                           than its time (end - start) */
 } plc_sim;
+
+/* The physical links of a run's devices, for sharing (flow.h): one per
+ * port (a tier's name unless the cluster names a port), the same for
+ * every list of the run. */
+typedef struct plc_sim_net {
+  int share;                       /* the train's shared_links */
+  int nlinks;
+  int link[PLC_PD_COUNT];          /* per dimension, its link */
+  mpq_srcptr latency[PLC_PD_COUNT]; /* per dimension, per step of a collective (NULL: 0) */
+} plc_sim_net;
+
+/* run's links, sharing as the train says. */
+void plc_sim_net_of(const plc_ir_run *run, plc_sim_net *net);
+/* A transfer's time split into the part its link does not share (its
+ * latency, k steps of the dimension's, at most its time) into fixed and
+ * the rest into work; a compute op's all fixed. */
+void plc_sim_cost_split(const plc_sim_net *net, const plc_ir_op *op, mpq_t fixed, mpq_t work);
 
 /* Run a list; `once` ops take part only when with_once.  Every op starts no
  * earlier than t0.  nstreams is the run's stream count.  The figures and
@@ -60,16 +88,21 @@ typedef struct plc_sim {
  * times only once plc_sim_times asks for them (most runs never read them,
  * and turning every time into a rational in lowest terms was most of the
  * cost of a run on machine integers). */
-void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0);
+void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0,
+                 const plc_sim_net *net);
 /* The end of every stream of list l run so (which is its makespan: the
  * compute stream's tail is charged up to it), without the other figures:
  * what plc_sim_run gives as s->end and s->makespan, for less. */
-void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0);
+void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0,
+                 const plc_sim_net *net);
 /* The same, but the latest end of the ops for which counts is true (and
  * t0): the others still run and delay what waits for them. */
 typedef int plc_sim_counts_fn(const plc_ir_op *op);
 void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
-                    mpq_srcptr t0, plc_sim_counts_fn *counts);
+                    mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net);
+/* Op i of l, which ran in s: how long it took into out, its time, or more
+ * for a transfer that shared its link. */
+void plc_sim_took(const plc_sim *s, const plc_ir_list *l, int i, mpq_t out);
 /* Set (tests only, before any thread): plc_sim_run always computes on
  * rationals, not on machine integers over a common denominator (sim.c). */
 extern int plc_sim_no_fast;

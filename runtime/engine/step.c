@@ -13,6 +13,7 @@
 #include "fbpair.h"
 #include "runsched.h"
 #include "schedule.h"
+#include "sim.h"
 #include "xalloc.h"
 
 #include <stdint.h>
@@ -51,8 +52,7 @@ typedef struct plc_step_build {
   int nparts;                  /* step lists per device: 1, or 2 for dualpipe */
   int *step_map_base;          /* per device and part: global index of its first step op */
   int **last;                  /* per stage, per stream: last global op so far */
-  int *tier;                   /* per dimension: index of its tier */
-  int ntiers;
+  plc_sim_net net;             /* per dimension, its link (port) on a stage */
   int side_compute;             /* some compute op off the compute stream takes time */
   int *seen, *stack;           /* plc_step_resolve's visit stamps and stack */
   int stamp;
@@ -425,7 +425,8 @@ static void plc_step_wait_block(plc_step_build *b, int s, int phase, int mb, int
  * after all of them one per stage for the device's compute. */
 static int plc_step_link(const plc_step_build *b, int s, const plc_ir_op *op)
 {
-  return op->kind == PLC_OPK_COMPUTE ? b->p * b->ntiers + s : s * b->ntiers + b->tier[op->dim];
+  int n = b->net.nlinks;
+  return op->kind == PLC_OPK_COMPUTE ? b->p * n + s : s * n + b->net.link[op->dim];
 }
 
 /* A compute op is work on its device's compute, which compute ops of every
@@ -436,9 +437,6 @@ static int plc_step_link(const plc_step_build *b, int s, const plc_ir_op *op)
  * with share off it has the link to itself. */
 static void plc_step_costs(plc_step_build *b, int g, int s, const plc_ir_op *op, int share)
 {
-  const plc_ir_place *pl = &b->run->place[op->dim];
-  long k = op->kind == PLC_OPK_ALL_REDUCE ? 2L * (op->group - 1)
-           : op->kind == PLC_OPK_P2P ? 1 : (long)op->group - 1;
   mpq_set(b->fixed[g], op->time);
   mpq_set_ui(b->work[g], 0, 1);
   b->ops[g].link = -1;
@@ -452,15 +450,7 @@ static void plc_step_costs(plc_step_build *b, int g, int s, const plc_ir_op *op,
   }
   if (!share)
     return;
-  if (pl->latency) {
-    mpq_set_si(b->fixed[g], k, 1);
-    mpq_mul(b->fixed[g], b->fixed[g], pl->latency);
-    if (mpq_cmp(b->fixed[g], op->time) > 0)
-      mpq_set(b->fixed[g], op->time);
-  } else {
-    mpq_set_ui(b->fixed[g], 0, 1);
-  }
-  mpq_sub(b->work[g], op->time, b->fixed[g]);
+  plc_sim_cost_split(&b->net, op, b->fixed[g], b->work[g]);
   b->ops[g].link = plc_step_link(b, s, op);
 }
 
@@ -583,23 +573,6 @@ static void plc_step_write_stage(plc_step_build *b, int s, int share)
     free(waits);
   }
   plc_step_write_steps(b, s, share);
-}
-
-/* Physical links by port: transfers of a stage through one port (a tier's
- * name unless the cluster says `port = ...`) share one link. */
-static void plc_step_tiers(plc_step_build *b)
-{
-  const char *names[PLC_PD_COUNT];
-  b->tier = plc_xcalloc(PLC_PD_COUNT, sizeof *b->tier);
-  b->ntiers = 0;
-  for (int d = 0; d < PLC_PD_COUNT; d++) {
-    const plc_ir_place *pl = &b->run->place[d];
-    const char *t = pl->port ? pl->port : pl->tier ? pl->tier : "";
-    int k = 0;
-    while (k < b->ntiers && strcmp(names[k], t)) k++;
-    if (k == b->ntiers) names[b->ntiers++] = t;
-    b->tier[d] = k;
-  }
 }
 
 /* ---- accounting ------------------------------------------------------------------ */
@@ -730,7 +703,7 @@ static void plc_step_build_free(plc_step_build *b, long n)
     for (int s = 0; s < b->p; s++) free(b->last[s]);
   for (long g = 0; g < n && b->fixed; g++) mpq_clears(b->fixed[g], b->work[g], NULL);
   free(b->in), free(b->lastc), free(b->map), free(b->last), free(b->step_map_base);
-  free(b->tier), free(b->seg[0]), free(b->seg[1]);
+  free(b->seg[0]), free(b->seg[1]);
   free(b->ops), free(b->fixed), free(b->work), free(b->dep_pool), free(b->seen), free(b->stack);
 }
 
@@ -817,13 +790,13 @@ int plc_step_run(plc_step *st, const plc_ir_run *run, const plc_step_opts *opts,
   }
   n = plc_step_places(&b);
   plc_step_alloc(st, &b, (int)n);
-  plc_step_tiers(&b);
+  plc_sim_net_of(run, &b.net); /* a link per port and stage */
   b.side_compute = plc_step_side_compute(run);
   for (int s = 0; s < b.p; s++) plc_step_write_stage(&b, s, opts->share);
   for (long g = 0; g < n; g++) b.ops[g].deps = b.dep_pool + (intptr_t)b.ops[g].deps;
   int stuck = -1;
   int ok = plc_flow_run(&st->flow, b.ops, (int)n, run->nstages * run->nstreams,
-                        run->nstages * (b.ntiers + 1), 1, NULL, &stuck) == 0;
+                        run->nstages * (b.net.nlinks + 1), 1, NULL, &stuck) == 0;
   (void)stuck;
   st->nstages = run->nstages;
   mpq_set(st->makespan, st->flow.makespan);

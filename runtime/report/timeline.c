@@ -39,7 +39,9 @@ static const plc_sim *plc_timeline_sim(plc_timeline_stage *st, const plc_ir_run 
   plc_sim *s = &st->sims[st->nsims++];
   mpq_t zero;
   mpq_init(zero);
-  plc_sim_run(s, l, run->nstreams, with_once, zero);
+  plc_sim_net net;
+  plc_sim_net_of(run, &net);
+  plc_sim_run(s, l, run->nstreams, with_once, zero, &net);
   plc_sim_times(s); /* drawn op by op */
   mpq_clear(zero);
   return s;

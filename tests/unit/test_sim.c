@@ -61,7 +61,7 @@ static void test_window_and_exposure(void)
   add(&l, PLC_OPK_COMPUTE, 0, 3, 1, 0);
   int d = add(&l, PLC_OPK_COMPUTE, 0, 5, 1, 1, c);
   plc_sim s;
-  plc_sim_run(&s, &l, 2, 0, zero);
+  plc_sim_run(&s, &l, 2, 0, zero, NULL);
   plc_sim_times(&s);
   CU_ASSERT(eq_si(s.ops[c].start, 10));
   CU_ASSERT(eq_si(s.ops[c].exposed, 3));
@@ -85,7 +85,7 @@ static void test_same_stream_and_queue(void)
   int c3 = add(&l, PLC_OPK_ALL_TO_ALL, 1, 5, 1, 0); /* waits for c2 on stream 1 */
   add(&l, PLC_OPK_COMPUTE, 0, 1, 1, 1, c3);
   plc_sim s;
-  plc_sim_run(&s, &l, 2, 0, zero);
+  plc_sim_run(&s, &l, 2, 0, zero, NULL);
   plc_sim_times(&s);
   CU_ASSERT(eq_si(s.ops[c1].exposed, 2));
   CU_ASSERT_EQUAL(s.ops[c1].why, PLC_WHY_SAME_STREAM);
@@ -111,7 +111,7 @@ static void test_other_streams_bound(void)
   int r1 = add(&l, PLC_OPK_ALL_REDUCE, 1, 3, 1, 0);
   int r2 = add(&l, PLC_OPK_REDUCE_SCATTER, 1, 4, 1, 0);
   plc_sim s;
-  plc_sim_run(&s, &l, 2, 0, zero);
+  plc_sim_run(&s, &l, 2, 0, zero, NULL);
   plc_sim_times(&s);
   CU_ASSERT(eq_si(s.makespan, 7));
   CU_ASSERT(eq_si(s.exposed, 7));
@@ -122,7 +122,7 @@ static void test_other_streams_bound(void)
   plc_sim_free(&s);
   int a = add(&m, PLC_OPK_COMPUTE, 0, 2, 1, 0);
   int r = add(&m, PLC_OPK_ALL_GATHER, 1, 5, 1, 1, a);
-  plc_sim_run(&s, &m, 2, 0, zero);
+  plc_sim_run(&s, &m, 2, 0, zero, NULL);
   plc_sim_times(&s);
   CU_ASSERT(eq_si(s.makespan, 7));
   CU_ASSERT(eq_si(s.busy, 2));
@@ -148,7 +148,7 @@ static void test_compute_union(void)
   int c = add(&l, PLC_OPK_COMPUTE, 1, 4, 1, 1, b);
   int d = add(&l, PLC_OPK_COMPUTE, 0, 5, 1, 0);
   plc_sim s;
-  plc_sim_run(&s, &l, 2, 0, zero);
+  plc_sim_run(&s, &l, 2, 0, zero, NULL);
   plc_sim_times(&s);
   CU_ASSERT(eq_si(s.ops[b].start, 10));
   CU_ASSERT(eq_si(s.ops[c].start, 16));
@@ -242,7 +242,7 @@ static void test_random_invariants(void)
     plc_ir_list l;
     random_list(&l, 1 + (int)rnd(60), 4);
     plc_sim s;
-    plc_sim_run(&s, &l, 4, 0, zero);
+    plc_sim_run(&s, &l, 4, 0, zero, NULL);
     plc_sim_times(&s);
     check_invariants(&s, &l, &bad);
     plc_sim_free(&s);
@@ -310,7 +310,7 @@ static void test_random_stall_parts(void)
     mpq_set_si(t0, (long)rnd(5), 3);
     mpq_canonicalize(t0); /* GMP's functions take canonical rationals */
     plc_sim s;
-    plc_sim_run(&s, &l, 4, 0, t0);
+    plc_sim_run(&s, &l, 4, 0, t0, NULL);
     plc_sim_times(&s);
     check_parts(&s, &l, t0, &bad);
     plc_sim_free(&s);
@@ -331,7 +331,7 @@ static void test_random_faster(void)
     plc_ir_list l;
     random_list(&l, 1 + (int)rnd(60), 3);
     plc_sim slow, fast, faster;
-    plc_sim_run(&slow, &l, 3, 0, zero);
+    plc_sim_run(&slow, &l, 3, 0, zero, NULL);
     plc_sim_times(&slow);
     mpq_set_ui(comm, 0, 1);
     for (int i = 0; i < l.n; i++)
@@ -340,14 +340,14 @@ static void test_random_faster(void)
         mpq_set_si(bound, 1 + (long)rnd(4), 5); /* scale by 1/5 .. 4/5 */
         mpq_mul(l.ops[i].time, l.ops[i].time, bound);
       }
-    plc_sim_run(&fast, &l, 3, 0, zero);
+    plc_sim_run(&fast, &l, 3, 0, zero, NULL);
     plc_sim_times(&fast);
     if (mpq_cmp(fast.makespan, slow.makespan) > 0)
       worse++;
     for (int i = 0; i < l.n; i++)
       if (l.ops[i].kind != PLC_OPK_COMPUTE)
         mpq_mul(l.ops[i].time, l.ops[i].time, k);
-    plc_sim_run(&faster, &l, 3, 0, zero);
+    plc_sim_run(&faster, &l, 3, 0, zero, NULL);
     plc_sim_times(&faster);
     /* compute-only schedule length plus what the remaining comm can add */
     mpq_mul(comm, comm, k);
@@ -405,20 +405,20 @@ static void test_random_integers(void)
     mpq_canonicalize(t0);
     int once = (int)rnd(2);
     plc_sim a, b;
-    plc_sim_run(&a, &l, 4, once, t0);
+    plc_sim_run(&a, &l, 4, once, t0, NULL);
     nlazy += a.lazy != NULL; /* on integers the op times wait for plc_sim_times */
     plc_sim_times(&a);
     bad += a.lazy != NULL;
     plc_sim_no_fast = 1;
-    plc_sim_run(&b, &l, 4, once, t0);
+    plc_sim_run(&b, &l, 4, once, t0, NULL);
     bad += b.lazy != NULL; /* on rationals they are set at once */
     plc_sim_times(&b);
     mpq_t e;
     mpq_init(e);
-    plc_sim_end(e, &l, 4, once, t0); /* on rationals */
+    plc_sim_end(e, &l, 4, once, t0, NULL); /* on rationals */
     bad += !mpq_equal(e, b.end) || !mpq_equal(e, b.makespan);
     plc_sim_no_fast = 0;
-    plc_sim_end(e, &l, 4, once, t0);
+    plc_sim_end(e, &l, 4, once, t0, NULL);
     bad += !mpq_equal(e, b.end);
     mpq_clear(e);
     bad += !same_sim(&a, &b);
@@ -428,6 +428,114 @@ static void test_random_integers(void)
   CU_ASSERT_EQUAL(bad, 0);
   CU_ASSERT(nlazy > 0); /* the integer path ran, and left its times to plc_sim_times */
   mpq_clear(t0);
+}
+
+/* ---- links shared ---------------------------------------------------------- */
+
+/* One link for every dimension, no latency: every transfer shares it. */
+static plc_sim_net one_link(int share)
+{
+  plc_sim_net net;
+  memset(&net, 0, sizeof net);
+  net.share = share;
+  net.nlinks = 1;
+  return net;
+}
+
+/* Two all-gathers on streams 1 and 2, 3 ms each alone on one link, beside
+ * 4 ms of compute; then 1 ms that needs all three (tests/golden/
+ * step-sharing.plan's forward).  Dedicated: the gathers end at 3, the
+ * compute at 4, d runs 4..5: 5 ms, nothing exposed.  Shared: both gathers
+ * progress at half speed and end at 6; d waits 6 - 4 = 2 ms, charged to
+ * the first gather (the dependency that finished last, the first on a
+ * tie), whose window (4 ms of compute before d) would have hidden its 3
+ * ms alone: "slowed by sharing its link"; it took 6 ms. */
+static void test_shared_gathers(void)
+{
+  plc_ir_list l = {0};
+  mpq_t zero, e, took;
+  mpq_inits(zero, e, took, NULL);
+  int c = add(&l, PLC_OPK_COMPUTE, 0, 4, 1, 0);
+  int g1 = add(&l, PLC_OPK_ALL_GATHER, 1, 3, 1, 0);
+  int g2 = add(&l, PLC_OPK_ALL_GATHER, 2, 3, 1, 0);
+  add(&l, PLC_OPK_COMPUTE, 0, 1, 1, 3, c, g1, g2);
+  plc_sim_net on = one_link(1), off = one_link(0);
+  plc_sim s;
+  plc_sim_run(&s, &l, 3, 0, zero, &on);
+  CU_ASSERT(s.shared);
+  CU_ASSERT(eq_si(s.makespan, 7));
+  CU_ASSERT(eq_si(s.ops[g1].exposed, 2));
+  CU_ASSERT(eq_si(s.ops[g2].exposed, 0));
+  CU_ASSERT(eq_si(s.exposed, 2));
+  CU_ASSERT(eq_si(s.compute, 5));
+  CU_ASSERT_EQUAL(s.ops[g1].why, PLC_WHY_SHARED);
+  CU_ASSERT(eq_si(s.ops[g1].window, 4));
+  plc_sim_took(&s, &l, g1, took);
+  CU_ASSERT(eq_si(took, 6));
+  plc_sim_free(&s);
+  plc_sim_end(e, &l, 3, 0, zero, &on);
+  CU_ASSERT(eq_si(e, 7));
+  plc_sim_run(&s, &l, 3, 0, zero, &off);
+  CU_ASSERT(!s.shared);
+  CU_ASSERT(eq_si(s.makespan, 5));
+  CU_ASSERT(eq_si(s.exposed, 0));
+  plc_sim_free(&s);
+  plc_sim_end(e, &l, 3, 0, zero, &off);
+  CU_ASSERT(eq_si(e, 5));
+  mpq_clears(zero, e, took, NULL);
+}
+
+/* Over random lists whose transfers fall on two links: sharing never makes
+ * a list shorter (every order is fixed, and no op takes less than its
+ * time) nor longer than all its ops one after the other; each op took at
+ * least its time from when it was ready; exposure stays within what an op
+ * took; the figures add up to the makespan; plc_sim_end gives the same
+ * end; and with sharing off the run is the one without links. */
+static void test_random_shared(void)
+{
+  int bad = 0, shared = 0;
+  mpq_t zero, sum, took, e;
+  mpq_inits(zero, sum, took, e, NULL);
+  plc_sim_net on = one_link(1), off = one_link(0);
+  on.nlinks = off.nlinks = 2;
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    on.link[d] = off.link[d] = d % 2;
+  for (int trial = 0; trial < 300; trial++) {
+    plc_ir_list l;
+    random_list(&l, 1 + (int)rnd(40), 4);
+    for (int i = 0; i < l.n; i++)
+      l.ops[i].dim = (plc_pdim)rnd(3);
+    plc_sim a, b, c;
+    plc_sim_run(&a, &l, 4, 0, zero, NULL);
+    plc_sim_run(&b, &l, 4, 0, zero, &on);
+    plc_sim_run(&c, &l, 4, 0, zero, &off);
+    plc_sim_times(&a);
+    plc_sim_times(&c);
+    shared += b.shared;
+    mpq_set_ui(sum, 0, 1);
+    for (int i = 0; i < l.n; i++)
+      mpq_add(sum, sum, l.ops[i].time);
+    bad += mpq_cmp(b.makespan, a.makespan) < 0 || mpq_cmp(b.makespan, sum) > 0;
+    bad += !mpq_equal(c.makespan, a.makespan) || !mpq_equal(c.exposed, a.exposed);
+    mpq_add(sum, b.busy, b.exposed);
+    mpq_add(sum, sum, b.stall_other);
+    for (int i = 0; i < l.n; i++) {
+      plc_sim_took(&b, &l, i, took);
+      bad += mpq_cmp(took, l.ops[i].time) < 0 || mpq_cmp(b.ops[i].start, b.ops[i].ready) < 0;
+      bad += mpq_sgn(b.ops[i].exposed) < 0 || mpq_cmp(b.ops[i].exposed, took) > 0;
+      if (l.ops[i].stream == 0 && l.ops[i].kind != PLC_OPK_COMPUTE)
+        mpq_sub(sum, sum, took); /* in busy and in its own exposure */
+    }
+    bad += !mpq_equal(sum, b.makespan);
+    plc_sim_end(e, &l, 4, 0, zero, &on);
+    bad += !mpq_equal(e, b.makespan);
+    plc_sim_free(&a);
+    plc_sim_free(&b);
+    plc_sim_free(&c);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(shared >= 100); /* most lists have two transfers on one link */
+  mpq_clears(zero, sum, took, e, NULL);
 }
 
 int main(void)
@@ -442,6 +550,8 @@ int main(void)
     {"faster links never slow a step", test_random_faster},
     {"stall parts add up to the charges", test_random_stall_parts},
     {"integers and rationals agree", test_random_integers},
+    {"two gathers share a link (hand case)", test_shared_gathers},
+    {"links shared over random lists", test_random_shared},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);
