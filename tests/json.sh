@@ -181,6 +181,11 @@ check search-shard "$outdir/search-shard.json" '.searches[0] | .shard == {"index
 run whole 0 --format=json --whole-step step-sharing.plan
 check whole-shared "$outdir/whole.json" '.runs[0].whole_step | .simulated == true and .why == null and .shared_links == true and .ops == 5 and .critical_stage == 0 and .time.exact == "1/125" and .compute.exact == "3/500" and .exposed == {"dp": {"exact": "1/500", "base_unit": "s", "value": "2", "unit": "ms"}} and .fill.exact == "0" and .other_stream.exact == "0" and .wait_stage.exact == "0" and .drain.exact == "0" and .report_time.exact == "1/125" and .difference.exact == "0"'
 check whole-dedicated "$outdir/whole.json" '.runs[1].whole_step | .shared_links == false and .time.exact == "3/500" and .exposed == {} and .difference.exact == "0"'
+# dualpipev's F&B blocks on its critical device (report-dualpipev.plan,
+# derived in step-dualpipev.plan: each chunk's F 1 ms and B 2 ms, compute
+# only, so an F&B overlaps nothing: 3 ms), one per pairing it runs
+run fb 0 --format=json report-dualpipev.plan
+check fb-blocks "$outdir/fb.json" '[.runs[0].step.fb_blocks[] | [.forward_of, .backward_of, .count, .time.exact, .t_f.exact, .t_b.exact]] == [[0, 3, 1, "3/1000", "1/1000", "1/500"], [3, 0, 2, "3/1000", "1/1000", "1/500"]]'
 run whole-big 1 --format=json --whole-step ../errors/sim-result-unknown.plan
 check whole-too-big "$outdir/whole-big.json" '.runs[0].whole_step | .simulated == false and .why == "the whole step has 1600000 ops, more than the 1000000 the simulation takes" and .time == null and .exposed == null and .ops == null'
 finish

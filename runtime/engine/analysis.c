@@ -514,6 +514,21 @@ void plc_fb_parts(const plc_result *r, int d, int a, int *fm, int *bm, mpq_srcpt
   *bm = a ? d : far;
 }
 
+int plc_fb_pairs_of(const plc_result *r, int d, plc_fb_pair out[2])
+{
+  int n = 0;
+  for (int a = 0; r->fbo && a < 2; a++) {
+    plc_fb_pair *p = &out[n];
+    p->count = r->nfb[d * 2 + a];
+    if (!p->count)
+      continue;
+    plc_fb_parts(r, d, a, &p->fm, &p->bm, &p->f, &p->b);
+    p->time = r->fbo[d * 2 + a];
+    n++;
+  }
+  return n;
+}
+
 /* What device d's F&B blocks hide, over running each one's forward and
  * backward one after the other, added to out (which it lowers): per
  * slot a, nfb x (t_f(a) + t_b(other) - fbo). */

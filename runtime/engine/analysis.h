@@ -116,6 +116,19 @@ void plc_analyse(plc_result *res, const plc_ir_run *run);
 void plc_fb_parts(const plc_result *res, int d, int a, int *fm, int *bm, mpq_srcptr *f,
                   mpq_srcptr *b);
 
+/* One pairing of F&B blocks a device runs: how many, the model stages (or
+ * chunks) of its forward and backward, its time overlapped and its parts'
+ * apart. */
+typedef struct plc_fb_pair {
+  long count;
+  int fm, bm;
+  mpq_srcptr time, f, b;
+} plc_fb_pair;
+
+/* The pairings device d runs (none without res->fbo) into out; returns
+ * how many (at most 2). */
+int plc_fb_pairs_of(const plc_result *res, int d, plc_fb_pair out[2]);
+
 /* What a re-analysis of run changed since base: its forward lists, its
  * backward lists (and so their `once` ops). */
 enum { PLC_CHANGED_FWD = 1, PLC_CHANGED_BWD = 2 };

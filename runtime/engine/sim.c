@@ -943,6 +943,30 @@ static void plc_sim_finish(plc_sim *s, const plc_ir_list *l, mpq_srcptr compute_
   plc_sim_union(s, l, 1, s->useful);
 }
 
+/* The run on rationals: the ops that run in list order, each ending at
+ * ends[i] when given (links shared), else after its time. */
+static void plc_sim_rational(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
+                             mpq_srcptr t0, mpq_t *ends)
+{
+  /* the streams, then the device's compute (slot nstreams) */
+  mpq_t *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
+  int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);
+  for (int k = 0; k <= nstreams; k++) {
+    mpq_init(free_at[k]);
+    mpq_set(free_at[k], t0);
+    holder[k] = -1;
+  }
+  mpq_set(s->end, t0);
+  for (int i = 0; i < l->n; i++)
+    if (with_once || !l->ops[i].once)
+      plc_sim_step(s, l, i, free_at, holder, nstreams, t0, ends ? ends[i] : NULL);
+  plc_sim_finish(s, l, free_at[0]);
+  for (int k = 0; k <= nstreams; k++)
+    mpq_clear(free_at[k]);
+  free(free_at);
+  free(holder);
+}
+
 /* ---- links shared ---------------------------------------------------------------- */
 
 void plc_sim_net_of(const plc_ir_run *run, plc_sim_net *net)
@@ -1132,32 +1156,21 @@ static void plc_sim_run_shared(plc_sim *s, const plc_ir_list *l, int nstreams, i
   plc_flow f;
   int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
   mpz_t den;
-  mpq_t end;
   mpz_init(den);
-  mpq_init(end);
   plc_sim_flow(&f, l, nstreams, with_once, t0, net, map, den, h);
   s->shared = 1;
-  mpq_t *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
-  int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);
-  for (int k = 0; k <= nstreams; k++) {
-    mpq_init(free_at[k]);
-    mpq_set(free_at[k], t0);
-    holder[k] = -1;
+  mpq_t *ends = plc_xmalloc(((size_t)l->n + 1) * sizeof *ends);
+  for (int i = 0; i < l->n; i++) {
+    mpq_init(ends[i]);
+    if (map[i] != -1)
+      plc_sim_shared_end(ends[i], &f, map, i, h, den);
   }
-  mpq_set(s->end, t0);
+  plc_sim_rational(s, l, nstreams, with_once, t0, ends);
   for (int i = 0; i < l->n; i++)
-    if (map[i] != -1) {
-      plc_sim_shared_end(end, &f, map, i, h, den);
-      plc_sim_step(s, l, i, free_at, holder, nstreams, t0, end);
-    }
-  plc_sim_finish(s, l, free_at[0]);
-  for (int k = 0; k <= nstreams; k++)
-    mpq_clear(free_at[k]);
-  free(free_at);
-  free(holder);
+    mpq_clear(ends[i]);
+  free(ends);
   free(map);
   mpz_clear(den);
-  mpq_clear(end);
   plc_flow_free(&f);
 }
 
@@ -1235,23 +1248,7 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
     free(head.mem);
     return;
   }
-  /* the streams, then the device's compute (slot nstreams) */
-  mpq_t *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
-  int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);
-  for (int k = 0; k <= nstreams; k++) {
-    mpq_init(free_at[k]);
-    mpq_set(free_at[k], t0);
-    holder[k] = -1;
-  }
-  mpq_set(s->end, t0);
-  for (int i = 0; i < l->n; i++)
-    if (with_once || !l->ops[i].once)
-      plc_sim_step(s, l, i, free_at, holder, nstreams, t0, NULL);
-  plc_sim_finish(s, l, free_at[0]);
-  for (int k = 0; k <= nstreams; k++)
-    mpq_clear(free_at[k]);
-  free(free_at);
-  free(holder);
+  plc_sim_rational(s, l, nstreams, with_once, t0, NULL);
 }
 
 const char *plc_why_text(plc_why w)

@@ -305,20 +305,16 @@ static json_t *plc_json_fb(const plc_result *r, const plc_report_opts *o)
   if (!r->fbo)
     return NULL;
   json_t *a = json_array();
-  for (int k = 0; k < 2; k++) {
-    long n = r->nfb[r->device * 2 + k];
-    if (!n)
-      continue;
-    mpq_srcptr f, b;
-    int fm, bm;
-    plc_fb_parts(r, r->device, k, &fm, &bm, &f, &b);
+  plc_fb_pair p[2];
+  int n = plc_fb_pairs_of(r, r->device, p);
+  for (int k = 0; k < n; k++) {
     json_t *j = json_object();
-    plc_json_set(j, "forward_of", json_integer(fm));
-    plc_json_set(j, "backward_of", json_integer(bm));
-    plc_json_set(j, "count", json_integer(n));
-    plc_json_set(j, "time", plc_json_time(o, r->fbo[r->device * 2 + k]));
-    plc_json_set(j, "t_f", plc_json_time(o, f));
-    plc_json_set(j, "t_b", plc_json_time(o, b));
+    plc_json_set(j, "forward_of", json_integer(p[k].fm));
+    plc_json_set(j, "backward_of", json_integer(p[k].bm));
+    plc_json_set(j, "count", json_integer(p[k].count));
+    plc_json_set(j, "time", plc_json_time(o, p[k].time));
+    plc_json_set(j, "t_f", plc_json_time(o, p[k].f));
+    plc_json_set(j, "t_b", plc_json_time(o, p[k].b));
     json_array_append_new(a, j);
   }
   return a;

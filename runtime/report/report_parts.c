@@ -269,18 +269,14 @@ char *plc_report_fb_text(const plc_result *r, const plc_report_opts *o)
     return NULL;
   const char *unit = plc_two_parts(r->run) ? "model stage" : "model chunk";
   char *out = plc_report_sprintf("F&B blocks on device %d:", r->device);
-  for (int a = 0; a < 2; a++) {
-    long n = r->nfb[r->device * 2 + a];
-    if (!n)
-      continue;
-    mpq_srcptr f, b;
-    int fm, bm;
-    plc_fb_parts(r, r->device, a, &fm, &bm, &f, &b);
-    char *t = plc_report_time(o, r->fbo[r->device * 2 + a]);
-    char *tf = plc_report_time(o, f), *tb = plc_report_time(o, b);
+  plc_fb_pair p[2];
+  int n = plc_fb_pairs_of(r, r->device, p);
+  for (int k = 0; k < n; k++) {
+    char *t = plc_report_time(o, p[k].time);
+    char *tf = plc_report_time(o, p[k].f), *tb = plc_report_time(o, p[k].b);
     char *more = plc_report_sprintf("%s%s %ld x F(%s %d) with B(%s %d), %s each (%s + %s apart)",
-                                    out, a && r->nfb[r->device * 2] ? ";" : "", n, unit, fm,
-                                    unit, bm, t, tf, tb);
+                                    out, k ? ";" : "", p[k].count, unit, p[k].fm, unit,
+                                    p[k].bm, t, tf, tb);
     free(out);
     out = more;
     free(t);
