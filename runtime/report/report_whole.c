@@ -22,15 +22,15 @@ char *plc_report_whole_head(const plc_whole *w, const plc_result *r, const plc_r
                             w->share ? "shared" : "dedicated", w->critical, w->nstages);
 }
 
-/* "the per-microbatch model: 1.761 s (the same)", or "(+12 ms)". */
+/* "the report's step (block level): 1.761 s (the same)", or "(+12 ms)". */
 static char *plc_report_whole_vs(const plc_whole *w, const plc_result *r,
                                  const plc_report_opts *o)
 {
   char *rep = plc_report_time(o, r->step), *d = plc_report_time(o, w->diff), *s;
   if (mpq_sgn(w->diff) == 0)
-    s = plc_report_sprintf("the makespan; the per-microbatch model: %s (the same)", rep);
+    s = plc_report_sprintf("the makespan; the report's step (block level): %s (the same)", rep);
   else
-    s = plc_report_sprintf("the makespan; the per-microbatch model: %s (%s%s)", rep,
+    s = plc_report_sprintf("the makespan; the report's step (block level): %s (%s%s)", rep,
                            mpq_sgn(w->diff) > 0 ? "+" : "", d);
   free(rep);
   free(d);
