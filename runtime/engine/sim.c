@@ -1066,6 +1066,23 @@ static int plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wit
   mpz_set(mpq_numref(scale), den);
   if (!h)
     mpq_mul(t0s, t0, scale);
+  /* with h, each dimension's latency in units of 1/den when a whole number
+   * that fits (else -1): a transfer's split is then integer arithmetic */
+  plc_si lat[PLC_PD_COUNT];
+  for (int d = 0; h && d < PLC_PD_COUNT; d++) {
+    plc_su v = 0;
+    lat[d] = 0;
+    if (!net->latency[d])
+      continue;
+    mpq_mul(t0s, net->latency[d], scale); /* t0s as scratch, set again below */
+    lat[d] = mpz_cmp_ui(mpq_denref(t0s), 1) == 0 && mpq_sgn(t0s) >= 0 &&
+             mpz_sizeinbase(mpq_numref(t0s), 2) < PLC_SI_BITS / 2 &&
+             plc_s64_get(mpq_numref(t0s), &v) ? (plc_si)v : -1;
+  }
+  if (h) {
+    mpq_set_ui(t0s, 0, 1);
+    plc_s64_put(mpq_numref(t0s), (plc_su)h->first);
+  }
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     map[i] = -1;
@@ -1086,8 +1103,15 @@ static int plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wit
       pool[used + (size_t)o->ndeps++] = last_dev;
     used += (size_t)o->ndeps;
     mpq_inits(cost[2 * n], cost[2 * n + 1], NULL);
-    if (h && op->kind == PLC_OPK_COMPUTE) { /* its time, scaled: as long as it took in h */
-      plc_s64_put(mpq_numref(cost[2 * n]), (plc_su)(h->end[i] - h->start[i]));
+    if (h && (op->kind == PLC_OPK_COMPUTE || lat[op->dim] >= 0)) {
+      plc_si t = h->end[i] - h->start[i], fix = t; /* its time, scaled: as long as it took in h */
+      if (op->kind != PLC_OPK_COMPUTE) { /* plc_sim_cost_split in integers */
+        long k = op->kind == PLC_OPK_ALL_REDUCE ? 2L * (op->group - 1)
+                 : op->kind == PLC_OPK_P2P ? 1 : (long)op->group - 1;
+        fix = k <= 0 ? 0 : lat[op->dim] > t / k ? t : (plc_si)k * lat[op->dim];
+        plc_s64_put(mpq_numref(cost[2 * n + 1]), (plc_su)(t - fix));
+      }
+      plc_s64_put(mpq_numref(cost[2 * n]), (plc_su)fix);
     } else {
       plc_sim_cost_split(net, op, cost[2 * n], cost[2 * n + 1]);
       mpq_mul(cost[2 * n], cost[2 * n], scale);
