@@ -490,7 +490,9 @@ static void test_shared_gathers(void)
  * time) nor longer than all its ops one after the other; each op took at
  * least its time from when it was ready; exposure stays within what an op
  * took; the figures add up to the makespan; plc_sim_end gives the same
- * end; and with sharing off the run is the one without links. */
+ * end; and with sharing off the run is the one without links.  The flow
+ * taken up where the run on integers first had two transfers meet gives
+ * exactly what the flow of the whole list gives (plc_sim_no_fast). */
 static void test_random_shared(void)
 {
   int bad = 0, shared = 0;
@@ -510,6 +512,7 @@ static void test_random_shared(void)
     plc_sim_run(&b, &l, 4, 0, zero, &on);
     plc_sim_run(&c, &l, 4, 0, zero, &off);
     plc_sim_times(&a);
+    plc_sim_times(&b);
     plc_sim_times(&c);
     shared += b.shared;
     mpq_set_ui(sum, 0, 1);
@@ -529,6 +532,16 @@ static void test_random_shared(void)
     bad += !mpq_equal(sum, b.makespan);
     plc_sim_end(e, &l, 4, 0, zero, &on);
     bad += !mpq_equal(e, b.makespan);
+    plc_sim whole; /* the flow over the whole list */
+    plc_sim_no_fast = 1;
+    plc_sim_run(&whole, &l, 4, 0, zero, &on);
+    plc_sim_end(e, &l, 4, 0, zero, &on);
+    plc_sim_no_fast = 0;
+    bad += !mpq_equal(e, b.makespan) || !mpq_equal(whole.makespan, b.makespan) ||
+           !mpq_equal(whole.exposed, b.exposed) || !mpq_equal(whole.stall_other, b.stall_other);
+    for (int i = 0; i < l.n; i++)
+      bad += !mpq_equal(whole.ops[i].end, b.ops[i].end) || whole.ops[i].why != b.ops[i].why;
+    plc_sim_free(&whole);
     plc_sim_free(&a);
     plc_sim_free(&b);
     plc_sim_free(&c);
