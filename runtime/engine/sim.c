@@ -469,19 +469,39 @@ static plc_su plc_s64_bgcd(plc_su a, plc_su b)
 /* The common denominator *d of t0 and the durations of the ops that run,
  * and the durations (and t0) scaled to it; 0 when something does not fit
  * (op times are never negative; t0 neither). */
+/* A small cache of times already read, by address: the copies of a
+ * layer's ops share their times, so a list of thousands of ops holds a
+ * few dozen distinct ones. */
+#define PLC_S64_SEEN 64
+typedef struct plc_s64_seen {
+  mpq_srcptr q[PLC_S64_SEEN];
+  plc_su v[PLC_S64_SEEN];
+} plc_s64_seen;
+
+static unsigned plc_s64_slot(mpq_srcptr q)
+{
+  return (unsigned)(((uintptr_t)q >> 4) ^ ((uintptr_t)q >> 10)) % PLC_S64_SEEN;
+}
+
 static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s)
 {
   const plc_ir_list *l = x->l;
   const plc_su lim = (plc_su)1 << PLC_SI_BITS;
   plc_su num, den, dd = 1, last = 0, m = 0; /* ops in a row often share a denominator */
+  plc_s64_seen seen;
+  memset(seen.q, 0, sizeof seen.q);
   if (mpq_sgn(t0) < 0)
     return 0;
   for (int i = -1; i < l->n; i++) {
     if (i >= 0 && !with_once && l->ops[i].once)
       continue;
     mpq_srcptr q = i < 0 ? t0 : l->ops[i].time;
+    unsigned h = plc_s64_slot(q);
+    if (seen.q[h] == q)
+      continue; /* its denominator is in dd already */
     if (mpq_sgn(q) < 0 || !plc_s64_get(mpq_denref(q), &den))
       return 0;
+    seen.q[h] = q;
     if (den == last || dd % den == 0)
       continue;
     last = den;
@@ -492,20 +512,29 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
   }
   plc_su sum = 0;
   last = 0;
+  memset(seen.q, 0, sizeof seen.q);
   for (int i = -1; i < l->n; i++) {
     if (i >= 0 && !with_once && l->ops[i].once)
       continue;
     mpq_srcptr q = i < 0 ? t0 : l->ops[i].time;
-    if (!plc_s64_get(mpq_numref(q), &num))
-      return 0;
-    plc_s64_get(mpq_denref(q), &den);
-    if (den != last) {
-      last = den;
-      m = dd / den;
+    unsigned h = plc_s64_slot(q);
+    plc_su v;
+    if (seen.q[h] == q) {
+      v = seen.v[h];
+    } else {
+      if (!plc_s64_get(mpq_numref(q), &num))
+        return 0;
+      plc_s64_get(mpq_denref(q), &den);
+      if (den != last) {
+        last = den;
+        m = dd / den;
+      }
+      if (num && plc_s64_bits(num) + plc_s64_bits(m) > PLC_SI_BITS)
+        return 0;
+      v = num * m;
+      seen.q[h] = q;
+      seen.v[h] = v;
     }
-    if (num && plc_s64_bits(num) + plc_s64_bits(m) > PLC_SI_BITS)
-      return 0;
-    plc_su v = num * m;
     if (v >= lim - sum)
       return 0;
     sum += v;
