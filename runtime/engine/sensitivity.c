@@ -31,17 +31,20 @@ static int plc_sense_match(const plc_coll_row *row, const plc_ir_op *op)
 
 /* The least bandwidth hiding every exposed op of the row on the critical
  * stage: to wait for nobody an op with exposure E must end E sooner, in
- * T - E, so b >= f S / (T - E - k a).  0 when some op cannot: nothing is
- * left when E = T (on the compute stream, or no independent work) or the
- * latency alone fills T - E. */
+ * T - E, so b >= f S / (T - E - k a).  An op slowed by sharing its link
+ * took D > T: its transfer part ran s = (D - k a) / (T - k a) times slower,
+ * so at the same share b >= s f S / (D - E - k a) (s = 1, D = T
+ * otherwise).  0 when some op cannot: nothing is left when E = D (on the
+ * compute stream, or no independent work) or the latency alone fills
+ * D - E. */
 static int plc_sense_needed(const plc_result *r, const plc_coll_row *row, mpq_t need)
 {
   const plc_ir_run *run = r->run;
   const plc_ir_stage *st = &run->stages[r->critical];
   const plc_ir_list *lists[2] = {&st->fwd, &st->bwd};
   const plc_sim *sims[2] = {&r->fwd, &r->bwd};
-  mpq_t f, room;
-  mpq_inits(f, room, NULL);
+  mpq_t f, room, took, lat, s;
+  mpq_inits(f, room, took, lat, s, NULL);
   mpq_set_ui(need, 0, 1);
   int ok = 1;
   for (int l = 0; l < 2 && ok; l++)
@@ -57,20 +60,31 @@ static int plc_sense_needed(const plc_result *r, const plc_coll_row *row, mpq_t 
       }
       long k;
       plc_sense_factors(op, f, &k);
-      mpq_set_si(room, k, 1);
-      mpq_mul(room, room, alpha);
-      mpq_add(room, room, so->exposed);
-      mpq_sub(room, op->time, room);
+      plc_sim_took(sims[l], lists[l], i, took);
+      mpq_set_si(lat, k, 1);
+      mpq_mul(lat, lat, alpha);
+      mpq_add(room, lat, so->exposed);
+      mpq_sub(room, took, room);
       if (mpq_sgn(room) <= 0) {
         ok = 0;
         break;
       }
       mpq_mul(f, f, op->size);
       mpq_div(f, f, room);
+      if (!mpq_equal(took, op->time)) { /* slowed by sharing: s */
+        mpq_sub(s, op->time, lat);
+        if (mpq_sgn(s) <= 0) {
+          ok = 0;
+          break;
+        }
+        mpq_sub(room, took, lat);
+        mpq_div(s, room, s);
+        mpq_mul(f, f, s);
+      }
       if (mpq_cmp(f, need) > 0)
         mpq_set(need, f);
     }
-  mpq_clears(f, room, NULL);
+  mpq_clears(f, room, took, lat, s, NULL);
   return ok;
 }
 
