@@ -169,12 +169,14 @@ void plc_sim_stalls(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, plc_s
   mpq_clear(free_at);
 }
 
+static int plc_sim_lazy_took(const plc_sim *s, int i, mpq_t out);
+
 void plc_sim_took(const plc_sim *s, const plc_ir_list *l, int i, mpq_t out)
 {
-  if (s->shared)
-    mpq_sub(out, s->ops[i].end, s->ops[i].start);
-  else
+  if (!s->shared)
     mpq_set(out, l->ops[i].time);
+  else if (!plc_sim_lazy_took(s, i, out)) /* times on rationals already */
+    mpq_sub(out, s->ops[i].end, s->ops[i].start);
 }
 
 static void plc_sim_account(plc_sim *s, const plc_ir_list *l, int i)
@@ -391,7 +393,18 @@ typedef struct plc_s64 {
   plc_si *t;                        /* durations, in units of 1/d */
   plc_si *ready, *start, *end, *exposed, *window;
   plc_si makespan, end_all, busy, compute, all_compute, useful, exposed_all, stall_other;
+  /* links shared (plc_s64_given): each op ends at given[i]; t then holds
+   * what it took and nominal its time */
+  const plc_si *given;
+  plc_si *nominal;
 } plc_s64;
+
+/* A run with links shared, replayed on integers: each op's end in units
+ * of 1/(d x mul), d the list's common denominator (plc_s64_scale). */
+typedef struct plc_s64_given {
+  plc_su mul;
+  const plc_si *end;
+} plc_s64_given;
 
 int plc_sim_no_fast; /* tests: always the rational path */
 
@@ -608,7 +621,12 @@ static void plc_s64_step(plc_s64 *x, int i, plc_si *free_at, int *holder, int de
     plc_s64_queue(x, i, free_at[dev], holder[dev]);
   if (st == 0 && x->start[i] > free_at[0])
     plc_s64_charge_from(x, plc_s64_blocker(x, i), free_at[0], x->start[i]);
-  x->end[i] = x->start[i] + x->t[i];
+  if (x->given) { /* links shared: it took until then */
+    x->end[i] = x->given[i];
+    x->t[i] = x->end[i] - x->start[i];
+  } else {
+    x->end[i] = x->start[i] + x->t[i];
+  }
   free_at[st] = x->end[i];
   holder[st] = i;
   if (uses_dev) {
@@ -675,11 +693,14 @@ static void plc_s64_windows(plc_s64 *x)
     plc_si until = so->consumer >= 0 ? x->start[so->consumer] : x->makespan;
     x->window[i] = plc_s64_busy_to(x, order, cum, n, until) -
                    plc_s64_busy_to(x, order, cum, n, x->start[i]);
+    plc_si time = x->nominal ? x->nominal[i] : x->t[i];
     if (x->exposed[i] == 0)
       so->why = so->consumer < 0 ? PLC_WHY_NO_CONSUMER : PLC_WHY_HIDDEN;
     else if (so->queued_behind >= 0 && x->start[i] > x->ready[i])
       so->why = PLC_WHY_QUEUED;
-    else if (x->window[i] >= x->t[i] || (so->consumer < 0 && blocks[i]))
+    else if (x->t[i] > time && x->window[i] >= time)
+      so->why = PLC_WHY_SHARED; /* alone at full speed it would have fitted */
+    else if (x->window[i] >= time || (so->consumer < 0 && blocks[i]))
       so->why = PLC_WHY_BLOCKS;
     else if (so->consumer < 0)
       so->why = PLC_WHY_NO_CONSUMER;
@@ -791,6 +812,16 @@ static void plc_sim_lazy_free(plc_sim *s)
   s->lazy = NULL;
 }
 
+/* Op i's end - start of a run on integers whose times are still lazy,
+ * into out; 0 when they are rationals already. */
+static int plc_sim_lazy_took(const plc_sim *s, int i, mpq_t out)
+{
+  if (!s->lazy)
+    return 0;
+  plc_s64_set(out, s->lazy->end[i] - s->lazy->start[i], s->lazy->d);
+  return 1;
+}
+
 /* plc_s64_overlap on a run on integers whose times are still lazy; on a
  * meeting its times go to *h (the run keeps none). */
 static int plc_sim_lazy_overlap(plc_sim *s, const plc_ir_list *l, const plc_sim_net *net,
@@ -835,23 +866,47 @@ void plc_sim_times(const plc_sim *cs)
   plc_sim_lazy_free(s);
 }
 
+/* Scale x's times, t0 and d by g->mul for a replay with links shared,
+ * keeping the times as nominal (n entries at nominal): 0 when they could
+ * not fit (the caller checked the ends). */
+static int plc_s64_given_scale(plc_s64 *x, const plc_s64_given *g, plc_su *d, plc_si *t0s,
+                               plc_si *nominal)
+{
+  int mb = plc_s64_bits(g->mul);
+  if (plc_s64_bits(*d) + mb > PLC_SI_BITS || plc_s64_bits((plc_su)*t0s) + mb > PLC_SI_BITS - 2)
+    return 0;
+  *d *= g->mul;
+  *t0s *= (plc_si)g->mul;
+  for (int i = 0; i < x->l->n; i++) {
+    if (x->t[i] && plc_s64_bits((plc_su)x->t[i]) + mb > PLC_SI_BITS - 2)
+      return 0;
+    x->t[i] *= (plc_si)g->mul;
+    nominal[i] = x->t[i];
+  }
+  x->nominal = nominal;
+  x->given = g->end;
+  return 1;
+}
+
 /* The run on integers into s (initialised); 0, leaving s untouched, when
- * the figures could pass 62 bits. */
+ * the figures could pass 62 bits.  With g, links shared: the ops end as g
+ * says (plc_s64_given). */
 static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
-                       mpq_srcptr t0)
+                       mpq_srcptr t0, const plc_s64_given *g)
 {
   if (plc_sim_no_fast || l->n == 0)
     return 0;
   plc_s64 x = {.s = s, .l = l};
   size_t n = (size_t)l->n;
-  plc_si *mem = plc_xcalloc(6 * n, sizeof *mem);
+  plc_si *mem = plc_xcalloc((g ? 7 : 6) * n, sizeof *mem);
   x.t = mem;
   plc_su d;
   plc_si t0s = 0;
-  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s)) {
+  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s) || (g && !plc_s64_given_scale(&x, g, &d, &t0s, mem + 6 * n))) {
     free(mem);
     return 0;
   }
+  s->shared = g != NULL;
   x.ready = mem + n;
   x.start = mem + 2 * n;
   x.end = mem + 3 * n;
@@ -1227,6 +1282,48 @@ static void plc_sim_run_shared(plc_sim *s, const plc_ir_list *l, int nstreams, i
   plc_flow_free(&f);
 }
 
+/* plc_sim_run_shared replayed on machine integers: the flow from h, its
+ * ends put over one denominator (d x the least common multiple of the
+ * flow's, which sharing keeps small) when the step fits in a quarter of
+ * the range; 0, leaving s as it was, when not. */
+static int plc_sim_run_shared64(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
+                                mpq_srcptr t0, const plc_sim_net *net, const plc_sim_head *h)
+{
+  plc_flow f;
+  int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
+  plc_si *end = plc_xmalloc(((size_t)l->n + 1) * sizeof *end);
+  mpz_t den, lcm, v;
+  mpz_inits(den, lcm, v, NULL);
+  plc_sim_flow(&f, l, nstreams, with_once, t0, net, map, den, h);
+  mpz_set_ui(lcm, 1);
+  for (int g = 0; g < f.n; g++)
+    mpz_lcm(lcm, lcm, mpq_denref(f.end[g]));
+  plc_su mul = 0;
+  int ok = plc_s64_get(lcm, &mul) && plc_s64_bits(mul) + plc_s64_bits(h->d) <= PLC_SI_BITS;
+  for (int i = 0; ok && i < l->n; i++) {
+    if (map[i] == -1)
+      continue;
+    if (map[i] == -2) { /* ended before transfers met: h's end */
+      mpz_set_ui(v, 0);
+      plc_s64_put(v, (plc_su)h->end[i]);
+      mpz_mul(v, v, lcm);
+    } else {
+      mpz_divexact(v, lcm, mpq_denref(f.end[map[i]]));
+      mpz_mul(v, v, mpq_numref(f.end[map[i]]));
+    }
+    plc_su e;
+    ok = mpz_sizeinbase(v, 2) < PLC_SI_BITS - 2 && plc_s64_get(v, &e);
+    end[i] = ok ? (plc_si)e : 0;
+  }
+  plc_s64_given g = {mul, end};
+  ok = ok && plc_s64_run(s, l, nstreams, with_once, t0, &g);
+  mpz_clears(den, lcm, v, NULL);
+  free(map);
+  free(end);
+  plc_flow_free(&f);
+  return ok;
+}
+
 void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                     mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
 {
@@ -1290,11 +1387,15 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
   plc_sim_init(s, l->n);
   int may = plc_sim_may_share(l, with_once, net);
   plc_sim_head head = {0};
-  if (plc_s64_run(s, l, nstreams, with_once, t0)) {
+  if (plc_s64_run(s, l, nstreams, with_once, t0, NULL)) {
     if (!may || !plc_sim_lazy_overlap(s, l, net, &head))
       return; /* no two transfers met on a link: sharing changes nothing */
     plc_sim_free(s);
     plc_sim_init(s, l->n);
+    if (plc_sim_run_shared64(s, l, nstreams, with_once, t0, net, &head)) {
+      free(head.mem);
+      return;
+    }
   }
   if (may) {
     plc_sim_run_shared(s, l, nstreams, with_once, t0, net, head.mem ? &head : NULL);
