@@ -47,10 +47,11 @@ void plc_result_free(plc_result *r)
   plc_result_memory_free(r);
   plc_whole_release(r);
   for (int i = 0; r->tf && i < r->run->nstages; i++)
-    mpq_clears(r->tf[i], r->tb[i], r->tl[i], NULL);
+    mpq_clears(r->tf[i], r->tb[i], r->tl[i], r->tk[i], NULL);
   free(r->tf);
   free(r->tb);
   free(r->tl);
+  free(r->tk);
   for (int i = 0; r->ckf && i < r->run->nstages * r->nck; i++)
     mpq_clears(r->ckf[i], r->ckb[i], r->ckw[i], r->ckpf[i], r->ckpb[i], r->ckp[i], NULL);
   free(r->ckf);
@@ -108,6 +109,9 @@ static void plc_stage_classes(const plc_ir_run *run, int *cls)
   }
 }
 
+static int plc_chunk_stays(const plc_ir_op *op);
+int plc_run_chunks(const plc_ir_run *run);
+
 /* Per class (cls[s] == s): the forward and backward makespans, from base
  * where the lists did not change; then the critical stage, the first with
  * the largest sum.  Without base the critical stage's simulations are kept
@@ -124,8 +128,10 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
   r->tf = plc_xmalloc((size_t)p * sizeof *r->tf);
   r->tb = plc_xmalloc((size_t)p * sizeof *r->tb);
   r->tl = plc_xmalloc((size_t)p * sizeof *r->tl);
+  r->tk = plc_xmalloc((size_t)p * sizeof *r->tk);
   for (int s = 0; s < p; s++)
-    mpq_inits(r->tf[s], r->tb[s], r->tl[s], NULL);
+    mpq_inits(r->tf[s], r->tb[s], r->tl[s], r->tk[s], NULL);
+  int chunks = plc_run_chunks(run) > 0;
   int best = -1;
   plc_sim_net net;
   plc_sim_net_of(run, &net);
@@ -138,10 +144,15 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
       plc_sim_end(r->tf[s], &run->stages[s].fwd, run->nstreams, 0, zero, &net);
     else
       mpq_set(r->tf[s], base->tf[s]);
-    if (!base || (changed & PLC_CHANGED_BWD))
-      plc_sim_end(r->tb[s], &run->stages[s].bwd, run->nstreams, 0, zero, &net);
-    else
+    if (!base || (changed & PLC_CHANGED_BWD)) {
+      plc_sim_ends(r->tb[s], chunks ? r->tk[s] : NULL, &run->stages[s].bwd, run->nstreams, 0,
+                   zero, plc_chunk_stays, &net);
+      if (!chunks)
+        mpq_set(r->tk[s], r->tb[s]);
+    } else {
       mpq_set(r->tb[s], base->tb[s]);
+      mpq_set(r->tk[s], base->tk[s]);
+    }
     plc_q_rat_add(t, r->tf[s], r->tb[s]);
     if (best < 0 || mpq_cmp(t, bt) > 0) {
       best = s;
@@ -909,27 +920,24 @@ static int plc_chunk_stays(const plc_ir_op *op) { return !plc_chunk_leaves(op); 
  * run as blocks of their own (per_chunk) a block ends without the sends
  * that leave it (they delay the next stage, plc_chunk_of), so the
  * backward and the sync are both measured without them: a faster or free
- * send must not lengthen the tail, as it did when t_b counted it. */
-static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr t_b, int per_chunk,
+ * send must not lengthen the tail, as it did when t_b counted it.  back
+ * is the normal backward's end so measured (r->tk, worked out with t_b
+ * from the same run). */
+static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr back, int per_chunk,
                            mpq_t tail)
 {
   const plc_ir_stage *st = &run->stages[s];
   plc_sim_net net;
   plc_sim_net_of(run, &net);
-  mpq_t zero, last, step, back;
-  mpq_inits(zero, last, step, back, NULL);
-  if (per_chunk) {
-    plc_sim_end_of(back, &st->bwd, run->nstreams, 0, zero, plc_chunk_stays, &net);
-    plc_sim_end_of(last, &st->bwd, run->nstreams, 1, zero, plc_chunk_stays, &net);
-  } else {
-    mpq_set(back, t_b);
-    plc_sim_end(last, &st->bwd, run->nstreams, 1, zero, &net);
-  }
+  mpq_t zero, last, step;
+  mpq_inits(zero, last, step, NULL);
+  plc_sim_end_of(last, &st->bwd, run->nstreams, 1, zero, per_chunk ? plc_chunk_stays : NULL,
+                 &net);
   plc_sim_end(step, &st->step, run->nstreams, 1, last, &net);
   plc_q_rat_sub(tail, step, back);
   if (mpq_sgn(tail) < 0)
     mpq_set_ui(tail, 0, 1);
-  mpq_clears(zero, last, step, back, NULL);
+  mpq_clears(zero, last, step, NULL);
 }
 
 static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
@@ -958,7 +966,7 @@ static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
       if (base && !(changed & PLC_CHANGED_BWD))
         mpq_set(r->tl[s], base->tl[s]);
       else
-        plc_stage_tail(run, s, r->tb[s], r->nck > 0, r->tl[s]);
+        plc_stage_tail(run, s, r->tk[s], r->nck > 0, r->tl[s]);
       if (mpq_cmp(r->tl[s], r->tail) > 0)
         mpq_set(r->tail, r->tl[s]);
     }

@@ -89,6 +89,10 @@ typedef struct plc_result {
    * and the DP tail they leave (tl: when the tail is simulated) */
   int *cls;
   mpq_t *tf, *tb, *tl;
+  mpq_t *tk;               /* the backward's end without the sends that leave
+                              its chunks (plc_chunk_leaves), = tb when a stage
+                              runs its lists as one block: where its DP tail
+                              is measured from */
   /* with nck > 0 chunks per stage run as blocks (plc_run_chunks): stage
    * s's chunk k alone at s x nck + k, its forward, backward, the
    * backward's weight-gradient part, the latency of its forward and of its

@@ -963,7 +963,7 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
 
 /* plc_sim_end on integers: the scheduling alone (charging moves no op);
  * 0 when the figures could not fit. */
-static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
+static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                        mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net,
                        plc_sim_head *h)
 {
@@ -980,6 +980,7 @@ static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_o
     return 0;
   }
   plc_si *end = mem + n, *starts = mem + 2 * n, *free_at = mem + 3 * n, end_all = t0s;
+  plc_si end_cnt = t0s;
   unsigned char *ran = plc_xcalloc(n, 1);
   for (int k = 0; k <= nstreams; k++)
     free_at[k] = t0s;
@@ -1002,13 +1003,18 @@ static int plc_s64_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_o
     if (uses_dev)
       free_at[nstreams] = end[i];
     ran[i] = 1;
-    if (end[i] > end_all && (!counts || counts(op)))
+    if (end[i] > end_all)
       end_all = end[i];
+    if (end[i] > end_cnt && (!counts || counts(op)))
+      end_cnt = end[i];
   }
   int ok = !net || !plc_s64_overlap(l, starts, end, ran, net, &h->first); /* else: shared */
   free(ran);
   if (ok) {
-    plc_s64_set(out, end_all, d);
+    if (all)
+      plc_s64_set(all, end_all, d);
+    if (out)
+      plc_s64_set(out, end_cnt, d);
     free(mem);
   } else { /* the head of the run with links shared */
     *h = (plc_sim_head){mem, starts, end, d, h->first};
@@ -1324,12 +1330,42 @@ static int plc_sim_run_shared64(plc_sim *s, const plc_ir_list *l, int nstreams, 
   return ok;
 }
 
-void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
-                    mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
+/* The latest end of a shared run's ops (those counts is true for, when
+ * given) into out: h's for the ops that ended before transfers met, the
+ * flow's for the others. */
+static void plc_sim_flow_last(mpq_t out, const plc_ir_list *l, const plc_flow *f, const int *map,
+                              const plc_sim_head *h, const mpz_t den, mpq_srcptr t0,
+                              plc_sim_counts_fn *counts)
+{
+  int last = -1, early = -1; /* the latest in the flow (its units), and of h */
+  for (int i = 0; i < l->n; i++) {
+    if (map[i] == -1 || (counts && !counts(&l->ops[i])))
+      continue;
+    if (map[i] == -2 && (early < 0 || h->end[i] > h->end[early]))
+      early = i;
+    else if (map[i] >= 0 && (last < 0 || mpq_cmp(f->end[map[i]], f->end[map[last]]) > 0))
+      last = i;
+  }
+  mpq_t end;
+  mpq_init(end);
+  mpq_set(out, t0);
+  for (int k = 0; k < 2; k++) {
+    int i = k ? early : last;
+    if (i < 0)
+      continue;
+    plc_sim_shared_end(end, f, map, i, h, den);
+    if (mpq_cmp(end, out) > 0)
+      mpq_set(out, end);
+  }
+  mpq_clear(end);
+}
+
+void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
+                  mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
 {
   int may = plc_sim_may_share(l, with_once, net);
   plc_sim_head head = {0}, *h = NULL;
-  if (plc_s64_end(out, l, nstreams, with_once, t0, counts, may ? net : NULL, &head))
+  if (plc_s64_end(all, out, l, nstreams, with_once, t0, counts, may ? net : NULL, &head))
     return; /* no two transfers met on a link: sharing changes nothing */
   if (head.mem)
     h = &head;
@@ -1337,30 +1373,13 @@ void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once
     plc_flow f;
     int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
     mpz_t den;
-    mpq_t end;
     mpz_init(den);
-    mpq_init(end);
     plc_sim_flow(&f, l, nstreams, with_once, t0, net, map, den, h);
-    int last = -1, early = -1; /* the latest in the flow (its units), and of h */
-    for (int i = 0; i < l->n; i++) {
-      if (map[i] == -1 || (counts && !counts(&l->ops[i])))
-        continue;
-      if (map[i] == -2 && (early < 0 || h->end[i] > h->end[early]))
-        early = i;
-      else if (map[i] >= 0 && (last < 0 || mpq_cmp(f.end[map[i]], f.end[map[last]]) > 0))
-        last = i;
-    }
-    mpq_set(out, t0);
-    for (int k = 0; k < 2; k++) {
-      int i = k ? early : last;
-      if (i < 0)
-        continue;
-      plc_sim_shared_end(end, &f, map, i, h, den);
-      if (mpq_cmp(end, out) > 0)
-        mpq_set(out, end);
-    }
+    if (all)
+      plc_sim_flow_last(all, l, &f, map, h, den, t0, NULL);
+    if (out)
+      plc_sim_flow_last(out, l, &f, map, h, den, t0, counts);
     mpz_clear(den);
-    mpq_clear(end);
     free(map);
     free(head.mem);
     plc_flow_free(&f);
@@ -1368,11 +1387,23 @@ void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once
   }
   plc_sim s;
   plc_sim_run(&s, l, nstreams, with_once, t0, NULL);
-  mpq_set(out, t0);
-  for (int i = 0; i < l->n; i++)
-    if (s.ops[i].ran && (!counts || counts(&l->ops[i])) && mpq_cmp(s.ops[i].end, out) > 0)
-      mpq_set(out, s.ops[i].end);
+  plc_sim_times(&s);
+  for (int k = 0; k < 2; k++) {
+    mpq_ptr o = k ? out : all;
+    if (!o)
+      continue;
+    mpq_set(o, t0);
+    for (int i = 0; i < l->n; i++)
+      if (s.ops[i].ran && (!k || !counts || counts(&l->ops[i])) && mpq_cmp(s.ops[i].end, o) > 0)
+        mpq_set(o, s.ops[i].end);
+  }
   plc_sim_free(&s);
+}
+
+void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
+                    mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
+{
+  plc_sim_ends(NULL, out, l, nstreams, with_once, t0, counts, net);
 }
 
 void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0,

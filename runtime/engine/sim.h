@@ -100,6 +100,10 @@ void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, m
 typedef int plc_sim_counts_fn(const plc_ir_op *op);
 void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                     mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net);
+/* Both from one run: plc_sim_end into all and plc_sim_end_of into out
+ * (either may be NULL). */
+void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
+                  mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net);
 /* Op i of l, which ran in s: how long it took into out, its time, or more
  * for a transfer that shared its link. */
 void plc_sim_took(const plc_sim *s, const plc_ir_list *l, int i, mpq_t out);
