@@ -479,9 +479,6 @@ static plc_su plc_s64_bgcd(plc_su a, plc_su b)
   return a << sh;
 }
 
-/* The common denominator *d of t0 and the durations of the ops that run,
- * and the durations (and t0) scaled to it; 0 when something does not fit
- * (op times are never negative; t0 neither). */
 /* A small cache of times already read, by address: the copies of a
  * layer's ops share their times, so a list of thousands of ops holds a
  * few dozen distinct ones. */
@@ -496,6 +493,9 @@ static unsigned plc_s64_slot(mpq_srcptr q)
   return (unsigned)(((uintptr_t)q >> 4) ^ ((uintptr_t)q >> 10)) % PLC_S64_SEEN;
 }
 
+/* The common denominator *d of t0 and the durations of the ops that run,
+ * and the durations (and t0) scaled to it; 0 when something does not fit
+ * (op times are never negative; t0 neither). */
 static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s)
 {
   const plc_ir_list *l = x->l;
@@ -902,7 +902,8 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
   x.t = mem;
   plc_su d;
   plc_si t0s = 0;
-  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s) || (g && !plc_s64_given_scale(&x, g, &d, &t0s, mem + 6 * n))) {
+  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s) ||
+      (g && !plc_s64_given_scale(&x, g, &d, &t0s, mem + 6 * n))) {
     free(mem);
     return 0;
   }
@@ -1077,14 +1078,21 @@ void plc_sim_net_of(const plc_ir_run *run, plc_sim_net *net)
   }
 }
 
+/* A collective's latency steps (Collective cost): 2 (n - 1) for an
+ * all-reduce, 1 for a p2p send, n - 1 for the others. */
+static long plc_sim_steps(const plc_ir_op *op)
+{
+  return op->kind == PLC_OPK_ALL_REDUCE ? 2L * (op->group - 1)
+         : op->kind == PLC_OPK_P2P ? 1 : (long)op->group - 1;
+}
+
 void plc_sim_cost_split(const plc_sim_net *net, const plc_ir_op *op, mpq_t fixed, mpq_t work)
 {
   mpq_set(fixed, op->time);
   mpq_set_ui(work, 0, 1);
   if (op->kind == PLC_OPK_COMPUTE)
     return;
-  long k = op->kind == PLC_OPK_ALL_REDUCE ? 2L * (op->group - 1)
-           : op->kind == PLC_OPK_P2P ? 1 : (long)op->group - 1;
+  long k = plc_sim_steps(op);
   mpq_set_ui(fixed, 0, 1);
   if (net->latency[op->dim]) {
     mpq_set_si(fixed, k, 1);
@@ -1118,21 +1126,79 @@ static int plc_sim_may_share(const plc_ir_list *l, int with_once, const plc_sim_
   return 0;
 }
 
+/* Each dimension's latency in units of 1/den when a whole number that
+ * fits, into lat; else -1 (its transfers are split on rationals). */
+static void plc_sim_int_latency(const plc_sim_net *net, mpq_srcptr scale, plc_si *lat)
+{
+  mpq_t q;
+  mpq_init(q);
+  for (int d = 0; d < PLC_PD_COUNT; d++) {
+    plc_su v = 0;
+    lat[d] = 0;
+    if (!net->latency[d])
+      continue;
+    mpq_mul(q, net->latency[d], scale);
+    lat[d] = mpz_cmp_ui(mpq_denref(q), 1) == 0 && mpq_sgn(q) >= 0 &&
+             mpz_sizeinbase(mpq_numref(q), 2) < PLC_SI_BITS / 2 &&
+             plc_s64_get(mpq_numref(q), &v) ? (plc_si)v : -1;
+  }
+  mpq_clear(q);
+}
+
+/* An op under way when transfers first met (h->first): it has run
+ * h->first - start of its fixed part, then of its work, alone (nothing
+ * shared before then); fixed and work (units of 1/d) keep what is left. */
+static void plc_sim_late(const plc_sim_head *h, int i, mpq_t fixed, mpq_t work)
+{
+  mpq_t done;
+  mpq_init(done);
+  plc_s64_put(mpq_numref(done), (plc_su)(h->first - h->start[i]));
+  if (mpq_cmp(done, fixed) <= 0) {
+    mpq_sub(fixed, fixed, done);
+  } else {
+    mpq_sub(done, done, fixed);
+    mpq_set_ui(fixed, 0, 1);
+    mpq_sub(work, work, done);
+  }
+  mpq_clear(done);
+}
+
+/* Op i's fixed part and work in units of 1/den (plc_sim_cost_split):
+ * with h in integers, its time being what it took there (lat from
+ * plc_sim_int_latency), and what is left of it when h->first came. */
+static void plc_sim_flow_cost(const plc_sim_net *net, const plc_ir_op *op, int i,
+                              const plc_sim_head *h, const plc_si *lat, mpq_srcptr scale,
+                              mpq_t fixed, mpq_t work)
+{
+  if (h && (op->kind == PLC_OPK_COMPUTE || lat[op->dim] >= 0)) {
+    plc_si t = h->end[i] - h->start[i], fix = t;
+    if (op->kind != PLC_OPK_COMPUTE) {
+      long k = plc_sim_steps(op);
+      fix = k <= 0 ? 0 : lat[op->dim] > t / k ? t : (plc_si)k * lat[op->dim];
+      plc_s64_put(mpq_numref(work), (plc_su)(t - fix));
+    }
+    plc_s64_put(mpq_numref(fixed), (plc_su)fix);
+  } else {
+    plc_sim_cost_split(net, op, fixed, work);
+    mpq_mul(fixed, fixed, scale);
+    mpq_mul(work, work, scale);
+  }
+  if (h && h->start[i] < h->first) /* under way then: what is left of it */
+    plc_sim_late(h, i, fixed, work);
+}
+
 /* The list's ops that run as flow ops (flow.h), into f: each on its
  * stream, after its dependencies and, a compute op that takes time, after
  * the one before it (the device's compute is serial, plc_sim_step);
- * transfers on their dimension's link.  map[i] is op i's flow op, or -1
- * when it does not run; returns how many run.  The flow runs in units of
- * 1/den, den the common denominator of t0 and the ops' times (into den),
- * so that its times are integers until links are shared (the dynamics
- * scale with time; the rationals' gcds were most of its cost): f's times
- * are in those units. */
-static void plc_sim_late(const plc_sim_head *h, const plc_ir_op *op, int i, mpq_t fixed,
-                         mpq_t work);
-
-static int plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int with_once,
-                        mpq_srcptr t0, const plc_sim_net *net, int *map, mpz_t den,
-                        const plc_sim_head *h)
+ * transfers on their dimension's link.  map[i] is op i's flow op, -1 when
+ * it does not run, -2 when it ended (in h) before transfers met.  The flow
+ * runs in units of 1/den, den the common denominator of t0 and the ops'
+ * times (into den; h's with h), so that its times are integers until
+ * links are shared (the dynamics scale with time; the rationals' gcds
+ * were most of its cost): f's times are in those units. */
+static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int with_once,
+                         mpq_srcptr t0, const plc_sim_net *net, int *map, mpz_t den,
+                         const plc_sim_head *h)
 {
   size_t nd = 1;
   for (int i = 0; i < l->n; i++)
@@ -1144,34 +1210,19 @@ static int plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wit
   size_t used = 0;
   mpq_t t0s, scale;
   mpq_inits(t0s, scale, NULL);
+  plc_si lat[PLC_PD_COUNT];
   if (h) { /* from when transfers first met; what ended by then is h's */
     plc_s64_put(den, h->d);
+    mpz_set(mpq_numref(scale), den);
     plc_s64_put(mpq_numref(t0s), (plc_su)h->first);
+    plc_sim_int_latency(net, scale, lat);
   } else {
     mpz_set(den, mpq_denref(t0));
     for (int i = 0; i < l->n; i++)
       if (with_once || !l->ops[i].once)
         mpz_lcm(den, den, mpq_denref(l->ops[i].time));
-  }
-  mpz_set(mpq_numref(scale), den);
-  if (!h)
+    mpz_set(mpq_numref(scale), den);
     mpq_mul(t0s, t0, scale);
-  /* with h, each dimension's latency in units of 1/den when a whole number
-   * that fits (else -1): a transfer's split is then integer arithmetic */
-  plc_si lat[PLC_PD_COUNT];
-  for (int d = 0; h && d < PLC_PD_COUNT; d++) {
-    plc_su v = 0;
-    lat[d] = 0;
-    if (!net->latency[d])
-      continue;
-    mpq_mul(t0s, net->latency[d], scale); /* t0s as scratch, set again below */
-    lat[d] = mpz_cmp_ui(mpq_denref(t0s), 1) == 0 && mpq_sgn(t0s) >= 0 &&
-             mpz_sizeinbase(mpq_numref(t0s), 2) < PLC_SI_BITS / 2 &&
-             plc_s64_get(mpq_numref(t0s), &v) ? (plc_si)v : -1;
-  }
-  if (h) {
-    mpq_set_ui(t0s, 0, 1);
-    plc_s64_put(mpq_numref(t0s), (plc_su)h->first);
   }
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
@@ -1193,22 +1244,7 @@ static int plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wit
       pool[used + (size_t)o->ndeps++] = last_dev;
     used += (size_t)o->ndeps;
     mpq_inits(cost[2 * n], cost[2 * n + 1], NULL);
-    if (h && (op->kind == PLC_OPK_COMPUTE || lat[op->dim] >= 0)) {
-      plc_si t = h->end[i] - h->start[i], fix = t; /* its time, scaled: as long as it took in h */
-      if (op->kind != PLC_OPK_COMPUTE) { /* plc_sim_cost_split in integers */
-        long k = op->kind == PLC_OPK_ALL_REDUCE ? 2L * (op->group - 1)
-                 : op->kind == PLC_OPK_P2P ? 1 : (long)op->group - 1;
-        fix = k <= 0 ? 0 : lat[op->dim] > t / k ? t : (plc_si)k * lat[op->dim];
-        plc_s64_put(mpq_numref(cost[2 * n + 1]), (plc_su)(t - fix));
-      }
-      plc_s64_put(mpq_numref(cost[2 * n]), (plc_su)fix);
-    } else {
-      plc_sim_cost_split(net, op, cost[2 * n], cost[2 * n + 1]);
-      mpq_mul(cost[2 * n], cost[2 * n], scale);
-      mpq_mul(cost[2 * n + 1], cost[2 * n + 1], scale);
-    }
-    if (h && h->start[i] < h->first) /* under way then: what is left of it */
-      plc_sim_late(h, op, i, cost[2 * n], cost[2 * n + 1]);
+    plc_sim_flow_cost(net, op, i, h, lat, scale, cost[2 * n], cost[2 * n + 1]);
     o->fixed = cost[2 * n];
     o->work = cost[2 * n + 1];
     o->stream = op->stream;
@@ -1225,27 +1261,6 @@ static int plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wit
   free(cost);
   free(pool);
   free(ops);
-  return n;
-}
-
-/* An op under way when transfers first met (h->first): it has run
- * h->first - start of its fixed part, then of its work, alone (nothing
- * shared before then); fixed and work (units of 1/d) keep what is left. */
-static void plc_sim_late(const plc_sim_head *h, const plc_ir_op *op, int i, mpq_t fixed,
-                         mpq_t work)
-{
-  (void)op;
-  mpq_t done;
-  mpq_init(done);
-  plc_s64_put(mpq_numref(done), (plc_su)(h->first - h->start[i]));
-  if (mpq_cmp(done, fixed) <= 0) {
-    mpq_sub(fixed, fixed, done);
-  } else {
-    mpq_sub(done, done, fixed);
-    mpq_set_ui(fixed, 0, 1);
-    mpq_sub(work, work, done);
-  }
-  mpq_clear(done);
 }
 
 /* End of op i of a shared run into q (seconds): h's for an op that ended
@@ -1262,50 +1277,18 @@ static void plc_sim_shared_end(mpq_t q, const plc_flow *f, const int *map, int i
   mpq_canonicalize(q);
 }
 
-/* plc_sim_run with links shared: the times from the flow, then the same
- * charging, windows and unions. */
-static void plc_sim_run_shared(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
-                               mpq_srcptr t0, const plc_sim_net *net, const plc_sim_head *h)
+/* The flow's ends put over one denominator for plc_s64_run (d x the least
+ * common multiple of the flow's, which sharing keeps small), into end
+ * and *mul; 0 when the step would not fit in a quarter of the range. */
+static int plc_sim_int_ends(const plc_ir_list *l, const plc_flow *f, const int *map,
+                            const plc_sim_head *h, plc_si *end, plc_su *mul)
 {
-  plc_flow f;
-  int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
-  mpz_t den;
-  mpz_init(den);
-  plc_sim_flow(&f, l, nstreams, with_once, t0, net, map, den, h);
-  s->shared = 1;
-  mpq_t *ends = plc_xmalloc(((size_t)l->n + 1) * sizeof *ends);
-  for (int i = 0; i < l->n; i++) {
-    mpq_init(ends[i]);
-    if (map[i] != -1)
-      plc_sim_shared_end(ends[i], &f, map, i, h, den);
-  }
-  plc_sim_rational(s, l, nstreams, with_once, t0, ends);
-  for (int i = 0; i < l->n; i++)
-    mpq_clear(ends[i]);
-  free(ends);
-  free(map);
-  mpz_clear(den);
-  plc_flow_free(&f);
-}
-
-/* plc_sim_run_shared replayed on machine integers: the flow from h, its
- * ends put over one denominator (d x the least common multiple of the
- * flow's, which sharing keeps small) when the step fits in a quarter of
- * the range; 0, leaving s as it was, when not. */
-static int plc_sim_run_shared64(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
-                                mpq_srcptr t0, const plc_sim_net *net, const plc_sim_head *h)
-{
-  plc_flow f;
-  int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
-  plc_si *end = plc_xmalloc(((size_t)l->n + 1) * sizeof *end);
-  mpz_t den, lcm, v;
-  mpz_inits(den, lcm, v, NULL);
-  plc_sim_flow(&f, l, nstreams, with_once, t0, net, map, den, h);
+  mpz_t lcm, v;
+  mpz_inits(lcm, v, NULL);
   mpz_set_ui(lcm, 1);
-  for (int g = 0; g < f.n; g++)
-    mpz_lcm(lcm, lcm, mpq_denref(f.end[g]));
-  plc_su mul = 0;
-  int ok = plc_s64_get(lcm, &mul) && plc_s64_bits(mul) + plc_s64_bits(h->d) <= PLC_SI_BITS;
+  for (int g = 0; g < f->n; g++)
+    mpz_lcm(lcm, lcm, mpq_denref(f->end[g]));
+  int ok = plc_s64_get(lcm, mul) && plc_s64_bits(*mul) + plc_s64_bits(h->d) <= PLC_SI_BITS;
   for (int i = 0; ok && i < l->n; i++) {
     if (map[i] == -1)
       continue;
@@ -1314,20 +1297,48 @@ static int plc_sim_run_shared64(plc_sim *s, const plc_ir_list *l, int nstreams, 
       plc_s64_put(v, (plc_su)h->end[i]);
       mpz_mul(v, v, lcm);
     } else {
-      mpz_divexact(v, lcm, mpq_denref(f.end[map[i]]));
-      mpz_mul(v, v, mpq_numref(f.end[map[i]]));
+      mpz_divexact(v, lcm, mpq_denref(f->end[map[i]]));
+      mpz_mul(v, v, mpq_numref(f->end[map[i]]));
     }
     plc_su e;
     ok = mpz_sizeinbase(v, 2) < PLC_SI_BITS - 2 && plc_s64_get(v, &e);
     end[i] = ok ? (plc_si)e : 0;
   }
-  plc_s64_given g = {mul, end};
-  ok = ok && plc_s64_run(s, l, nstreams, with_once, t0, &g);
-  mpz_clears(den, lcm, v, NULL);
+  mpz_clears(lcm, v, NULL);
+  return ok;
+}
+
+/* plc_sim_run with links shared: the times from the flow (from h when
+ * given), then the same charging, windows and unions, on machine integers
+ * when they fit, else on rationals. */
+static void plc_sim_run_shared(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
+                               mpq_srcptr t0, const plc_sim_net *net, const plc_sim_head *h)
+{
+  plc_flow f;
+  int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
+  plc_si *end = plc_xmalloc(((size_t)l->n + 1) * sizeof *end);
+  mpz_t den;
+  mpz_init(den);
+  plc_sim_flow(&f, l, nstreams, with_once, t0, net, map, den, h);
+  plc_s64_given g = {0, end};
+  if (!h || !plc_sim_int_ends(l, &f, map, h, end, &g.mul) ||
+      !plc_s64_run(s, l, nstreams, with_once, t0, &g)) {
+    s->shared = 1;
+    mpq_t *ends = plc_xmalloc(((size_t)l->n + 1) * sizeof *ends);
+    for (int i = 0; i < l->n; i++) {
+      mpq_init(ends[i]);
+      if (map[i] != -1)
+        plc_sim_shared_end(ends[i], &f, map, i, h, den);
+    }
+    plc_sim_rational(s, l, nstreams, with_once, t0, ends);
+    for (int i = 0; i < l->n; i++)
+      mpq_clear(ends[i]);
+    free(ends);
+  }
   free(map);
   free(end);
+  mpz_clear(den);
   plc_flow_free(&f);
-  return ok;
 }
 
 /* The latest end of a shared run's ops (those counts is true for, when
@@ -1423,10 +1434,6 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
       return; /* no two transfers met on a link: sharing changes nothing */
     plc_sim_free(s);
     plc_sim_init(s, l->n);
-    if (plc_sim_run_shared64(s, l, nstreams, with_once, t0, net, &head)) {
-      free(head.mem);
-      return;
-    }
   }
   if (may) {
     plc_sim_run_shared(s, l, nstreams, with_once, t0, net, head.mem ? &head : NULL);
