@@ -110,7 +110,6 @@ static void plc_stage_classes(const plc_ir_run *run, int *cls)
 }
 
 static int plc_chunk_stays(const plc_ir_op *op);
-int plc_run_chunks(const plc_ir_run *run);
 
 /* Per class (cls[s] == s): the forward and backward makespans, from base
  * where the lists did not change; then the critical stage, the first with
@@ -167,7 +166,7 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
   r->critical = best;
 }
 
-/* ---- the critical device's schedule --------------------------------------------- */
+/* ---- how the schedule places stages and chunks ----------------------------------- */
 
 /* Does run's schedule place two model stages per device, s and p-1-s,
  * each running half of the microbatches (DualPipe)? */
