@@ -161,6 +161,8 @@ static const plc_field plc_layer_fields[] = {
   NUM("stage", DIMLESS, 0, ANY, "pipeline stage of the layer"),
   {"first", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "the first layer of its stage", NULL, 0},
   {"last", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "the last layer of its stage", NULL, 0},
+  {"model_first", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "the model's first layer", NULL, 0},
+  {"model_last", PLC_FT_BOOL, DIMLESS, 0, NULL, 0, "the model's last layer", NULL, 0},
   {"kind", PLC_FT_STR, DIMLESS, 0, NULL, 0, "layer kind name", NULL, 0}, PLC_FIELD_END,
 };
 

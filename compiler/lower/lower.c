@@ -874,6 +874,12 @@ static plc_value *plc_lower_layer_value(plc_lower *L, int index, const char *kin
   plc_env_bind(L->ev, v->obj->env, "stage", plc_lower_int_value(L, stage));
   plc_env_bind(L->ev, v->obj->env, "first", plc_lower_bool_value(L, first));
   plc_env_bind(L->ev, v->obj->env, "last", plc_lower_bool_value(L, last));
+  /* the model's ends, wherever the schedule places them: a template that
+   * asks these instead of `first && stage == 0` reads a stage's other
+   * first and last layers alike (one cache entry for all of them) */
+  plc_env_bind(L->ev, v->obj->env, "model_first", plc_lower_bool_value(L, index == 0));
+  plc_env_bind(L->ev, v->obj->env, "model_last",
+               plc_lower_bool_value(L, index >= 0 && index == L->nlayers - 1));
   return v;
 }
 
@@ -2740,8 +2746,9 @@ static int plc_lower_check_sizes(plc_lower *L)
 typedef struct plc_mfirst {
   const plc_ast *tmpl;
   int unit;
-  int f[5];               /* the layer's fields in the order plc_lower_layer_value */
-  const char *kind;       /* binds them: index, kind (f[1] unused), stage, first, last */
+  int f[7];               /* the layer's fields in the order plc_lower_layer_value */
+  const char *kind;       /* binds them: index, kind (f[1] unused), stage, first, last,
+                             model_first, model_last */
   unsigned reads;         /* those its memory sections read: bit k, binding k (the watch) */
   mpq_ptr rec[5];
   long *count;            /* per chunk: instances since added (copies of it) */
@@ -2755,7 +2762,7 @@ typedef struct plc_mfirsts {
 /* Do the fields f read have these values? */
 static int plc_mfirst_same(const plc_mfirst *f, const int *v, const char *kind)
 {
-  for (int k = 0; k < 5; k++)
+  for (int k = 0; k < 7; k++)
     if ((f->reads & (1u << k)) && (k == 1 ? strcmp(f->kind, kind) != 0 : f->f[k] != v[k]))
       return 0;
   return 1;
@@ -2833,7 +2840,8 @@ static int plc_lower_stage_memory(plc_lower *L, int s, const char **kinds, plc_m
     while (k >= st->chunk_end[chunk])
       chunk++;
     const char *kind = kinds[st->layers[k]];
-    int v[5] = {st->layers[k], 0, s, k == 0, k == st->nlayers - 1};
+    int v[7] = {st->layers[k], 0, s, k == 0, k == st->nlayers - 1, st->layers[k] == 0,
+                st->layers[k] == L->nlayers - 1};
     if (!(ok = plc_lower_find_template(L, kind, &t)))
       break;
     c.mem = &st->mem[chunk];
@@ -2842,12 +2850,12 @@ static int plc_lower_stage_memory(plc_lower *L, int s, const char **kinds, plc_m
   }
   c.layer = -1;
   if (ok && !PLC_LOWER_FAILED(L) && plc_lower_find_template(L, "pipeline", &t)) {
-    int v[5] = {-1, 0, s, s == 0, s == last}, ch = s == last ? L->run->vpp - 1 : 0;
+    int v[7] = {-1, 0, s, s == 0, s == last, 0, 0}, ch = s == last ? L->run->vpp - 1 : 0;
     c.mem = &st->mem[ch];
     plc_lower_mem_instance(&c, seen, &t, v, "pipeline", 2, ch);
   }
   if (ok && !PLC_LOWER_FAILED(L) && plc_lower_find_template(L, "step", &t)) {
-    int v[5] = {-1, 0, s, s == 0, s == last};
+    int v[7] = {-1, 0, s, s == 0, s == last, 0, 0};
     c.mem = &st->mem[0];
     plc_lower_mem_instance(&c, seen, &t, v, "step", 4, 0);
   }
@@ -2892,6 +2900,7 @@ static int plc_lower_body(plc_lower *L)
   plc_lower_run_value(L);
   int nlayers;
   const char **kinds = plc_lower_layers(L, &nlayers);
+  L->nlayers = nlayers;
   if (!kinds || !plc_lower_split(L, nlayers) || !plc_lower_memory_first(L, kinds) ||
       !plc_lower_estimate(L, kinds, nlayers))
     return 0;

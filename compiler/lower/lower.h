@@ -32,6 +32,7 @@ typedef struct plc_lower {
   long *mark, nmark;     /* per op index: the stamp of the last dependency list holding it */
   long stamp;
   int errors;            /* diagnostics count when lowering began */
+  int nlayers;           /* the model's layers (its last is layer.model_last) */
   /* instances lowered once and copied for the layers that read the same
    * layer fields with the same values (lower.c, "instance memo") */
   struct plc_memo *memo;
