@@ -11,9 +11,12 @@
 . "$top_srcdir/tests/lib.sh"
 dir="$top_srcdir/tests/search"
 # bench/search-70b.plan: interleaved and 1f1b, every recompute mode, up to 8
-# stages, whose first and last layers read their stage and whose other
-# layers read it only in a branch not taken (lower.c keys an instance on
-# its previous one's names and counts such reads by type).
+# stages, whose step instances read their stage, and dp from 8 to 512 (a
+# replayed collective is timed again on its group: lower.c keys it only on
+# whether the group has more than one rank); xcache.plan's first and last
+# layers read their stage and its other layers read it only in a branch not
+# taken (lower.c keys an instance on its previous one's names and counts
+# such reads by type).
 files="$dir/xcache.plan $dir/diff.plan $dir/defaults.plan $top_srcdir/tests/golden/search-small.plan
        $top_srcdir/bench/search-70b.plan"
 # Sampled (valgrind or sanitizers in CI), the cache's own plan will do.

@@ -1270,8 +1270,9 @@ static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned oute
  * everything it read has the same value.  So while an instance is lowered
  * its reads are logged, in the order first made: the fields of run, model,
  * layer and device, the names of its context (the options), and what
- * lowering takes from the run in C (a collective's group size, the peak, a
- * primitive's bandwidth); the stream names it registers too.  A later
+ * lowering takes from the run in C (whether a collective's group has more
+ * than one rank, the peak, whether a primitive has a bandwidth); the
+ * stream names it registers too.  A later
  * compilation of the same thread finds an entry by template, unit, recompute
  * mode, the names class of its previous instance and the entry of its
  * forward instance (so `prev.` and forward names resolve alike), then
@@ -1897,13 +1898,15 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
 {
   const plc_loc *at = r->at_train ? &L->train->node->loc : &r->at;
   plc_obj *o = NULL;
+  /* A collective's group size and bandwidth give its time alone, which a
+   * replay computes again on this run's links (no expression can read an
+   * op's time): what must hold is that the op exists (a group of one has
+   * none) and that its bandwidth does (else lowering reports it).  The
+   * peak is in compute ops' times, which are replayed as kept. */
   switch (r->slot) {
-  case PLC_XR_SIZE: return L->run->size[r->d] == r->n;
+  case PLC_XR_SIZE: return (L->run->size[r->d] > 1) == (r->n > 1);
   case PLC_XR_PEAK: return L->run->peak && mpq_equal(L->run->peak, r->x.q);
-  case PLC_XR_BW: {
-    mpq_ptr bw = plc_lower_bw_of(L, (plc_pdim)r->d, (plc_opk)r->n, r->node);
-    return bw && mpq_equal(bw, r->x.q);
-  }
+  case PLC_XR_BW: return plc_lower_bw_of(L, (plc_pdim)r->d, (plc_opk)r->n, r->node) != NULL;
   case PLC_XR_OPT: {
     if (!*ctx)
       *ctx = plc_lower_context(L, t, (plc_value *)layer);
