@@ -35,6 +35,8 @@
 typedef struct plc_search {
   const plc_program *prog;  /* the main compilation: its trees, import directories */
   plc_env *global;          /* ... and its top-level names (read only) */
+  plc_env *names;           /* the same names, no value: each candidate copies them */
+  plc_arena *names_arena;
   const plc_ast *decl;
   plc_sspec sp;
   const plc_ast ***elems;   /* per varied field: its candidates' expressions */
@@ -482,7 +484,7 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   for (size_t i = 0; i < S->prog->ndirs; i++)
     plc_program_add_dir(&c->prog, S->prog->dirs[i]);
   const plc_ast *t = plc_search_train(S, c, pick);
-  plc_sema_check_file(&c->sema, &c->prog, c->prog.files[c->prog.nfiles - 1]);
+  plc_sema_check_file(&c->sema, &c->prog, c->prog.files[c->prog.nfiles - 1], S->names);
   if (c->diag.errors != (int)c->sema.nfailed_asserts)
     return NULL; /* c->diag.first_error says why */
   plc_drive_init(&c->drive, &c->sema, &c->prog, &S->o->report);
@@ -744,7 +746,10 @@ plc_sresult *plc_search_run(plc_drive *d, const plc_ast *decl, const plc_search_
     plc_search_free_setup(&S);
     return NULL;
   }
+  S.names_arena = plc_arena_new();
+  S.names = plc_sema_names(S.prog, S.names_arena);
   plc_sresult *r = plc_search_threads(&S);
+  plc_arena_free(S.names_arena);
   plc_search_free_setup(&S);
   return r;
 }

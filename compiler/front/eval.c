@@ -177,6 +177,27 @@ plc_binding *plc_env_bind(plc_eval *ev, plc_env *env, const char *name, plc_valu
   return b;
 }
 
+void plc_env_copy(plc_eval *ev, plc_env *into, const plc_env *from)
+{
+  into->n = from->n;
+  into->cap = from->n + 8; /* room for the names added after */
+  into->b = plc_arena_alloc(ev->arena, into->cap * sizeof *into->b);
+  if (from->n)
+    memcpy(into->b, from->b, from->n * sizeof *into->b);
+  for (size_t i = 0; i < into->n; i++) {
+    into->b[i].val = NULL;
+    into->b[i].busy = 0;
+    if (into->b[i].def_env == from)
+      into->b[i].def_env = into;
+  }
+  into->index_cap = from->index_cap;
+  into->index = NULL;
+  if (from->index) {
+    into->index = plc_arena_alloc(ev->arena, from->index_cap * sizeof *into->index);
+    memcpy(into->index, from->index, from->index_cap * sizeof *into->index);
+  }
+}
+
 void plc_env_forget_unknown(plc_env *env)
 {
   for (size_t i = 0; i < env->n; i++) {

@@ -156,6 +156,9 @@ plc_env *plc_env_new(plc_eval *ev, plc_env *parent);
 plc_binding *plc_env_define(plc_eval *ev, plc_env *env, const char *name, const plc_ast *def,
                             plc_env *def_env);
 plc_binding *plc_env_bind(plc_eval *ev, plc_env *env, const char *name, plc_value *val);
+/* Make the empty env `into` hold from's names and definitions, none of
+ * their values (a definition made in from is made in into). */
+void plc_env_copy(plc_eval *ev, plc_env *into, const plc_env *from);
 plc_binding *plc_env_find_local(plc_env *env, const char *name);
 plc_binding *plc_env_lookup(plc_env *env, const char *name);
 

@@ -995,17 +995,33 @@ static void plc_sema_items(plc_sema *s, const plc_ast_list *items, plc_env *env,
 
 /* ---- top level ------------------------------------------------------------ */
 
+/* The top-level names of file into ev's global env; s reports a name
+ * defined twice (NULL: the first definition stays, silently). */
+static void plc_sema_file_names(plc_sema *s, plc_eval *ev, const plc_ast *file)
+{
+  plc_env *g = ev->global;
+  for (const plc_ast *it = file->list.head; it; it = it->next) {
+    if (it->kind != PLC_AST_LET && it->kind != PLC_AST_DECL)
+      continue;
+    if (s ? !plc_sema_unique(s, g, it) : plc_env_find_local(g, it->name) != NULL)
+      continue;
+    plc_env_define(ev, g, it->name, it, g);
+  }
+}
+
 static void plc_sema_globals(plc_sema *s)
 {
-  plc_env *g = s->ev.global;
   for (size_t f = 0; f < s->prog->nfiles; f++)
-    for (const plc_ast *it = s->prog->files[f]->list.head; it; it = it->next) {
-      if (it->kind != PLC_AST_LET && it->kind != PLC_AST_DECL)
-        continue;
-      if (!plc_sema_unique(s, g, it))
-        continue;
-      plc_env_define(&s->ev, g, it->name, it, g);
-    }
+    plc_sema_file_names(s, &s->ev, s->prog->files[f]);
+}
+
+plc_env *plc_sema_names(const plc_program *prog, plc_arena *ar)
+{
+  plc_eval ev;
+  plc_eval_init(&ev, ar, NULL);
+  for (size_t f = 0; f < prog->nfiles; f++)
+    plc_sema_file_names(NULL, &ev, prog->files[f]);
+  return ev.global;
 }
 
 /* Every framework option name, so templates may read run.NAME. */
@@ -1176,7 +1192,7 @@ static const char *plc_sema_import_hint(void *prog, const char *name)
 }
 
 /* Set up s for prog: the evaluator, the top-level names, the options. */
-static void plc_sema_begin(plc_sema *s, plc_program *prog)
+static void plc_sema_start(plc_sema *s, plc_program *prog)
 {
   memset(s, 0, sizeof *s);
   s->prog = prog;
@@ -1184,13 +1200,26 @@ static void plc_sema_begin(plc_sema *s, plc_program *prog)
   s->ev.import_hint = plc_sema_import_hint;
   s->ev.import_ctx = prog;
   s->ev.abstract = 1;
+}
+
+static void plc_sema_begin(plc_sema *s, plc_program *prog)
+{
+  plc_sema_start(s, prog);
   plc_sema_globals(s);
   plc_sema_options(s);
 }
 
-void plc_sema_check_file(plc_sema *s, plc_program *prog, const plc_ast *file)
+void plc_sema_check_file(plc_sema *s, plc_program *prog, const plc_ast *file,
+                         const plc_env *names)
 {
-  plc_sema_begin(s, prog);
+  if (names) { /* the other files' names, copied: a search defined them once */
+    plc_sema_start(s, prog);
+    plc_env_copy(&s->ev, s->ev.global, names);
+    plc_sema_file_names(s, &s->ev, file);
+    plc_sema_options(s);
+  } else {
+    plc_sema_begin(s, prog);
+  }
   plc_sema_top(s, file);
   free(s->options);
   s->options = NULL;

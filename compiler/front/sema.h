@@ -29,7 +29,14 @@ typedef struct plc_sema {
 void plc_sema_check(plc_sema *s, plc_program *prog, const char *const *defines, size_t ndefines);
 /* Check only `file` of a program whose other files have been checked (and
  * had the -D overrides applied) in another compilation of the same trees:
- * a search's candidate (cli/search.c). */
-void plc_sema_check_file(plc_sema *s, plc_program *prog, const plc_ast *file);
+ * a search's candidate (cli/search.c).  names, when not NULL, holds the
+ * top-level names of every file of prog but `file` (plc_sema_names): they
+ * are copied, not defined again. */
+void plc_sema_check_file(plc_sema *s, plc_program *prog, const plc_ast *file,
+                         const plc_env *names);
+/* The top-level names of prog's files (their definitions, no value), in
+ * ar, for plc_sema_check_file: a search defines them once, not once per
+ * candidate.  A name defined twice keeps its first definition. */
+plc_env *plc_sema_names(const plc_program *prog, plc_arena *ar);
 
 #endif
