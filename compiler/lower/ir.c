@@ -37,16 +37,23 @@ static int plc_ir_find(const char *const *names, int n, const char *name)
 int plc_opk_lookup(const char *name) { return plc_ir_find(plc_opk_names, PLC_OPK_COUNT, name); }
 int plc_pdim_lookup(const char *name) { return plc_ir_find(plc_pdim_names, PLC_PD_COUNT, name); }
 
+void plc_ir_reserve(plc_arena *ar, plc_ir_list *l, int more)
+{
+  if (l->n + more <= l->cap)
+    return;
+  int cap = l->cap ? l->cap * 2 : 16;
+  while (cap < l->n + more)
+    cap *= 2;
+  plc_ir_op *ops = plc_arena_alloc_raw(ar, (size_t)cap * sizeof *ops); /* [0, n) only */
+  if (l->n)
+    memcpy(ops, l->ops, (size_t)l->n * sizeof *ops);
+  l->ops = ops;
+  l->cap = cap;
+}
+
 int plc_ir_push(plc_arena *ar, plc_ir_list *l, const plc_ir_op *op)
 {
-  if (l->n == l->cap) {
-    int cap = l->cap ? l->cap * 2 : 16;
-    plc_ir_op *ops = plc_arena_alloc_raw(ar, (size_t)cap * sizeof *ops); /* [0, n) only */
-    if (l->n)
-      memcpy(ops, l->ops, (size_t)l->n * sizeof *ops);
-    l->ops = ops;
-    l->cap = cap;
-  }
+  plc_ir_reserve(ar, l, 1);
   l->ops[l->n] = *op;
   return l->n++;
 }

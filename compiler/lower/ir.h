@@ -133,6 +133,8 @@ const char *plc_phase_name(plc_phase p); /* fwd, recomp, bwd, step */
 
 /* Append an op to a list; returns its index. */
 int plc_ir_push(plc_arena *ar, plc_ir_list *l, const plc_ir_op *op);
+/* Room for `more` ops after the list's last, in ar. */
+void plc_ir_reserve(plc_arena *ar, plc_ir_list *l, int more);
 /* Intern a stream name. */
 int plc_ir_stream(plc_arena *ar, plc_ir_run *r, const char *name);
 

@@ -1212,12 +1212,21 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
     L->stop = 1;
     return 0;
   }
+  /* written in place, their dependencies in one block: a search replays
+   * thousands of instances per candidate */
+  plc_ir_reserve(L->ar, c->list, n);
+  long nd = 0;
+  for (int i = m->lo; i < m->hi; i++)
+    nd += m->list->ops[i].ndeps;
+  int *deps = plc_arena_alloc_raw(L->ar, (size_t)(nd ? nd : 1) * sizeof *deps);
   for (int i = m->lo; i < m->hi; i++) {
     const plc_ir_op *f = &m->list->ops[i];
-    plc_ir_op op = plc_lower_replica(L, f);
-    op.layer = layer;
-    op.deps = plc_memo_deps(L, m, f->deps, f->ndeps, nlo, nplo);
-    plc_ir_push(L->ar, c->list, &op);
+    plc_ir_op *op = &c->list->ops[c->list->n++];
+    *op = plc_lower_replica(L, f);
+    op->layer = layer;
+    op->deps = deps;
+    for (int k = 0; k < f->ndeps; k++)
+      *deps++ = plc_memo_move(m, f->deps[k], nlo, nplo);
   }
   cur->lazy = e + 1; /* its names: plc_memo_names, when needed */
   cur->lazy_lo = nlo;
@@ -2695,14 +2704,19 @@ static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *a
   mpq_srcptr *seen = &m->seen[((uintptr_t)q / sizeof(mpq_t)) & 63];
   if (*seen == q)
     return;
-  if (mpz_sizeinbase(mpq_numref(q), 2) > PLC_Q_MAX_BITS ||
-      mpz_sizeinbase(mpq_denref(q), 2) > PLC_Q_MAX_BITS) {
+  /* a one-limb numerator and denominator are far below the limit */
+  int small = mpz_size(mpq_numref(q)) <= 1 && mpz_size(mpq_denref(q)) <= 1;
+  if (!small && (mpz_sizeinbase(mpq_numref(q), 2) > PLC_Q_MAX_BITS ||
+                 mpz_sizeinbase(mpq_denref(q), 2) > PLC_Q_MAX_BITS)) {
     plc_error(L->diag, &at->loc, "the time of '%s' has a numerator or denominator of more than "
               "%d bits, the size limit of a value", name, PLC_Q_MAX_BITS);
     m->ok = 0;
     return;
   }
-  if (!mpz_divisible_p(m->l, mpq_denref(q))) {
+  int divides = small && mpz_size(m->l) <= 1
+                    ? mpz_get_ui(m->l) % mpz_get_ui(mpq_denref(q)) == 0
+                    : mpz_divisible_p(m->l, mpq_denref(q));
+  if (!divides) {
     mpz_lcm(m->l, m->l, mpq_denref(q));
     if (mpz_sizeinbase(m->l, 2) > PLC_Q_MAX_BITS) {
       plc_error(L->diag, &at->loc, "the time of '%s' and the times before it have a common "
