@@ -2086,6 +2086,7 @@ typedef struct plc_layer_info {
   plc_tmpl tmpl;
   int lo, hi;        /* its forward ops in the stage's forward list */
   plc_inst fwd;      /* its forward ops by name */
+  plc_value *layer;  /* what its templates see as `layer` (forward and backward) */
 } plc_layer_info;
 
 static void plc_lower_instance(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
@@ -2226,8 +2227,8 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
     c.cur = &li->fwd;
     c.prev = prev;
     int n0 = st->fwd.n;
-    plc_lower_layer_fwd(&c, li, plc_lower_layer_value(L, c.layer, li->kind, s, k == 0,
-                                                      k == st->nlayers - 1));
+    li->layer = plc_lower_layer_value(L, c.layer, li->kind, s, k == 0, k == st->nlayers - 1);
+    plc_lower_layer_fwd(&c, li, li->layer);
     plc_lower_set_chunk(&st->fwd, n0, chunk);
     li->lo = li->fwd.lo;
     li->hi = li->fwd.hi;
@@ -2268,12 +2269,11 @@ static int plc_lower_copies(const plc_ir_list *fwd, int lo, int hi)
  * lowered and recorded.  Only units with a backward section are recorded
  * (a mirror reads the map of later layers); a copied full recompute sets
  * the map of the layer's forward ops as plc_lower_recompute_copy does. */
-static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int s, int k,
-                                      plc_layer_info *li, const plc_users *users, int *map)
+static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_layer_info *li,
+                                      const plc_users *users, int *map)
 {
   plc_lower *L = c->L;
-  plc_value *layer = plc_lower_layer_value(L, st->layers[k], li->kind, s, k == 0,
-                                           k == st->nlayers - 1);
+  plc_value *layer = li->layer;
   const plc_ast *tmpl = li->tmpl.decl;
   c->layer = st->layers[k];
   c->fwd = &li->fwd;
@@ -2324,7 +2324,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int s, int 
   }
 }
 
-static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer_info *info)
+static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, plc_layer_info *info)
 {
   plc_lctx c = {.L = L, .list = &st->bwd, .phase = PLC_PH_BWD};
   plc_users users = plc_lower_users(&st->fwd);
@@ -2337,7 +2337,7 @@ static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
     c.cur = &insts[k];
     c.prev = prev;
     int n0 = st->bwd.n;
-    plc_lower_stage_bwd_layer(&c, st, s, k, &info[k], &users, map);
+    plc_lower_stage_bwd_layer(&c, st, k, &info[k], &users, map);
     plc_lower_set_chunk(&st->bwd, n0, plc_lower_chunk_of(st, k));
     prev = &insts[k];
   }
@@ -2568,7 +2568,7 @@ static int plc_lower_stage(plc_lower *L, int s, const char **kinds)
   if (ok)
     plc_lower_stage_fwd(L, st, s, info);
   if (ok && !PLC_LOWER_FAILED(L))
-    plc_lower_stage_bwd(L, st, s, info);
+    plc_lower_stage_bwd(L, st, info);
   if (ok && !PLC_LOWER_FAILED(L))
     plc_lower_stage_extra(L, st, s);
   free(info);
