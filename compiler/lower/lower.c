@@ -722,13 +722,19 @@ static const char *const plc_phase_section[] = {"forward", "recompute", "backwar
 
 /* Add q to part k (weights, grads, optimizer, activations, buffers) of m;
  * buffers keep the largest. */
+static mpq_ptr plc_lower_mem_field(const plc_ir_mem *m, int k)
+{
+  mpq_ptr f[] = {m->weights, m->grads, m->optimizer, m->activations, m->buffers};
+  return f[k];
+}
+
 static void plc_lower_mem_add(plc_ir_mem *m, int k, mpq_srcptr q)
 {
-  mpq_ptr to[] = {m->weights, m->grads, m->optimizer, m->activations, m->buffers};
+  mpq_ptr to = plc_lower_mem_field(m, k);
   if (k < 4)
-    plc_q_rat_add(to[k], to[k], q);
-  else if (mpq_cmp(q, to[k]) > 0)
-    mpq_set(to[k], q);
+    plc_q_rat_add(to, to, q);
+  else if (mpq_cmp(q, to) > 0)
+    mpq_set(to, q);
 }
 
 /* A template instance's `memory` section, added to its chunk's totals
@@ -2139,6 +2145,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
   const plc_ast *tmpl = li->tmpl.decl;
   int e = plc_memo_find(L, tmpl, 0, c->prev ? c->prev->shape : -1, 0, layer);
   if (e >= 0) {
+    L->stage_reads |= L->memo[e].reads;
     plc_memo_replay(c, c->cur, e, c->layer);
     return;
   }
@@ -2159,6 +2166,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
     was = plc_memo_watch(L, layer, &outer);
     plc_lower_memory_cached(c, &li->tmpl, layer, 0);
     reads = plc_memo_unwatch(L, was, outer) | L->xcache->e[x].layer_reads;
+    L->stage_reads |= reads;
     c->mem_rec = NULL;
     if (!PLC_LOWER_FAILED(L)) {
       plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
@@ -2184,6 +2192,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
     L->xlog = ops;
   }
   reads = plc_memo_unwatch(L, was, outer);
+  L->stage_reads |= reads;
   c->mem_rec = NULL;
   if (!PLC_LOWER_FAILED(L)) {
     plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
@@ -2283,6 +2292,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
   int prev_shape = c->prev ? c->prev->shape : -1;
   int e = memo ? plc_memo_find(L, tmpl, 1, prev_shape, li->fwd.shape, layer) : -1;
   if (e >= 0) {
+    L->stage_reads |= L->memo[e].reads;
     if (!plc_memo_replay(c, c->cur, e, c->layer))
       return;
     for (int i = li->lo, j = c->cur->lo; copy && i < li->hi; i++)
@@ -2296,6 +2306,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
   if (x >= 0) { /* lowered for an earlier candidate */
     if (!plc_xcache_replay(c, c->cur, x, NULL) || PLC_LOWER_FAILED(L))
       return;
+    L->stage_reads |= L->xcache->e[x].layer_reads;
     for (int i = li->lo, j = c->cur->lo; copy && i < li->hi; i++)
       if (!st->fwd.ops[i].once)
         map[i] = j++;
@@ -2311,6 +2322,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
   const plc_obj *was = plc_memo_watch(L, layer, &outer);
   plc_lower_bwd_unit(c, st, li, layer, users, map);
   unsigned reads = plc_memo_unwatch(L, was, outer);
+  L->stage_reads |= reads;
   c->cur->hi = c->list->n;
   if (memo && !PLC_LOWER_FAILED(L)) {
     plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, layer, reads, NULL, copies);
@@ -2552,7 +2564,73 @@ static int plc_lower_split(plc_lower *L, int nlayers)
   return 1;
 }
 
-static int plc_lower_stage(plc_lower *L, int s, const char **kinds)
+/* Bits of plc_lower_layer_value's bindings, as the watch numbers them. */
+enum { PLC_LF_INDEX = 1u << 0, PLC_LF_STAGE = 1u << 2, PLC_LF_MODEL_FIRST = 1u << 5,
+       PLC_LF_MODEL_LAST = 1u << 6 };
+
+/* Do stages p and st hold layers of the same kinds in the same chunks, and
+ * the model's ends at the same places where the instances read them? */
+static int plc_lower_stage_alike(const plc_lower *L, const plc_ir_stage *p,
+                                 const plc_ir_stage *st, const char **kinds)
+{
+  if (p->nlayers != st->nlayers ||
+      memcmp(p->chunk_end, st->chunk_end, (size_t)L->run->vpp * sizeof *p->chunk_end))
+    return 0;
+  for (int k = 0; k < st->nlayers; k++) {
+    int a = p->layers[k], b = st->layers[k];
+    if (strcmp(kinds[a], kinds[b]) ||
+        ((L->like_reads & PLC_LF_MODEL_FIRST) && (a == 0) != (b == 0)) ||
+        ((L->like_reads & PLC_LF_MODEL_LAST) && (a == L->nlayers - 1) != (b == L->nlayers - 1)))
+      return 0;
+  }
+  return 1;
+}
+
+/* Append from's first n ops to the empty list to, their layers renumbered
+ * by map (their dependencies, list positions, are the same). */
+static void plc_lower_list_copy(plc_lower *L, plc_ir_list *to, const plc_ir_list *from, int n,
+                                const int *map)
+{
+  plc_ir_reserve(L->ar, to, n);
+  for (int i = 0; i < n; i++) {
+    plc_ir_op *op = &to->ops[to->n++];
+    *op = plc_lower_replica(L, &from->ops[i]);
+    if (op->layer >= 0)
+      op->layer = map[op->layer];
+  }
+}
+
+/* Stage s as a copy of stage s - 1, when that one was lowered layer by layer
+ * just before and its instances read neither their layer index nor their
+ * stage: each instance of s, reading the same fields with the same values
+ * as the one at its place in s - 1, would be a copy of it (the instance
+ * memo's argument, for a whole stage).  Returns 0 when s is lowered. */
+static int plc_lower_stage_copy(plc_lower *L, int s, const char **kinds)
+{
+  if (L->no_memo || s == 0 || L->like != s - 1)
+    return 0;
+  const plc_ir_stage *p = &L->run->stages[s - 1];
+  plc_ir_stage *st = &L->run->stages[s];
+  long n = (long)L->like_nfwd + L->like_nbwd;
+  if (!plc_lower_stage_alike(L, p, st, kinds) || L->nops + n > L->cap)
+    return 0; /* lowered, which reports passing the cap */
+  L->nops += n;
+  if (!L->layer_map)
+    L->layer_map = plc_xmalloc(((size_t)L->nlayers + 1) * sizeof *L->layer_map);
+  for (int k = 0; k < st->nlayers; k++)
+    L->layer_map[p->layers[k]] = st->layers[k];
+  plc_lower_list_copy(L, &st->fwd, &p->fwd, L->like_nfwd, L->layer_map);
+  plc_lower_list_copy(L, &st->bwd, &p->bwd, L->like_nbwd, L->layer_map);
+  for (int c = 0; c < L->run->vpp; c++)
+    for (int k = 0; k < 5; k++)
+      plc_lower_mem_add(&st->mem[c], k, plc_lower_mem_field(&L->like_mem[c], k));
+  L->like = s;
+  return 1;
+}
+
+/* Stage s's layers, forward then backward, each instance lowered (or a
+ * copy); then whether the next stage may copy them. */
+static int plc_lower_stage_layers(plc_lower *L, int s, const char **kinds)
 {
   plc_ir_stage *st = &L->run->stages[s];
   plc_layer_info *info = plc_xcalloc((size_t)st->nlayers + 1, sizeof *info);
@@ -2565,14 +2643,35 @@ static int plc_lower_stage(plc_lower *L, int s, const char **kinds)
       ok = 0;
     }
   }
+  L->stage_reads = 0;
   if (ok)
     plc_lower_stage_fwd(L, st, s, info);
   if (ok && !PLC_LOWER_FAILED(L))
     plc_lower_stage_bwd(L, st, info);
-  if (ok && !PLC_LOWER_FAILED(L))
-    plc_lower_stage_extra(L, st, s);
   free(info);
-  return ok && !PLC_LOWER_FAILED(L);
+  ok = ok && !PLC_LOWER_FAILED(L);
+  L->like = -1;
+  if (ok && !(L->stage_reads & (PLC_LF_INDEX | PLC_LF_STAGE))) {
+    L->like = s;
+    L->like_nfwd = st->fwd.n;
+    L->like_nbwd = st->bwd.n;
+    L->like_reads = L->stage_reads;
+    L->like_mem = plc_lower_mem_new(L, L->run->vpp);
+    for (int c = 0; c < L->run->vpp; c++)
+      for (int k = 0; k < 5; k++)
+        plc_lower_mem_add(&L->like_mem[c], k, plc_lower_mem_field(&st->mem[c], k));
+  }
+  return ok;
+}
+
+static int plc_lower_stage(plc_lower *L, int s, const char **kinds)
+{
+  plc_ir_stage *st = &L->run->stages[s];
+  if (!plc_lower_stage_copy(L, s, kinds) && !plc_lower_stage_layers(L, s, kinds))
+    return 0;
+  if (!PLC_LOWER_FAILED(L))
+    plc_lower_stage_extra(L, st, s);
+  return !PLC_LOWER_FAILED(L);
 }
 
 /* Lower one instance of a template on the side, stopping after cap ops
@@ -2939,7 +3038,7 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
 {
   const char *nm = getenv("PLC_LOWER_NO_MEMO"), *nx = getenv("PLC_LOWER_NO_XCACHE");
   plc_lower L = {.ev = ev, .ar = ev->arena, .diag = ev->diag, .train = train,
-                 .cap = PLC_LOWER_MAX_OPS, .no_memo = nm && *nm && strcmp(nm, "0")};
+                 .cap = PLC_LOWER_MAX_OPS, .no_memo = nm && *nm && strcmp(nm, "0"), .like = -1};
   if (!(nx && *nx && strcmp(nx, "0")))
     L.xcache = ev->lower_cache;
   L.errors = ev->diag->errors;
@@ -2963,6 +3062,7 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   free(L.mark);
   free(L.xheld);
   free(L.memo);
+  free(L.layer_map);
   return ok ? L.run : NULL;
 }
 

@@ -33,6 +33,17 @@ typedef struct plc_lower {
   long stamp;
   int errors;            /* diagnostics count when lowering began */
   int nlayers;           /* the model's layers (its last is layer.model_last) */
+  /* the layer fields (bit k: binding k of plc_lower_layer_value) read by
+   * the instances of the stage being lowered; the last stage lowered layer
+   * by layer whose instances read neither index nor stage, what they read,
+   * and its chunks' memory after its layers: the next stage of the same
+   * layers copies its lists (lower.c, plc_lower_stage_copy) */
+  unsigned stage_reads;
+  int like;              /* that stage, or -1 */
+  int like_nfwd, like_nbwd; /* its layers' ops, first in its lists */
+  unsigned like_reads;
+  plc_ir_mem *like_mem;
+  int *layer_map;        /* per model layer: its place in the copy (scratch) */
   /* instances lowered once and copied for the layers that read the same
    * layer fields with the same values (lower.c, "instance memo") */
   struct plc_memo *memo;
