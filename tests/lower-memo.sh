@@ -1,6 +1,8 @@
 #!/bin/sh
-# lower-memo.sh - the instance memo of lowering (compiler/lower/lower.c)
-# changes nothing: for every example and article example and the golden
+# lower-memo.sh - the instance memo of lowering (compiler/lower/lower.c),
+# and the stage copy it allows (a stage of the same layers as the one
+# before, whose instances read neither index nor stage), change nothing:
+# for every example and article example and the golden
 # plans of memory and schedules, the whole JSON report (every figure, the
 # memory table included) is the same with PLC_LOWER_NO_MEMO=1, which
 # lowers every instance; for the examples, the lowered ops (--emit=ir) too,
