@@ -2621,6 +2621,10 @@ static int plc_lower_stage_copy(plc_lower *L, int s, const char **kinds)
     L->layer_map[p->layers[k]] = st->layers[k];
   plc_lower_list_copy(L, &st->fwd, &p->fwd, L->like_nfwd, L->layer_map);
   plc_lower_list_copy(L, &st->bwd, &p->bwd, L->like_nbwd, L->layer_map);
+  if (!L->copied)
+    L->copied = plc_arena_alloc(L->ar, 2 * (size_t)L->run->nstages * sizeof *L->copied);
+  L->copied[2 * s] = L->like_nfwd;
+  L->copied[2 * s + 1] = L->like_nbwd;
   for (int c = 0; c < L->run->vpp; c++)
     for (int k = 0; k < 5; k++)
       plc_lower_mem_add(&st->mem[c], k, plc_lower_mem_field(&L->like_mem[c], k));
@@ -2840,8 +2844,10 @@ static int plc_lower_check_sizes(plc_lower *L)
       plc_lcm_add(L, &m, pins[k], plc_lower_field_node(L->train, pin_names[k]), pin_names[k]);
   for (int s = 0; s < r->nstages && m.ok; s++) {
     const plc_ir_list *lists[3] = {&r->stages[s].fwd, &r->stages[s].bwd, &r->stages[s].step};
+    /* a copied stage's layer ops have the times of the stage before */
+    int from[3] = {L->copied ? L->copied[2 * s] : 0, L->copied ? L->copied[2 * s + 1] : 0, 0};
     for (int k = 0; k < 3; k++)
-      for (int i = 0; i < lists[k]->n && m.ok; i++)
+      for (int i = from[k]; i < lists[k]->n && m.ok; i++)
         plc_lcm_add(L, &m, lists[k]->ops[i].time, lists[k]->ops[i].node, lists[k]->ops[i].name);
   }
   mpz_clear(m.l);

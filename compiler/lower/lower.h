@@ -44,6 +44,8 @@ typedef struct plc_lower {
   unsigned like_reads;
   plc_ir_mem *like_mem;
   int *layer_map;        /* per model layer: its place in the copy (scratch) */
+  int *copied;           /* per stage s: at 2 s and 2 s + 1, how many of its forward and
+                            backward ops are such a copy (0 when none) */
   /* instances lowered once and copied for the layers that read the same
    * layer fields with the same values (lower.c, "instance memo") */
   struct plc_memo *memo;
