@@ -76,6 +76,20 @@ mpq_ptr plc_lower_num(plc_lower *L, plc_value *v, const int e[PLC_NDIM], const p
 
 /* ---- sizes --------------------------------------------------------------- */
 
+/* 'name', for messages (a search reads these fields for every candidate:
+ * snprintf was a fifth of it). */
+static const char *plc_place_quoted(char what[64], const char *name)
+{
+  size_t n = strlen(name);
+  if (n > 60)
+    n = 60;
+  what[0] = '\'';
+  memcpy(what + 1, name, n);
+  what[n + 1] = '\'';
+  what[n + 2] = '\0';
+  return what;
+}
+
 static int plc_place_size(plc_lower *L, const char *name, long *out)
 {
   plc_value *v = plc_lower_field(L, L->train, name);
@@ -84,9 +98,8 @@ static int plc_place_size(plc_lower *L, const char *name, long *out)
     return 0;
   }
   char what[64];
-  snprintf(what, sizeof what, "'%s'", name);
-  return plc_lower_int(L, v, 1, PLC_PLACE_MAX_SIZE, plc_lower_field_node(L->train, name), what,
-                       out);
+  return plc_lower_int(L, v, 1, PLC_PLACE_MAX_SIZE, plc_lower_field_node(L->train, name),
+                       plc_place_quoted(what, name), out);
 }
 
 /* An enum field's word: the name or string written, or dflt. */
@@ -104,8 +117,7 @@ static mpq_ptr plc_place_pin(plc_lower *L, const char *name, const int e[PLC_NDI
   if (n == L->train->node)
     return NULL; /* not given */
   char what[64];
-  snprintf(what, sizeof what, "'%s'", name);
-  return plc_lower_num(L, plc_lower_field(L, L->train, name), e, n, what);
+  return plc_lower_num(L, plc_lower_field(L, L->train, name), e, n, plc_place_quoted(what, name));
 }
 
 static int plc_place_sizes(plc_lower *L)
