@@ -1065,6 +1065,8 @@ static void plc_step_sum(plc_result *r)
 
 void plc_analyse(plc_result *r, const plc_ir_run *run)
 {
+  plc_sim_memo memo;
+  plc_sim_memo_push(&memo, run);
   plc_result_init(r);
   r->run = run;
   plc_stage_figs(r, NULL, 0);
@@ -1077,11 +1079,14 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
   plc_tail(r, NULL, 0);
   plc_step_sum(r);
   plc_ratios(r);
+  plc_sim_memo_pop(&memo);
 }
 
 void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *base,
                       unsigned changed)
 {
+  plc_sim_memo memo;
+  plc_sim_memo_push(&memo, run);
   plc_result_init(r);
   r->run = run;
   r->no_sims = 1;
@@ -1097,4 +1102,5 @@ void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *ba
   plc_bubble(r);
   plc_tail(r, base, changed);
   plc_step_sum(r);
+  plc_sim_memo_pop(&memo);
 }

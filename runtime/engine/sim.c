@@ -493,22 +493,30 @@ static unsigned plc_s64_slot(mpq_srcptr q)
   return (unsigned)(((uintptr_t)q >> 4) ^ ((uintptr_t)q >> 10)) % PLC_S64_SEEN;
 }
 
-/* The common denominator *d of t0 and the durations of the ops that run,
- * and the durations (and t0) scaled to it; 0 when something does not fit
- * (op times are never negative; t0 neither). */
-static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s)
+/* A list's durations on integers: those of the ops that run (0 for the
+ * others) in units of 1/d, d the common denominator of their times, and
+ * their sum, below 2^PLC_SI_BITS.  What every run on machine integers
+ * starts from; working it out reads every op's time, much of a short
+ * run's cost, so plc_sim_memo keeps it for the lists an analysis runs
+ * again. */
+typedef struct plc_s64_dur {
+  int ok;        /* 0: some time does not fit (runs take the rational path) */
+  plc_su d, sum;
+  plc_si *t;
+} plc_s64_dur;
+
+/* Fill u->t (l->n entries) and set u->d, u->sum from l's op times; 0 when
+ * something does not fit (op times are never negative). */
+static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
 {
-  const plc_ir_list *l = x->l;
   const plc_su lim = (plc_su)1 << PLC_SI_BITS;
   plc_su num, den, dd = 1, last = 0, m = 0; /* ops in a row often share a denominator */
   plc_s64_seen seen;
   memset(seen.q, 0, sizeof seen.q);
-  if (mpq_sgn(t0) < 0)
-    return 0;
-  for (int i = -1; i < l->n; i++) {
-    if (i >= 0 && !with_once && l->ops[i].once)
+  for (int i = 0; i < l->n; i++) {
+    if (!with_once && l->ops[i].once)
       continue;
-    mpq_srcptr q = i < 0 ? t0 : l->ops[i].time;
+    mpq_srcptr q = l->ops[i].time;
     unsigned h = plc_s64_slot(q);
     if (seen.q[h] == q)
       continue; /* its denominator is in dd already */
@@ -526,10 +534,11 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
   plc_su sum = 0;
   last = 0;
   memset(seen.q, 0, sizeof seen.q);
-  for (int i = -1; i < l->n; i++) {
-    if (i >= 0 && !with_once && l->ops[i].once)
+  for (int i = 0; i < l->n; i++) {
+    u->t[i] = 0;
+    if (!with_once && l->ops[i].once)
       continue;
-    mpq_srcptr q = i < 0 ? t0 : l->ops[i].time;
+    mpq_srcptr q = l->ops[i].time;
     unsigned h = plc_s64_slot(q);
     plc_su v;
     if (seen.q[h] == q) {
@@ -551,12 +560,119 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
     if (v >= lim - sum)
       return 0;
     sum += v;
-    if (i < 0)
-      *t0s = (plc_si)v;
-    else
-      x->t[i] = (plc_si)v;
+    u->t[i] = (plc_si)v;
   }
-  *d = dd;
+  u->d = dd;
+  u->sum = sum;
+  return 1;
+}
+
+/* Put q (not negative) over u's denominator too, into *v: the
+ * denominator grows to the least common multiple, u's n durations with
+ * it, and *v joins the sum; 0 when something would not fit. */
+static int plc_s64_dur_put(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v)
+{
+  const plc_su lim = (plc_su)1 << PLC_SI_BITS;
+  plc_su num, den;
+  if (mpq_sgn(q) < 0 || !plc_s64_get(mpq_denref(q), &den) || !plc_s64_get(mpq_numref(q), &num))
+    return 0;
+  if (u->d % den) {
+    plc_su k = den / plc_s64_gcd(u->d, den);
+    if (u->d > lim / k || u->sum >= lim / k)
+      return 0;
+    u->d *= k;
+    u->sum *= k;
+    for (int i = 0; i < n; i++)
+      u->t[i] *= (plc_si)k;
+  }
+  plc_su m = u->d / den;
+  if (num && plc_s64_bits(num) + plc_s64_bits(m) > PLC_SI_BITS)
+    return 0;
+  if (num * m >= lim - u->sum)
+    return 0;
+  u->sum += num * m;
+  *v = (plc_si)(num * m);
+  return 1;
+}
+
+/* ---- the memo of one analysis ---------------------------------------------------- */
+
+static _Thread_local plc_sim_memo *plc_sim_memo_top; /* the innermost, this thread's */
+
+void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run)
+{
+  m->run = run;
+  m->dur = plc_xcalloc(6 * (size_t)run->nstages + 1, sizeof *m->dur);
+  m->prev = plc_sim_memo_top;
+  plc_sim_memo_top = m;
+}
+
+void plc_sim_memo_pop(plc_sim_memo *m)
+{
+  for (int k = 0; k < 6 * m->run->nstages; k++)
+    free(m->dur[k].t);
+  free(m->dur);
+  plc_sim_memo_top = m->prev;
+}
+
+/* The memo's entry for l run so, when l is a list of the memo's run: per
+ * stage its forward, backward and step lists, without and with `once`. */
+static plc_s64_dur *plc_sim_memo_slot(const plc_ir_list *l, int with_once)
+{
+  plc_sim_memo *m = plc_sim_memo_top;
+  for (int s = 0; m && s < m->run->nstages; s++) {
+    const plc_ir_stage *st = &m->run->stages[s];
+    int k = l == &st->fwd ? 0 : l == &st->bwd ? 1 : l == &st->step ? 2 : -1;
+    if (k >= 0)
+      return &m->dur[(s * 3 + k) * 2 + (with_once != 0)];
+  }
+  return NULL;
+}
+
+/* l's durations run so from the memo (made on first use), or NULL when
+ * the memo does not keep l.  With `once` they are made from those
+ * without, adding the once ops (the gradient sync: a few). */
+static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once)
+{
+  plc_s64_dur *u = plc_sim_memo_slot(l, with_once);
+  if (!u || u->t)
+    return u;
+  u->t = plc_xmalloc(((size_t)l->n + 1) * sizeof *u->t);
+  const plc_s64_dur *w = with_once ? plc_sim_memo_dur(l, 0) : NULL;
+  if (!w || !w->ok) {
+    u->ok = plc_s64_dur_fill(l, with_once, u);
+    return u;
+  }
+  memcpy(u->t, w->t, (size_t)l->n * sizeof *u->t);
+  u->d = w->d;
+  u->sum = w->sum;
+  u->ok = 1;
+  for (int i = 0; u->ok && i < l->n; i++)
+    if (l->ops[i].once)
+      u->ok = plc_s64_dur_put(u, l->n, l->ops[i].time, &u->t[i]);
+  return u;
+}
+
+/* The common denominator *d of t0 and the durations of the ops that run,
+ * and the durations (into x->t) and t0 scaled to it; 0 when something
+ * does not fit (op times are never negative; t0 neither). */
+static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s)
+{
+  const plc_ir_list *l = x->l;
+  plc_s64_dur u = {.t = x->t};
+  const plc_s64_dur *m = plc_sim_memo_dur(l, with_once);
+  if (m) {
+    if (!m->ok)
+      return 0;
+    memcpy(x->t, m->t, (size_t)l->n * sizeof *x->t);
+    u.d = m->d;
+    u.sum = m->sum;
+  } else if (!plc_s64_dur_fill(l, with_once, &u)) {
+    return 0;
+  }
+  if (!plc_s64_dur_put(&u, l->n, t0, t0s))
+    return 0;
+  *d = u.d;
   return 1;
 }
 

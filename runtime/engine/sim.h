@@ -130,4 +130,18 @@ void plc_sim_stalls(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, plc_s
                     void *ctx);
 const char *plc_why_text(plc_why w);
 
+/* One analysis runs the same stage lists several times (their ends, the
+ * critical stage in full, the tail with the gradient sync, the blocks'
+ * times).  Between plc_sim_memo_push and plc_sim_memo_pop, on one thread
+ * (nested as calls are), the runs of run's stage lists reuse what they
+ * share: their durations over a common denominator.  run's lists must
+ * not change in between (sensitivity changes times between analyses). */
+typedef struct plc_sim_memo {
+  const plc_ir_run *run;
+  struct plc_s64_dur *dur;   /* per stage list and with_once, made on first use */
+  struct plc_sim_memo *prev; /* the enclosing memo, or NULL */
+} plc_sim_memo;
+void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run);
+void plc_sim_memo_pop(plc_sim_memo *m);
+
 #endif
