@@ -770,8 +770,31 @@ static void plc_wg_flush(plc_wg_slot *s, mpq_t all, mpq_t out, mpq_t x)
   s->q = NULL;
 }
 
+static int plc_wg_all(const plc_ir_op *op)
+{
+  return op->kind == PLC_OPK_COMPUTE && op->phase == PLC_PH_BWD;
+}
+
+static int plc_wg_marked(const plc_ir_op *op) { return plc_wg_all(op) && op->wgrad; }
+
+/* plc_weight_grad_time on integers, from the analysis's memo of l's
+ * durations (sim.h) when it keeps l (a stage list): no rational sums. */
+static int plc_wg_memo(const plc_ir_list *l, mpq_t out)
+{
+  int marked = 0;
+  for (int i = 0; i < l->n && !marked; i++)
+    marked = !l->ops[i].once && plc_wg_marked(&l->ops[i]);
+  if (!plc_sim_memo_sum(out, l, marked ? plc_wg_marked : plc_wg_all))
+    return 0;
+  if (!marked)
+    mpq_div_2exp(out, out, 1);
+  return 1;
+}
+
 void plc_weight_grad_time(const plc_ir_list *l, mpq_t out)
 {
+  if (plc_wg_memo(l, out))
+    return;
   plc_wg_slot slot[64] = {{0}};
   mpq_t all, x;
   mpq_inits(all, x, NULL);

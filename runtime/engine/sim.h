@@ -143,5 +143,9 @@ typedef struct plc_sim_memo {
 } plc_sim_memo;
 void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run);
 void plc_sim_memo_pop(plc_sim_memo *m);
+/* The sum of the times of l's ops that are not `once` and for which
+ * counts is true, into out, on integers from the innermost memo: 0, out
+ * untouched, when it does not keep l or l's times do not fit. */
+int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts);
 
 #endif
