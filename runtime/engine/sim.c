@@ -12,13 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every field but the ops' ready, start and end times, which only a run
+ * on rationals or plc_sim_times sets (plc_sim_init_times): most runs on
+ * integers never need them, and three rationals per op were much of the
+ * cost of making and freeing a run. */
 static void plc_sim_init(plc_sim *s, int n)
 {
   s->n = n;
-  s->ops = plc_xmalloc(((size_t)n + 1) * sizeof *s->ops); /* every field set here */
+  s->ops = plc_xmalloc(((size_t)n + 1) * sizeof *s->ops);
   for (int i = 0; i < n; i++) {
     plc_sim_op *o = &s->ops[i];
-    mpq_inits(o->ready, o->start, o->end, o->exposed, o->window, NULL);
+    mpq_inits(o->exposed, o->window, NULL);
     o->consumer = o->queued_behind = -1;
     o->why = PLC_WHY_HIDDEN;
     o->ran = 0;
@@ -27,6 +31,17 @@ static void plc_sim_init(plc_sim *s, int n)
             s->stall_other, NULL);
   s->lazy = NULL;
   s->shared = 0;
+  s->timed = 0;
+}
+
+/* The ops' ready, start and end times, all 0 (once). */
+static void plc_sim_init_times(plc_sim *s)
+{
+  if (s->timed)
+    return;
+  for (int i = 0; i < s->n; i++)
+    mpq_inits(s->ops[i].ready, s->ops[i].start, s->ops[i].end, NULL);
+  s->timed = 1;
 }
 
 static void plc_sim_lazy_free(plc_sim *s);
@@ -36,7 +51,9 @@ void plc_sim_free(plc_sim *s)
   plc_sim_lazy_free(s);
   for (int i = 0; i < s->n; i++) {
     plc_sim_op *o = &s->ops[i];
-    mpq_clears(o->ready, o->start, o->end, o->exposed, o->window, NULL);
+    if (s->timed)
+      mpq_clears(o->ready, o->start, o->end, NULL);
+    mpq_clears(o->exposed, o->window, NULL);
   }
   free(s->ops);
   mpq_clears(s->makespan, s->end, s->busy, s->compute, s->all_compute, s->useful, s->exposed,
@@ -976,6 +993,7 @@ void plc_sim_times(const plc_sim *cs)
   struct plc_sim_lazy *z = s->lazy;
   if (!z)
     return;
+  plc_sim_init_times(s);
   size_t n = (size_t)s->n;
   plc_s64_memo m = {.d = z->d};
   for (m.mask = 15; m.mask < 8 * n; m.mask = 2 * m.mask + 1)
@@ -1168,6 +1186,7 @@ static void plc_sim_finish(plc_sim *s, const plc_ir_list *l, mpq_srcptr compute_
 static void plc_sim_rational(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
                              mpq_srcptr t0, mpq_t *ends)
 {
+  plc_sim_init_times(s);
   /* the streams, then the device's compute (slot nstreams) */
   mpq_t *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
   int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);

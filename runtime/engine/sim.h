@@ -63,6 +63,7 @@ typedef struct plc_sim {
                                 rationals (plc_sim_times) */
   int shared;           /* links were shared: a transfer may have taken longer
                            than its time (end - start) */
+  int timed;            /* the ops' ready, start and end are made (rationals) */
 } plc_sim;
 
 /* The physical links of a run's devices, for sharing (flow.h): one per
