@@ -600,6 +600,19 @@ static void plc_device(plc_result *r)
   mpq_clears(x, k, best, NULL);
 }
 
+/* Add the exposures of l's collectives that ran in s to by_dim, per
+ * dimension (group: scratch, an int per op). */
+static void plc_exposed_by_dim(const plc_sim *s, const plc_ir_list *l, int *group,
+                               mpq_t by_dim[PLC_PD_COUNT])
+{
+  mpq_ptr out[PLC_PD_COUNT];
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    out[d] = by_dim[d];
+  for (int i = 0; i < l->n; i++)
+    group[i] = l->ops[i].kind != PLC_OPK_COMPUTE ? (int)l->ops[i].dim : -1;
+  plc_sim_add_sums(s, l, group, PLC_PD_COUNT, NULL, NULL, out);
+}
+
 /* Add k x the figures of list l run alone to the device's. */
 static void plc_device_list(plc_result *r, const plc_ir_list *l, mpq_srcptr k)
 {
@@ -616,11 +629,17 @@ static void plc_device_list(plc_result *r, const plc_ir_list *l, mpq_srcptr k)
     plc_q_rat_mul(x, k, v[i]);
     plc_q_rat_add(out[i], out[i], x);
   }
-  for (int i = 0; i < l->n; i++)
-    if (sim.ops[i].ran && l->ops[i].kind != PLC_OPK_COMPUTE) {
-      plc_q_rat_mul(x, k, sim.ops[i].exposed);
-      plc_q_rat_add(r->dev_exposed[l->ops[i].dim], r->dev_exposed[l->ops[i].dim], x);
-    }
+  mpq_t e[PLC_PD_COUNT]; /* k x the sum is the sum of k x each */
+  int *group = plc_xmalloc(((size_t)l->n + 1) * sizeof *group);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    mpq_init(e[d]);
+  plc_exposed_by_dim(&sim, l, group, e);
+  for (int d = 0; d < PLC_PD_COUNT; d++) {
+    plc_q_rat_mul(x, k, e[d]);
+    plc_q_rat_add(r->dev_exposed[d], r->dev_exposed[d], x);
+    mpq_clear(e[d]);
+  }
+  free(group);
   plc_sim_free(&sim);
   mpq_clears(zero, x, NULL);
 }
@@ -715,31 +734,42 @@ static plc_coll_row *plc_row_for(plc_result *r, const plc_ir_op *op, mpq_srcptr 
 }
 
 /* The inventory of one list: a row's time is what its ops took, their
- * times but for a transfer slowed by sharing its link. */
+ * times but for a transfer slowed by sharing its link.  The times,
+ * windows and exposures are summed per row by the simulator (on
+ * integers, one rational per row), the rest op by op. */
 static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
 {
+  int *group = plc_xmalloc(((size_t)l->n + 1) * sizeof *group);
   mpq_t took;
   mpq_init(took);
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     const plc_sim_op *so = &s->ops[i];
+    group[i] = -1;
     if (!so->ran || op->kind == PLC_OPK_COMPUTE)
       continue;
     plc_sim_took(s, l, i, took);
     plc_coll_row *row = plc_row_for(r, op, took);
+    group[i] = (int)(row - r->rows);
     row->count++;
     if (!mpq_equal(row->size_each, op->size) || !mpq_equal(row->time_each, took))
       row->uniform = 0;
     plc_q_rat_add(row->bytes, row->bytes, op->size);
-    plc_q_rat_add(row->time, row->time, took);
-    plc_q_rat_add(row->window, row->window, so->window);
-    plc_q_rat_add(row->exposed, row->exposed, so->exposed);
     row->why[so->why]++;
     if (mpq_sgn(so->exposed) > 0)
       row->why_exposed[so->why]++;
-    plc_q_rat_add(r->exposed_mb[op->dim], r->exposed_mb[op->dim], so->exposed);
   }
   mpq_clear(took);
+  mpq_ptr *sums = plc_xmalloc(3 * ((size_t)r->nrows + 1) * sizeof *sums);
+  for (int k = 0; k < r->nrows; k++) {
+    sums[k] = r->rows[k].time;
+    sums[r->nrows + k] = r->rows[k].window;
+    sums[2 * r->nrows + k] = r->rows[k].exposed;
+  }
+  plc_sim_add_sums(s, l, group, r->nrows, sums, sums + r->nrows, sums + 2 * r->nrows);
+  free(sums);
+  plc_exposed_by_dim(s, l, group, r->exposed_mb);
+  free(group);
 }
 
 /* Weight-gradient time t_w for ZB-H1 and DualPipe: the backward compute

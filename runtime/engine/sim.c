@@ -893,6 +893,7 @@ static void plc_s64_out(plc_s64_memo *m, mpq_ptr q, plc_si v)
 struct plc_sim_lazy {
   plc_si *mem;                      /* plc_s64_run's arrays, ready/start/end among them */
   plc_si *ready, *start, *end;
+  plc_si *exposed, *window;         /* made rationals already; kept for plc_sim_add_sums */
   plc_su d;
 };
 
@@ -966,6 +967,58 @@ static int plc_sim_lazy_took(const plc_sim *s, int i, mpq_t out)
     return 0;
   plc_s64_set(out, s->lazy->end[i] - s->lazy->start[i], s->lazy->d);
   return 1;
+}
+
+/* plc_sim_add_sums on the integers of a run whose times are still lazy:
+ * a sum per group and figure, one rational each at the end; 0 when there
+ * are none or a sum would overflow. */
+static int plc_sim_lazy_sums(const plc_sim *s, const plc_ir_list *l, const int *group,
+                             int ngroups, mpq_ptr *sums[3])
+{
+  const struct plc_sim_lazy *z = s->lazy;
+  if (!z)
+    return 0;
+  plc_si *sum = plc_xcalloc(3 * (size_t)ngroups + 1, sizeof *sum);
+  int ok = 1;
+  for (int i = 0; ok && i < l->n; i++) {
+    if (group[i] < 0 || !s->ops[i].ran)
+      continue;
+    plc_si v[3] = {z->end[i] - z->start[i], z->window[i], z->exposed[i]}, *at = sum + 3 * group[i];
+    for (int k = 0; k < 3; k++)
+      ok = ok && !__builtin_add_overflow(at[k], v[k], &at[k]);
+  }
+  mpq_t q;
+  mpq_init(q);
+  for (int g = 0; ok && g < ngroups; g++)
+    for (int k = 0; k < 3; k++)
+      if (sums[k] && sum[3 * g + k]) {
+        plc_s64_set(q, sum[3 * g + k], z->d);
+        mpq_add(sums[k][g], sums[k][g], q);
+      }
+  mpq_clear(q);
+  free(sum);
+  return ok;
+}
+
+void plc_sim_add_sums(const plc_sim *s, const plc_ir_list *l, const int *group, int ngroups,
+                      mpq_ptr *took, mpq_ptr *window, mpq_ptr *exposed)
+{
+  mpq_ptr *sums[3] = {took, window, exposed};
+  if (plc_sim_lazy_sums(s, l, group, ngroups, sums))
+    return;
+  mpq_t t;
+  mpq_init(t);
+  for (int i = 0; i < l->n; i++) {
+    int g = group[i];
+    if (g < 0 || !s->ops[i].ran)
+      continue;
+    plc_sim_took(s, l, i, t);
+    mpq_srcptr v[3] = {t, s->ops[i].window, s->ops[i].exposed};
+    for (int k = 0; k < 3; k++)
+      if (sums[k])
+        mpq_add(sums[k][g], sums[k][g], v[k]);
+  }
+  mpq_clear(t);
 }
 
 /* plc_s64_overlap on a run on integers whose times are still lazy; on a
@@ -1098,7 +1151,7 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
   }
   s->lazy = plc_xmalloc(sizeof *s->lazy); /* the times, for plc_sim_times */
   *s->lazy = (struct plc_sim_lazy){.mem = mem, .ready = x.ready, .start = x.start, .end = x.end,
-                                   .d = d};
+                                   .exposed = x.exposed, .window = x.window, .d = d};
   plc_s64_set(s->makespan, x.makespan, d);
   plc_s64_set(s->end, x.end_all, d);
   plc_s64_set(s->busy, x.busy, d);

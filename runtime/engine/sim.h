@@ -108,6 +108,12 @@ void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int 
 /* Op i of l, which ran in s: how long it took into out, its time, or more
  * for a transfer that shared its link. */
 void plc_sim_took(const plc_sim *s, const plc_ir_list *l, int i, mpq_t out);
+/* Add to took[g], window[g] and exposed[g] (arrays of ngroups, each may
+ * be NULL) what the ops i of l that ran in s with group[i] = g took
+ * (plc_sim_took), their windows and their exposures (-1: no group): on
+ * integers while s's times are (no rational per op). */
+void plc_sim_add_sums(const plc_sim *s, const plc_ir_list *l, const int *group, int ngroups,
+                      mpq_ptr *took, mpq_ptr *window, mpq_ptr *exposed);
 /* Set (tests only, before any thread): plc_sim_run always computes on
  * rationals, not on machine integers over a common denominator (sim.c). */
 extern int plc_sim_no_fast;
