@@ -773,33 +773,81 @@ static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
   free(group);
 }
 
-/* Weight-gradient time t_w for ZB-H1 and DualPipe: the backward compute
- * ops marked `wgrad`; when the templates mark none, half of the backward
- * compute (recompute excluded), the usual even split of input and weight
- * gradients. */
-/* Times are tallied by address before they are added: the copies of a
- * layer's ops (the instance memo's, a search's) share their times, so a
- * list of thousands of ops adds a few dozen rationals, each times its
- * count (the sums are exact either way). */
-typedef struct plc_wg_slot {
-  mpq_srcptr q;
-  long all, w; /* ops of that time, and those marked wgrad */
-} plc_wg_slot;
+/* ---- sums tallied by address ----------------------------------------------------- */
 
-static void plc_wg_flush(plc_wg_slot *s, mpq_t all, mpq_t out, mpq_t x)
+/* A sum of rationals tallied by address before they are added: the
+ * copies of a layer's ops share their figures (the instance memo's, a
+ * search's), so a list of thousands of ops adds a few dozen rationals,
+ * each times its count (the sum is exact either way).  Open addressing,
+ * at most half full. */
+typedef struct plc_tally {
+  size_t mask, used; /* slots - 1 (a power of two less one), slots taken */
+  mpq_srcptr *q;
+  long *count;
+} plc_tally;
+
+static void plc_tally_init(plc_tally *t, size_t mask)
 {
-  if (!s->q)
-    return;
-  mpq_set_si(x, s->all, 1);
-  plc_q_rat_mul(x, x, s->q);
-  plc_q_rat_add(all, all, x);
-  if (s->w) {
-    mpq_set_si(x, s->w, 1);
-    plc_q_rat_mul(x, x, s->q);
-    plc_q_rat_add(out, out, x);
-  }
-  s->q = NULL;
+  t->mask = mask;
+  t->used = 0;
+  t->q = plc_xcalloc(mask + 1, sizeof *t->q);
+  t->count = plc_xmalloc((mask + 1) * sizeof *t->count);
 }
+
+static size_t plc_tally_slot(const plc_tally *t, mpq_srcptr q)
+{
+  size_t i = (size_t)(((uint64_t)(uintptr_t)q * 0x9E3779B97F4A7C15u) >> 32) & t->mask;
+  while (t->q[i] && t->q[i] != q)
+    i = (i + 1) & t->mask;
+  return i;
+}
+
+static void plc_tally_add(plc_tally *t, mpq_srcptr q, long count);
+
+/* Twice the slots, when half are taken. */
+static void plc_tally_grow(plc_tally *t)
+{
+  plc_tally old = *t;
+  plc_tally_init(t, 2 * old.mask + 1);
+  for (size_t i = 0; i <= old.mask; i++)
+    if (old.q[i])
+      plc_tally_add(t, old.q[i], old.count[i]);
+  free(old.q);
+  free(old.count);
+}
+
+static void plc_tally_add(plc_tally *t, mpq_srcptr q, long count)
+{
+  size_t i = plc_tally_slot(t, q);
+  if (!t->q[i]) {
+    if (2 * (t->used + 1) > t->mask + 1) {
+      plc_tally_grow(t);
+      i = plc_tally_slot(t, q);
+    }
+    t->q[i] = q;
+    t->count[i] = 0;
+    t->used++;
+  }
+  t->count[i] += count;
+}
+
+/* Add the tally's sum to out, and free it. */
+static void plc_tally_sum(plc_tally *t, mpq_t out)
+{
+  mpq_t x;
+  mpq_init(x);
+  for (size_t i = 0; i <= t->mask; i++)
+    if (t->q[i]) {
+      mpq_set_si(x, t->count[i], 1);
+      plc_q_rat_mul(x, x, t->q[i]);
+      plc_q_rat_add(out, out, x);
+    }
+  mpq_clear(x);
+  free(t->q);
+  free(t->count);
+}
+
+/* ---- weight gradients ------------------------------------------------------------ */
 
 static int plc_wg_all(const plc_ir_op *op)
 {
@@ -808,50 +856,28 @@ static int plc_wg_all(const plc_ir_op *op)
 
 static int plc_wg_marked(const plc_ir_op *op) { return plc_wg_all(op) && op->wgrad; }
 
-/* plc_weight_grad_time on integers, from the analysis's memo of l's
- * durations (sim.h) when it keeps l (a stage list): no rational sums. */
-static int plc_wg_memo(const plc_ir_list *l, mpq_t out)
+/* Weight-gradient time t_w for ZB-H1 and DualPipe: the backward compute
+ * ops marked `wgrad`; when the templates mark none, half of the backward
+ * compute (recompute excluded), the usual even split of input and weight
+ * gradients.  `once` ops aside.  A stage list's sum is on the analysis's
+ * integers (plc_sim_memo_sum), another's tallied by address. */
+void plc_weight_grad_time(const plc_ir_list *l, mpq_t out)
 {
   int marked = 0;
   for (int i = 0; i < l->n && !marked; i++)
     marked = !l->ops[i].once && plc_wg_marked(&l->ops[i]);
-  if (!plc_sim_memo_sum(out, l, marked ? plc_wg_marked : plc_wg_all))
-    return 0;
+  plc_sim_counts_fn *counts = marked ? plc_wg_marked : plc_wg_all;
+  if (!plc_sim_memo_sum(out, l, counts)) {
+    plc_tally t;
+    plc_tally_init(&t, 63);
+    for (int i = 0; i < l->n; i++)
+      if (!l->ops[i].once && counts(&l->ops[i]))
+        plc_tally_add(&t, l->ops[i].time, 1);
+    mpq_set_ui(out, 0, 1);
+    plc_tally_sum(&t, out);
+  }
   if (!marked)
     mpq_div_2exp(out, out, 1);
-  return 1;
-}
-
-void plc_weight_grad_time(const plc_ir_list *l, mpq_t out)
-{
-  if (plc_wg_memo(l, out))
-    return;
-  plc_wg_slot slot[64] = {{0}};
-  mpq_t all, x;
-  mpq_inits(all, x, NULL);
-  mpq_set_ui(out, 0, 1);
-  int marked = 0;
-  for (int i = 0; i < l->n; i++) {
-    const plc_ir_op *op = &l->ops[i];
-    if (op->kind != PLC_OPK_COMPUTE || op->phase != PLC_PH_BWD || op->once)
-      continue;
-    plc_wg_slot *s = &slot[((uintptr_t)op->time / sizeof(mpq_t)) & 63];
-    if (s->q != op->time) {
-      plc_wg_flush(s, all, out, x);
-      *s = (plc_wg_slot){op->time, 0, 0};
-    }
-    s->all++;
-    s->w += op->wgrad != 0;
-    marked |= op->wgrad != 0;
-  }
-  for (int k = 0; k < 64; k++)
-    plc_wg_flush(&slot[k], all, out, x);
-  mpq_clear(x);
-  if (!marked) {
-    mpq_set_ui(out, 1, 2);
-    plc_q_rat_mul(out, out, all);
-  }
-  mpq_clear(all);
 }
 
 /* ---- bubble ------------------------------------------------------------------- */
@@ -1032,7 +1058,7 @@ static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
 /* The useful FLOPs of a list.  An op costed from bytes alone does no model
  * FLOPs (a memory-bound op); only an op whose time was pinned without flops
  * leaves them unknown. */
-static void plc_flops_useful(const plc_ir_list *l, mpq_t out, int *all_known)
+static void plc_flops_useful(const plc_ir_list *l, plc_tally *t, int *all_known)
 {
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
@@ -1040,7 +1066,7 @@ static void plc_flops_useful(const plc_ir_list *l, mpq_t out, int *all_known)
       continue;
     if (op->pinned && mpq_sgn(op->flops) == 0)
       *all_known = 0;
-    plc_q_rat_add(out, out, op->flops);
+    plc_tally_add(t, op->flops, 1);
   }
 }
 
@@ -1054,10 +1080,13 @@ static void plc_mfu(plc_result *r)
   mpq_t f, d;
   mpq_inits(f, d, NULL);
   r->mfu_known = 1;
+  plc_tally t;
+  plc_tally_init(&t, 63);
   for (int s = 0; s < run->nstages; s++) {
-    plc_flops_useful(&run->stages[s].fwd, f, &r->mfu_known);
-    plc_flops_useful(&run->stages[s].bwd, f, &r->mfu_known);
+    plc_flops_useful(&run->stages[s].fwd, &t, &r->mfu_known);
+    plc_flops_useful(&run->stages[s].bwd, &t, &r->mfu_known);
   }
+  plc_tally_sum(&t, f);
   if (!r->mfu_known)
     r->mfu_why = "useful compute with a pinned time and no flops";
   else if (mpq_sgn(r->step) <= 0)
