@@ -498,8 +498,10 @@ static plc_su plc_s64_bgcd(plc_su a, plc_su b)
 
 /* A small cache of times already read, by address: the copies of a
  * layer's ops share their times, so a list of thousands of ops holds a
- * few dozen distinct ones. */
-#define PLC_S64_SEEN 64
+ * few dozen distinct ones.  A slot is overwritten on a collision (the
+ * time is then read again): a multiplicative hash over 256 slots keeps
+ * those rare (64 slots indexed by address bits re-read many times). */
+#define PLC_S64_SEEN 256
 typedef struct plc_s64_seen {
   mpq_srcptr q[PLC_S64_SEEN];
   plc_su v[PLC_S64_SEEN];
@@ -507,7 +509,7 @@ typedef struct plc_s64_seen {
 
 static unsigned plc_s64_slot(mpq_srcptr q)
 {
-  return (unsigned)(((uintptr_t)q >> 4) ^ ((uintptr_t)q >> 10)) % PLC_S64_SEEN;
+  return (unsigned)(((uint64_t)(uintptr_t)q * 0x9E3779B97F4A7C15u) >> 40) % PLC_S64_SEEN;
 }
 
 /* A list's durations on integers: those of the ops that run (0 for the
