@@ -878,6 +878,22 @@ typedef struct plc_s64_memo {
   plc_su d;
 } plc_s64_memo;
 
+/* A memo for about n values over d. */
+static void plc_s64_memo_init(plc_s64_memo *m, plc_su d, size_t n)
+{
+  m->d = d;
+  for (m->mask = 15; m->mask < 2 * n; m->mask = 2 * m->mask + 1)
+    ;
+  m->v = plc_xmalloc((m->mask + 1) * sizeof *m->v);
+  m->q = plc_xcalloc(m->mask + 1, sizeof *m->q);
+}
+
+static void plc_s64_memo_free(plc_s64_memo *m)
+{
+  free(m->v);
+  free(m->q);
+}
+
 static void plc_s64_out(plc_s64_memo *m, mpq_ptr q, plc_si v)
 {
   size_t i = (size_t)(((plc_su)v * 0x9E3779B97F4A7C15u) >> 17) & m->mask;
@@ -1050,11 +1066,8 @@ void plc_sim_times(const plc_sim *cs)
     return;
   plc_sim_init_times(s);
   size_t n = (size_t)s->n;
-  plc_s64_memo m = {.d = z->d};
-  for (m.mask = 15; m.mask < 8 * n; m.mask = 2 * m.mask + 1)
-    ;
-  m.v = plc_xmalloc((m.mask + 1) * sizeof *m.v);
-  m.q = plc_xcalloc(m.mask + 1, sizeof *m.q);
+  plc_s64_memo m;
+  plc_s64_memo_init(&m, z->d, 4 * n);
   for (size_t i = 0; i < n; i++) {
     plc_sim_op *o = &s->ops[i];
     if (!o->ran)
@@ -1063,8 +1076,7 @@ void plc_sim_times(const plc_sim *cs)
     plc_s64_out(&m, o->start, z->start[i]);
     plc_s64_out(&m, o->end, z->end[i]);
   }
-  free(m.v);
-  free(m.q);
+  plc_s64_memo_free(&m);
   plc_sim_lazy_free(s);
 }
 
@@ -1088,6 +1100,26 @@ static int plc_s64_given_scale(plc_s64 *x, const plc_s64_given *g, plc_su *d, pl
   x->nominal = nominal;
   x->given = g->end;
   return 1;
+}
+
+/* The ops' exposures and windows (those not 0) into s's rationals: the
+ * copies of a layer's collectives mostly have the same ones, which a memo
+ * copies rather than reduce again. */
+static void plc_s64_figs_out(const plc_s64 *x, plc_su d)
+{
+  size_t nz = 0;
+  for (int i = 0; i < x->l->n; i++)
+    nz += (x->s->ops[i].ran && x->exposed[i]) + (x->s->ops[i].ran && x->window[i]);
+  plc_s64_memo m;
+  plc_s64_memo_init(&m, d, nz);
+  for (int i = 0; i < x->l->n; i++) {
+    plc_sim_op *o = &x->s->ops[i];
+    if (o->ran && x->exposed[i])
+      plc_s64_out(&m, o->exposed, x->exposed[i]);
+    if (o->ran && x->window[i])
+      plc_s64_out(&m, o->window, x->window[i]);
+  }
+  plc_s64_memo_free(&m);
 }
 
 /* The run on integers into s (initialised); 0, leaving s untouched, when
@@ -1144,13 +1176,7 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
       if (l->ops[i].useful)
         x.useful += x.t[i];
     }
-  for (int i = 0; i < l->n; i++) {
-    plc_sim_op *o = &s->ops[i];
-    if (o->ran && x.exposed[i])
-      plc_s64_set(o->exposed, x.exposed[i], d);
-    if (o->ran && x.window[i])
-      plc_s64_set(o->window, x.window[i], d);
-  }
+  plc_s64_figs_out(&x, d);
   s->lazy = plc_xmalloc(sizeof *s->lazy); /* the times, for plc_sim_times */
   *s->lazy = (struct plc_sim_lazy){.mem = mem, .ready = x.ready, .start = x.start, .end = x.end,
                                    .exposed = x.exposed, .window = x.window, .d = d};
