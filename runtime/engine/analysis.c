@@ -1025,6 +1025,8 @@ static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
   mpq_t t;
   mpq_init(t);
   for (int s = 0; s < run->nstages; s++) {
+    if (r->cls[s] != s)
+      continue; /* the same lists as an earlier stage: the same sync */
     plc_sum_sync(t, &run->stages[s]);
     if (mpq_cmp(t, r->tail_full) > 0)
       mpq_set(r->tail_full, t);
