@@ -524,68 +524,6 @@ typedef struct plc_s64_dur {
   plc_si *t;
 } plc_s64_dur;
 
-/* Fill u->t (l->n entries) and set u->d, u->sum from l's op times; 0 when
- * something does not fit (op times are never negative). */
-static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
-{
-  const plc_su lim = (plc_su)1 << PLC_SI_BITS;
-  plc_su num, den, dd = 1, last = 0, m = 0; /* ops in a row often share a denominator */
-  plc_s64_seen seen;
-  memset(seen.q, 0, sizeof seen.q);
-  for (int i = 0; i < l->n; i++) {
-    if (!with_once && l->ops[i].once)
-      continue;
-    mpq_srcptr q = l->ops[i].time;
-    unsigned h = plc_s64_slot(q);
-    if (seen.q[h] == q)
-      continue; /* its denominator is in dd already */
-    if (mpq_sgn(q) < 0 || !plc_s64_get(mpq_denref(q), &den))
-      return 0;
-    seen.q[h] = q;
-    if (den == last || dd % den == 0)
-      continue;
-    last = den;
-    plc_su k = den / plc_s64_gcd(dd, den);
-    if (dd > lim / k)
-      return 0;
-    dd *= k;
-  }
-  plc_su sum = 0;
-  last = 0;
-  memset(seen.q, 0, sizeof seen.q);
-  for (int i = 0; i < l->n; i++) {
-    u->t[i] = 0;
-    if (!with_once && l->ops[i].once)
-      continue;
-    mpq_srcptr q = l->ops[i].time;
-    unsigned h = plc_s64_slot(q);
-    plc_su v;
-    if (seen.q[h] == q) {
-      v = seen.v[h];
-    } else {
-      if (!plc_s64_get(mpq_numref(q), &num))
-        return 0;
-      plc_s64_get(mpq_denref(q), &den);
-      if (den != last) {
-        last = den;
-        m = dd / den;
-      }
-      if (num && plc_s64_bits(num) + plc_s64_bits(m) > PLC_SI_BITS)
-        return 0;
-      v = num * m;
-      seen.q[h] = q;
-      seen.v[h] = v;
-    }
-    if (v >= lim - sum)
-      return 0;
-    sum += v;
-    u->t[i] = (plc_si)v;
-  }
-  u->d = dd;
-  u->sum = sum;
-  return 1;
-}
-
 /* Put q (not negative) over u's denominator too, into *v: the
  * denominator grows to the least common multiple, u's n durations with
  * it, and *v joins the sum; 0 when something would not fit. */
@@ -611,6 +549,41 @@ static int plc_s64_dur_put(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v)
     return 0;
   u->sum += num * m;
   *v = (plc_si)(num * m);
+  return 1;
+}
+
+/* Fill u->t (l->n entries) and set u->d, u->sum from l's op times, in
+ * one pass: the denominator grows as times come (plc_s64_dur_put scales
+ * what came before), which happens a few times early in a list (its
+ * first layer has every kind of op); 0 when something does not fit. */
+static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
+{
+  const plc_su lim = (plc_su)1 << PLC_SI_BITS;
+  plc_s64_seen seen; /* values over the current u->d */
+  memset(seen.q, 0, sizeof seen.q);
+  u->d = 1;
+  u->sum = 0;
+  for (int i = 0; i < l->n; i++) {
+    u->t[i] = 0;
+    if (!with_once && l->ops[i].once)
+      continue;
+    mpq_srcptr q = l->ops[i].time;
+    unsigned h = plc_s64_slot(q);
+    if (seen.q[h] == q) {
+      if (seen.v[h] >= lim - u->sum)
+        return 0;
+      u->sum += seen.v[h];
+      u->t[i] = (plc_si)seen.v[h];
+      continue;
+    }
+    plc_su d = u->d;
+    if (!plc_s64_dur_put(u, i, q, &u->t[i]))
+      return 0;
+    if (u->d != d) /* the values seen were over the old denominator */
+      memset(seen.q, 0, sizeof seen.q);
+    seen.q[h] = q;
+    seen.v[h] = (plc_su)u->t[i];
+  }
   return 1;
 }
 
