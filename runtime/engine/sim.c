@@ -888,46 +888,82 @@ struct plc_sim_lazy {
   plc_su d;
 };
 
-/* A transfer's interval in a run on integers, for plc_s64_overlap. */
-typedef struct plc_s64_span {
-  int link;
-  plc_si start, end;
-} plc_s64_span;
+/* The transfers that took time in a run with links dedicated (start,
+ * end; ran[i] for the ops that ran), by link then stream, each group in
+ * list order: group g (link x ns + stream) is idx[at[g] .. at[g + 1]). */
+typedef struct plc_s64_groups {
+  int ns;        /* the run's streams */
+  int *at, *idx;
+} plc_s64_groups;
 
-static int plc_s64_span_cmp(const void *a, const void *b)
+static int plc_s64_is_transfer(const plc_ir_list *l, int i, const plc_si *start,
+                               const plc_si *end, const unsigned char *ran)
 {
-  const plc_s64_span *x = a, *y = b;
-  if (x->link != y->link)
-    return x->link < y->link ? -1 : 1;
-  return x->start < y->start ? -1 : x->start > y->start;
+  return ran[i] && l->ops[i].kind != PLC_OPK_COMPUTE && end[i] > start[i];
+}
+
+static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
+                          const plc_si *start, const plc_si *end, const unsigned char *ran,
+                          const plc_sim_net *net)
+{
+  g->ns = nstreams;
+  size_t ng = (size_t)net->nlinks * (size_t)g->ns;
+  g->at = plc_xcalloc(ng + 2, sizeof *g->at);
+  g->idx = plc_xmalloc(((size_t)l->n + 1) * sizeof *g->idx);
+  int *key = plc_xmalloc(((size_t)l->n + 1) * sizeof *key);
+  for (int i = 0; i < l->n; i++) {
+    key[i] = plc_s64_is_transfer(l, i, start, end, ran)
+             ? net->link[l->ops[i].dim] * g->ns + l->ops[i].stream : -1;
+    if (key[i] >= 0)
+      g->at[key[i] + 2]++;
+  }
+  for (size_t k = 2; k <= ng + 1; k++)
+    g->at[k] += g->at[k - 1];
+  for (int i = 0; i < l->n; i++) /* at[k + 1] is group k's next free place */
+    if (key[i] >= 0)
+      g->idx[g->at[key[i] + 1]++] = i;
+  free(key);
 }
 
 /* Did two transfers that took time run at once on one link of net, in a
  * run with links dedicated (start, end; ran[i] for the ops that ran)?  If
  * not, sharing the links would change nothing: every transfer would have
  * had its link to itself all along (flow.h).  If so, *first is when two
- * first met: up to then the run with links shared is this one. */
-static int plc_s64_overlap(const plc_ir_list *l, const plc_si *start, const plc_si *end,
-                           const unsigned char *ran, const plc_sim_net *net, plc_si *first)
+ * first met: up to then the run with links shared is this one.  The
+ * transfers of one stream run one after another in list order (each
+ * starts once the one before it on its stream ended): they never meet,
+ * and their starts come sorted.  So per link the streams' transfers are
+ * merged by start, each checked against the latest end before it. */
+static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *start,
+                           const plc_si *end, const unsigned char *ran, const plc_sim_net *net,
+                           plc_si *first)
 {
-  plc_s64_span *sp = plc_xmalloc(((size_t)l->n + 1) * sizeof *sp);
-  size_t n = 0;
-  for (int i = 0; i < l->n; i++)
-    if (ran[i] && l->ops[i].kind != PLC_OPK_COMPUTE && end[i] > start[i])
-      sp[n++] = (plc_s64_span){net->link[l->ops[i].dim], start[i], end[i]};
-  qsort(sp, n, sizeof *sp, plc_s64_span_cmp);
-  int hit = 0;
-  for (size_t k = 1; k < n; k++) {
-    if (sp[k].link != sp[k - 1].link)
-      continue;
-    if (sp[k].start < sp[k - 1].end && (!hit || sp[k].start < *first)) {
-      hit = 1; /* the first meeting on this link: sp[k - 1] ends latest so far */
-      *first = sp[k].start;
+  plc_s64_groups g;
+  plc_s64_group(&g, l, nstreams, start, end, ran, net);
+  int *head = plc_xmalloc(((size_t)g.ns + 1) * sizeof *head), hit = 0;
+  for (int k = 0; k < net->nlinks; k++) {
+    const int *at = g.at + (size_t)k * (size_t)g.ns;
+    memcpy(head, at, (size_t)g.ns * sizeof *head);
+    plc_si latest = 0; /* the latest end so far on the link */
+    for (int seen = 0;; seen = 1) {
+      int s = -1; /* the stream whose next transfer starts first */
+      for (int t = 0; t < g.ns; t++)
+        if (head[t] < at[t + 1] && (s < 0 || start[g.idx[head[t]]] < start[g.idx[head[s]]]))
+          s = t;
+      if (s < 0)
+        break;
+      int i = g.idx[head[s]++];
+      if (seen && start[i] < latest && (!hit || start[i] < *first)) {
+        hit = 1;
+        *first = start[i];
+      }
+      if (!seen || end[i] > latest)
+        latest = end[i];
     }
-    if (sp[k].end < sp[k - 1].end)
-      sp[k].end = sp[k - 1].end;
   }
-  free(sp);
+  free(head);
+  free(g.at);
+  free(g.idx);
   return hit;
 }
 
@@ -1014,13 +1050,13 @@ void plc_sim_add_sums(const plc_sim *s, const plc_ir_list *l, const int *group, 
 
 /* plc_s64_overlap on a run on integers whose times are still lazy; on a
  * meeting its times go to *h (the run keeps none). */
-static int plc_sim_lazy_overlap(plc_sim *s, const plc_ir_list *l, const plc_sim_net *net,
-                                plc_sim_head *h)
+static int plc_sim_lazy_overlap(plc_sim *s, const plc_ir_list *l, int nstreams,
+                                const plc_sim_net *net, plc_sim_head *h)
 {
   unsigned char *ran = plc_xmalloc((size_t)l->n + 1);
   for (int i = 0; i < l->n; i++)
     ran[i] = (unsigned char)s->ops[i].ran;
-  int hit = plc_s64_overlap(l, s->lazy->start, s->lazy->end, ran, net, &h->first);
+  int hit = plc_s64_overlap(l, nstreams, s->lazy->start, s->lazy->end, ran, net, &h->first);
   free(ran);
   if (hit) {
     struct plc_sim_lazy *z = s->lazy;
@@ -1213,7 +1249,8 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     if (end[i] > end_cnt && (!counts || counts(op)))
       end_cnt = end[i];
   }
-  int ok = !net || !plc_s64_overlap(l, starts, end, ran, net, &h->first); /* else: shared */
+  /* else: links shared */
+  int ok = !net || !plc_s64_overlap(l, nstreams, starts, end, ran, net, &h->first);
   free(ran);
   if (ok) {
     if (all)
@@ -1635,7 +1672,7 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
   int may = plc_sim_may_share(l, with_once, net);
   plc_sim_head head = {0};
   if (plc_s64_run(s, l, nstreams, with_once, t0, NULL)) {
-    if (!may || !plc_sim_lazy_overlap(s, l, net, &head))
+    if (!may || !plc_sim_lazy_overlap(s, l, nstreams, net, &head))
       return; /* no two transfers met on a link: sharing changes nothing */
     plc_sim_free(s);
     plc_sim_init(s, l->n);
