@@ -285,13 +285,24 @@ static void plc_flow_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b, int sub)
   }
 }
 
+/* q x k or, with div, q / k (k > 0), q in lowest terms and so the
+ * result: only k can share factors with q's denominator (its numerator),
+ * so a gcd with k, not mpq_canonicalize's of the whole. */
+static void plc_flow_scale(mpq_ptr q, unsigned long k, int div)
+{
+  mpz_ptr keep = div ? mpq_denref(q) : mpq_numref(q), cut = div ? mpq_numref(q) : mpq_denref(q);
+  unsigned long g = mpz_gcd_ui(NULL, cut, k); /* k when cut is 0: q stays 0/1 */
+  if (g > 1)
+    mpz_divexact_ui(cut, cut, g);
+  mpz_mul_ui(keep, keep, k / g);
+}
+
 /* Bring a link's virtual time to real time t. */
 static void plc_flow_advance(plc_flow_state *st, plc_flow_link *l, mpq_srcptr t)
 {
   if (l->k > 0) {
     plc_flow_add(st->tmp, t, l->tv, 1);
-    mpz_mul_ui(mpq_denref(st->tmp), mpq_denref(st->tmp), (unsigned long)l->k);
-    mpq_canonicalize(st->tmp);
+    plc_flow_scale(st->tmp, (unsigned long)l->k, 1);
     plc_flow_add(l->v, l->v, st->tmp, 0);
   }
   mpq_set(l->tv, t);
@@ -304,8 +315,7 @@ static void plc_flow_reschedule(plc_flow_state *st, int li)
   l->stamp++;
   if (l->k == 0) return;
   plc_flow_add(st->tmp, l->ends.e[0].key, l->v, 1);
-  mpz_mul_ui(mpq_numref(st->tmp), mpq_numref(st->tmp), (unsigned long)l->k);
-  mpq_canonicalize(st->tmp);
+  plc_flow_scale(st->tmp, (unsigned long)l->k, 0);
   plc_flow_add(st->tmp, st->tmp, l->tv, 0);
   plc_flow_push(&st->events, st->tmp, PLC_FLOW_EV_LINK, li, l->stamp);
 }
