@@ -1505,6 +1505,14 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
   free(ops);
 }
 
+/* A time of the flow, in units of 1/den, into q in seconds. */
+static void plc_sim_flow_time(mpq_t q, mpq_srcptr v, const mpz_t den)
+{
+  mpq_set(q, v);
+  mpz_mul(mpq_denref(q), mpq_denref(q), den);
+  mpq_canonicalize(q);
+}
+
 /* End of op i of a shared run into q (seconds): h's for an op that ended
  * before transfers met (map -2), else the flow's (units of 1/den). */
 static void plc_sim_shared_end(mpq_t q, const plc_flow *f, const int *map, int i,
@@ -1514,9 +1522,7 @@ static void plc_sim_shared_end(mpq_t q, const plc_flow *f, const int *map, int i
     plc_s64_set(q, h->end[i], h->d);
     return;
   }
-  mpq_set(q, f->end[map[i]]);
-  mpz_mul(mpq_denref(q), mpq_denref(q), den);
-  mpq_canonicalize(q);
+  plc_sim_flow_time(q, f->end[map[i]], den);
 }
 
 /* The flow's ends put over one denominator for plc_s64_run (d x the least
@@ -1585,7 +1591,9 @@ static void plc_sim_run_shared(plc_sim *s, const plc_ir_list *l, int nstreams, i
 
 /* The latest end of a shared run's ops (those counts is true for, when
  * given) into out: h's for the ops that ended before transfers met, the
- * flow's for the others. */
+ * flow's for the others (without counts, the flow's makespan: it ends
+ * with the last of its ops, or at its start, t0 or when transfers met,
+ * when it has none, which it then has only from t0). */
 static void plc_sim_flow_last(mpq_t out, const plc_ir_list *l, const plc_flow *f, const int *map,
                               const plc_sim_head *h, const mpz_t den, mpq_srcptr t0,
                               plc_sim_counts_fn *counts)
@@ -1596,12 +1604,17 @@ static void plc_sim_flow_last(mpq_t out, const plc_ir_list *l, const plc_flow *f
       continue;
     if (map[i] == -2 && (early < 0 || h->end[i] > h->end[early]))
       early = i;
-    else if (map[i] >= 0 && (last < 0 || mpq_cmp(f->end[map[i]], f->end[map[last]]) > 0))
+    else if (map[i] >= 0 && counts && (last < 0 || mpq_cmp(f->end[map[i]], f->end[map[last]]) > 0))
       last = i;
   }
   mpq_t end;
   mpq_init(end);
   mpq_set(out, t0);
+  if (!counts) {
+    plc_sim_flow_time(end, f->makespan, den);
+    if (mpq_cmp(end, out) > 0)
+      mpq_set(out, end);
+  }
   for (int k = 0; k < 2; k++) {
     int i = k ? early : last;
     if (i < 0)
