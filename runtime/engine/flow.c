@@ -359,6 +359,7 @@ static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
 {
   plc_flow_init_set(st->f->end[i], t);
   st->f->ran[i] = 1;
+  st->f->order[st->f->nended++] = i;
   st->last_end = i; /* times only grow: the last op to end ends latest */
   for (int k = st->succ_at[i]; k < st->succ_at[i + 1]; k++) plc_flow_release(st, st->succ[k], i);
 }
@@ -436,6 +437,8 @@ static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
   f->end = plc_xcalloc((size_t)n + 1, sizeof *f->end);
   f->cause = plc_xmalloc(((size_t)n + 1) * sizeof *f->cause);
   f->ran = plc_xcalloc((size_t)n + 1, sizeof *f->ran);
+  f->order = plc_xmalloc(((size_t)n + 1) * sizeof *f->order);
+  f->nended = 0;
   f->shared = plc_xcalloc((size_t)n + 1, sizeof *f->shared);
   for (int i = 0; i < n; i++) f->cause[i] = -1;
   mpq_init(f->makespan);
@@ -489,5 +492,5 @@ void plc_flow_free(plc_flow *f)
 {
   for (int i = 0; i < f->n; i++) mpq_clears(f->start[i], f->end[i], NULL);
   mpq_clear(f->makespan);
-  free(f->start), free(f->end), free(f->cause), free(f->ran), free(f->shared);
+  free(f->start), free(f->end), free(f->cause), free(f->ran), free(f->order), free(f->shared);
 }

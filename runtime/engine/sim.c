@@ -1505,14 +1505,6 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
   free(ops);
 }
 
-/* A time of the flow, in units of 1/den, into q in seconds. */
-static void plc_sim_flow_time(mpq_t q, mpq_srcptr v, const mpz_t den)
-{
-  mpq_set(q, v);
-  mpz_mul(mpq_denref(q), mpq_denref(q), den);
-  mpq_canonicalize(q);
-}
-
 /* End of op i of a shared run into q (seconds): h's for an op that ended
  * before transfers met (map -2), else the flow's (units of 1/den). */
 static void plc_sim_shared_end(mpq_t q, const plc_flow *f, const int *map, int i,
@@ -1522,7 +1514,9 @@ static void plc_sim_shared_end(mpq_t q, const plc_flow *f, const int *map, int i
     plc_s64_set(q, h->end[i], h->d);
     return;
   }
-  plc_sim_flow_time(q, f->end[map[i]], den);
+  mpq_set(q, f->end[map[i]]);
+  mpz_mul(mpq_denref(q), mpq_denref(q), den);
+  mpq_canonicalize(q);
 }
 
 /* The flow's ends put over one denominator for plc_s64_run (d x the least
@@ -1589,32 +1583,37 @@ static void plc_sim_run_shared(plc_sim *s, const plc_ir_list *l, int nstreams, i
   plc_flow_free(&f);
 }
 
+/* The op of l whose flow op ended last among those counts is true for
+ * (all when NULL), or -1: the flow ends its ops in time order. */
+static int plc_sim_flow_latest(const plc_ir_list *l, const plc_flow *f, const int *map,
+                               plc_sim_counts_fn *counts)
+{
+  int *op_of = plc_xmalloc(((size_t)f->n + 1) * sizeof *op_of), last = -1;
+  for (int i = 0; i < l->n; i++)
+    if (map[i] >= 0)
+      op_of[map[i]] = i;
+  for (int k = f->nended; k-- > 0 && last < 0;)
+    if (!counts || counts(&l->ops[op_of[f->order[k]]]))
+      last = op_of[f->order[k]];
+  free(op_of);
+  return last;
+}
+
 /* The latest end of a shared run's ops (those counts is true for, when
  * given) into out: h's for the ops that ended before transfers met, the
- * flow's for the others (without counts, the flow's makespan: it ends
- * with the last of its ops, or at its start, t0 or when transfers met,
- * when it has none, which it then has only from t0). */
+ * flow's for the others. */
 static void plc_sim_flow_last(mpq_t out, const plc_ir_list *l, const plc_flow *f, const int *map,
                               const plc_sim_head *h, const mpz_t den, mpq_srcptr t0,
                               plc_sim_counts_fn *counts)
 {
-  int last = -1, early = -1; /* the latest in the flow (its units), and of h */
-  for (int i = 0; i < l->n; i++) {
-    if (map[i] == -1 || (counts && !counts(&l->ops[i])))
-      continue;
-    if (map[i] == -2 && (early < 0 || h->end[i] > h->end[early]))
+  int last = plc_sim_flow_latest(l, f, map, counts), early = -1; /* and of h */
+  for (int i = 0; h && i < l->n; i++)
+    if (map[i] == -2 && (!counts || counts(&l->ops[i])) &&
+        (early < 0 || h->end[i] > h->end[early]))
       early = i;
-    else if (map[i] >= 0 && counts && (last < 0 || mpq_cmp(f->end[map[i]], f->end[map[last]]) > 0))
-      last = i;
-  }
   mpq_t end;
   mpq_init(end);
   mpq_set(out, t0);
-  if (!counts) {
-    plc_sim_flow_time(end, f->makespan, den);
-    if (mpq_cmp(end, out) > 0)
-      mpq_set(out, end);
-  }
   for (int k = 0; k < 2; k++) {
     int i = k ? early : last;
     if (i < 0)
