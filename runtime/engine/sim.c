@@ -500,16 +500,56 @@ static plc_su plc_s64_bgcd(plc_su a, plc_su b)
  * layer's ops share their times, so a list of thousands of ops holds a
  * few dozen distinct ones.  A slot is overwritten on a collision (the
  * time is then read again): a multiplicative hash over 256 slots keeps
- * those rare (64 slots indexed by address bits re-read many times). */
+ * those rare (64 slots indexed by address bits re-read many times).
+ * Where copies do not share their times (a plan lowered without the
+ * instance memo), equal times at other addresses are found by value. */
 #define PLC_S64_SEEN 256
 typedef struct plc_s64_seen {
-  mpq_srcptr q[PLC_S64_SEEN];
+  mpq_srcptr q[PLC_S64_SEEN];  /* by address */
   plc_su v[PLC_S64_SEEN];
+  mpq_srcptr vq[PLC_S64_SEEN]; /* by value */
+  plc_su vv[PLC_S64_SEEN];
 } plc_s64_seen;
 
 static unsigned plc_s64_slot(mpq_srcptr q)
 {
   return (unsigned)(((uint64_t)(uintptr_t)q * 0x9E3779B97F4A7C15u) >> 40) % PLC_S64_SEEN;
+}
+
+static unsigned plc_s64_value_slot(mpq_srcptr q)
+{
+  uint64_t a = (uint64_t)mpz_getlimbn(mpq_numref(q), 0);
+  uint64_t b = (uint64_t)mpz_getlimbn(mpq_denref(q), 0);
+  return (unsigned)(((a * 0x9E3779B97F4A7C15u ^ b) * 0x9E3779B97F4A7C15u) >> 40) % PLC_S64_SEEN;
+}
+
+static void plc_s64_seen_clear(plc_s64_seen *seen)
+{
+  memset(seen->q, 0, sizeof seen->q);
+  memset(seen->vq, 0, sizeof seen->vq);
+}
+
+/* The value of q seen before (by address, else by value), into *v. */
+static int plc_s64_seen_find(plc_s64_seen *seen, mpq_srcptr q, plc_su *v)
+{
+  unsigned h = plc_s64_slot(q);
+  if (seen->q[h] == q) {
+    *v = seen->v[h];
+    return 1;
+  }
+  unsigned hv = plc_s64_value_slot(q);
+  if (!seen->vq[hv] || !mpq_equal(seen->vq[hv], q))
+    return 0;
+  *v = seen->v[h] = seen->vv[hv]; /* found by address next time */
+  seen->q[h] = q;
+  return 1;
+}
+
+static void plc_s64_seen_put(plc_s64_seen *seen, mpq_srcptr q, plc_su v)
+{
+  unsigned h = plc_s64_slot(q), hv = plc_s64_value_slot(q);
+  seen->q[h] = seen->vq[hv] = q;
+  seen->v[h] = seen->vv[hv] = v;
 }
 
 /* A list's durations on integers: those of the ops that run (0 for the
@@ -560,7 +600,7 @@ static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
 {
   const plc_su lim = (plc_su)1 << PLC_SI_BITS;
   plc_s64_seen seen; /* values over the current u->d */
-  memset(seen.q, 0, sizeof seen.q);
+  plc_s64_seen_clear(&seen);
   u->d = 1;
   u->sum = 0;
   for (int i = 0; i < l->n; i++) {
@@ -568,21 +608,20 @@ static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
     if (!with_once && l->ops[i].once)
       continue;
     mpq_srcptr q = l->ops[i].time;
-    unsigned h = plc_s64_slot(q);
-    if (seen.q[h] == q) {
-      if (seen.v[h] >= lim - u->sum)
+    plc_su v;
+    if (plc_s64_seen_find(&seen, q, &v)) {
+      if (v >= lim - u->sum)
         return 0;
-      u->sum += seen.v[h];
-      u->t[i] = (plc_si)seen.v[h];
+      u->sum += v;
+      u->t[i] = (plc_si)v;
       continue;
     }
     plc_su d = u->d;
     if (!plc_s64_dur_put(u, i, q, &u->t[i]))
       return 0;
     if (u->d != d) /* the values seen were over the old denominator */
-      memset(seen.q, 0, sizeof seen.q);
-    seen.q[h] = q;
-    seen.v[h] = (plc_su)u->t[i];
+      plc_s64_seen_clear(&seen);
+    plc_s64_seen_put(&seen, q, (plc_su)u->t[i]);
   }
   return 1;
 }
