@@ -444,14 +444,18 @@ static int plc_s64_bits(plc_su v)
   return lo ? n + 64 - __builtin_clzll(lo) : n;
 }
 
-/* |z| as an integer, when it has at most PLC_SI_BITS bits. */
+/* |z| as an integer, when it has at most PLC_SI_BITS bits: its limbs
+ * (inline in gmp.h, unlike mpz_sizeinbase), when so few that they fit. */
 static int plc_s64_get(mpz_srcptr z, plc_su *out)
 {
-  if (mpz_sizeinbase(z, 2) > PLC_SI_BITS)
+  size_t n = mpz_size(z);
+  if (n * GMP_NUMB_BITS > PLC_SI_BITS + GMP_NUMB_BITS)
     return 0;
   plc_su v = 0;
-  for (size_t k = mpz_size(z); k-- > 0;)
+  for (size_t k = n; k-- > 0;)
     v = (v << (GMP_NUMB_BITS - 1) << 1) | (plc_su)mpz_getlimbn(z, (mp_size_t)k);
+  if (plc_s64_bits(v) > PLC_SI_BITS)
+    return 0;
   *out = v;
   return 1;
 }
