@@ -232,19 +232,20 @@ static void plc_chunk_of(const plc_ir_list *l, int k, plc_chunk *out)
         mpq_set(out->p2p, op->time);
       continue;
     }
-    plc_ir_op o = *op;
-    o.deps = out->pool + used;
-    o.ndeps = 0;
+    plc_ir_op *o = &out->list.ops[out->list.n];
+    *o = *op;
+    o->deps = out->pool + used;
+    o->ndeps = 0;
     if (op->after_layers && last >= 0)
-      o.deps[o.ndeps++] = last;
+      o->deps[o->ndeps++] = last;
     for (int d = 0; !op->after_layers && d < op->ndeps; d++)
       if (map[op->deps[d]] >= 0)
-        o.deps[o.ndeps++] = map[op->deps[d]];
-    used += (size_t)o.ndeps;
+        o->deps[o->ndeps++] = map[op->deps[d]];
+    used += (size_t)o->ndeps;
     map[i] = out->list.n;
     if (op->layer >= 0 && op->stream == 0)
       last = out->list.n;
-    out->list.ops[out->list.n++] = o;
+    out->list.n++;
   }
   out->list.cap = out->list.n;
   free(map);
