@@ -596,37 +596,60 @@ static int plc_s64_dur_put(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v)
   return 1;
 }
 
+/* Put q over u's denominator into *v as plc_s64_dur_put does (scaling
+ * u's n durations before it), through seen, the values of the times
+ * met so far over u->d: a time met before costs an addition. */
+static inline int plc_s64_dur_take(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v,
+                                   plc_s64_seen *seen)
+{
+  const plc_su lim = (plc_su)1 << PLC_SI_BITS;
+  plc_su w, d = u->d;
+  if (plc_s64_seen_find(seen, q, &w)) {
+    if (w >= lim - u->sum)
+      return 0;
+    u->sum += w;
+    *v = (plc_si)w;
+    return 1;
+  }
+  if (!plc_s64_dur_put(u, n, q, v))
+    return 0;
+  if (u->d != d) /* the values seen were over the old denominator */
+    plc_s64_seen_clear(seen);
+  plc_s64_seen_put(seen, q, (plc_su)*v);
+  return 1;
+}
+
 /* Fill u->t (l->n entries) and set u->d, u->sum from l's op times, in
  * one pass: the denominator grows as times come (plc_s64_dur_put scales
  * what came before), which happens a few times early in a list (its
  * first layer has every kind of op); 0 when something does not fit. */
 static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
 {
-  const plc_su lim = (plc_su)1 << PLC_SI_BITS;
-  plc_s64_seen seen; /* values over the current u->d */
+  plc_s64_seen seen;
   plc_s64_seen_clear(&seen);
   u->d = 1;
   u->sum = 0;
   for (int i = 0; i < l->n; i++) {
     u->t[i] = 0;
-    if (!with_once && l->ops[i].once)
-      continue;
-    mpq_srcptr q = l->ops[i].time;
-    plc_su v;
-    if (plc_s64_seen_find(&seen, q, &v)) {
-      if (v >= lim - u->sum)
-        return 0;
-      u->sum += v;
-      u->t[i] = (plc_si)v;
-      continue;
-    }
-    plc_su d = u->d;
-    if (!plc_s64_dur_put(u, i, q, &u->t[i]))
+    if ((with_once || !l->ops[i].once) &&
+        !plc_s64_dur_take(u, i, l->ops[i].time, &u->t[i], &seen))
       return 0;
-    if (u->d != d) /* the values seen were over the old denominator */
-      plc_s64_seen_clear(&seen);
-    plc_s64_seen_put(&seen, q, (plc_su)u->t[i]);
   }
+  return 1;
+}
+
+/* u, l's durations with its `once` ops, from w, those without: the
+ * gradient sync adds a few distinct times over many ops. */
+static int plc_s64_dur_with_once(const plc_ir_list *l, const plc_s64_dur *w, plc_s64_dur *u)
+{
+  plc_s64_seen seen;
+  plc_s64_seen_clear(&seen);
+  memcpy(u->t, w->t, (size_t)l->n * sizeof *u->t);
+  u->d = w->d;
+  u->sum = w->sum;
+  for (int i = 0; i < l->n; i++)
+    if (l->ops[i].once && !plc_s64_dur_take(u, l->n, l->ops[i].time, &u->t[i], &seen))
+      return 0;
   return 1;
 }
 
@@ -674,17 +697,7 @@ static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once)
     return u;
   u->t = plc_xmalloc(((size_t)l->n + 1) * sizeof *u->t);
   const plc_s64_dur *w = with_once ? plc_sim_memo_dur(l, 0) : NULL;
-  if (!w || !w->ok) {
-    u->ok = plc_s64_dur_fill(l, with_once, u);
-    return u;
-  }
-  memcpy(u->t, w->t, (size_t)l->n * sizeof *u->t);
-  u->d = w->d;
-  u->sum = w->sum;
-  u->ok = 1;
-  for (int i = 0; u->ok && i < l->n; i++)
-    if (l->ops[i].once)
-      u->ok = plc_s64_dur_put(u, l->n, l->ops[i].time, &u->t[i]);
+  u->ok = w && w->ok ? plc_s64_dur_with_once(l, w, u) : plc_s64_dur_fill(l, with_once, u);
   return u;
 }
 
