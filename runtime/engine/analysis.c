@@ -76,7 +76,8 @@ void plc_result_free(plc_result *r)
 /* Do two lists simulate alike: the same ops on the same streams with the
  * same dependencies, durations, phases and once and wgrad flags (names and
  * layers aside), and with chunks set the same chunks (a chunk's blocks
- * take its own ops' times)? */
+ * take its own ops' times)?  Copies of a layer's ops share their times:
+ * one address is one duration. */
 static int plc_list_same(const plc_ir_list *a, const plc_ir_list *b, int chunks)
 {
   if (a->n != b->n)
@@ -85,7 +86,7 @@ static int plc_list_same(const plc_ir_list *a, const plc_ir_list *b, int chunks)
     const plc_ir_op *x = &a->ops[i], *y = &b->ops[i];
     if (x->kind != y->kind || x->stream != y->stream || x->once != y->once ||
         x->phase != y->phase || x->wgrad != y->wgrad || (chunks && x->chunk != y->chunk) ||
-        x->ndeps != y->ndeps || !mpq_equal(x->time, y->time) ||
+        x->ndeps != y->ndeps || (x->time != y->time && !mpq_equal(x->time, y->time)) ||
         (x->ndeps && memcmp(x->deps, y->deps, (size_t)x->ndeps * sizeof *x->deps)))
       return 0;
   }
@@ -231,19 +232,20 @@ static void plc_chunk_of(const plc_ir_list *l, int k, plc_chunk *out)
         mpq_set(out->p2p, op->time);
       continue;
     }
-    plc_ir_op o = *op;
-    o.deps = out->pool + used;
-    o.ndeps = 0;
+    plc_ir_op *o = &out->list.ops[out->list.n];
+    *o = *op;
+    o->deps = out->pool + used;
+    o->ndeps = 0;
     if (op->after_layers && last >= 0)
-      o.deps[o.ndeps++] = last;
+      o->deps[o->ndeps++] = last;
     for (int d = 0; !op->after_layers && d < op->ndeps; d++)
       if (map[op->deps[d]] >= 0)
-        o.deps[o.ndeps++] = map[op->deps[d]];
-    used += (size_t)o.ndeps;
+        o->deps[o->ndeps++] = map[op->deps[d]];
+    used += (size_t)o->ndeps;
     map[i] = out->list.n;
     if (op->layer >= 0 && op->stream == 0)
       last = out->list.n;
-    out->list.ops[out->list.n++] = o;
+    out->list.n++;
   }
   out->list.cap = out->list.n;
   free(map);
@@ -600,6 +602,19 @@ static void plc_device(plc_result *r)
   mpq_clears(x, k, best, NULL);
 }
 
+/* Add the exposures of l's collectives that ran in s to by_dim, per
+ * dimension (group: scratch, an int per op). */
+static void plc_exposed_by_dim(const plc_sim *s, const plc_ir_list *l, int *group,
+                               mpq_t by_dim[PLC_PD_COUNT])
+{
+  mpq_ptr out[PLC_PD_COUNT];
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    out[d] = by_dim[d];
+  for (int i = 0; i < l->n; i++)
+    group[i] = l->ops[i].kind != PLC_OPK_COMPUTE ? (int)l->ops[i].dim : -1;
+  plc_sim_add_sums(s, l, group, PLC_PD_COUNT, NULL, NULL, out);
+}
+
 /* Add k x the figures of list l run alone to the device's. */
 static void plc_device_list(plc_result *r, const plc_ir_list *l, mpq_srcptr k)
 {
@@ -616,11 +631,17 @@ static void plc_device_list(plc_result *r, const plc_ir_list *l, mpq_srcptr k)
     plc_q_rat_mul(x, k, v[i]);
     plc_q_rat_add(out[i], out[i], x);
   }
-  for (int i = 0; i < l->n; i++)
-    if (sim.ops[i].ran && l->ops[i].kind != PLC_OPK_COMPUTE) {
-      plc_q_rat_mul(x, k, sim.ops[i].exposed);
-      plc_q_rat_add(r->dev_exposed[l->ops[i].dim], r->dev_exposed[l->ops[i].dim], x);
-    }
+  mpq_t e[PLC_PD_COUNT]; /* k x the sum is the sum of k x each */
+  int *group = plc_xmalloc(((size_t)l->n + 1) * sizeof *group);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    mpq_init(e[d]);
+  plc_exposed_by_dim(&sim, l, group, e);
+  for (int d = 0; d < PLC_PD_COUNT; d++) {
+    plc_q_rat_mul(x, k, e[d]);
+    plc_q_rat_add(r->dev_exposed[d], r->dev_exposed[d], x);
+    mpq_clear(e[d]);
+  }
+  free(group);
   plc_sim_free(&sim);
   mpq_clears(zero, x, NULL);
 }
@@ -715,89 +736,149 @@ static plc_coll_row *plc_row_for(plc_result *r, const plc_ir_op *op, mpq_srcptr 
 }
 
 /* The inventory of one list: a row's time is what its ops took, their
- * times but for a transfer slowed by sharing its link. */
+ * times but for a transfer slowed by sharing its link.  The times,
+ * windows and exposures are summed per row by the simulator (on
+ * integers, one rational per row), the rest op by op. */
 static void plc_inventory(plc_result *r, const plc_ir_list *l, const plc_sim *s)
 {
+  int *group = plc_xmalloc(((size_t)l->n + 1) * sizeof *group);
   mpq_t took;
   mpq_init(took);
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     const plc_sim_op *so = &s->ops[i];
+    group[i] = -1;
     if (!so->ran || op->kind == PLC_OPK_COMPUTE)
       continue;
     plc_sim_took(s, l, i, took);
     plc_coll_row *row = plc_row_for(r, op, took);
+    group[i] = (int)(row - r->rows);
     row->count++;
     if (!mpq_equal(row->size_each, op->size) || !mpq_equal(row->time_each, took))
       row->uniform = 0;
     plc_q_rat_add(row->bytes, row->bytes, op->size);
-    plc_q_rat_add(row->time, row->time, took);
-    plc_q_rat_add(row->window, row->window, so->window);
-    plc_q_rat_add(row->exposed, row->exposed, so->exposed);
     row->why[so->why]++;
     if (mpq_sgn(so->exposed) > 0)
       row->why_exposed[so->why]++;
-    plc_q_rat_add(r->exposed_mb[op->dim], r->exposed_mb[op->dim], so->exposed);
   }
   mpq_clear(took);
+  mpq_ptr *sums = plc_xmalloc(3 * ((size_t)r->nrows + 1) * sizeof *sums);
+  for (int k = 0; k < r->nrows; k++) {
+    sums[k] = r->rows[k].time;
+    sums[r->nrows + k] = r->rows[k].window;
+    sums[2 * r->nrows + k] = r->rows[k].exposed;
+  }
+  plc_sim_add_sums(s, l, group, r->nrows, sums, sums + r->nrows, sums + 2 * r->nrows);
+  free(sums);
+  plc_exposed_by_dim(s, l, group, r->exposed_mb);
+  free(group);
 }
+
+/* ---- sums tallied by address ----------------------------------------------------- */
+
+/* A sum of rationals tallied by address before they are added: the
+ * copies of a layer's ops share their figures (the instance memo's, a
+ * search's), so a list of thousands of ops adds a few dozen rationals,
+ * each times its count (the sum is exact either way).  Open addressing,
+ * at most half full. */
+typedef struct plc_tally {
+  size_t mask, used; /* slots - 1 (a power of two less one), slots taken */
+  mpq_srcptr *q;
+  long *count;
+} plc_tally;
+
+static void plc_tally_init(plc_tally *t, size_t mask)
+{
+  t->mask = mask;
+  t->used = 0;
+  t->q = plc_xcalloc(mask + 1, sizeof *t->q);
+  t->count = plc_xmalloc((mask + 1) * sizeof *t->count);
+}
+
+static size_t plc_tally_slot(const plc_tally *t, mpq_srcptr q)
+{
+  size_t i = (size_t)(((uint64_t)(uintptr_t)q * 0x9E3779B97F4A7C15u) >> 32) & t->mask;
+  while (t->q[i] && t->q[i] != q)
+    i = (i + 1) & t->mask;
+  return i;
+}
+
+static void plc_tally_add(plc_tally *t, mpq_srcptr q, long count);
+
+/* Twice the slots, when half are taken. */
+static void plc_tally_grow(plc_tally *t)
+{
+  plc_tally old = *t;
+  plc_tally_init(t, 2 * old.mask + 1);
+  for (size_t i = 0; i <= old.mask; i++)
+    if (old.q[i])
+      plc_tally_add(t, old.q[i], old.count[i]);
+  free(old.q);
+  free(old.count);
+}
+
+static void plc_tally_add(plc_tally *t, mpq_srcptr q, long count)
+{
+  size_t i = plc_tally_slot(t, q);
+  if (!t->q[i]) {
+    if (2 * (t->used + 1) > t->mask + 1) {
+      plc_tally_grow(t);
+      i = plc_tally_slot(t, q);
+    }
+    t->q[i] = q;
+    t->count[i] = 0;
+    t->used++;
+  }
+  t->count[i] += count;
+}
+
+/* Add the tally's sum to out, and free it. */
+static void plc_tally_sum(plc_tally *t, mpq_t out)
+{
+  mpq_t x;
+  mpq_init(x);
+  for (size_t i = 0; i <= t->mask; i++)
+    if (t->q[i]) {
+      mpq_set_si(x, t->count[i], 1);
+      plc_q_rat_mul(x, x, t->q[i]);
+      plc_q_rat_add(out, out, x);
+    }
+  mpq_clear(x);
+  free(t->q);
+  free(t->count);
+}
+
+/* ---- weight gradients ------------------------------------------------------------ */
+
+static int plc_wg_all(const plc_ir_op *op)
+{
+  return op->kind == PLC_OPK_COMPUTE && op->phase == PLC_PH_BWD;
+}
+
+static int plc_wg_marked(const plc_ir_op *op) { return plc_wg_all(op) && op->wgrad; }
 
 /* Weight-gradient time t_w for ZB-H1 and DualPipe: the backward compute
  * ops marked `wgrad`; when the templates mark none, half of the backward
  * compute (recompute excluded), the usual even split of input and weight
- * gradients. */
-/* Times are tallied by address before they are added: the copies of a
- * layer's ops (the instance memo's, a search's) share their times, so a
- * list of thousands of ops adds a few dozen rationals, each times its
- * count (the sums are exact either way). */
-typedef struct plc_wg_slot {
-  mpq_srcptr q;
-  long all, w; /* ops of that time, and those marked wgrad */
-} plc_wg_slot;
-
-static void plc_wg_flush(plc_wg_slot *s, mpq_t all, mpq_t out, mpq_t x)
-{
-  if (!s->q)
-    return;
-  mpq_set_si(x, s->all, 1);
-  plc_q_rat_mul(x, x, s->q);
-  plc_q_rat_add(all, all, x);
-  if (s->w) {
-    mpq_set_si(x, s->w, 1);
-    plc_q_rat_mul(x, x, s->q);
-    plc_q_rat_add(out, out, x);
-  }
-  s->q = NULL;
-}
-
+ * gradients.  `once` ops aside.  A stage list's sum is on the analysis's
+ * integers (plc_sim_memo_sum), another's tallied by address. */
 void plc_weight_grad_time(const plc_ir_list *l, mpq_t out)
 {
-  plc_wg_slot slot[64] = {{0}};
-  mpq_t all, x;
-  mpq_inits(all, x, NULL);
-  mpq_set_ui(out, 0, 1);
   int marked = 0;
-  for (int i = 0; i < l->n; i++) {
-    const plc_ir_op *op = &l->ops[i];
-    if (op->kind != PLC_OPK_COMPUTE || op->phase != PLC_PH_BWD || op->once)
-      continue;
-    plc_wg_slot *s = &slot[((uintptr_t)op->time / sizeof(mpq_t)) & 63];
-    if (s->q != op->time) {
-      plc_wg_flush(s, all, out, x);
-      *s = (plc_wg_slot){op->time, 0, 0};
-    }
-    s->all++;
-    s->w += op->wgrad != 0;
-    marked |= op->wgrad != 0;
+  for (int i = 0; i < l->n && !marked; i++)
+    marked = !l->ops[i].once && plc_wg_marked(&l->ops[i]);
+  plc_sim_counts_fn *counts = marked ? plc_wg_marked : plc_wg_all;
+  if (!plc_sim_memo_sum(out, l, counts)) {
+    plc_tally t;
+    plc_tally_init(&t, 63);
+    for (int i = 0; i < l->n; i++)
+      if (!l->ops[i].once && counts(&l->ops[i]))
+        plc_tally_add(&t, l->ops[i].time, 1);
+    mpq_set_ui(out, 0, 1);
+    plc_tally_sum(&t, out);
   }
-  for (int k = 0; k < 64; k++)
-    plc_wg_flush(&slot[k], all, out, x);
-  mpq_clear(x);
-  if (!marked) {
-    mpq_set_ui(out, 1, 2);
-    plc_q_rat_mul(out, out, all);
-  }
-  mpq_clear(all);
+  if (!marked)
+    mpq_div_2exp(out, out, 1);
 }
 
 /* ---- bubble ------------------------------------------------------------------- */
@@ -945,6 +1026,8 @@ static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
   mpq_t t;
   mpq_init(t);
   for (int s = 0; s < run->nstages; s++) {
+    if (r->cls[s] != s)
+      continue; /* the same lists as an earlier stage: the same sync */
     plc_sum_sync(t, &run->stages[s]);
     if (mpq_cmp(t, r->tail_full) > 0)
       mpq_set(r->tail_full, t);
@@ -978,7 +1061,7 @@ static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
 /* The useful FLOPs of a list.  An op costed from bytes alone does no model
  * FLOPs (a memory-bound op); only an op whose time was pinned without flops
  * leaves them unknown. */
-static void plc_flops_useful(const plc_ir_list *l, mpq_t out, int *all_known)
+static void plc_flops_useful(const plc_ir_list *l, plc_tally *t, int *all_known)
 {
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
@@ -986,7 +1069,7 @@ static void plc_flops_useful(const plc_ir_list *l, mpq_t out, int *all_known)
       continue;
     if (op->pinned && mpq_sgn(op->flops) == 0)
       *all_known = 0;
-    plc_q_rat_add(out, out, op->flops);
+    plc_tally_add(t, op->flops, 1);
   }
 }
 
@@ -1000,10 +1083,13 @@ static void plc_mfu(plc_result *r)
   mpq_t f, d;
   mpq_inits(f, d, NULL);
   r->mfu_known = 1;
+  plc_tally t;
+  plc_tally_init(&t, 63);
   for (int s = 0; s < run->nstages; s++) {
-    plc_flops_useful(&run->stages[s].fwd, f, &r->mfu_known);
-    plc_flops_useful(&run->stages[s].bwd, f, &r->mfu_known);
+    plc_flops_useful(&run->stages[s].fwd, &t, &r->mfu_known);
+    plc_flops_useful(&run->stages[s].bwd, &t, &r->mfu_known);
   }
+  plc_tally_sum(&t, f);
   if (!r->mfu_known)
     r->mfu_why = "useful compute with a pinned time and no flops";
   else if (mpq_sgn(r->step) <= 0)
@@ -1065,6 +1151,8 @@ static void plc_step_sum(plc_result *r)
 
 void plc_analyse(plc_result *r, const plc_ir_run *run)
 {
+  plc_sim_memo memo;
+  plc_sim_memo_push(&memo, run);
   plc_result_init(r);
   r->run = run;
   plc_stage_figs(r, NULL, 0);
@@ -1077,11 +1165,14 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
   plc_tail(r, NULL, 0);
   plc_step_sum(r);
   plc_ratios(r);
+  plc_sim_memo_pop(&memo);
 }
 
 void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *base,
                       unsigned changed)
 {
+  plc_sim_memo memo;
+  plc_sim_memo_push(&memo, run);
   plc_result_init(r);
   r->run = run;
   r->no_sims = 1;
@@ -1097,4 +1188,5 @@ void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *ba
   plc_bubble(r);
   plc_tail(r, base, changed);
   plc_step_sum(r);
+  plc_sim_memo_pop(&memo);
 }

@@ -14,7 +14,8 @@
 #include <string.h>
 
 /* Stage s's block times: its lists' makespans (the analysis's, res, when
- * given). */
+ * given; then the weight gradients of the first stage of its class, whose
+ * lists are the same and which the analysis has simulated). */
 static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s,
                              plc_sched_times *t)
 {
@@ -34,7 +35,7 @@ static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s
     plc_sim_free(&f);
     plc_sim_free(&b);
   }
-  plc_weight_grad_time(&run->stages[s].bwd, t->w);
+  plc_weight_grad_time(&run->stages[res && res->tf ? res->cls[s] : s].bwd, t->w);
   if (mpq_cmp(t->w, t->b) > 0) /* a W longer than its whole backward: keep B >= 0 */
     mpq_set(t->w, t->b);
   mpq_add(t->fb, t->f, t->b);

@@ -267,14 +267,43 @@ static void plc_flow_graph(plc_flow_state *st, int nstreams)
   free(last);
 }
 
+/* r = a + b, or a - b with sub: on the numerators alone when both are
+ * whole numbers, as most times are (sim.c runs a list's flow in units of
+ * its common denominator), without the gcds of mpq_add and mpq_sub. */
+static void plc_flow_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b, int sub)
+{
+  if (mpz_cmp_ui(mpq_denref(a), 1) == 0 && mpz_cmp_ui(mpq_denref(b), 1) == 0) {
+    if (sub)
+      mpz_sub(mpq_numref(r), mpq_numref(a), mpq_numref(b));
+    else
+      mpz_add(mpq_numref(r), mpq_numref(a), mpq_numref(b));
+    mpz_set_ui(mpq_denref(r), 1);
+  } else if (sub) {
+    mpq_sub(r, a, b);
+  } else {
+    mpq_add(r, a, b);
+  }
+}
+
+/* q x k or, with div, q / k (k > 0), q in lowest terms and so the
+ * result: only k can share factors with q's denominator (its numerator),
+ * so a gcd with k, not mpq_canonicalize's of the whole. */
+static void plc_flow_scale(mpq_ptr q, unsigned long k, int div)
+{
+  mpz_ptr keep = div ? mpq_denref(q) : mpq_numref(q), cut = div ? mpq_numref(q) : mpq_denref(q);
+  unsigned long g = mpz_gcd_ui(NULL, cut, k); /* k when cut is 0: q stays 0/1 */
+  if (g > 1)
+    mpz_divexact_ui(cut, cut, g);
+  mpz_mul_ui(keep, keep, k / g);
+}
+
 /* Bring a link's virtual time to real time t. */
 static void plc_flow_advance(plc_flow_state *st, plc_flow_link *l, mpq_srcptr t)
 {
   if (l->k > 0) {
-    mpq_sub(st->tmp, t, l->tv);
-    mpz_mul_ui(mpq_denref(st->tmp), mpq_denref(st->tmp), (unsigned long)l->k);
-    mpq_canonicalize(st->tmp);
-    mpq_add(l->v, l->v, st->tmp);
+    plc_flow_add(st->tmp, t, l->tv, 1);
+    plc_flow_scale(st->tmp, (unsigned long)l->k, 1);
+    plc_flow_add(l->v, l->v, st->tmp, 0);
   }
   mpq_set(l->tv, t);
 }
@@ -285,10 +314,9 @@ static void plc_flow_reschedule(plc_flow_state *st, int li)
   plc_flow_link *l = &st->links[li];
   l->stamp++;
   if (l->k == 0) return;
-  mpq_sub(st->tmp, l->ends.e[0].key, l->v);
-  mpz_mul_ui(mpq_numref(st->tmp), mpq_numref(st->tmp), (unsigned long)l->k);
-  mpq_canonicalize(st->tmp);
-  mpq_add(st->tmp, st->tmp, l->tv);
+  plc_flow_add(st->tmp, l->ends.e[0].key, l->v, 1);
+  plc_flow_scale(st->tmp, (unsigned long)l->k, 0);
+  plc_flow_add(st->tmp, st->tmp, l->tv, 0);
   plc_flow_push(&st->events, st->tmp, PLC_FLOW_EV_LINK, li, l->stamp);
 }
 
@@ -297,7 +325,7 @@ static void plc_flow_join_link(plc_flow_state *st, int i, mpq_srcptr t)
   int li = st->ops[i].link;
   plc_flow_link *l = &st->links[li];
   plc_flow_advance(st, l, t);
-  mpq_add(st->tmp, l->v, st->ops[i].work);
+  plc_flow_add(st->tmp, l->v, st->ops[i].work, 0);
   plc_flow_push(&l->ends, st->tmp, i, 0, 0);
   l->k++;
   if (l->k > 1) /* every transfer on the link now shares it */
@@ -331,6 +359,7 @@ static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
 {
   plc_flow_init_set(st->f->end[i], t);
   st->f->ran[i] = 1;
+  st->f->order[st->f->nended++] = i;
   st->last_end = i; /* times only grow: the last op to end ends latest */
   for (int k = st->succ_at[i]; k < st->succ_at[i + 1]; k++) plc_flow_release(st, st->succ[k], i);
 }
@@ -345,8 +374,8 @@ static void plc_flow_start(plc_flow_state *st, int i, mpq_srcptr t)
   int work = !st->share && o->work && mpq_sgn(o->work) > 0;
   if (fixed || work) { /* times are never negative */
     mpq_set(st->tmp, t);
-    if (fixed) mpq_add(st->tmp, st->tmp, o->fixed);
-    if (work) mpq_add(st->tmp, st->tmp, o->work);
+    if (fixed) plc_flow_add(st->tmp, st->tmp, o->fixed, 0);
+    if (work) plc_flow_add(st->tmp, st->tmp, o->work, 0);
     plc_flow_push(&st->events, st->tmp, PLC_FLOW_EV_FIXED, i, 0);
   }
   else if (plc_flow_has_work(st, i))
@@ -408,6 +437,8 @@ static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
   f->end = plc_xcalloc((size_t)n + 1, sizeof *f->end);
   f->cause = plc_xmalloc(((size_t)n + 1) * sizeof *f->cause);
   f->ran = plc_xcalloc((size_t)n + 1, sizeof *f->ran);
+  f->order = plc_xmalloc(((size_t)n + 1) * sizeof *f->order);
+  f->nended = 0;
   f->shared = plc_xcalloc((size_t)n + 1, sizeof *f->shared);
   for (int i = 0; i < n; i++) f->cause[i] = -1;
   mpq_init(f->makespan);
@@ -461,5 +492,5 @@ void plc_flow_free(plc_flow *f)
 {
   for (int i = 0; i < f->n; i++) mpq_clears(f->start[i], f->end[i], NULL);
   mpq_clear(f->makespan);
-  free(f->start), free(f->end), free(f->cause), free(f->ran), free(f->shared);
+  free(f->start), free(f->end), free(f->cause), free(f->ran), free(f->order), free(f->shared);
 }

@@ -39,6 +39,8 @@ typedef struct plc_flow {
   int *cause;           /* the op whose end let it start (its stream
                            predecessor or a dependency), -1 for none */
   int *ran;             /* 1 for every op that ran */
+  int *order, nended;   /* the ops that ran in the order they ended, so by
+                           their ends (times only grow) */
   unsigned char *shared; /* 1 for a transfer that shared its link with another
                             for some time: only then can it take longer than
                             fixed + work */

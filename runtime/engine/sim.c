@@ -12,13 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every field but the ops' ready, start and end times, which only a run
+ * on rationals or plc_sim_times sets (plc_sim_init_times): most runs on
+ * integers never need them, and three rationals per op were much of the
+ * cost of making and freeing a run. */
 static void plc_sim_init(plc_sim *s, int n)
 {
   s->n = n;
-  s->ops = plc_xmalloc(((size_t)n + 1) * sizeof *s->ops); /* every field set here */
+  s->ops = plc_xmalloc(((size_t)n + 1) * sizeof *s->ops);
   for (int i = 0; i < n; i++) {
     plc_sim_op *o = &s->ops[i];
-    mpq_inits(o->ready, o->start, o->end, o->exposed, o->window, NULL);
+    mpq_inits(o->exposed, o->window, NULL);
     o->consumer = o->queued_behind = -1;
     o->why = PLC_WHY_HIDDEN;
     o->ran = 0;
@@ -27,6 +31,17 @@ static void plc_sim_init(plc_sim *s, int n)
             s->stall_other, NULL);
   s->lazy = NULL;
   s->shared = 0;
+  s->timed = 0;
+}
+
+/* The ops' ready, start and end times, all 0 (once). */
+static void plc_sim_init_times(plc_sim *s)
+{
+  if (s->timed)
+    return;
+  for (int i = 0; i < s->n; i++)
+    mpq_inits(s->ops[i].ready, s->ops[i].start, s->ops[i].end, NULL);
+  s->timed = 1;
 }
 
 static void plc_sim_lazy_free(plc_sim *s);
@@ -36,7 +51,9 @@ void plc_sim_free(plc_sim *s)
   plc_sim_lazy_free(s);
   for (int i = 0; i < s->n; i++) {
     plc_sim_op *o = &s->ops[i];
-    mpq_clears(o->ready, o->start, o->end, o->exposed, o->window, NULL);
+    if (s->timed)
+      mpq_clears(o->ready, o->start, o->end, NULL);
+    mpq_clears(o->exposed, o->window, NULL);
   }
   free(s->ops);
   mpq_clears(s->makespan, s->end, s->busy, s->compute, s->all_compute, s->useful, s->exposed,
@@ -427,14 +444,18 @@ static int plc_s64_bits(plc_su v)
   return lo ? n + 64 - __builtin_clzll(lo) : n;
 }
 
-/* |z| as an integer, when it has at most PLC_SI_BITS bits. */
+/* |z| as an integer, when it has at most PLC_SI_BITS bits: its limbs
+ * (inline in gmp.h, unlike mpz_sizeinbase), when so few that they fit. */
 static int plc_s64_get(mpz_srcptr z, plc_su *out)
 {
-  if (mpz_sizeinbase(z, 2) > PLC_SI_BITS)
+  size_t n = mpz_size(z);
+  if (n * GMP_NUMB_BITS > PLC_SI_BITS + GMP_NUMB_BITS)
     return 0;
   plc_su v = 0;
-  for (size_t k = mpz_size(z); k-- > 0;)
+  for (size_t k = n; k-- > 0;)
     v = (v << (GMP_NUMB_BITS - 1) << 1) | (plc_su)mpz_getlimbn(z, (mp_size_t)k);
+  if (plc_s64_bits(v) > PLC_SI_BITS)
+    return 0;
   *out = v;
   return 1;
 }
@@ -481,82 +502,225 @@ static plc_su plc_s64_bgcd(plc_su a, plc_su b)
 
 /* A small cache of times already read, by address: the copies of a
  * layer's ops share their times, so a list of thousands of ops holds a
- * few dozen distinct ones. */
-#define PLC_S64_SEEN 64
+ * few dozen distinct ones.  A slot is overwritten on a collision (the
+ * time is then read again): a multiplicative hash over 256 slots keeps
+ * those rare (64 slots indexed by address bits re-read many times).
+ * Where copies do not share their times (a plan lowered without the
+ * instance memo), equal times at other addresses are found by value. */
+#define PLC_S64_SEEN 256
 typedef struct plc_s64_seen {
-  mpq_srcptr q[PLC_S64_SEEN];
+  mpq_srcptr q[PLC_S64_SEEN];  /* by address */
   plc_su v[PLC_S64_SEEN];
+  mpq_srcptr vq[PLC_S64_SEEN]; /* by value */
+  plc_su vv[PLC_S64_SEEN];
 } plc_s64_seen;
 
 static unsigned plc_s64_slot(mpq_srcptr q)
 {
-  return (unsigned)(((uintptr_t)q >> 4) ^ ((uintptr_t)q >> 10)) % PLC_S64_SEEN;
+  return (unsigned)(((uint64_t)(uintptr_t)q * 0x9E3779B97F4A7C15u) >> 40) % PLC_S64_SEEN;
+}
+
+static unsigned plc_s64_value_slot(mpq_srcptr q)
+{
+  uint64_t a = (uint64_t)mpz_getlimbn(mpq_numref(q), 0);
+  uint64_t b = (uint64_t)mpz_getlimbn(mpq_denref(q), 0);
+  return (unsigned)(((a * 0x9E3779B97F4A7C15u ^ b) * 0x9E3779B97F4A7C15u) >> 40) % PLC_S64_SEEN;
+}
+
+static void plc_s64_seen_clear(plc_s64_seen *seen)
+{
+  memset(seen->q, 0, sizeof seen->q);
+  memset(seen->vq, 0, sizeof seen->vq);
+}
+
+/* The value of q seen before (by address, else by value), into *v. */
+static int plc_s64_seen_find(plc_s64_seen *seen, mpq_srcptr q, plc_su *v)
+{
+  unsigned h = plc_s64_slot(q);
+  if (seen->q[h] == q) {
+    *v = seen->v[h];
+    return 1;
+  }
+  unsigned hv = plc_s64_value_slot(q);
+  if (!seen->vq[hv] || !mpq_equal(seen->vq[hv], q))
+    return 0;
+  *v = seen->v[h] = seen->vv[hv]; /* found by address next time */
+  seen->q[h] = q;
+  return 1;
+}
+
+static void plc_s64_seen_put(plc_s64_seen *seen, mpq_srcptr q, plc_su v)
+{
+  unsigned h = plc_s64_slot(q), hv = plc_s64_value_slot(q);
+  seen->q[h] = seen->vq[hv] = q;
+  seen->v[h] = seen->vv[hv] = v;
+}
+
+/* A list's durations on integers: those of the ops that run (0 for the
+ * others) in units of 1/d, d the common denominator of their times, and
+ * their sum, below 2^PLC_SI_BITS.  What every run on machine integers
+ * starts from; working it out reads every op's time, much of a short
+ * run's cost, so plc_sim_memo keeps it for the lists an analysis runs
+ * again. */
+typedef struct plc_s64_dur {
+  int ok;        /* 0: some time does not fit (runs take the rational path) */
+  plc_su d, sum;
+  plc_si *t;
+} plc_s64_dur;
+
+/* Put q (not negative) over u's denominator too, into *v: the
+ * denominator grows to the least common multiple, u's n durations with
+ * it, and *v joins the sum; 0 when something would not fit. */
+static int plc_s64_dur_put(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v)
+{
+  const plc_su lim = (plc_su)1 << PLC_SI_BITS;
+  plc_su num, den;
+  if (mpq_sgn(q) < 0 || !plc_s64_get(mpq_denref(q), &den) || !plc_s64_get(mpq_numref(q), &num))
+    return 0;
+  if (u->d % den) {
+    plc_su k = den / plc_s64_gcd(u->d, den);
+    if (u->d > lim / k || u->sum >= lim / k)
+      return 0;
+    u->d *= k;
+    u->sum *= k;
+    for (int i = 0; i < n; i++)
+      u->t[i] *= (plc_si)k;
+  }
+  plc_su m = u->d / den;
+  if (num && plc_s64_bits(num) + plc_s64_bits(m) > PLC_SI_BITS)
+    return 0;
+  if (num * m >= lim - u->sum)
+    return 0;
+  u->sum += num * m;
+  *v = (plc_si)(num * m);
+  return 1;
+}
+
+/* Put q over u's denominator into *v as plc_s64_dur_put does (scaling
+ * u's n durations before it), through seen, the values of the times
+ * met so far over u->d: a time met before costs an addition. */
+static inline int plc_s64_dur_take(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v,
+                                   plc_s64_seen *seen)
+{
+  const plc_su lim = (plc_su)1 << PLC_SI_BITS;
+  plc_su w, d = u->d;
+  if (plc_s64_seen_find(seen, q, &w)) {
+    if (w >= lim - u->sum)
+      return 0;
+    u->sum += w;
+    *v = (plc_si)w;
+    return 1;
+  }
+  if (!plc_s64_dur_put(u, n, q, v))
+    return 0;
+  if (u->d != d) /* the values seen were over the old denominator */
+    plc_s64_seen_clear(seen);
+  plc_s64_seen_put(seen, q, (plc_su)*v);
+  return 1;
+}
+
+/* Fill u->t (l->n entries) and set u->d, u->sum from l's op times, in
+ * one pass: the denominator grows as times come (plc_s64_dur_put scales
+ * what came before), which happens a few times early in a list (its
+ * first layer has every kind of op); 0 when something does not fit. */
+static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
+{
+  plc_s64_seen seen;
+  plc_s64_seen_clear(&seen);
+  u->d = 1;
+  u->sum = 0;
+  for (int i = 0; i < l->n; i++) {
+    u->t[i] = 0;
+    if ((with_once || !l->ops[i].once) &&
+        !plc_s64_dur_take(u, i, l->ops[i].time, &u->t[i], &seen))
+      return 0;
+  }
+  return 1;
+}
+
+/* u, l's durations with its `once` ops, from w, those without: the
+ * gradient sync adds a few distinct times over many ops. */
+static int plc_s64_dur_with_once(const plc_ir_list *l, const plc_s64_dur *w, plc_s64_dur *u)
+{
+  plc_s64_seen seen;
+  plc_s64_seen_clear(&seen);
+  memcpy(u->t, w->t, (size_t)l->n * sizeof *u->t);
+  u->d = w->d;
+  u->sum = w->sum;
+  for (int i = 0; i < l->n; i++)
+    if (l->ops[i].once && !plc_s64_dur_take(u, l->n, l->ops[i].time, &u->t[i], &seen))
+      return 0;
+  return 1;
+}
+
+/* ---- the memo of one analysis ---------------------------------------------------- */
+
+static _Thread_local plc_sim_memo *plc_sim_memo_top; /* the innermost, this thread's */
+
+void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run)
+{
+  m->run = run;
+  m->dur = plc_xcalloc(6 * (size_t)run->nstages + 1, sizeof *m->dur);
+  m->prev = plc_sim_memo_top;
+  plc_sim_memo_top = m;
+}
+
+void plc_sim_memo_pop(plc_sim_memo *m)
+{
+  for (int k = 0; k < 6 * m->run->nstages; k++)
+    free(m->dur[k].t);
+  free(m->dur);
+  plc_sim_memo_top = m->prev;
+}
+
+/* The memo's entry for l run so, when l is a list of the memo's run: per
+ * stage its forward, backward and step lists, without and with `once`. */
+static plc_s64_dur *plc_sim_memo_slot(const plc_ir_list *l, int with_once)
+{
+  plc_sim_memo *m = plc_sim_memo_top;
+  for (int s = 0; m && s < m->run->nstages; s++) {
+    const plc_ir_stage *st = &m->run->stages[s];
+    int k = l == &st->fwd ? 0 : l == &st->bwd ? 1 : l == &st->step ? 2 : -1;
+    if (k >= 0)
+      return &m->dur[(s * 3 + k) * 2 + (with_once != 0)];
+  }
+  return NULL;
+}
+
+/* l's durations run so from the memo (made on first use), or NULL when
+ * the memo does not keep l.  With `once` they are made from those
+ * without, adding the once ops (the gradient sync: a few). */
+static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once)
+{
+  plc_s64_dur *u = plc_sim_memo_slot(l, with_once);
+  if (!u || u->t)
+    return u;
+  u->t = plc_xmalloc(((size_t)l->n + 1) * sizeof *u->t);
+  const plc_s64_dur *w = with_once ? plc_sim_memo_dur(l, 0) : NULL;
+  u->ok = w && w->ok ? plc_s64_dur_with_once(l, w, u) : plc_s64_dur_fill(l, with_once, u);
+  return u;
 }
 
 /* The common denominator *d of t0 and the durations of the ops that run,
- * and the durations (and t0) scaled to it; 0 when something does not fit
- * (op times are never negative; t0 neither). */
+ * and the durations (into x->t) and t0 scaled to it; 0 when something
+ * does not fit (op times are never negative; t0 neither). */
 static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s)
 {
   const plc_ir_list *l = x->l;
-  const plc_su lim = (plc_su)1 << PLC_SI_BITS;
-  plc_su num, den, dd = 1, last = 0, m = 0; /* ops in a row often share a denominator */
-  plc_s64_seen seen;
-  memset(seen.q, 0, sizeof seen.q);
-  if (mpq_sgn(t0) < 0)
+  plc_s64_dur u = {.t = x->t};
+  const plc_s64_dur *m = plc_sim_memo_dur(l, with_once);
+  if (m) {
+    if (!m->ok)
+      return 0;
+    memcpy(x->t, m->t, (size_t)l->n * sizeof *x->t);
+    u.d = m->d;
+    u.sum = m->sum;
+  } else if (!plc_s64_dur_fill(l, with_once, &u)) {
     return 0;
-  for (int i = -1; i < l->n; i++) {
-    if (i >= 0 && !with_once && l->ops[i].once)
-      continue;
-    mpq_srcptr q = i < 0 ? t0 : l->ops[i].time;
-    unsigned h = plc_s64_slot(q);
-    if (seen.q[h] == q)
-      continue; /* its denominator is in dd already */
-    if (mpq_sgn(q) < 0 || !plc_s64_get(mpq_denref(q), &den))
-      return 0;
-    seen.q[h] = q;
-    if (den == last || dd % den == 0)
-      continue;
-    last = den;
-    plc_su k = den / plc_s64_gcd(dd, den);
-    if (dd > lim / k)
-      return 0;
-    dd *= k;
   }
-  plc_su sum = 0;
-  last = 0;
-  memset(seen.q, 0, sizeof seen.q);
-  for (int i = -1; i < l->n; i++) {
-    if (i >= 0 && !with_once && l->ops[i].once)
-      continue;
-    mpq_srcptr q = i < 0 ? t0 : l->ops[i].time;
-    unsigned h = plc_s64_slot(q);
-    plc_su v;
-    if (seen.q[h] == q) {
-      v = seen.v[h];
-    } else {
-      if (!plc_s64_get(mpq_numref(q), &num))
-        return 0;
-      plc_s64_get(mpq_denref(q), &den);
-      if (den != last) {
-        last = den;
-        m = dd / den;
-      }
-      if (num && plc_s64_bits(num) + plc_s64_bits(m) > PLC_SI_BITS)
-        return 0;
-      v = num * m;
-      seen.q[h] = q;
-      seen.v[h] = v;
-    }
-    if (v >= lim - sum)
-      return 0;
-    sum += v;
-    if (i < 0)
-      *t0s = (plc_si)v;
-    else
-      x->t[i] = (plc_si)v;
-  }
-  *d = dd;
+  if (!plc_s64_dur_put(&u, l->n, t0, t0s))
+    return 0;
+  *d = u.d;
   return 1;
 }
 
@@ -720,6 +884,19 @@ static void plc_s64_set(mpq_ptr q, plc_si v, plc_su d)
   plc_s64_put(mpq_denref(q), d / g);
 }
 
+int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
+{
+  const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);
+  if (!u || !u->ok)
+    return 0;
+  plc_si sum = 0; /* at most u->sum: no overflow */
+  for (int i = 0; i < l->n; i++)
+    if (u->t[i] && counts(&l->ops[i]))
+      sum += u->t[i];
+  plc_s64_set(out, sum, u->d);
+  return 1;
+}
+
 /* Converted values by value (open addressing, a power of two slots): the
  * same time recurs (an op's start is its ready time or another's end),
  * and copying a rational costs less than reducing one. */
@@ -729,6 +906,22 @@ typedef struct plc_s64_memo {
   size_t mask;
   plc_su d;
 } plc_s64_memo;
+
+/* A memo for about n values over d. */
+static void plc_s64_memo_init(plc_s64_memo *m, plc_su d, size_t n)
+{
+  m->d = d;
+  for (m->mask = 15; m->mask < 2 * n; m->mask = 2 * m->mask + 1)
+    ;
+  m->v = plc_xmalloc((m->mask + 1) * sizeof *m->v);
+  m->q = plc_xcalloc(m->mask + 1, sizeof *m->q);
+}
+
+static void plc_s64_memo_free(plc_s64_memo *m)
+{
+  free(m->v);
+  free(m->q);
+}
 
 static void plc_s64_out(plc_s64_memo *m, mpq_ptr q, plc_si v)
 {
@@ -747,49 +940,86 @@ static void plc_s64_out(plc_s64_memo *m, mpq_ptr q, plc_si v)
 struct plc_sim_lazy {
   plc_si *mem;                      /* plc_s64_run's arrays, ready/start/end among them */
   plc_si *ready, *start, *end;
+  plc_si *exposed, *window;         /* made rationals already; kept for plc_sim_add_sums */
   plc_su d;
 };
 
-/* A transfer's interval in a run on integers, for plc_s64_overlap. */
-typedef struct plc_s64_span {
-  int link;
-  plc_si start, end;
-} plc_s64_span;
+/* The transfers that took time in a run with links dedicated (start,
+ * end; ran[i] for the ops that ran), by link then stream, each group in
+ * list order: group g (link x ns + stream) is idx[at[g] .. at[g + 1]). */
+typedef struct plc_s64_groups {
+  int ns;        /* the run's streams */
+  int *at, *idx;
+} plc_s64_groups;
 
-static int plc_s64_span_cmp(const void *a, const void *b)
+static int plc_s64_is_transfer(const plc_ir_list *l, int i, const plc_si *start,
+                               const plc_si *end, const unsigned char *ran)
 {
-  const plc_s64_span *x = a, *y = b;
-  if (x->link != y->link)
-    return x->link < y->link ? -1 : 1;
-  return x->start < y->start ? -1 : x->start > y->start;
+  return ran[i] && l->ops[i].kind != PLC_OPK_COMPUTE && end[i] > start[i];
+}
+
+static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
+                          const plc_si *start, const plc_si *end, const unsigned char *ran,
+                          const plc_sim_net *net)
+{
+  g->ns = nstreams;
+  size_t ng = (size_t)net->nlinks * (size_t)g->ns;
+  g->at = plc_xcalloc(ng + 2, sizeof *g->at);
+  g->idx = plc_xmalloc(((size_t)l->n + 1) * sizeof *g->idx);
+  int *key = plc_xmalloc(((size_t)l->n + 1) * sizeof *key);
+  for (int i = 0; i < l->n; i++) {
+    key[i] = plc_s64_is_transfer(l, i, start, end, ran)
+             ? net->link[l->ops[i].dim] * g->ns + l->ops[i].stream : -1;
+    if (key[i] >= 0)
+      g->at[key[i] + 2]++;
+  }
+  for (size_t k = 2; k <= ng + 1; k++)
+    g->at[k] += g->at[k - 1];
+  for (int i = 0; i < l->n; i++) /* at[k + 1] is group k's next free place */
+    if (key[i] >= 0)
+      g->idx[g->at[key[i] + 1]++] = i;
+  free(key);
 }
 
 /* Did two transfers that took time run at once on one link of net, in a
  * run with links dedicated (start, end; ran[i] for the ops that ran)?  If
  * not, sharing the links would change nothing: every transfer would have
  * had its link to itself all along (flow.h).  If so, *first is when two
- * first met: up to then the run with links shared is this one. */
-static int plc_s64_overlap(const plc_ir_list *l, const plc_si *start, const plc_si *end,
-                           const unsigned char *ran, const plc_sim_net *net, plc_si *first)
+ * first met: up to then the run with links shared is this one.  The
+ * transfers of one stream run one after another in list order (each
+ * starts once the one before it on its stream ended): they never meet,
+ * and their starts come sorted.  So per link the streams' transfers are
+ * merged by start, each checked against the latest end before it. */
+static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *start,
+                           const plc_si *end, const unsigned char *ran, const plc_sim_net *net,
+                           plc_si *first)
 {
-  plc_s64_span *sp = plc_xmalloc(((size_t)l->n + 1) * sizeof *sp);
-  size_t n = 0;
-  for (int i = 0; i < l->n; i++)
-    if (ran[i] && l->ops[i].kind != PLC_OPK_COMPUTE && end[i] > start[i])
-      sp[n++] = (plc_s64_span){net->link[l->ops[i].dim], start[i], end[i]};
-  qsort(sp, n, sizeof *sp, plc_s64_span_cmp);
-  int hit = 0;
-  for (size_t k = 1; k < n; k++) {
-    if (sp[k].link != sp[k - 1].link)
-      continue;
-    if (sp[k].start < sp[k - 1].end && (!hit || sp[k].start < *first)) {
-      hit = 1; /* the first meeting on this link: sp[k - 1] ends latest so far */
-      *first = sp[k].start;
+  plc_s64_groups g;
+  plc_s64_group(&g, l, nstreams, start, end, ran, net);
+  int *head = plc_xmalloc(((size_t)g.ns + 1) * sizeof *head), hit = 0;
+  for (int k = 0; k < net->nlinks; k++) {
+    const int *at = g.at + (size_t)k * (size_t)g.ns;
+    memcpy(head, at, (size_t)g.ns * sizeof *head);
+    plc_si latest = 0; /* the latest end so far on the link */
+    for (int seen = 0;; seen = 1) {
+      int s = -1; /* the stream whose next transfer starts first */
+      for (int t = 0; t < g.ns; t++)
+        if (head[t] < at[t + 1] && (s < 0 || start[g.idx[head[t]]] < start[g.idx[head[s]]]))
+          s = t;
+      if (s < 0)
+        break;
+      int i = g.idx[head[s]++];
+      if (seen && start[i] < latest && (!hit || start[i] < *first)) {
+        hit = 1;
+        *first = start[i];
+      }
+      if (!seen || end[i] > latest)
+        latest = end[i];
     }
-    if (sp[k].end < sp[k - 1].end)
-      sp[k].end = sp[k - 1].end;
   }
-  free(sp);
+  free(head);
+  free(g.at);
+  free(g.idx);
   return hit;
 }
 
@@ -822,15 +1052,67 @@ static int plc_sim_lazy_took(const plc_sim *s, int i, mpq_t out)
   return 1;
 }
 
+/* plc_sim_add_sums on the integers of a run whose times are still lazy:
+ * a sum per group and figure, one rational each at the end; 0 when there
+ * are none or a sum would overflow. */
+static int plc_sim_lazy_sums(const plc_sim *s, const plc_ir_list *l, const int *group,
+                             int ngroups, mpq_ptr *sums[3])
+{
+  const struct plc_sim_lazy *z = s->lazy;
+  if (!z)
+    return 0;
+  plc_si *sum = plc_xcalloc(3 * (size_t)ngroups + 1, sizeof *sum);
+  int ok = 1;
+  for (int i = 0; ok && i < l->n; i++) {
+    if (group[i] < 0 || !s->ops[i].ran)
+      continue;
+    plc_si v[3] = {z->end[i] - z->start[i], z->window[i], z->exposed[i]}, *at = sum + 3 * group[i];
+    for (int k = 0; k < 3; k++)
+      ok = ok && !__builtin_add_overflow(at[k], v[k], &at[k]);
+  }
+  mpq_t q;
+  mpq_init(q);
+  for (int g = 0; ok && g < ngroups; g++)
+    for (int k = 0; k < 3; k++)
+      if (sums[k] && sum[3 * g + k]) {
+        plc_s64_set(q, sum[3 * g + k], z->d);
+        mpq_add(sums[k][g], sums[k][g], q);
+      }
+  mpq_clear(q);
+  free(sum);
+  return ok;
+}
+
+void plc_sim_add_sums(const plc_sim *s, const plc_ir_list *l, const int *group, int ngroups,
+                      mpq_ptr *took, mpq_ptr *window, mpq_ptr *exposed)
+{
+  mpq_ptr *sums[3] = {took, window, exposed};
+  if (plc_sim_lazy_sums(s, l, group, ngroups, sums))
+    return;
+  mpq_t t;
+  mpq_init(t);
+  for (int i = 0; i < l->n; i++) {
+    int g = group[i];
+    if (g < 0 || !s->ops[i].ran)
+      continue;
+    plc_sim_took(s, l, i, t);
+    mpq_srcptr v[3] = {t, s->ops[i].window, s->ops[i].exposed};
+    for (int k = 0; k < 3; k++)
+      if (sums[k])
+        mpq_add(sums[k][g], sums[k][g], v[k]);
+  }
+  mpq_clear(t);
+}
+
 /* plc_s64_overlap on a run on integers whose times are still lazy; on a
  * meeting its times go to *h (the run keeps none). */
-static int plc_sim_lazy_overlap(plc_sim *s, const plc_ir_list *l, const plc_sim_net *net,
-                                plc_sim_head *h)
+static int plc_sim_lazy_overlap(plc_sim *s, const plc_ir_list *l, int nstreams,
+                                const plc_sim_net *net, plc_sim_head *h)
 {
   unsigned char *ran = plc_xmalloc((size_t)l->n + 1);
   for (int i = 0; i < l->n; i++)
     ran[i] = (unsigned char)s->ops[i].ran;
-  int hit = plc_s64_overlap(l, s->lazy->start, s->lazy->end, ran, net, &h->first);
+  int hit = plc_s64_overlap(l, nstreams, s->lazy->start, s->lazy->end, ran, net, &h->first);
   free(ran);
   if (hit) {
     struct plc_sim_lazy *z = s->lazy;
@@ -847,12 +1129,10 @@ void plc_sim_times(const plc_sim *cs)
   struct plc_sim_lazy *z = s->lazy;
   if (!z)
     return;
+  plc_sim_init_times(s);
   size_t n = (size_t)s->n;
-  plc_s64_memo m = {.d = z->d};
-  for (m.mask = 15; m.mask < 8 * n; m.mask = 2 * m.mask + 1)
-    ;
-  m.v = plc_xmalloc((m.mask + 1) * sizeof *m.v);
-  m.q = plc_xcalloc(m.mask + 1, sizeof *m.q);
+  plc_s64_memo m;
+  plc_s64_memo_init(&m, z->d, 4 * n);
   for (size_t i = 0; i < n; i++) {
     plc_sim_op *o = &s->ops[i];
     if (!o->ran)
@@ -861,8 +1141,7 @@ void plc_sim_times(const plc_sim *cs)
     plc_s64_out(&m, o->start, z->start[i]);
     plc_s64_out(&m, o->end, z->end[i]);
   }
-  free(m.v);
-  free(m.q);
+  plc_s64_memo_free(&m);
   plc_sim_lazy_free(s);
 }
 
@@ -888,6 +1167,26 @@ static int plc_s64_given_scale(plc_s64 *x, const plc_s64_given *g, plc_su *d, pl
   return 1;
 }
 
+/* The ops' exposures and windows (those not 0) into s's rationals: the
+ * copies of a layer's collectives mostly have the same ones, which a memo
+ * copies rather than reduce again. */
+static void plc_s64_figs_out(const plc_s64 *x, plc_su d)
+{
+  size_t nz = 0;
+  for (int i = 0; i < x->l->n; i++)
+    nz += (x->s->ops[i].ran && x->exposed[i]) + (x->s->ops[i].ran && x->window[i]);
+  plc_s64_memo m;
+  plc_s64_memo_init(&m, d, nz);
+  for (int i = 0; i < x->l->n; i++) {
+    plc_sim_op *o = &x->s->ops[i];
+    if (o->ran && x->exposed[i])
+      plc_s64_out(&m, o->exposed, x->exposed[i]);
+    if (o->ran && x->window[i])
+      plc_s64_out(&m, o->window, x->window[i]);
+  }
+  plc_s64_memo_free(&m);
+}
+
 /* The run on integers into s (initialised); 0, leaving s untouched, when
  * the figures could pass 62 bits.  With g, links shared: the ops end as g
  * says (plc_s64_given). */
@@ -898,7 +1197,10 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
     return 0;
   plc_s64 x = {.s = s, .l = l};
   size_t n = (size_t)l->n;
-  plc_si *mem = plc_xcalloc((g ? 7 : 6) * n, sizeof *mem);
+  /* only the sums (exposed, window) need zeros: the rest is written
+   * before it is read (the times of the ops that ran) */
+  plc_si *mem = plc_xmalloc((g ? 7 : 6) * n * sizeof *mem);
+  memset(mem + 4 * n, 0, 2 * n * sizeof *mem);
   x.t = mem;
   plc_su d;
   plc_si t0s = 0;
@@ -939,16 +1241,10 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
       if (l->ops[i].useful)
         x.useful += x.t[i];
     }
-  for (int i = 0; i < l->n; i++) {
-    plc_sim_op *o = &s->ops[i];
-    if (o->ran && x.exposed[i])
-      plc_s64_set(o->exposed, x.exposed[i], d);
-    if (o->ran && x.window[i])
-      plc_s64_set(o->window, x.window[i], d);
-  }
+  plc_s64_figs_out(&x, d);
   s->lazy = plc_xmalloc(sizeof *s->lazy); /* the times, for plc_sim_times */
   *s->lazy = (struct plc_sim_lazy){.mem = mem, .ready = x.ready, .start = x.start, .end = x.end,
-                                   .d = d};
+                                   .exposed = x.exposed, .window = x.window, .d = d};
   plc_s64_set(s->makespan, x.makespan, d);
   plc_s64_set(s->end, x.end_all, d);
   plc_s64_set(s->busy, x.busy, d);
@@ -972,7 +1268,7 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     return 0;
   plc_s64 x = {.l = l};
   size_t n = (size_t)l->n;
-  plc_si *mem = plc_xcalloc(3 * n + (size_t)nstreams + 1, sizeof *mem);
+  plc_si *mem = plc_xmalloc((3 * n + (size_t)nstreams + 1) * sizeof *mem); /* read once written */
   x.t = mem;
   plc_su d;
   plc_si t0s = 0;
@@ -1009,7 +1305,8 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     if (end[i] > end_cnt && (!counts || counts(op)))
       end_cnt = end[i];
   }
-  int ok = !net || !plc_s64_overlap(l, starts, end, ran, net, &h->first); /* else: shared */
+  /* else: links shared */
+  int ok = !net || !plc_s64_overlap(l, nstreams, starts, end, ran, net, &h->first);
   free(ran);
   if (ok) {
     if (all)
@@ -1039,6 +1336,7 @@ static void plc_sim_finish(plc_sim *s, const plc_ir_list *l, mpq_srcptr compute_
 static void plc_sim_rational(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
                              mpq_srcptr t0, mpq_t *ends)
 {
+  plc_sim_init_times(s);
   /* the streams, then the device's compute (slot nstreams) */
   mpq_t *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
   int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);
@@ -1341,6 +1639,22 @@ static void plc_sim_run_shared(plc_sim *s, const plc_ir_list *l, int nstreams, i
   plc_flow_free(&f);
 }
 
+/* The op of l whose flow op ended last among those counts is true for
+ * (all when NULL), or -1: the flow ends its ops in time order. */
+static int plc_sim_flow_latest(const plc_ir_list *l, const plc_flow *f, const int *map,
+                               plc_sim_counts_fn *counts)
+{
+  int *op_of = plc_xmalloc(((size_t)f->n + 1) * sizeof *op_of), last = -1;
+  for (int i = 0; i < l->n; i++)
+    if (map[i] >= 0)
+      op_of[map[i]] = i;
+  for (int k = f->nended; k-- > 0 && last < 0;)
+    if (!counts || counts(&l->ops[op_of[f->order[k]]]))
+      last = op_of[f->order[k]];
+  free(op_of);
+  return last;
+}
+
 /* The latest end of a shared run's ops (those counts is true for, when
  * given) into out: h's for the ops that ended before transfers met, the
  * flow's for the others. */
@@ -1348,15 +1662,11 @@ static void plc_sim_flow_last(mpq_t out, const plc_ir_list *l, const plc_flow *f
                               const plc_sim_head *h, const mpz_t den, mpq_srcptr t0,
                               plc_sim_counts_fn *counts)
 {
-  int last = -1, early = -1; /* the latest in the flow (its units), and of h */
-  for (int i = 0; i < l->n; i++) {
-    if (map[i] == -1 || (counts && !counts(&l->ops[i])))
-      continue;
-    if (map[i] == -2 && (early < 0 || h->end[i] > h->end[early]))
+  int last = plc_sim_flow_latest(l, f, map, counts), early = -1; /* and of h */
+  for (int i = 0; h && i < l->n; i++)
+    if (map[i] == -2 && (!counts || counts(&l->ops[i])) &&
+        (early < 0 || h->end[i] > h->end[early]))
       early = i;
-    else if (map[i] >= 0 && (last < 0 || mpq_cmp(f->end[map[i]], f->end[map[last]]) > 0))
-      last = i;
-  }
   mpq_t end;
   mpq_init(end);
   mpq_set(out, t0);
@@ -1430,7 +1740,7 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
   int may = plc_sim_may_share(l, with_once, net);
   plc_sim_head head = {0};
   if (plc_s64_run(s, l, nstreams, with_once, t0, NULL)) {
-    if (!may || !plc_sim_lazy_overlap(s, l, net, &head))
+    if (!may || !plc_sim_lazy_overlap(s, l, nstreams, net, &head))
       return; /* no two transfers met on a link: sharing changes nothing */
     plc_sim_free(s);
     plc_sim_init(s, l->n);

@@ -63,6 +63,7 @@ typedef struct plc_sim {
                                 rationals (plc_sim_times) */
   int shared;           /* links were shared: a transfer may have taken longer
                            than its time (end - start) */
+  int timed;            /* the ops' ready, start and end are made (rationals) */
 } plc_sim;
 
 /* The physical links of a run's devices, for sharing (flow.h): one per
@@ -107,6 +108,12 @@ void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int 
 /* Op i of l, which ran in s: how long it took into out, its time, or more
  * for a transfer that shared its link. */
 void plc_sim_took(const plc_sim *s, const plc_ir_list *l, int i, mpq_t out);
+/* Add to took[g], window[g] and exposed[g] (arrays of ngroups, each may
+ * be NULL) what the ops i of l that ran in s with group[i] = g took
+ * (plc_sim_took), their windows and their exposures (-1: no group): on
+ * integers while s's times are (no rational per op). */
+void plc_sim_add_sums(const plc_sim *s, const plc_ir_list *l, const int *group, int ngroups,
+                      mpq_ptr *took, mpq_ptr *window, mpq_ptr *exposed);
 /* Set (tests only, before any thread): plc_sim_run always computes on
  * rationals, not on machine integers over a common denominator (sim.c). */
 extern int plc_sim_no_fast;
@@ -129,5 +136,23 @@ void plc_sim_stall_parts(const plc_sim *s, const plc_ir_list *l, int i, mpq_srcp
 void plc_sim_stalls(const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0, plc_sim_part_fn *fn,
                     void *ctx);
 const char *plc_why_text(plc_why w);
+
+/* One analysis runs the same stage lists several times (their ends, the
+ * critical stage in full, the tail with the gradient sync, the blocks'
+ * times).  Between plc_sim_memo_push and plc_sim_memo_pop, on one thread
+ * (nested as calls are), the runs of run's stage lists reuse what they
+ * share: their durations over a common denominator.  run's lists must
+ * not change in between (sensitivity changes times between analyses). */
+typedef struct plc_sim_memo {
+  const plc_ir_run *run;
+  struct plc_s64_dur *dur;   /* per stage list and with_once, made on first use */
+  struct plc_sim_memo *prev; /* the enclosing memo, or NULL */
+} plc_sim_memo;
+void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run);
+void plc_sim_memo_pop(plc_sim_memo *m);
+/* The sum of the times of l's ops that are not `once` and for which
+ * counts is true, into out, on integers from the innermost memo: 0, out
+ * untouched, when it does not keep l or l's times do not fit. */
+int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts);
 
 #endif

@@ -551,6 +551,90 @@ static void test_random_shared(void)
   mpq_clears(zero, sum, took, e, NULL);
 }
 
+/* ---- sums and the analysis's memo ---------------------------------------- */
+
+static int is_transfer(const plc_ir_op *op) { return op->kind != PLC_OPK_COMPUTE; }
+
+/* Per stream, what the ops that ran took, their windows and exposures,
+ * op by op on rationals, into sums[3][4] (initialised). */
+static void sums_by_hand(const plc_sim *s, const plc_ir_list *l, mpq_t sums[3][4])
+{
+  mpq_t took;
+  mpq_init(took);
+  for (int i = 0; i < l->n; i++) {
+    if (!s->ops[i].ran)
+      continue;
+    int g = l->ops[i].stream;
+    plc_sim_took(s, l, i, took);
+    mpq_add(sums[0][g], sums[0][g], took);
+    mpq_add(sums[1][g], sums[1][g], s->ops[i].window);
+    mpq_add(sums[2][g], sums[2][g], s->ops[i].exposed);
+  }
+  mpq_clear(took);
+}
+
+/* plc_sim_add_sums, per stream, equals the sums op by op, from a run on
+ * integers (the run's own integers, before plc_sim_times) and from one on
+ * rationals, links shared or not.  Within a memo (plc_sim_memo_push) a
+ * stage list's ends are those without, and plc_sim_memo_sum is the sum of
+ * the times of its ops not `once` that count (0 for a list not the run's,
+ * or on rationals). */
+static void test_random_sums_and_memo(void)
+{
+  int bad = 0, lazy = 0, summed = 0;
+  mpq_t zero, e, f, want, got[3][4], hand[3][4];
+  mpq_inits(zero, e, f, want, NULL);
+  plc_sim_net on = one_link(1);
+  for (int trial = 0; trial < 200; trial++) {
+    plc_ir_list l;
+    random_list(&l, 1 + (int)rnd(40), 4);
+    int once = (int)rnd(2);
+    for (int i = 0; i < l.n; i++)
+      l.ops[i].once = rnd(6) == 0;
+    int group[64];
+    for (int i = 0; i < l.n; i++)
+      group[i] = l.ops[i].stream;
+    mpq_ptr out[3][4];
+    for (int k = 0; k < 3; k++)
+      for (int g = 0; g < 4; g++) {
+        mpq_inits(got[k][g], hand[k][g], NULL);
+        out[k][g] = got[k][g];
+      }
+    plc_sim s;
+    plc_sim_no_fast = trial % 4 == 3;
+    plc_sim_run(&s, &l, 4, once, zero, trial % 2 ? &on : NULL);
+    lazy += s.lazy != NULL;
+    plc_sim_add_sums(&s, &l, group, 4, out[0], out[1], out[2]);
+    sums_by_hand(&s, &l, hand);
+    for (int k = 0; k < 3; k++)
+      for (int g = 0; g < 4; g++) {
+        bad += !mpq_equal(got[k][g], hand[k][g]);
+        mpq_clears(got[k][g], hand[k][g], NULL);
+      }
+    plc_sim_free(&s);
+    plc_ir_stage st = {.fwd = l};
+    plc_ir_run run = {.stages = &st, .nstages = 1};
+    plc_sim_end(e, &l, 4, once, zero, &on);
+    plc_sim_memo memo;
+    plc_sim_memo_push(&memo, &run);
+    plc_sim_end(f, &st.fwd, 4, once, zero, &on);
+    bad += !mpq_equal(e, f);
+    mpq_set_ui(want, 0, 1);
+    for (int i = 0; i < l.n; i++)
+      if (!l.ops[i].once && is_transfer(&l.ops[i]))
+        mpq_add(want, want, l.ops[i].time);
+    int ok = plc_sim_memo_sum(f, &st.fwd, is_transfer);
+    summed += ok;
+    bad += ok == plc_sim_no_fast || (ok && !mpq_equal(f, want)) ||
+           plc_sim_memo_sum(f, &l, is_transfer);
+    plc_sim_memo_pop(&memo);
+    plc_sim_no_fast = 0;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(lazy > 0 && summed > 0); /* both paths ran */
+  mpq_clears(zero, e, f, want, NULL);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -565,6 +649,7 @@ int main(void)
     {"integers and rationals agree", test_random_integers},
     {"two gathers share a link (hand case)", test_shared_gathers},
     {"links shared over random lists", test_random_shared},
+    {"sums and the memo over random lists", test_random_sums_and_memo},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);
