@@ -75,9 +75,10 @@ void plc_result_free(plc_result *r)
 
 /* Do two lists simulate alike: the same ops on the same streams with the
  * same dependencies, durations, phases and once and wgrad flags (names and
- * layers aside), and with chunks set the same chunks (a chunk's blocks
- * take its own ops' times)?  Copies of a layer's ops share their times:
- * one address is one duration. */
+ * layers aside), collectives over the same group (its link and latency
+ * steps, which sharing a link reads), and with chunks set the same chunks
+ * (a chunk's blocks take its own ops' times)?  Copies of a layer's ops
+ * share their times: one address is one duration. */
 static int plc_list_same(const plc_ir_list *a, const plc_ir_list *b, int chunks)
 {
   if (a->n != b->n)
@@ -85,6 +86,7 @@ static int plc_list_same(const plc_ir_list *a, const plc_ir_list *b, int chunks)
   for (int i = 0; i < a->n; i++) {
     const plc_ir_op *x = &a->ops[i], *y = &b->ops[i];
     if (x->kind != y->kind || x->stream != y->stream || x->once != y->once ||
+        (x->kind != PLC_OPK_COMPUTE && (x->dim != y->dim || x->group != y->group)) ||
         x->phase != y->phase || x->wgrad != y->wgrad || (chunks && x->chunk != y->chunk) ||
         x->ndeps != y->ndeps || (x->time != y->time && !mpq_equal(x->time, y->time)) ||
         (x->ndeps && memcmp(x->deps, y->deps, (size_t)x->ndeps * sizeof *x->deps)))
