@@ -149,7 +149,48 @@ static void plc_blocks_times_free(plc_sched_times *t, int n)
   free(t);
 }
 
-int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t len)
+/* The schedule kept for the measures of one run's re-analyses
+ * (plc_blocks_keep), on this thread: keyed by the run itself, whose
+ * schedule, custom order, stages and microbatches a re-analysis never
+ * changes (only op times), so its blocks and their prepared order are
+ * those a new build would give; each measure still simulates with its own
+ * times.  A schedule that cannot be built is not kept: each measure
+ * tries again and says why. */
+typedef struct plc_blocks_kept {
+  const plc_ir_run *run;
+  int built;
+  plc_sched s;
+  plc_sched_prep *prep;  /* prepared at the first measure */
+  plc_sched_sim sim;     /* its scratch too */
+} plc_blocks_kept;
+
+static _Thread_local plc_blocks_kept *plc_blocks_kept_now;
+
+void plc_blocks_keep(const plc_ir_run *run)
+{
+  plc_blocks_keep_end();
+  plc_blocks_kept *k = plc_xcalloc(1, sizeof *k);
+  k->run = run;
+  plc_sched_sim_init(&k->sim);
+  plc_blocks_kept_now = k;
+}
+
+void plc_blocks_keep_end(void)
+{
+  plc_blocks_kept *k = plc_blocks_kept_now;
+  if (!k)
+    return;
+  plc_sched_prep_free(k->prep);
+  if (k->built)
+    plc_sched_free(&k->s);
+  plc_sched_sim_clear(&k->sim);
+  free(k);
+  plc_blocks_kept_now = NULL;
+}
+
+/* Run's schedule for a measure into s: 0 with why when it is too large or
+ * cannot be built. */
+static int plc_blocks_measure_sched(const plc_ir_run *run, plc_sched *s, char *why, size_t len)
 {
   plc_sched_params par;
   plc_sched_placement place;
@@ -159,24 +200,48 @@ int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t l
     snprintf(why, len, "the step has more than %ld blocks", PLC_BLOCKS_STEP_MAX);
     return 0;
   }
-  plc_sched s;
   int stage;
-  if (!plc_runsched_build(run, &s, why, len, &stage))
+  return plc_runsched_build(run, s, why, len, &stage);
+}
+
+/* Simulate s with r's times in sim (prepared with *prep when given,
+ * which is prepared here the first time) and set r's bubble. */
+static int plc_blocks_measure_run(const plc_ir_run *run, plc_result *r, const plc_sched *s,
+                                  plc_sched_sim *sim, plc_sched_prep **prep, char *why,
+                                  size_t len)
+{
+  int nt;
+  plc_sched_times *t = plc_blocks_all_times(run, r, s, sim, &nt);
+  if (prep && !*prep)
+    *prep = plc_sched_prepare(s, sim->per_chunk, sim->fb_pairs, why, len);
+  sim->prep = prep ? *prep : NULL;
+  int ok = (!prep || *prep) && plc_sched_simulate(s, t, sim, why, len);
+  if (ok) { /* bubble = makespan - the critical device's own work */
+    int c = r->device;
+    mpq_sub(r->bubble, sim->makespan, r->work);
+    mpq_set(r->bubble_warmup, sim->warmup[c]);
+    mpq_set(r->bubble_steady, sim->steady[c]);
+    mpq_set(r->bubble_cooldown, sim->cooldown[c]);
+  }
+  plc_blocks_times_free(t, nt);
+  return ok;
+}
+
+int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t len)
+{
+  plc_blocks_kept *k = plc_blocks_kept_now;
+  if (k && k->run == run) {
+    if (!k->built && !(k->built = plc_blocks_measure_sched(run, &k->s, why, len)))
+      return 0;
+    return plc_blocks_measure_run(run, r, &k->s, &k->sim, &k->prep, why, len);
+  }
+  plc_sched s;
+  if (!plc_blocks_measure_sched(run, &s, why, len))
     return 0;
   plc_sched_sim sim;
   plc_sched_sim_init(&sim);
-  int nt;
-  plc_sched_times *t = plc_blocks_all_times(run, r, &s, &sim, &nt);
-  int ok = plc_sched_simulate(&s, t, &sim, why, len);
-  if (ok) { /* bubble = makespan - the critical device's own work */
-    int c = r->device;
-    mpq_sub(r->bubble, sim.makespan, r->work);
-    mpq_set(r->bubble_warmup, sim.warmup[c]);
-    mpq_set(r->bubble_steady, sim.steady[c]);
-    mpq_set(r->bubble_cooldown, sim.cooldown[c]);
-  }
+  int ok = plc_blocks_measure_run(run, r, &s, &sim, NULL, why, len);
   plc_sched_sim_clear(&sim);
-  plc_blocks_times_free(t, nt);
   plc_sched_free(&s);
   return ok;
 }
