@@ -49,10 +49,17 @@ typedef struct prep_step {
   int32_t st;         /* its stage */
   int32_t dur, dur2;  /* its duration: duri[dur] + duri[dur2] */
   uint8_t ndep;       /* its dependencies, the next ndep of plc_sched_prep.dep */
-  uint8_t gap;        /* the idle phase the gap before it adds to (GAP_) */
+  uint8_t nfar;       /* the first nfar of them are on other stages */
+  uint8_t mark;       /* an idle phase of its stage ends at its start (MARK_) */
 } prep_step;
 
-enum { GAP_WARM, GAP_STEADY, GAP_NONE };
+/* A stage's idle time up to a block's start is that start less the
+ * stage's busy time before it (the stage is free at 0), so its idle phases
+ * (plc_sched_sim) are read at two blocks: the warm-up's at its first block
+ * that is not an F (or its last block, when all are), which it includes;
+ * the steady phase's, less the warm-up, at its last F or F&B when that
+ * comes after. */
+enum { MARK_NONE, MARK_WARM, MARK_STEADY };
 
 /* A dependency: the position of the step that ends it, and the duri entry
  * of the latency it adds (the p2p of its stage, D_ZERO on the same one). */
@@ -89,6 +96,7 @@ typedef struct sim_run {
   plc_sched_sim *sim;
   const plc_sched_prep *pr;
   int fast;   /* times are plc_sched_int multiples of 1/sim->den */
+  int nonneg; /* fast, and no block takes a negative time (fast_fits) */
   int nt;     /* entries in t: p, or p x chunks per stage when per_chunk */
 } sim_run;
 
@@ -335,13 +343,22 @@ static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, int nd)
   k->block = idx;
   k->st = st;
   k->ndep = (uint8_t)nd;
-  k->gap = idx <= r->first_b[st] ? GAP_WARM : idx <= r->last_f[st] ? GAP_STEADY : GAP_NONE;
+  k->nfar = 0;
+  int warm_end = r->first_b[st] < r->s->start[st + 1] ? r->first_b[st] : r->s->start[st + 1] - 1;
+  k->mark = idx == warm_end ? MARK_WARM
+          : idx == r->last_f[st] && idx > r->first_b[st] ? MARK_STEADY : MARK_NONE;
   step_durs(r, st, &r->s->blocks[idx], k);
+  /* those on other stages first: they can be the only ones that matter */
+  prep_dep *out = &pr->dep[pr->ndep];
   for (int i = 0; i < nd; i++) {
     int ds = r->cstage[d[i].chunk];
-    pr->dep[pr->ndep++] = (prep_dep){dep_pos(r, &d[i]),
-                                     ds == st ? r->zero : slot(r, ds, d[i].chunk) * D_N + D_P2P};
+    if (ds != st)
+      out[k->nfar++] = (prep_dep){dep_pos(r, &d[i]), slot(r, ds, d[i].chunk) * D_N + D_P2P};
   }
+  for (int i = 0, j = k->nfar; i < nd; i++)
+    if (r->cstage[d[i].chunk] == st)
+      out[j++] = (prep_dep){dep_pos(r, &d[i]), r->zero};
+  pr->ndep += nd;
 }
 
 /* Mark a part ended by the step at pos and queue who may wait for it. */
@@ -513,27 +530,33 @@ void plc_sched_prep_free(plc_sched_prep *prep)
 /* ---- timing ---------------------------------------------------------- */
 
 /* Walk the order on the machine-integer path: no sum can overflow, as
- * fast_fits bounds the whole step. */
+ * fast_fits bounds the whole step.  When no block takes a negative time a
+ * stage is never free before a block of its own has ended, so a
+ * dependency on the same stage (an earlier block of it) cannot delay a
+ * start and only those on other stages are read. */
 static void time_steps64(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
   const plc_sched_int *d = sim->duri;
-  plc_sched_int *end = sim->endi;
+  plc_sched_int *end = sim->endi, *freei = sim->freei, *busyi = sim->busyi;
   const prep_dep *dep = r->pr->dep;
-  for (int i = 0; i < r->pr->n; i++) {
-    const prep_step *k = &r->pr->step[i];
-    plc_sched_int start = sim->freei[k->st];
-    for (const prep_dep *last = dep + k->ndep; dep < last; dep++) {
-      plc_sched_int e = end[dep->pos] + d[dep->lat];
+  const prep_step *k = r->pr->step;
+  int nonneg = r->nonneg;
+  for (int i = 0, n = r->pr->n; i < n; i++, k++) {
+    int st = k->st;
+    plc_sched_int start = freei[st];
+    for (int j = 0, nd = nonneg ? k->nfar : k->ndep; j < nd; j++) {
+      plc_sched_int e = end[dep[j].pos] + d[dep[j].lat];
       start = e > start ? e : start;
     }
+    dep += k->ndep;
+    if (k->mark == MARK_WARM)
+      sim->warmi[st] = start - busyi[st];
+    else if (k->mark == MARK_STEADY)
+      sim->steadyi[st] = start - busyi[st] - sim->warmi[st];
     plc_sched_int dur = d[k->dur] + d[k->dur2];
-    if (k->gap == GAP_WARM)
-      sim->warmi[k->st] += start - sim->freei[k->st];
-    else if (k->gap == GAP_STEADY)
-      sim->steadyi[k->st] += start - sim->freei[k->st];
-    end[i] = sim->freei[k->st] = start + dur;
-    sim->busyi[k->st] += dur;
+    end[i] = freei[st] = start + dur;
+    busyi[st] += dur;
   }
 }
 
@@ -559,12 +582,13 @@ static void time_stepsz(sim_run *r)
       if (mpz_cmp(sim->zgap, sim->zstart) > 0)
         mpz_set(sim->zstart, sim->zgap);
     }
+    if (k->mark == MARK_WARM)
+      mpz_sub(sim->warmz[st], sim->zstart, sim->busyz[st]);
+    else if (k->mark == MARK_STEADY) {
+      mpz_sub(sim->steadyz[st], sim->zstart, sim->busyz[st]);
+      mpz_sub(sim->steadyz[st], sim->steadyz[st], sim->warmz[st]);
+    }
     mpz_add(sim->zdur, d[k->dur], d[k->dur2]);
-    mpz_sub(sim->zgap, sim->zstart, sim->freez[st]); /* the gap before it */
-    if (k->gap == GAP_WARM)
-      mpz_add(sim->warmz[st], sim->warmz[st], sim->zgap);
-    else if (k->gap == GAP_STEADY)
-      mpz_add(sim->steadyz[st], sim->steadyz[st], sim->zgap);
     mpz_add(sim->freez[st], sim->zstart, sim->zdur);
     mpz_set(sim->endz[i], sim->freez[st]);
     mpz_add(sim->busyz[st], sim->busyz[st], sim->zdur);
@@ -677,6 +701,25 @@ static int fast_fits(sim_run *r)
   return ok && maxd <= lim / 2 && maxp <= lim / 2 && maxd + maxp <= lim / n;
 }
 
+/* Does every block take a time >= 0 (the machine-integer path)?  A
+ * duration is one of f, b, w, fb, fbo, b - w, fb - w, or the sum of two
+ * (an F&B of two entries), or with fb_pairs an fbo less another entry's
+ * w: so when those are >= 0 and the least fbo is at least the largest w. */
+static int durs_nonneg(const sim_run *r)
+{
+  static const int dur[] = {D_F, D_B, D_W, D_FB, D_FBO, D_BS, D_FBS};
+  const plc_sched_int *d = r->sim->duri;
+  plc_sched_int minfbo = d[D_FBO], maxw = 0;
+  for (int st = 0; st < r->nt; st++, d += D_N) {
+    for (size_t k = 0; k < sizeof dur / sizeof dur[0]; k++)
+      if (d[dur[k]] < 0)
+        return 0;
+    minfbo = d[D_FBO] < minfbo ? d[D_FBO] : minfbo;
+    maxw = d[D_W] > maxw ? d[D_W] : maxw;
+  }
+  return !r->sim->fb_pairs || minfbo >= maxw;
+}
+
 /* The common denominator of all times, then the path: machine integers
  * when they fit,
  * else mpz_t (durations scaled into durz).  Returns whether fast. */
@@ -763,8 +806,9 @@ static void sim_time(const plc_sched *s, const plc_sched_prep *pr, const plc_sch
 {
   int nt = sim->per_chunk ? s->nchunks : s->par.p;
   sim_grow(sim, s->par.p, nt, s->nblocks);
-  sim_run r = {s, times, sim, pr, 0, nt};
+  sim_run r = {.s = s, .t = times, .sim = sim, .pr = pr, .nt = nt};
   r.fast = sim->used_fast = scale_setup(&r);
+  r.nonneg = r.fast && durs_nonneg(&r);
   if (!r.fast)
     sim_grow_z(sim, s->nblocks);
   sim_start(&r);
