@@ -82,10 +82,11 @@ typedef struct prep_run {
   int head, count;
   int *cursor, *queue;
   unsigned char *queued;
-  int *fpos, *bpos;    /* per (mb, chunk): the step ending its F, its B; -1 until it ran */
-  int *first_b, *last_f; /* per stage: block indices bounding warm-up, cool-down */
-  int *cstage, *cslot; /* per chunk: its stage, and its slot less stage x chunks per stage */
-  int vloc;            /* chunks per stage */
+  int *ended;          /* per part, F(mb, c) at 2 key, B at 2 key + 1 (key = mb x
+                          nchunks + c): the step that ends it; -1 until it ran */
+  int *warm_at, *steady_at; /* per stage: the blocks marked MARK_WARM, MARK_STEADY */
+  int *cstage, *cslot; /* per chunk: its stage, and its times entry less stage x per */
+  int per;             /* times entries per stage */
   int zero;            /* the D_ZERO entry */
 } prep_run;
 
@@ -288,7 +289,7 @@ static int pop(prep_run *r)
 /* The position of the step that ended d, or -1 while it has not. */
 static int dep_pos(const prep_run *r, const sim_dep *d)
 {
-  return d->isb ? r->bpos[d->key] : r->fpos[d->key];
+  return r->ended[2 * d->key + d->isb];
 }
 
 /* The block's duration in dur (a D_ index). */
@@ -307,7 +308,7 @@ static int block_dur(const plc_sched_block *b)
  * virtual chunk for round-robin). */
 static int slot(const prep_run *r, int st, int chunk)
 {
-  return r->pr->per_chunk ? st * r->vloc + r->cslot[chunk] : st;
+  return st * r->per + r->cslot[chunk];
 }
 
 /* A block's duration entries: its entry's; an F&B whose two parts take
@@ -330,9 +331,9 @@ static void step_durs(const prep_run *r, int st, const plc_sched_block *b, prep_
   }
 }
 
-/* Append block idx of stage st, whose dependencies d have all run, to the
- * order. */
-static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, int nd)
+/* Append block idx of stage st to the order: its dependencies d, ended by
+ * the steps at pos. */
+static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, const int *pos, int nd)
 {
   plc_sched_prep *pr = r->pr;
   if (pr->ndep + nd > pr->cap_dep) {
@@ -344,20 +345,18 @@ static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, int nd)
   k->st = st;
   k->ndep = (uint8_t)nd;
   k->nfar = 0;
-  int warm_end = r->first_b[st] < r->s->start[st + 1] ? r->first_b[st] : r->s->start[st + 1] - 1;
-  k->mark = idx == warm_end ? MARK_WARM
-          : idx == r->last_f[st] && idx > r->first_b[st] ? MARK_STEADY : MARK_NONE;
+  k->mark = idx == r->warm_at[st] ? MARK_WARM : idx == r->steady_at[st] ? MARK_STEADY : MARK_NONE;
   step_durs(r, st, &r->s->blocks[idx], k);
-  /* those on other stages first: they can be the only ones that matter */
+  /* those on other stages first (they can be the only ones that matter),
+   * those on st from the end */
   prep_dep *out = &pr->dep[pr->ndep];
-  for (int i = 0; i < nd; i++) {
+  for (int i = 0, near = nd; i < nd; i++) {
     int ds = r->cstage[d[i].chunk];
     if (ds != st)
-      out[k->nfar++] = (prep_dep){dep_pos(r, &d[i]), slot(r, ds, d[i].chunk) * D_N + D_P2P};
+      out[k->nfar++] = (prep_dep){pos[i], slot(r, ds, d[i].chunk) * D_N + D_P2P};
+    else
+      out[--near] = (prep_dep){pos[i], r->zero};
   }
-  for (int i = 0, j = k->nfar; i < nd; i++)
-    if (r->cstage[d[i].chunk] == st)
-      out[j++] = (prep_dep){dep_pos(r, &d[i]), r->zero};
   pr->ndep += nd;
 }
 
@@ -367,7 +366,7 @@ static void finish_part(prep_run *r, int isb, int mb, int c, int pos)
   const plc_sched *s = r->s;
   int first, last, key = mb * s->nchunks + c;
   mb_range(s, mb, &first, &last);
-  (isb ? r->bpos : r->fpos)[key] = pos;
+  r->ended[2 * key + isb] = pos;
   int next = isb ? (c > first ? c - 1 : -1) : (c < last ? c + 1 : -1);
   if (next >= 0)
     push(r, r->cstage[next]);
@@ -376,15 +375,14 @@ static void finish_part(prep_run *r, int isb, int mb, int c, int pos)
 static void prep_stage(prep_run *r, int st)
 {
   const plc_sched *s = r->s;
-  int *cur = &r->cursor[st];
-  for (; *cur < s->start[st + 1]; ++*cur) {
-    const plc_sched_block *b = &s->blocks[*cur];
+  for (int cur = r->cursor[st], end = s->start[st + 1]; cur < end; r->cursor[st] = ++cur) {
+    const plc_sched_block *b = &s->blocks[cur];
     sim_dep d[4];
-    int nd = block_deps(s, b, d);
+    int at[4], nd = block_deps(s, b, d);
     for (int i = 0; i < nd; i++)
-      if (dep_pos(r, &d[i]) < 0)
+      if ((at[i] = dep_pos(r, &d[i])) < 0)
         return;
-    prep_add(r, st, *cur, d, nd);
+    prep_add(r, st, cur, d, at, nd);
     int pos = r->pr->n - 1;
     if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
       finish_part(r, 0, b->mb, b->chunk, pos);
@@ -438,20 +436,21 @@ static int deadlock(const prep_run *r, char *msg, size_t len)
   return 0;
 }
 
-/* Per stage: the warm-up ends at its first block that is not an F, the
- * cool-down starts after its last F or F&B. */
+/* Stage st's marked blocks (MARK_): the warm-up ends at its first block
+ * that is not an F, the cool-down starts after its last F or F&B. */
 static void prep_phases(prep_run *r, int st)
 {
   const plc_sched *s = r->s;
-  r->first_b[st] = s->start[st + 1];
-  r->last_f[st] = -1;
-  for (int i = s->start[st]; i < s->start[st + 1]; i++) {
+  int end = s->start[st + 1], first_b = end, last_f = -1;
+  for (int i = s->start[st]; i < end; i++) {
     int ph = s->blocks[i].phase;
-    if (ph != PLC_SCHED_F && r->first_b[st] == s->start[st + 1])
-      r->first_b[st] = i;
+    if (ph != PLC_SCHED_F && first_b == end)
+      first_b = i;
     if (ph == PLC_SCHED_F || ph == PLC_SCHED_FB)
-      r->last_f[st] = i;
+      last_f = i;
   }
+  r->warm_at[st] = first_b < end ? first_b : end - 1;
+  r->steady_at[st] = last_f > first_b ? last_f : -1;
 }
 
 /* The queue's scratch and the per-chunk and per-stage tables of r (free
@@ -461,23 +460,22 @@ static void prep_run_init(prep_run *r)
   const plc_sched *s = r->s;
   int p = s->par.p;
   size_t keys = (size_t)s->par.mu * (size_t)s->nchunks;
-  r->vloc = s->nchunks / p;
-  r->zero = (r->pr->per_chunk ? s->nchunks : p) * D_N;
+  r->per = r->pr->per_chunk ? s->nchunks / p : 1;
+  r->zero = p * r->per * D_N;
   r->cursor = plc_xmalloc((size_t)p * sizeof *r->cursor);
   r->queue = plc_xmalloc((size_t)p * sizeof *r->queue);
   r->queued = plc_xcalloc((size_t)p, 1);
-  r->first_b = plc_xmalloc((size_t)p * sizeof *r->first_b);
-  r->last_f = plc_xmalloc((size_t)p * sizeof *r->last_f);
-  r->fpos = plc_xmalloc((keys + 1) * sizeof *r->fpos);
-  r->bpos = plc_xmalloc((keys + 1) * sizeof *r->bpos);
-  memset(r->fpos, -1, keys * sizeof *r->fpos);
-  memset(r->bpos, -1, keys * sizeof *r->bpos);
+  r->warm_at = plc_xmalloc((size_t)p * sizeof *r->warm_at);
+  r->steady_at = plc_xmalloc((size_t)p * sizeof *r->steady_at);
+  r->ended = plc_xmalloc((2 * keys + 1) * sizeof *r->ended);
+  memset(r->ended, -1, 2 * keys * sizeof *r->ended);
   r->cstage = plc_xmalloc(((size_t)s->nchunks + 1) * sizeof *r->cstage);
   r->cslot = plc_xmalloc(((size_t)s->nchunks + 1) * sizeof *r->cslot);
   for (int c = 0; c < s->nchunks; c++) {
     r->cstage[c] = stage_of(s, c);
-    /* the stage's chunk index: round-robin c / p, the V's and DualPipe's 0 or 1 */
-    r->cslot[c] = s->place == PLC_SCHED_PLACE_ROUND ? c / p : c >= p;
+    /* with per_chunk the stage's chunk index: round-robin c / p, the V's
+     * and DualPipe's 0 or 1 */
+    r->cslot[c] = !r->pr->per_chunk ? 0 : s->place == PLC_SCHED_PLACE_ROUND ? c / p : c >= p;
   }
   for (int st = 0; st < p; st++) {
     r->cursor[st] = s->start[st];
@@ -491,10 +489,9 @@ static void prep_run_free(prep_run *r)
   free(r->cursor);
   free(r->queue);
   free(r->queued);
-  free(r->first_b);
-  free(r->last_f);
-  free(r->fpos);
-  free(r->bpos);
+  free(r->warm_at);
+  free(r->steady_at);
+  free(r->ended);
   free(r->cstage);
   free(r->cslot);
 }
@@ -505,6 +502,8 @@ plc_sched_prep *plc_sched_prepare(const plc_sched *s, int per_chunk, int fb_pair
   plc_sched_prep *pr = plc_xcalloc(1, sizeof *pr);
   *pr = (plc_sched_prep){.s = s, .per_chunk = per_chunk, .fb_pairs = fb_pairs};
   pr->step = plc_xmalloc(((size_t)s->nblocks + 1) * sizeof *pr->step);
+  pr->cap_dep = 2 * s->nblocks; /* most blocks wait for one or two parts */
+  pr->dep = plc_xmalloc(((size_t)pr->cap_dep + 1) * sizeof *pr->dep);
   prep_run r = {.s = s, .pr = pr};
   prep_run_init(&r);
   while (r.count > 0)
