@@ -161,7 +161,14 @@ typedef struct plc_blocks_kept {
   int built;
   plc_sched s;
   plc_sched_prep *prep;  /* prepared at the first measure */
-  plc_sched_sim sim;     /* its scratch too */
+  plc_sched_sim sim;     /* its scratch, and the figures of its last run */
+  /* the times of that last run (nlast entries) and its flags: a
+   * simulation is a function of the schedule, the times and the flags,
+   * so a measure with the same ones reads the sim's figures again (two
+   * re-analyses often change only lists that leave the stages' times
+   * as they were) */
+  plc_sched_times *last;
+  int nlast, last_per_chunk, last_fb_pairs;
 } plc_blocks_kept;
 
 static _Thread_local plc_blocks_kept *plc_blocks_kept_now;
@@ -175,11 +182,23 @@ void plc_blocks_keep(const plc_ir_run *run)
   plc_blocks_kept_now = k;
 }
 
+/* k's last run: t (taken over; NULL when the run failed). */
+static void plc_blocks_kept_last(plc_blocks_kept *k, plc_sched_times *t, int nt)
+{
+  if (k->last)
+    plc_blocks_times_free(k->last, k->nlast);
+  k->last = t;
+  k->nlast = t ? nt : 0;
+  k->last_per_chunk = k->sim.per_chunk;
+  k->last_fb_pairs = k->sim.fb_pairs;
+}
+
 void plc_blocks_keep_end(void)
 {
   plc_blocks_kept *k = plc_blocks_kept_now;
   if (!k)
     return;
+  plc_blocks_kept_last(k, NULL, 0);
   plc_sched_prep_free(k->prep);
   if (k->built)
     plc_sched_free(&k->s);
@@ -204,26 +223,51 @@ static int plc_blocks_measure_sched(const plc_ir_run *run, plc_sched *s, char *w
   return plc_runsched_build(run, s, why, len, &stage);
 }
 
-/* Simulate s with r's times in sim (prepared with *prep when given,
- * which is prepared here the first time) and set r's bubble. */
-static int plc_blocks_measure_run(const plc_ir_run *run, plc_result *r, const plc_sched *s,
-                                  plc_sched_sim *sim, plc_sched_prep **prep, char *why,
-                                  size_t len)
+/* r's bubble from sim's run: the makespan less the critical device's own
+ * work, with the split on that device. */
+static void plc_blocks_bubble(plc_result *r, const plc_sched_sim *sim)
 {
+  int c = r->device;
+  mpq_sub(r->bubble, sim->makespan, r->work);
+  mpq_set(r->bubble_warmup, sim->warmup[c]);
+  mpq_set(r->bubble_steady, sim->steady[c]);
+  mpq_set(r->bubble_cooldown, sim->cooldown[c]);
+}
+
+static int plc_blocks_times_equal(const plc_sched_times *a, const plc_sched_times *b, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (!mpq_equal(a[i].f, b[i].f) || !mpq_equal(a[i].b, b[i].b) || !mpq_equal(a[i].w, b[i].w) ||
+        !mpq_equal(a[i].fb, b[i].fb) || !mpq_equal(a[i].p2p, b[i].p2p) ||
+        !mpq_equal(a[i].fbo, b[i].fbo))
+      return 0;
+  return 1;
+}
+
+/* A measure of k's run: its prepared schedule simulated with r's times,
+ * unless they are those of its last run. */
+static int plc_blocks_measure_kept(plc_blocks_kept *k, plc_result *r, char *why, size_t len)
+{
+  plc_sched_sim *sim = &k->sim;
   int nt;
-  plc_sched_times *t = plc_blocks_all_times(run, r, s, sim, &nt);
-  if (prep && !*prep)
-    *prep = plc_sched_prepare(s, sim->per_chunk, sim->fb_pairs, why, len);
-  sim->prep = prep ? *prep : NULL;
-  int ok = (!prep || *prep) && plc_sched_simulate(s, t, sim, why, len);
-  if (ok) { /* bubble = makespan - the critical device's own work */
-    int c = r->device;
-    mpq_sub(r->bubble, sim->makespan, r->work);
-    mpq_set(r->bubble_warmup, sim->warmup[c]);
-    mpq_set(r->bubble_steady, sim->steady[c]);
-    mpq_set(r->bubble_cooldown, sim->cooldown[c]);
+  plc_sched_times *t = plc_blocks_all_times(k->run, r, &k->s, sim, &nt);
+  int ok = k->last && nt == k->nlast && sim->per_chunk == k->last_per_chunk &&
+           sim->fb_pairs == k->last_fb_pairs && plc_blocks_times_equal(t, k->last, nt);
+  if (ok) {
+    plc_blocks_times_free(t, nt);
+  } else {
+    if (!k->prep)
+      k->prep = plc_sched_prepare(&k->s, sim->per_chunk, sim->fb_pairs, why, len);
+    sim->prep = k->prep;
+    ok = k->prep && plc_sched_simulate(&k->s, t, sim, why, len);
+    if (!ok) {
+      plc_blocks_times_free(t, nt);
+      t = NULL;
+    }
+    plc_blocks_kept_last(k, t, nt);
   }
-  plc_blocks_times_free(t, nt);
+  if (ok)
+    plc_blocks_bubble(r, sim);
   return ok;
 }
 
@@ -233,14 +277,19 @@ int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t l
   if (k && k->run == run) {
     if (!k->built && !(k->built = plc_blocks_measure_sched(run, &k->s, why, len)))
       return 0;
-    return plc_blocks_measure_run(run, r, &k->s, &k->sim, &k->prep, why, len);
+    return plc_blocks_measure_kept(k, r, why, len);
   }
   plc_sched s;
   if (!plc_blocks_measure_sched(run, &s, why, len))
     return 0;
   plc_sched_sim sim;
   plc_sched_sim_init(&sim);
-  int ok = plc_blocks_measure_run(run, r, &s, &sim, NULL, why, len);
+  int nt;
+  plc_sched_times *t = plc_blocks_all_times(run, r, &s, &sim, &nt);
+  int ok = plc_sched_simulate(&s, t, &sim, why, len);
+  if (ok)
+    plc_blocks_bubble(r, &sim);
+  plc_blocks_times_free(t, nt);
   plc_sched_sim_clear(&sim);
   plc_sched_free(&s);
   return ok;
