@@ -528,6 +528,15 @@ void plc_sched_prep_free(plc_sched_prep *prep)
 
 /* ---- timing ---------------------------------------------------------- */
 
+/* The idle phase that ends at a marked block starting at start. */
+static void mark64(plc_sched_sim *sim, int st, int mark, plc_sched_int start)
+{
+  if (mark == MARK_WARM)
+    sim->warmi[st] = start - sim->busyi[st];
+  else
+    sim->steadyi[st] = start - sim->busyi[st] - sim->warmi[st];
+}
+
 /* Walk the order on the machine-integer path: no sum can overflow, as
  * fast_fits bounds the whole step.  When no block takes a negative time a
  * stage is never free before a block of its own has ended, so a
@@ -544,15 +553,15 @@ static void time_steps64(sim_run *r)
   for (int i = 0, n = r->pr->n; i < n; i++, k++) {
     int st = k->st;
     plc_sched_int start = freei[st];
-    for (int j = 0, nd = nonneg ? k->nfar : k->ndep; j < nd; j++) {
-      plc_sched_int e = end[dep[j].pos] + d[dep[j].lat];
-      start = e > start ? e : start;
+    const prep_dep *stop = dep + (nonneg ? k->nfar : k->ndep);
+    for (const prep_dep *dj = dep; dj < stop; dj++) {
+      plc_sched_int e = end[dj->pos] + d[dj->lat];
+      if (e > start)
+        start = e;
     }
     dep += k->ndep;
-    if (k->mark == MARK_WARM)
-      sim->warmi[st] = start - busyi[st];
-    else if (k->mark == MARK_STEADY)
-      sim->steadyi[st] = start - busyi[st] - sim->warmi[st];
+    if (k->mark != MARK_NONE)
+      mark64(sim, st, k->mark, start);
     plc_sched_int dur = d[k->dur] + d[k->dur2];
     end[i] = freei[st] = start + dur;
     busyi[st] += dur;
