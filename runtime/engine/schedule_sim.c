@@ -227,7 +227,7 @@ static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
 }
 
 /* The dependencies of one part (F or B of (mb, c)) appended to d. */
-static int part_deps(const plc_sched *s, int isb, int mb, int c, sim_dep *d)
+static inline int part_deps(const plc_sched *s, int isb, int mb, int c, sim_dep *d)
 {
   int first, last, n = 0, key = mb * s->nchunks + c;
   mb_range(s, mb, &first, &last);
@@ -242,7 +242,7 @@ static int part_deps(const plc_sched *s, int isb, int mb, int c, sim_dep *d)
   return n;
 }
 
-static int block_deps(const plc_sched *s, const plc_sched_block *b, sim_dep *d)
+static inline int block_deps(const plc_sched *s, const plc_sched_block *b, sim_dep *d)
 {
   switch (b->phase) {
   case PLC_SCHED_F: return part_deps(s, 0, b->mb, b->chunk, d);
@@ -361,7 +361,7 @@ static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, const int *
 }
 
 /* Mark a part ended by the step at pos and queue who may wait for it. */
-static void finish_part(prep_run *r, int isb, int mb, int c, int pos)
+static inline void finish_part(prep_run *r, int isb, int mb, int c, int pos)
 {
   const plc_sched *s = r->s;
   int first, last, key = mb * s->nchunks + c;
