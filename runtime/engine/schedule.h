@@ -64,7 +64,10 @@
  *
  * Ownership: plc_sched_generate fills a plc_sched whose storage is one
  * allocation, freed by plc_sched_free; plc_sched_sim keeps its scratch
- * between runs, so a search re-simulates without allocating. */
+ * between runs, so a search re-simulates without allocating; a
+ * plc_sched_prep (plc_sched_prepare) holds what every run of one schedule
+ * shares, so a schedule simulated again (a report's re-analyses) only
+ * propagates its new times. */
 #ifndef PLC_SCHEDULE_H
 #define PLC_SCHEDULE_H
 
@@ -271,6 +274,7 @@ void plc_sched_prep_free(plc_sched_prep *prep);
  * properties (faster blocks never make the step longer, bubble >= 0) need
  * them >= 0 and w <= b.  Returns 1, or
  * 0 with a message when the order deadlocks (see plc_sched_validate).
+ * With sim->prep the order is not searched again, only timed.
  * When every time over their common denominator fits in 63 bits with room
  * for the whole step, the run is done in plc_sched_int and converted back, which
  * is exact (tests compare it with the GMP run); else it runs on mpq_t. */
