@@ -14,8 +14,8 @@
 #include <string.h>
 
 /* Stage s's block times: its lists' makespans (the analysis's, res, when
- * given). */
-static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s,
+ * given), w its backward's weight-gradient part. */
+static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s, mpq_srcptr w,
                              plc_sched_times *t)
 {
   mpq_t zero;
@@ -34,7 +34,7 @@ static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s
     plc_sim_free(&f);
     plc_sim_free(&b);
   }
-  plc_weight_grad_time(&run->stages[s].bwd, t->w);
+  mpq_set(t->w, w);
   if (mpq_cmp(t->w, t->b) > 0) /* a W longer than its whole backward: keep B >= 0 */
     mpq_set(t->w, t->b);
   mpq_add(t->fb, t->f, t->b);
@@ -111,6 +111,31 @@ static void plc_blocks_chunk_times(const plc_ir_run *run, const plc_result *res,
   mpq_add(t->fb, t->f, t->b);
 }
 
+/* Every stage's weight-gradient part (plc_weight_grad_time), worked out
+ * once per class of stages whose lists simulate alike (res->cls, when
+ * given): their backward lists have the same ops with the same times and
+ * wgrad flags, all it reads.  Free with plc_blocks_wgrad_free. */
+static mpq_t *plc_blocks_wgrad(const plc_ir_run *run, const plc_result *res)
+{
+  mpq_t *w = plc_xmalloc((size_t)run->nstages * sizeof *w);
+  for (int s = 0; s < run->nstages; s++) {
+    mpq_init(w[s]);
+    int c = res && res->cls ? res->cls[s] : s; /* the class's first stage, c <= s */
+    if (c < s)
+      mpq_set(w[s], w[c]);
+    else
+      plc_weight_grad_time(&run->stages[s].bwd, w[s]);
+  }
+  return w;
+}
+
+static void plc_blocks_wgrad_free(mpq_t *w, int n)
+{
+  for (int s = 0; s < n; s++)
+    mpq_clear(w[s]);
+  free(w);
+}
+
 /* The block times for s, into *n entries: per stage, or per chunk
  * (sim->per_chunk set) when a stage holds several, with the overlapped
  * F&B times the analysis worked out (res->fbo) for DualPipe and
@@ -132,14 +157,18 @@ static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_re
   sim->fb_pairs = res && res->fbo && (bidir || k == 2);
   plc_sched_times *t = plc_xmalloc((size_t)*n * sizeof *t);
   plc_sched_times_init(t, *n);
+  mpq_t *w = k ? NULL : plc_blocks_wgrad(run, res);
   for (int i = 0; i < *n; i++) {
+    int st = !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2;
     if (k)
       plc_blocks_chunk_times(run, res, i / k, i % k, k, &t[i]);
     else
-      plc_blocks_times(run, res, !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2, &t[i]);
+      plc_blocks_times(run, res, st, w[st], &t[i]);
     if (sim->fb_pairs) /* device i / 2's F&B of slot i % 2's forward (analysis.h) */
       mpq_set(t[i].fbo, res->fbo[i]);
   }
+  if (w)
+    plc_blocks_wgrad_free(w, run->nstages);
   return t;
 }
 
