@@ -43,9 +43,9 @@ typedef struct sim_dep {
   int key, isb, mb, chunk;
 } sim_dep;
 
-/* A block in the prepared order. */
+/* A block in the prepared order (its index in s->blocks is the next of
+ * its stage's: the order keeps each stage's). */
 typedef struct prep_step {
-  int32_t block;      /* its index in s->blocks */
   int32_t st;         /* its stage */
   int32_t dur, dur2;  /* its duration: duri[dur] + duri[dur2] */
   uint8_t ndep;       /* its dependencies, the next ndep of plc_sched_prep.dep */
@@ -341,7 +341,6 @@ static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, const int *
     pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
   }
   prep_step *k = &pr->step[pr->n++];
-  k->block = idx;
   k->st = st;
   k->ndep = (uint8_t)nd;
   k->nfar = 0;
@@ -581,6 +580,11 @@ static void time_stepsz(sim_run *r)
   plc_sched_sim *sim = r->sim;
   mpz_t *d = sim->durz;
   const prep_dep *dep = r->pr->dep;
+  int *block = NULL; /* per stage, the index of its next block, when recording */
+  if (sim->rec_start) {
+    block = plc_xmalloc((size_t)r->s->par.p * sizeof *block);
+    memcpy(block, r->s->start, (size_t)r->s->par.p * sizeof *block);
+  }
   for (int i = 0; i < r->pr->n; i++) {
     const prep_step *k = &r->pr->step[i];
     int st = k->st;
@@ -600,11 +604,12 @@ static void time_stepsz(sim_run *r)
     mpz_add(sim->freez[st], sim->zstart, sim->zdur);
     mpz_set(sim->endz[i], sim->freez[st]);
     mpz_add(sim->busyz[st], sim->busyz[st], sim->zdur);
-    if (sim->rec_start) {
-      set_qz(sim->rec_start[k->block], sim->zstart, sim->den);
-      set_qz(sim->rec_end[k->block], sim->freez[st], sim->den);
+    if (block) {
+      set_qz(sim->rec_start[block[st]], sim->zstart, sim->den);
+      set_qz(sim->rec_end[block[st]++], sim->freez[st], sim->den);
     }
   }
+  free(block);
 }
 
 typedef unsigned long long sim_word;
