@@ -187,6 +187,7 @@ static void plc_blocks_times_free(plc_sched_times *t, int n)
  * tries again and says why. */
 typedef struct plc_blocks_kept {
   const plc_ir_run *run;
+  int depth;             /* scopes opened inside the first one */
   int built;
   plc_sched s;
   plc_sched_prep *prep;  /* prepared at the first measure */
@@ -204,7 +205,10 @@ static _Thread_local plc_blocks_kept *plc_blocks_kept_now;
 
 void plc_blocks_keep(const plc_ir_run *run)
 {
-  plc_blocks_keep_end();
+  if (plc_blocks_kept_now) {
+    plc_blocks_kept_now->depth++;
+    return;
+  }
   plc_blocks_kept *k = plc_xcalloc(1, sizeof *k);
   k->run = run;
   plc_sched_sim_init(&k->sim);
@@ -225,7 +229,7 @@ static void plc_blocks_kept_last(plc_blocks_kept *k, plc_sched_times *t, int nt)
 void plc_blocks_keep_end(void)
 {
   plc_blocks_kept *k = plc_blocks_kept_now;
-  if (!k)
+  if (!k || k->depth-- > 0)
     return;
   plc_blocks_kept_last(k, NULL, 0);
   plc_sched_prep_free(k->prep);
