@@ -14,9 +14,8 @@
 #include <string.h>
 
 /* Stage s's block times: its lists' makespans (the analysis's, res, when
- * given; then the weight gradients of the first stage of its class, whose
- * lists are the same and which the analysis has simulated). */
-static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s,
+ * given), w its backward's weight-gradient part. */
+static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s, mpq_srcptr w,
                              plc_sched_times *t)
 {
   mpq_t zero;
@@ -35,7 +34,7 @@ static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s
     plc_sim_free(&f);
     plc_sim_free(&b);
   }
-  plc_weight_grad_time(&run->stages[res && res->tf ? res->cls[s] : s].bwd, t->w);
+  mpq_set(t->w, w);
   if (mpq_cmp(t->w, t->b) > 0) /* a W longer than its whole backward: keep B >= 0 */
     mpq_set(t->w, t->b);
   mpq_add(t->fb, t->f, t->b);
@@ -112,6 +111,31 @@ static void plc_blocks_chunk_times(const plc_ir_run *run, const plc_result *res,
   mpq_add(t->fb, t->f, t->b);
 }
 
+/* Every stage's weight-gradient part (plc_weight_grad_time), worked out
+ * once per class of stages whose lists simulate alike (res->cls, when
+ * given): their backward lists have the same ops with the same times and
+ * wgrad flags, all it reads.  Free with plc_blocks_wgrad_free. */
+static mpq_t *plc_blocks_wgrad(const plc_ir_run *run, const plc_result *res)
+{
+  mpq_t *w = plc_xmalloc((size_t)run->nstages * sizeof *w);
+  for (int s = 0; s < run->nstages; s++) {
+    mpq_init(w[s]);
+    int c = res && res->cls ? res->cls[s] : s; /* the class's first stage, c <= s */
+    if (c < s)
+      mpq_set(w[s], w[c]);
+    else
+      plc_weight_grad_time(&run->stages[s].bwd, w[s]);
+  }
+  return w;
+}
+
+static void plc_blocks_wgrad_free(mpq_t *w, int n)
+{
+  for (int s = 0; s < n; s++)
+    mpq_clear(w[s]);
+  free(w);
+}
+
 /* The block times for s, into *n entries: per stage, or per chunk
  * (sim->per_chunk set) when a stage holds several, with the overlapped
  * F&B times the analysis worked out (res->fbo) for DualPipe and
@@ -133,14 +157,18 @@ static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_re
   sim->fb_pairs = res && res->fbo && (bidir || k == 2);
   plc_sched_times *t = plc_xmalloc((size_t)*n * sizeof *t);
   plc_sched_times_init(t, *n);
+  mpq_t *w = k ? NULL : plc_blocks_wgrad(run, res);
   for (int i = 0; i < *n; i++) {
+    int st = !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2;
     if (k)
       plc_blocks_chunk_times(run, res, i / k, i % k, k, &t[i]);
     else
-      plc_blocks_times(run, res, !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2, &t[i]);
+      plc_blocks_times(run, res, st, w[st], &t[i]);
     if (sim->fb_pairs) /* device i / 2's F&B of slot i % 2's forward (analysis.h) */
       mpq_set(t[i].fbo, res->fbo[i]);
   }
+  if (w)
+    plc_blocks_wgrad_free(w, run->nstages);
   return t;
 }
 
@@ -150,7 +178,71 @@ static void plc_blocks_times_free(plc_sched_times *t, int n)
   free(t);
 }
 
-int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t len)
+/* The schedule kept for the measures of one run's re-analyses
+ * (plc_blocks_keep), on this thread: keyed by the run itself, whose
+ * schedule, custom order, stages and microbatches a re-analysis never
+ * changes (only op times), so its blocks and their prepared order are
+ * those a new build would give; each measure still simulates with its own
+ * times.  A schedule that cannot be built is not kept: each measure
+ * tries again and says why. */
+typedef struct plc_blocks_kept {
+  const plc_ir_run *run;
+  int depth;             /* scopes opened inside the first one */
+  int built;
+  plc_sched s;
+  plc_sched_prep *prep;  /* prepared at the first measure */
+  plc_sched_sim sim;     /* its scratch, and the figures of its last run */
+  /* the times of that last run (nlast entries) and its flags: a
+   * simulation is a function of the schedule, the times and the flags,
+   * so a measure with the same ones reads the sim's figures again (two
+   * re-analyses often change only lists that leave the stages' times
+   * as they were) */
+  plc_sched_times *last;
+  int nlast, last_per_chunk, last_fb_pairs;
+} plc_blocks_kept;
+
+static _Thread_local plc_blocks_kept *plc_blocks_kept_now;
+
+void plc_blocks_keep(const plc_ir_run *run)
+{
+  if (plc_blocks_kept_now) {
+    plc_blocks_kept_now->depth++;
+    return;
+  }
+  plc_blocks_kept *k = plc_xcalloc(1, sizeof *k);
+  k->run = run;
+  plc_sched_sim_init(&k->sim);
+  plc_blocks_kept_now = k;
+}
+
+/* k's last run: t (taken over; NULL when the run failed). */
+static void plc_blocks_kept_last(plc_blocks_kept *k, plc_sched_times *t, int nt)
+{
+  if (k->last)
+    plc_blocks_times_free(k->last, k->nlast);
+  k->last = t;
+  k->nlast = t ? nt : 0;
+  k->last_per_chunk = k->sim.per_chunk;
+  k->last_fb_pairs = k->sim.fb_pairs;
+}
+
+void plc_blocks_keep_end(void)
+{
+  plc_blocks_kept *k = plc_blocks_kept_now;
+  if (!k || k->depth-- > 0)
+    return;
+  plc_blocks_kept_last(k, NULL, 0);
+  plc_sched_prep_free(k->prep);
+  if (k->built)
+    plc_sched_free(&k->s);
+  plc_sched_sim_clear(&k->sim);
+  free(k);
+  plc_blocks_kept_now = NULL;
+}
+
+/* Run's schedule for a measure into s: 0 with why when it is too large or
+ * cannot be built. */
+static int plc_blocks_measure_sched(const plc_ir_run *run, plc_sched *s, char *why, size_t len)
 {
   plc_sched_params par;
   plc_sched_placement place;
@@ -160,24 +252,78 @@ int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t l
     snprintf(why, len, "the step has more than %ld blocks", PLC_BLOCKS_STEP_MAX);
     return 0;
   }
-  plc_sched s;
   int stage;
-  if (!plc_runsched_build(run, &s, why, len, &stage))
+  return plc_runsched_build(run, s, why, len, &stage);
+}
+
+/* r's bubble from sim's run: the makespan less the critical device's own
+ * work, with the split on that device. */
+static void plc_blocks_bubble(plc_result *r, const plc_sched_sim *sim)
+{
+  int c = r->device;
+  mpq_sub(r->bubble, sim->makespan, r->work);
+  mpq_set(r->bubble_warmup, sim->warmup[c]);
+  mpq_set(r->bubble_steady, sim->steady[c]);
+  mpq_set(r->bubble_cooldown, sim->cooldown[c]);
+}
+
+static int plc_blocks_times_equal(const plc_sched_times *a, const plc_sched_times *b, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (!mpq_equal(a[i].f, b[i].f) || !mpq_equal(a[i].b, b[i].b) || !mpq_equal(a[i].w, b[i].w) ||
+        !mpq_equal(a[i].fb, b[i].fb) || !mpq_equal(a[i].p2p, b[i].p2p) ||
+        !mpq_equal(a[i].fbo, b[i].fbo))
+      return 0;
+  return 1;
+}
+
+/* A measure of k's run: its prepared schedule simulated with r's times,
+ * unless they are those of its last run. */
+static int plc_blocks_measure_kept(plc_blocks_kept *k, plc_result *r, char *why, size_t len)
+{
+  plc_sched_sim *sim = &k->sim;
+  int nt;
+  plc_sched_times *t = plc_blocks_all_times(k->run, r, &k->s, sim, &nt);
+  int ok = k->last && nt == k->nlast && sim->per_chunk == k->last_per_chunk &&
+           sim->fb_pairs == k->last_fb_pairs && plc_blocks_times_equal(t, k->last, nt);
+  if (ok) {
+    plc_blocks_times_free(t, nt);
+  } else {
+    if (!k->prep)
+      k->prep = plc_sched_prepare(&k->s, sim->per_chunk, sim->fb_pairs, why, len);
+    sim->prep = k->prep;
+    ok = k->prep && plc_sched_simulate(&k->s, t, sim, why, len);
+    if (!ok) {
+      plc_blocks_times_free(t, nt);
+      t = NULL;
+    }
+    plc_blocks_kept_last(k, t, nt);
+  }
+  if (ok)
+    plc_blocks_bubble(r, sim);
+  return ok;
+}
+
+int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t len)
+{
+  plc_blocks_kept *k = plc_blocks_kept_now;
+  if (k && k->run == run) {
+    if (!k->built && !(k->built = plc_blocks_measure_sched(run, &k->s, why, len)))
+      return 0;
+    return plc_blocks_measure_kept(k, r, why, len);
+  }
+  plc_sched s;
+  if (!plc_blocks_measure_sched(run, &s, why, len))
     return 0;
   plc_sched_sim sim;
   plc_sched_sim_init(&sim);
   int nt;
   plc_sched_times *t = plc_blocks_all_times(run, r, &s, &sim, &nt);
   int ok = plc_sched_simulate(&s, t, &sim, why, len);
-  if (ok) { /* bubble = makespan - the critical device's own work */
-    int c = r->device;
-    mpq_sub(r->bubble, sim.makespan, r->work);
-    mpq_set(r->bubble_warmup, sim.warmup[c]);
-    mpq_set(r->bubble_steady, sim.steady[c]);
-    mpq_set(r->bubble_cooldown, sim.cooldown[c]);
-  }
-  plc_sched_sim_clear(&sim);
+  if (ok)
+    plc_blocks_bubble(r, &sim);
   plc_blocks_times_free(t, nt);
+  plc_sched_sim_clear(&sim);
   plc_sched_free(&s);
   return ok;
 }

@@ -63,4 +63,13 @@ void plc_blocks_free(plc_blocks *bl);
  * schedule cannot be built or run, or has too many blocks. */
 int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t len);
 
+/* Re-analyses of one run (plc_sensitivity's) change its op times, never
+ * its schedule: from plc_blocks_keep(run) to plc_blocks_keep_end(), the
+ * calling thread's plc_blocks_measure of run builds and prepares the
+ * schedule once (plc_sched_prepare) and only simulates it again.  Scopes
+ * nest: an inner one keeps the outer one's run (a caller that analyses
+ * and then asks for the sensitivity can open one around both). */
+void plc_blocks_keep(const plc_ir_run *run);
+void plc_blocks_keep_end(void);
+
 #endif

@@ -140,16 +140,40 @@ static int plc_mem_scale(int n, int nchunks, mpq_t *act, mpq_t *buf, int64_t *a,
   return ok;
 }
 
-void plc_mem_walk(const plc_sched_block *blocks, int n, int nchunks, mpq_t *act, mpq_t *buf,
-                  plc_mem_stage *out)
+/* act and buf scaled for walks of up to n blocks: a and b when they fit
+ * (plc_mem_scale), else NULL.  Free with plc_mem_scaled_free. */
+typedef struct plc_mem_scaled {
+  int64_t *a, *b;
+} plc_mem_scaled;
+
+static plc_mem_scaled plc_mem_scaled_of(int n, int nchunks, mpq_t *act, mpq_t *buf)
+{
+  plc_mem_scaled sc = {plc_xmalloc((size_t)nchunks * sizeof *sc.a + 1),
+                       plc_xmalloc((size_t)nchunks * sizeof *sc.b + 1)};
+  if (!plc_mem_scale(n, nchunks, act, buf, sc.a, sc.b)) {
+    free(sc.a);
+    free(sc.b);
+    sc.a = sc.b = NULL;
+  }
+  return sc;
+}
+
+static void plc_mem_scaled_free(plc_mem_scaled *sc)
+{
+  free(sc->a);
+  free(sc->b);
+}
+
+/* plc_mem_walk with act and buf scaled already (sc, for n blocks or
+ * more). */
+static void plc_mem_walk_scaled(const plc_sched_block *blocks, int n, int nchunks, mpq_t *act,
+                                mpq_t *buf, const plc_mem_scaled *sc, plc_mem_stage *out)
 {
   plc_mem_state w = {.nchunks = nchunks};
   w.cnt = plc_xcalloc((size_t)nchunks, sizeof *w.cnt);
   w.best_cnt = plc_xcalloc((size_t)nchunks, sizeof *w.best_cnt);
-  int64_t *a = plc_xmalloc((size_t)nchunks * sizeof *a);
-  int64_t *b = plc_xmalloc((size_t)nchunks * sizeof *b);
-  if (plc_mem_scale(n, nchunks, act, buf, a, b))
-    plc_mem_walk64(blocks, n, a, b, &w);
+  if (sc->a)
+    plc_mem_walk64(blocks, n, sc->a, sc->b, &w);
   else
     plc_mem_walkq(blocks, n, act, buf, &w);
   mpq_set_ui(out->activations, 0, 1);
@@ -166,10 +190,16 @@ void plc_mem_walk(const plc_sched_block *blocks, int n, int nchunks, mpq_t *act,
   mpq_set(out->buffers, n > 0 ? buf[w.best_buf] : out->buffers);
   out->max_inflight = w.max_total;
   plc_q_rat_add(out->peak, out->activations, out->buffers);
-  free(a);
-  free(b);
   free(w.cnt);
   free(w.best_cnt);
+}
+
+void plc_mem_walk(const plc_sched_block *blocks, int n, int nchunks, mpq_t *act, mpq_t *buf,
+                  plc_mem_stage *out)
+{
+  plc_mem_scaled sc = plc_mem_scaled_of(n, nchunks, act, buf);
+  plc_mem_walk_scaled(blocks, n, nchunks, act, buf, &sc, out);
+  plc_mem_scaled_free(&sc);
 }
 
 /* ---- the run ------------------------------------------------------------ */
@@ -289,9 +319,17 @@ void plc_mem_analyse(plc_mem *m, const plc_ir_run *run)
     return;
   }
   plc_mem_chunk_figures(run, &par, &nchunks, &act, &buf, m->st, m->why, sizeof m->why);
+  /* every stage walks the same act and buf: scaled once, for the longest
+   * stage (a bound that holds for it holds for the shorter ones) */
+  int longest = 0;
   for (int s = 0; s < m->nstages; s++)
-    plc_mem_walk(sched.blocks + sched.start[s], sched.start[s + 1] - sched.start[s], nchunks,
-                 act, buf, &m->st[s]);
+    if (sched.start[s + 1] - sched.start[s] > longest)
+      longest = sched.start[s + 1] - sched.start[s];
+  plc_mem_scaled sc = plc_mem_scaled_of(longest, nchunks, act, buf);
+  for (int s = 0; s < m->nstages; s++)
+    plc_mem_walk_scaled(sched.blocks + sched.start[s], sched.start[s + 1] - sched.start[s],
+                        nchunks, act, buf, &sc, &m->st[s]);
+  plc_mem_scaled_free(&sc);
   plc_sched_free(&sched);
   plc_mem_chunks_free(nchunks, act, buf);
   plc_mem_totals(m);

@@ -64,7 +64,10 @@
  *
  * Ownership: plc_sched_generate fills a plc_sched whose storage is one
  * allocation, freed by plc_sched_free; plc_sched_sim keeps its scratch
- * between runs, so a search re-simulates without allocating. */
+ * between runs, so a search re-simulates without allocating; a
+ * plc_sched_prep (plc_sched_prepare) holds what every run of one schedule
+ * shares, so a schedule simulated again (a report's re-analyses) only
+ * propagates its new times. */
 #ifndef PLC_SCHEDULE_H
 #define PLC_SCHEDULE_H
 
@@ -195,6 +198,17 @@ __extension__ typedef __int128 plc_sched_int;
 typedef int64_t plc_sched_int;
 #endif
 
+/* A schedule prepared to be simulated again and again with other times:
+ * its blocks in an order where each comes after every block it waits for
+ * (the order a run advances the stages in), each with its stage, its
+ * dependencies as positions in that order and the p2p latency each adds,
+ * the time entries its duration takes and the idle phase of the gap
+ * before it.  None of that depends on the times, only on the blocks and
+ * on per_chunk and fb_pairs (plc_sched_sim), so a simulation through it
+ * gives the times a run of the schedule itself gives, and only has to
+ * propagate them.  Opaque; see plc_sched_prepare. */
+typedef struct plc_sched_prep plc_sched_prep;
+
 /* Simulator results and scratch, reusable across runs. */
 typedef struct plc_sched_sim {
   mpq_t makespan;
@@ -214,6 +228,10 @@ typedef struct plc_sched_sim {
   /* set by the caller to record when each block starts and ends (indexed
    * like s->blocks, initialised, as many as its blocks; the mpz path) */
   mpq_t *rec_start, *rec_end;
+  /* set by the caller: the schedule prepared (plc_sched_prepare) with this
+   * per_chunk and fb_pairs; else, or when it was prepared for another
+   * schedule or other flags, each run prepares the schedule itself */
+  const plc_sched_prep *prep;
   int used_fast;        /* the last run used the machine-integer path */
   mpq_t *busy, *idle;   /* per stage */
   /* per stage, its idle time by the phase it falls in: warm-up, up to the
@@ -225,24 +243,29 @@ typedef struct plc_sched_sim {
    * order itself does (its bubble falls between its phases). */
   mpq_t *warmup, *steady, *cooldown;
   /* scratch */
-  int cap_p, cap_t, cap_keys, cap_zkeys;
+  int cap_p, cap_t, cap_n, cap_zn;
   mpq_t *stage_free;    /* per stage, when it ends */
-  int *cursor, *queue;
-  unsigned char *queued, *fdone, *bdone;
-  int *first_b, *last_f;  /* per stage: block indices bounding warm-up, cool-down */
   /* Every time is an integer multiple of 1/den, den the least common
    * denominator of the stages' times: the machine-integer path keeps them
-   * in plc_sched_int (ends of F(mb,c) and B(mb,c), per-stage free, busy, warm-up
-   * and steady idle, durations), the other path in mpz_t, the same
-   * arithmetic without a gcd per operation. */
+   * in plc_sched_int (each block's end, per-stage free, busy, warm-up and
+   * steady idle, durations), the other path in mpz_t, the same arithmetic
+   * without a gcd per operation. */
   mpz_t den;
-  plc_sched_int *fendi, *bendi, *freei, *busyi, *duri, *warmi, *steadyi;
-  mpz_t *fendz, *bendz, *freez, *busyz, *durz, *warmz, *steadyz;
+  plc_sched_int *endi, *freei, *busyi, *duri, *warmi, *steadyi;
+  mpz_t *endz, *freez, *busyz, *durz, *warmz, *steadyz;
   mpz_t zstart, zgap, zdur;
 } plc_sched_sim;
 
 void plc_sched_sim_init(plc_sched_sim *sim);
 void plc_sched_sim_clear(plc_sched_sim *sim);
+
+/* Prepare s (from plc_sched_generate or a successful plc_sched_validate)
+ * for runs with per_chunk and fb_pairs set so (plc_sched_sim).  Returns
+ * it (free with plc_sched_prep_free, before s), or NULL with a message
+ * when the order deadlocks, the message plc_sched_simulate gives. */
+plc_sched_prep *plc_sched_prepare(const plc_sched *s, int per_chunk, int fb_pairs, char *msg,
+                                  size_t msglen);
+void plc_sched_prep_free(plc_sched_prep *prep);
 
 /* s must come from plc_sched_generate or a successful plc_sched_validate.
  * Run every stage's blocks in order, each starting at max(stage free, each
@@ -251,6 +274,7 @@ void plc_sched_sim_clear(plc_sched_sim *sim);
  * properties (faster blocks never make the step longer, bubble >= 0) need
  * them >= 0 and w <= b.  Returns 1, or
  * 0 with a message when the order deadlocks (see plc_sched_validate).
+ * With sim->prep the order is not searched again, only timed.
  * When every time over their common denominator fits in 63 bits with room
  * for the whole step, the run is done in plc_sched_int and converted back, which
  * is exact (tests compare it with the GMP run); else it runs on mpq_t. */

@@ -5,6 +5,7 @@
 #endif
 
 #include "sensitivity.h"
+#include "blocks.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -162,9 +163,11 @@ static void plc_sense_row(plc_result *r, plc_ir_run *run, int i, plc_sense *sn)
 void plc_sensitivity(plc_result *r, plc_ir_run *run)
 {
   r->sense = plc_xcalloc((size_t)r->nrows + 1, sizeof *r->sense);
+  plc_blocks_keep(run); /* every re-analysis runs the same schedule */
   for (int i = 0; i < r->nrows; i++)
     if (mpq_sgn(r->rows[i].exposed) > 0)
       plc_sense_row(r, run, i, &r->sense[r->nsense++]);
+  plc_blocks_keep_end();
 }
 
 void plc_sense_free(plc_result *r)

@@ -803,6 +803,102 @@ static void test_fast_path_exact(void)
   plc_sched_sim_clear(&slow);
 }
 
+/* A schedule prepared once (plc_sched_prepare) and simulated again with
+ * other times, on either path, gives each time the figures of an mpz run
+ * that prepares it itself, with times that make some blocks negative too
+ * (w > b: a stage can then be free before its own earlier blocks end, and
+ * a dependency on one of them counts); a preparation for other flags is
+ * not used. */
+static void test_prepared_reruns(void)
+{
+  plc_sched_sim kept, fresh;
+  plc_sched_sim_init(&kept);
+  plc_sched_times t[16];
+  plc_sched_times_init(t, 16);
+  char msg[256];
+  for (int it = 0; it < 60; it++) {
+    plc_sched s = rnd_sched();
+    plc_sched_prep *prep = plc_sched_prepare(&s, 0, 0, msg, sizeof msg);
+    PLC_CU_STR_EQ(prep ? "ok" : msg, "ok");
+    kept.prep = prep;
+    for (int run = 0; run < 6; run++) {
+      kept.exact_only = run % 2;
+      kept.per_chunk = run == 5; /* not what prep was made for */
+      int n = kept.per_chunk ? s.nchunks : s.par.p;
+      rnd_times(t, n);
+      if (run % 3 == 2) /* a B shorter than its W: b - w < 0 */
+        mpq_set_si(t[rnd(n)].w, 20, 1);
+      plc_sched_sim_init(&fresh);
+      fresh.exact_only = 1;
+      fresh.per_chunk = kept.per_chunk;
+      sim_ok(&s, t, &kept);
+      sim_ok(&s, t, &fresh);
+      PLC_CU_ASSERT_MSG(same_results(&kept, &fresh), "a prepared rerun differs");
+      plc_sched_sim_clear(&fresh);
+    }
+    kept.prep = NULL;
+    plc_sched_prep_free(prep);
+    plc_sched_free(&s);
+  }
+  plc_sched_times_clear(t, 16);
+  plc_sched_sim_clear(&kept);
+}
+
+/* The idle phases as schedule.h defines them, from each block's recorded
+ * start and end: the gaps before a stage's blocks up to its first that is
+ * not an F are warm-up, the next ones up to its last F or F&B steady. */
+static void test_idle_phases_recorded(void)
+{
+  plc_sched_sim sim;
+  plc_sched_sim_init(&sim);
+  plc_sched_times t[8];
+  plc_sched_times_init(t, 8);
+  mpq_t warm, steady, gap, free_at;
+  mpq_inits(warm, steady, gap, free_at, NULL);
+  for (int it = 0; it < 100; it++) {
+    plc_sched s = rnd_sched();
+    rnd_times(t, s.par.p);
+    mpq_t *rs = malloc((size_t)s.nblocks * sizeof *rs), *re = malloc((size_t)s.nblocks * sizeof *re);
+    for (int i = 0; i < s.nblocks; i++)
+      mpq_inits(rs[i], re[i], NULL);
+    sim.rec_start = rs;
+    sim.rec_end = re;
+    sim_ok(&s, t, &sim);
+    for (int st = 0; st < s.par.p; st++) {
+      int first_b = s.start[st + 1], last_f = -1;
+      for (int i = s.start[st]; i < s.start[st + 1]; i++) {
+        int ph = s.blocks[i].phase;
+        if (ph != PLC_SCHED_F && first_b == s.start[st + 1])
+          first_b = i;
+        if (ph == PLC_SCHED_F || ph == PLC_SCHED_FB)
+          last_f = i;
+      }
+      mpq_set_ui(warm, 0, 1);
+      mpq_set_ui(steady, 0, 1);
+      mpq_set_ui(free_at, 0, 1);
+      for (int i = s.start[st]; i < s.start[st + 1]; i++) {
+        mpq_sub(gap, rs[i], free_at);
+        if (i <= first_b)
+          mpq_add(warm, warm, gap);
+        else if (i <= last_f)
+          mpq_add(steady, steady, gap);
+        mpq_set(free_at, re[i]);
+      }
+      PLC_CU_ASSERT_MSG(mpq_equal(warm, sim.warmup[st]) && mpq_equal(steady, sim.steady[st]),
+                        "idle phases differ from the recorded blocks'");
+    }
+    for (int i = 0; i < s.nblocks; i++)
+      mpq_clears(rs[i], re[i], NULL);
+    free(rs);
+    free(re);
+    plc_sched_free(&s);
+  }
+  sim.rec_start = sim.rec_end = NULL;
+  mpq_clears(warm, steady, gap, free_at, NULL);
+  plc_sched_times_clear(t, 8);
+  plc_sched_sim_clear(&sim);
+}
+
 /* Times per chunk (sim->per_chunk, DualPipe's two model stages per
  * device): with each device's two entries equal to one per-stage entry
  * (fb = f + b) the run is the per-stage run; with random entries the
@@ -892,6 +988,8 @@ int main(void)
     {"random properties", test_random_properties},
     {"machine-integer path equals the mpz run", test_fast_path_exact},
     {"times per chunk (DualPipe's two model stages)", test_per_chunk_times},
+    {"a prepared schedule simulated again", test_prepared_reruns},
+    {"idle phases from the recorded blocks", test_idle_phases_recorded},
     {NULL, NULL},
   };
   return plc_cu_run("schedule", tests);
