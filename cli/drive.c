@@ -204,11 +204,15 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
     d->warn_seen = 1;
     return;
   }
+  /* the analysis and every re-analysis of the sensitivity run one block
+   * schedule: built and prepared once (blocks.h) */
+  plc_blocks_keep(r->ir);
   plc_analyse(&r->res, r->ir);
   plc_result_memory(&r->res);
   plc_drive_memory_warn(d, r, r->res.mem);
   if (d->sensitivity) /* one re-analysis per exposed row: the costly part */
     plc_sensitivity(&r->res, r->ir);
+  plc_blocks_keep_end();
   r->state = PLC_RUN_DONE;
 }
 
