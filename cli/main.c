@@ -832,6 +832,7 @@ int main(int argc, char **argv)
 {
   if (argc >= 2 && !strcmp(argv[1], "import")) /* plc import hf|megatron ... */
     return plc_import_main(argc - 1, argv + 1);
+  plc_xalloc_keep_heap();
   plc_diag diag;
   plc_diag_init(&diag, stderr);
   plc_arena *arena = plc_arena_new();
