@@ -935,7 +935,11 @@ static void plc_lower_run_value(plc_lower *L)
   L->run_val->obj = o;
 }
 
-static plc_env *plc_lower_context(plc_lower *L, const plc_tmpl *t, plc_value *layer)
+/* What a template instance's names see.  ops: its op names too, which
+ * only its ops' `after` lists name: a context for its memory sections or
+ * for checking an option (the lowering cache) goes without them, as sema
+ * has made sure no number reads an op (a search makes thousands). */
+static plc_env *plc_lower_context(plc_lower *L, const plc_tmpl *t, plc_value *layer, int ops)
 {
   plc_env *env = plc_env_new(L->ev, t->env);
   plc_value *m = plc_value_new(L->ev, PLC_V_OBJ), *dev = plc_value_new(L->ev, PLC_V_OBJ);
@@ -950,7 +954,8 @@ static plc_env *plc_lower_context(plc_lower *L, const plc_tmpl *t, plc_value *la
   plc_env_bind(L->ev, env, "device", dev);
   plc_env_bind(L->ev, env, "prev", prev);
   plc_lower_bind_options(L, env); /* options by bare name see the run's values too */
-  plc_eval_define_ops(L->ev, env, &t->decl->list);
+  if (ops)
+    plc_eval_define_ops(L->ev, env, &t->decl->list);
   return env;
 }
 
@@ -1924,7 +1929,7 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
   case PLC_XR_BW: return plc_lower_bw_of(L, (plc_pdim)r->d, (plc_opk)r->n, r->node) != NULL;
   case PLC_XR_OPT: {
     if (!*ctx)
-      *ctx = plc_lower_context(L, t, (plc_value *)layer);
+      *ctx = plc_lower_context(L, t, (plc_value *)layer, 0);
     plc_binding *b = plc_env_find_local(*ctx, r->name);
     return b && plc_xval_same(&r->x, plc_eval_binding(L->ev, b, at), r->dry);
   }
@@ -2097,7 +2102,7 @@ typedef struct plc_layer_info {
 
 static void plc_lower_instance(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
 {
-  plc_env *env = plc_lower_context(c->L, t, layer);
+  plc_env *env = plc_lower_context(c->L, t, layer, 1);
   if (c->L->xlog) /* its options, read by bare name */
     c->L->ev->xenv = env;
   plc_inst missing = {0};
@@ -2117,7 +2122,7 @@ static void plc_lower_memory_only(plc_lctx *c, const plc_tmpl *t, plc_value *lay
   plc_lower *L = c->L;
   if (!c->mem)
     return;
-  plc_env *env = plc_lower_context(L, t, layer);
+  plc_env *env = plc_lower_context(L, t, layer, 0);
   const char *outer = L->ev->ctx_template;
   L->ev->ctx_template = t->decl->name;
   for (const plc_ast *it = t->decl->list.head; it && !PLC_LOWER_FAILED(L); it = it->next)
