@@ -126,9 +126,12 @@ static int plc_drive_unfit(plc_drive *d, const plc_drive_run *r)
 
 /* With unfit_stops, lowering calls this once the run's memory sections are
  * summed, before any op is lowered (eval.h, lower_unfit): 1 when the run
- * does not fit (lowering then stops and the run fails).  A run that fails anyway before the memory check (an
- * error so far, an error value read, a custom order that cannot run) is
- * not checked here: lowering goes on and it fails as it would. */
+ * does not fit, 2 when it fits but, with warn_stops, its placement warned
+ * (lowering then stops and the run fails: the search skips it under that
+ * warning without lowering its ops).  A run that fails anyway before the
+ * memory check (an error so far, an error value read, a custom order that
+ * cannot run) is not checked here: lowering goes on and it fails as it
+ * would. */
 static int plc_drive_unfit_early(void *ctx, const plc_ir_run *run)
 {
   plc_drive *d = ctx;
@@ -154,6 +157,10 @@ static int plc_drive_unfit_early(void *ctx, const plc_ir_run *run)
   plc_mem_free(&m);
   d->unfit_seen |= unfit;
   r->mem_checked = !unfit;
+  if (!unfit && d->warn_stops && ev->diag->warnings > r->warnings0) {
+    d->warn_seen = 1; /* the layout lint warned (placement): skipped, as after lowering */
+    return 2;
+  }
   return unfit;
 }
 
@@ -185,6 +192,7 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
   long err_reads = ev->err_reads;
   r->errors0 = errors;
   r->promoted0 = promoted;
+  r->warnings0 = warnings;
   r->err_reads0 = err_reads;
   ev->lower_unfit = d->unfit_stops ? plc_drive_unfit_early : NULL;
   ev->lower_unfit_ctx = d;

@@ -25,7 +25,7 @@ typedef struct plc_drive_run {
   const char *read_field;
   /* while evaluated: the diagnostics and error reads before it (for the
    * early memory check of a search, which a failing run skips) */
-  int errors0, promoted0;
+  int errors0, promoted0, warnings0;
   long err_reads0;
   int mem_checked;             /* the early memory check ran, and it fits */
 } plc_drive_run;

@@ -131,9 +131,10 @@ typedef struct plc_eval {
    * set, no sensitivity analysis will change the lowered op times in place,
    * so lowering may share them between copies. */
   struct plc_lcache *lower_cache;
-  /* A search's early memory check (drive.c), or NULL: lowering calls it
-   * with the run's memory figures (stage memory, no op lowered yet) and
-   * stops, failing the run, when it returns 1 (the run does not fit). */
+  /* A search's early check (drive.c), or NULL: lowering calls it with the
+   * run's memory figures (stage memory, no op lowered yet) and stops,
+   * failing the run, when it returns 1 (the run does not fit) or 2 (it
+   * fits, but its layout was warned about, and a search skips it). */
   int (*lower_unfit)(void *ctx, const struct plc_ir_run *run);
   void *lower_unfit_ctx;
 } plc_eval;

@@ -3010,15 +3010,15 @@ static int plc_lower_memory_first(plc_lower *L, const char **kinds)
   for (int s = 0; s < r->nstages && ok && !PLC_LOWER_FAILED(L); s++)
     ok = plc_lower_stage_memory(L, s, kinds, &seen);
   L->diag->no_warnings = quiet;
-  int unfit = ok && !PLC_LOWER_FAILED(L) && L->ev->lower_unfit(L->ev->lower_unfit_ctx, r);
+  int stop = ok && !PLC_LOWER_FAILED(L) ? L->ev->lower_unfit(L->ev->lower_unfit_ctx, r) : 0;
   for (int s = 0; s < r->nstages; s++)
     r->stages[s].mem = keep[s];
   r->memory_declared = declared;
   free(keep);
   free(seen.v);
-  if (unfit && L->ev->lower_cache)
+  if (stop == 1 && L->ev->lower_cache)
     L->ev->lower_cache->unfit++;
-  return !unfit && !PLC_LOWER_FAILED(L);
+  return !stop && !PLC_LOWER_FAILED(L);
 }
 
 /* Layers, their split, the size check, then every stage's lists. */
