@@ -825,8 +825,26 @@ typedef struct plc_tmpl {
   plc_env *env;         /* where it was defined */
 } plc_tmpl;
 
-/* The framework's template for a layer kind (following `template a = b`). */
+/* The framework's template for a layer kind (following `template a = b`),
+ * looked up once per kind and run. */
+static int plc_lower_lookup_template(plc_lower *L, const char *kind, plc_tmpl *t);
+
 static int plc_lower_find_template(plc_lower *L, const char *kind, plc_tmpl *t)
+{
+  for (int i = 0; i < L->nfound; i++)
+    if (L->found[i].kind == kind || !strcmp(L->found[i].kind, kind)) {
+      t->decl = L->found[i].decl;
+      t->env = L->found[i].env;
+      return 1;
+    }
+  if (!plc_lower_lookup_template(L, kind, t))
+    return 0;
+  if (L->nfound < (int)(sizeof L->found / sizeof L->found[0]))
+    L->found[L->nfound++] = (struct plc_found){kind, t->decl, t->env};
+  return 1;
+}
+
+static int plc_lower_lookup_template(plc_lower *L, const char *kind, plc_tmpl *t)
 {
   for (plc_obj *fw = L->framework; fw; fw = fw->base) {
     plc_binding *b = plc_env_find_local(fw->env, kind);

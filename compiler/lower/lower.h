@@ -60,6 +60,10 @@ typedef struct plc_lower {
   unsigned char *xheld;  /* per read number (lower.c, plc_xrid): 0 not checked yet in this
                             run, 1 holds, 2 does not */
   int nxheld;
+  /* the templates found by kind so far (lower.c, plc_lower_find_template):
+   * every layer asks for its kind's */
+  struct plc_found { const char *kind; const plc_ast *decl; plc_env *env; } found[8];
+  int nfound;
 } plc_lower;
 
 /* A cache of lowered template instances that outlives one compilation: a
