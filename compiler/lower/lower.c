@@ -2671,6 +2671,11 @@ static int plc_lower_stage_layers(plc_lower *L, int s, const char **kinds)
     }
   }
   L->stage_reads = 0;
+  /* the lists at their likely size at once (a layer's recompute and
+   * backward as up to four times its forward): growing them copies
+   * every op */
+  plc_ir_reserve(L->ar, &st->fwd, (int)(st->nlayers * L->each) + 16);
+  plc_ir_reserve(L->ar, &st->bwd, (int)(4 * st->nlayers * L->each) + 16);
   if (ok)
     plc_lower_stage_fwd(L, st, s, info);
   if (ok && !PLC_LOWER_FAILED(L))
@@ -2772,6 +2777,8 @@ static int plc_lower_estimate(plc_lower *L, const char **kinds, int nlayers)
     if (!plc_lower_count(L, &t, i, plc_lower_layer_value(L, i, kinds[i], 0, 1, 1), cap, &ops))
       return 0;
     total += 3 * n * ops;
+    if (ops > L->each)
+      L->each = ops;
     if (total > PLC_LOWER_MAX_OPS) {
       char what[96];
       snprintf(what, sizeof what, "layers of kind '%.60s'", kinds[i]);

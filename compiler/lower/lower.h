@@ -27,6 +27,8 @@ typedef struct plc_lower {
   plc_obj *links[PLC_PD_COUNT]; /* the link each dimension runs on */
   plc_value *run_val;    /* what templates see as `run` */
   long nops;             /* ops created so far, against cap */
+  long each;             /* the estimate's most ops of one layer's forward (lists are
+                            sized from it) */
   long cap;              /* PLC_LOWER_MAX_OPS, or the estimate's bound for one instance */
   int stop;              /* the cap was passed: stop (an error, or the estimate's answer) */
   long *mark, nmark;     /* per op index: the stamp of the last dependency list holding it */
