@@ -425,6 +425,15 @@ static int plc_lower_coll_time(plc_lctx *c, const plc_ast *node, plc_ir_op *op)
   mpq_ptr bw = plc_lower_bw(c, op, node);
   if (!bw)
     return 0;
+  plc_lower *L = c->L;
+  for (int i = 0; i < L->nctime; i++) { /* timed before: the same link, group and size */
+    const struct plc_ctime *k = &L->ctime[i];
+    if (k->kind == (int)op->kind && k->dim == (int)op->dim && k->group == op->group &&
+        mpq_equal(k->size, op->size)) {
+      mpq_set(op->time, k->time);
+      return 1;
+    }
+  }
   long n = op->group, steps = n - 1;
   mpq_t f, a;
   mpq_init(f);
@@ -443,6 +452,13 @@ static int plc_lower_coll_time(plc_lctx *c, const plc_ast *node, plc_ir_op *op)
   plc_q_rat_add(op->time, op->time, a);
   mpq_clear(f);
   mpq_clear(a);
+  if (L->nctime < (int)(sizeof L->ctime / sizeof L->ctime[0])) {
+    struct plc_ctime *k = &L->ctime[L->nctime++];
+    *k = (struct plc_ctime){op->kind, op->dim, op->group, plc_arena_mpq(L->ar),
+                            plc_arena_mpq(L->ar)};
+    mpq_set(k->size, op->size);
+    mpq_set(k->time, op->time);
+  }
   return 1;
 }
 

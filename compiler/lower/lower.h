@@ -66,6 +66,10 @@ typedef struct plc_lower {
    * every layer asks for its kind's */
   struct plc_found { const char *kind; const plc_ast *decl; plc_env *env; } found[8];
   int nfound;
+  /* collective times computed so far (lower.c, plc_lower_coll_time): a
+   * layer's collectives recur in every layer, and replays re-time them */
+  struct plc_ctime { int kind, dim, group; mpq_ptr size, time; } ctime[32];
+  int nctime;
 } plc_lower;
 
 /* A cache of lowered template instances that outlives one compilation: a
