@@ -161,7 +161,7 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
       mpq_set(bt, t);
     }
   }
-  if (!base && best >= 0) { /* the critical stage's runs in full */
+  if (!base && !r->no_sims && best >= 0) { /* the critical stage's runs in full */
     plc_sim_run(&r->fwd, &run->stages[best].fwd, run->nstreams, 0, zero, &net);
     plc_sim_run(&r->bwd, &run->stages[best].bwd, run->nstreams, 0, zero, &net);
   }
@@ -1121,22 +1121,35 @@ static void plc_ratios(plc_result *r)
   plc_mfu(r);
 }
 
-/* The critical stage's microbatch (simulated by plc_critical_stage):
- * times, compute and exposure. */
+/* The critical stage's microbatch times (its lists' ends) and t_w. */
+static void plc_microbatch_times(plc_result *r)
+{
+  const plc_ir_stage *st = &r->run->stages[r->critical];
+  mpq_set(r->t_f, r->tf[r->critical]);
+  mpq_set(r->t_b, r->tb[r->critical]);
+  plc_q_rat_add(r->t, r->t_f, r->t_b);
+  plc_weight_grad_time(&st->bwd, r->t_w);
+}
+
+/* The critical stage's microbatch simulated in full: its compute and
+ * exposure. */
 static void plc_microbatch(plc_result *r)
 {
   const plc_ir_run *run = r->run;
   const plc_ir_stage *st = &run->stages[r->critical];
-  mpq_set(r->t_f, r->fwd.makespan);
-  mpq_set(r->t_b, r->bwd.makespan);
-  plc_q_rat_add(r->t, r->t_f, r->t_b);
+  plc_sim_net net;
+  plc_sim_net_of(run, &net);
+  mpq_t zero;
+  mpq_init(zero);
+  plc_sim_run(&r->fwd, &st->fwd, run->nstreams, 0, zero, &net);
+  plc_sim_run(&r->bwd, &st->bwd, run->nstreams, 0, zero, &net);
+  mpq_clear(zero);
   plc_q_rat_add(r->compute_mb, r->fwd.compute, r->bwd.compute);
   plc_q_rat_add(r->all_compute_mb, r->fwd.all_compute, r->bwd.all_compute);
   plc_q_rat_add(r->useful_mb, r->fwd.useful, r->bwd.useful);
   plc_q_rat_add(r->stall_mb, r->fwd.stall_other, r->bwd.stall_other);
   plc_inventory(r, &st->fwd, &r->fwd);
   plc_inventory(r, &st->bwd, &r->bwd);
-  plc_weight_grad_time(&st->bwd, r->t_w);
 }
 
 /* The step from its parts: the critical device's work + bubble + DP tail
@@ -1151,23 +1164,44 @@ static void plc_step_sum(plc_result *r)
   plc_q_rat_add(r->step, r->step, r->optimizer);
 }
 
-void plc_analyse(plc_result *r, const plc_ir_run *run)
+/* The step first: every figure the step is made of, from the stage lists'
+ * end times (the critical stage is not yet simulated in full). */
+void plc_analyse_first(plc_result *r, const plc_ir_run *run)
 {
-  plc_sim_memo memo;
-  plc_sim_memo_push(&memo, run);
   plc_result_init(r);
+  r->memo = plc_xmalloc(sizeof *r->memo);
+  plc_sim_memo_push(r->memo, run);
   r->run = run;
+  r->no_sims = 1;
   plc_stage_figs(r, NULL, 0);
-  plc_microbatch(r);
+  if (r->critical >= 0)
+    plc_microbatch_times(r);
   plc_chunk_figs(r, NULL, 0);
   plc_fb_pairs(r);
   plc_device(r);
-  plc_device_figs(r);
   plc_bubble(r);
   plc_tail(r, NULL, 0);
   plc_step_sum(r);
-  plc_ratios(r);
-  plc_sim_memo_pop(&memo);
+}
+
+void plc_analyse_rest(plc_result *r, int figures)
+{
+  if (figures) {
+    r->no_sims = 0;
+    if (r->critical >= 0)
+      plc_microbatch(r);
+    plc_device_figs(r);
+    plc_ratios(r);
+  }
+  plc_sim_memo_pop(r->memo);
+  free(r->memo);
+  r->memo = NULL;
+}
+
+void plc_analyse(plc_result *r, const plc_ir_run *run)
+{
+  plc_analyse_first(r, run);
+  plc_analyse_rest(r, 1);
 }
 
 void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *base,

@@ -109,9 +109,19 @@ typedef struct plc_result {
   mpq_t t_fb;              /* the critical stage's own F and B overlapped
                               (t_F&B of DualPipe's closed form) */
   int no_sims;             /* plc_analyse_step: fwd and bwd were not simulated */
+  struct plc_sim_memo *memo; /* between plc_analyse_first and plc_analyse_rest */
 } plc_result;
 
 void plc_analyse(plc_result *res, const plc_ir_run *run);
+
+/* plc_analyse in two parts, on one thread with no other analysis between
+ * them: the first computes the step and every figure it is made of (what a
+ * search ranks by); the rest, the critical stage simulated in full and
+ * the figures from it (compute, exposure, inventory, efficiency).  With
+ * figures 0 the rest computes nothing: the result then has the step
+ * alone, and is only for plc_result_free.  The two make plc_analyse. */
+void plc_analyse_first(plc_result *res, const plc_ir_run *run);
+void plc_analyse_rest(plc_result *res, int figures);
 
 /* Device d's F&B blocks with slot a's forward (res->fbo): the model stage
  * (DualPipe) or model chunk (dualpipev) its forward runs and the one its
