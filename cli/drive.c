@@ -215,7 +215,15 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
   /* the analysis and every re-analysis of the sensitivity run one block
    * schedule: built and prepared once (blocks.h) */
   plc_blocks_keep(r->ir);
-  plc_analyse(&r->res, r->ir);
+  plc_analyse_first(&r->res, r->ir);
+  int cut = d->cut && d->nesting == 1 && d->cut(d->cut_ctx, &r->res);
+  plc_analyse_rest(&r->res, !cut);
+  if (cut) { /* the run fails: its result is dropped here */
+    plc_result_free(&r->res);
+    plc_blocks_keep_end();
+    d->cut_seen = 1;
+    return;
+  }
   plc_result_memory(&r->res);
   plc_drive_memory_warn(d, r, r->res.mem);
   if (d->sensitivity) /* one re-analysis per exposed row: the costly part */

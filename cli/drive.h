@@ -48,6 +48,13 @@ typedef struct plc_drive {
                               fails before its analysis (searches: the layout
                               lint rules are filters, it is skipped anyway) */
   int warn_seen;           /* ... and one did */
+  /* A search's ranking cut (or NULL): called with a run's result once its
+   * step is known (plc_analyse_first); when it returns 1 the run cannot
+   * enter the ranking, and fails with its other figures not computed
+   * (the run itself, not one whose result it reads) */
+  int (*cut)(void *ctx, const plc_result *res);
+  void *cut_ctx;
+  int cut_seen;            /* ... and it did */
   int sensitivity;         /* compute what would hide each exposed row (the
                               reports print it; -e, --compare, --emit and
                               asserts do not need it): 1 unless cleared */

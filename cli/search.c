@@ -47,6 +47,9 @@ typedef struct plc_search {
   uint64_t slice;           /* candidates this process evaluates */
   int top;                  /* rows kept */
   char *objective;          /* its source text */
+  int cut;                  /* a candidate is cut once its step shows it cannot enter the
+                               ranking (plc_search_cut): 1 minimizing step_time, 2
+                               maximizing tokens_per_s, 0 never */
   atomic_uint_least64_t done;
   struct timespec start;
 } plc_search;
@@ -58,6 +61,7 @@ typedef struct plc_sworker {
   int show_progress;
   plc_sresult *res;
   plc_lcache *cache;  /* instances its candidates lowered (lower.h) */
+  uint64_t cut;       /* candidates it passed without ranking (plc_search_cut) */
 } plc_sworker;
 
 static char *plc_search_expr_text(const plc_ast *e);
@@ -345,6 +349,25 @@ static void plc_search_free_setup(plc_search *S)
   plc_sspec_free(&S->sp);
 }
 
+/* Whether and how candidates are cut (plc_search_cut): when nothing but
+ * the objective is asked of a candidate that runs (no requirement), and
+ * the objective is the step time or follows from it alone (tokens/s).
+ * PLC_SEARCH_NO_CUT=1 turns it off (tests compare both). */
+static int plc_search_cut_kind(const plc_search *S)
+{
+  const char *no = getenv("PLC_SEARCH_NO_CUT");
+  if ((no && *no && strcmp(no, "0")) || S->sp.require)
+    return 0;
+  const plc_ast *e = S->sp.objective ? S->sp.objective->a : NULL;
+  if (!e)
+    return 1;
+  if (e->kind != PLC_AST_NAME)
+    return 0;
+  if (!S->sp.maximize && !strcmp(e->name, "step_time"))
+    return 1;
+  return S->sp.maximize && !strcmp(e->name, "tokens_per_s") ? 2 : 0;
+}
+
 /* The candidates of each varied field, their texts, and the size of the
  * space; 0, or -1 after an error. */
 static int plc_search_setup(plc_search *S, plc_drive *d, const plc_ast *decl)
@@ -358,6 +381,7 @@ static int plc_search_setup(plc_search *S, plc_drive *d, const plc_ast *decl)
   S->space = 1;
   S->objective = S->sp.objective ? plc_search_expr_text(S->sp.objective->a)
                                  : plc_xstrdup("step_time");
+  S->cut = plc_search_cut_kind(S);
   S->top = PLC_SSPEC_DEFAULT_TOP;
   if (S->sp.top) {
     plc_value *v = plc_eval_expr(&d->sema->ev, S->sp.top->a, d->sema->ev.global);
@@ -467,9 +491,41 @@ static plc_ast *plc_search_train(const plc_search *S, plc_scand *c, const int *p
 
 /* Compile, lower and analyse the candidate; NULL when it went well, else
  * why not (the first error, or c->diag's). */
-static const char *plc_search_compile(const plc_search *S, plc_scand *c, const int *pick,
-                                      plc_lcache *cache)
+/* A candidate that passes but cannot enter the ranking (plc_search_cut). */
+static const char plc_search_passed[] = "passes, not ranked";
+
+/* The drive's ranking cut (drive.h): 1 when a run whose step is res->step
+ * would rank after the worker's last row while the worker keeps `top`
+ * rows already.  Its objective is then strictly worse than that row's, so
+ * no tie-break (peak memory, then order) could place it higher: the same
+ * ranking comes out, and the run's other figures (the critical stage
+ * simulated in full, its memory, its report parts) are never computed.
+ * A worker cuts against its own rows: the ranking of the threads' or of
+ * the shards' rows merged is the same. */
+static int plc_search_cut(void *ctx, const plc_result *res)
 {
+  const plc_sworker *wk = ctx;
+  const plc_sresult *r = wk->res;
+  if (!wk->S->cut || r->nrows < r->top || r->top <= 0)
+    return 0;
+  const plc_srow *last = r->rows[r->nrows - 1];
+  if (wk->S->cut == 1)
+    return mpq_cmp(res->step, last->objective) > 0;
+  if (mpq_sgn(res->step) <= 0)
+    return 0;
+  mpq_t tok; /* as plc_ratios: tokens per step over the step */
+  mpq_init(tok);
+  mpq_set_si(tok, (long)res->run->global_batch * res->run->seq, 1);
+  plc_q_rat_div(tok, tok, res->step);
+  int cut = mpq_cmp(tok, last->objective) < 0;
+  mpq_clear(tok);
+  return cut;
+}
+
+static const char *plc_search_compile(const plc_search *S, plc_scand *c, const int *pick,
+                                      plc_sworker *wk)
+{
+  plc_lcache *cache = wk->cache;
   plc_diag_init(&c->diag, stderr);
   c->diag.capture = 1;
   c->diag.max_errors = c->diag.max_warnings = 0;
@@ -493,9 +549,13 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   c->drive.unfit_stops = 1; /* skipped anyway: no analysis for it */
   c->drive.warn_stops = 1; /* likewise */
   c->sema.ev.lower_cache = cache; /* the trees are shared: so are instances */
+  c->drive.cut = plc_search_cut;
+  c->drive.cut_ctx = wk;
   free(c->diag.first_warning); /* the plan's own warnings are the main compilation's */
   c->diag.first_warning = NULL;
   c->run = plc_drive_train(&c->drive, t);
+  if (!c->run && c->drive.cut_seen)
+    return plc_search_passed;
   if (!c->run && c->drive.unfit_seen)
     return "does not fit in memory";
   if (!c->run && c->drive.warn_seen && c->diag.first_warning)
@@ -621,9 +681,16 @@ static void plc_search_candidate(plc_sworker *wk, uint64_t index)
   }
   plc_scand c;
   memset(&c, 0, sizeof c);
-  const char *why = plc_search_compile(S, &c, pick, wk->cache);
+  const char *why = plc_search_compile(S, &c, pick, wk);
   char *owned = NULL;
   int own = 0;
+  if (why == plc_search_passed) {
+    wk->res->evaluated++;
+    wk->res->ranked++;
+    wk->cut++;
+    plc_scand_free(&c);
+    return;
+  }
   if (!why && !c.run)
     why = c.diag.first_error ? c.diag.first_error : "the candidate has errors";
   if (!why)
@@ -721,8 +788,13 @@ static plc_sresult *plc_search_threads(plc_search *S)
       pthread_join(th[t], NULL);
     plc_sresult_merge(res, w[t].res);
   }
-  for (int t = 0; t < jobs; t++)
+  const char *st = getenv("PLC_LOWER_XCACHE_STATS");
+  for (int t = 0; t < jobs; t++) {
+    if (st && *st && strcmp(st, "0"))
+      fprintf(stderr, "plc: search: %llu candidates passed, cut before ranking\n",
+              (unsigned long long)w[t].cut);
     plc_lcache_free(w[t].cache);
+  }
   if (o->progress)
     plc_search_progress(S, 1);
   free(w);

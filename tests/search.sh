@@ -80,6 +80,27 @@ plc --merge "$outdir/shard1.json" "$outdir/shard1.json" > /dev/null 2> "$outdir/
 plc --merge "$dir/diff.plan" > /dev/null 2> "$outdir/merge.err"
 [ $? -eq 2 ] && pass || fail "--merge of a file that is not JSON"
 
+# ---- the ranking cut ----
+# A candidate whose step shows it cannot enter the best `top` passes
+# without its other figures (search.c, plc_search_cut): the outputs equal
+# those of the search with the cut off (PLC_SEARCH_NO_CUT), minimizing
+# step_time and maximizing tokens_per_s, in one thread and in three (each
+# thread cuts against its own rows), and some candidates were cut.
+sed 's/^  top = 288$/  top = 7/' "$dir/diff.plan" > "$outdir/cut.plan"
+sed 's/^  top = 288$/  top = 9\n  maximize = tokens_per_s/' "$dir/diff.plan" > "$outdir/cut-tok.plan"
+for p in cut cut-tok; do
+  PLC_SEARCH_NO_CUT=1 plc --jobs=1 --exact --format=json "$outdir/$p.plan" > "$outdir/$p-off.json"
+  grep -q '"direction": "maximize"' "$outdir/$p-off.json" || [ $p = cut ] || fail "$p.plan maximizes"
+  for j in 1 3; do
+    PLC_LOWER_XCACHE_STATS=1 plc --jobs=$j --exact --format=json "$outdir/$p.plan" \
+      > "$outdir/$p-on.json" 2> "$outdir/$p.stats"
+    cut=$(sed -n 's/^plc: search: \([0-9]*\) candidates passed, cut.*/\1/p' "$outdir/$p.stats" \
+          | awk '{ n += $1 } END { print n + 0 }')
+    same "$outdir/$p-off.json" "$outdir/$p-on.json" && [ "$cut" -gt 0 ] && pass \
+      || fail "the ranking cut of $p.plan, --jobs=$j ($cut cut)"
+  done
+done
+
 # -D overrides reach every candidate: the same ranking as the plan edited
 plc -D t.global_batch=32 "$gold/search-small.plan" | sed 1d > "$outdir/gb-D.out"
 sed 's/global_batch = 16/global_batch = 32/' "$gold/search-small.plan" > "$outdir/gb32.plan"
