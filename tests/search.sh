@@ -99,6 +99,14 @@ for p in cut cut-tok; do
     same "$outdir/$p-off.json" "$outdir/$p-on.json" && [ "$cut" -gt 0 ] && pass \
       || fail "the ranking cut of $p.plan, --jobs=$j ($cut cut)"
   done
+  # two shards, each cutting against its own rows, merged
+  plc --shard=1/2 "$outdir/$p.plan" > "$outdir/$p-s1.json" &&
+    plc --shard=2/2 "$outdir/$p.plan" > "$outdir/$p-s2.json" &&
+    plc --merge --exact --format=csv "$outdir/$p-s1.json" "$outdir/$p-s2.json" \
+      > "$outdir/$p-merged.csv" &&
+    PLC_SEARCH_NO_CUT=1 plc --exact --format=csv "$outdir/$p.plan" > "$outdir/$p-off.csv" &&
+    same "$outdir/$p-off.csv" "$outdir/$p-merged.csv" && pass \
+    || fail "the ranking cut of $p.plan in two shards merged"
 done
 
 # -D overrides reach every candidate: the same ranking as the plan edited
