@@ -489,8 +489,6 @@ static plc_ast *plc_search_train(const plc_search *S, plc_scand *c, const int *p
   return t;
 }
 
-/* Compile, lower and analyse the candidate; NULL when it went well, else
- * why not (the first error, or c->diag's). */
 /* A candidate that passes but cannot enter the ranking (plc_search_cut). */
 static const char plc_search_passed[] = "passes, not ranked";
 
@@ -522,6 +520,8 @@ static int plc_search_cut(void *ctx, const plc_result *res)
   return cut;
 }
 
+/* Compile, lower and analyse the candidate; NULL when it went well, else
+ * why not (the first error, or c->diag's), or plc_search_passed. */
 static const char *plc_search_compile(const plc_search *S, plc_scand *c, const int *pick,
                                       plc_sworker *wk)
 {
