@@ -215,9 +215,14 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
   /* the analysis and every re-analysis of the sensitivity run one block
    * schedule: built and prepared once (blocks.h) */
   plc_blocks_keep(r->ir);
-  plc_analyse_first(&r->res, r->ir);
-  int cut = d->cut && d->nesting == 1 && d->cut(d->cut_ctx, &r->res);
-  plc_analyse_rest(&r->res, !cut);
+  int cut = 0;
+  if (d->cut && d->nesting == 1) { /* the step first: a search may need no more */
+    plc_analyse_first(&r->res, r->ir);
+    cut = d->cut(d->cut_ctx, &r->res);
+    plc_analyse_rest(&r->res, !cut);
+  } else {
+    plc_analyse(&r->res, r->ir);
+  }
   if (cut) { /* the run fails: its result is dropped here */
     plc_result_free(&r->res);
     plc_blocks_keep_end();

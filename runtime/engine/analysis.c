@@ -1131,19 +1131,21 @@ static void plc_microbatch_times(plc_result *r)
   plc_weight_grad_time(&st->bwd, r->t_w);
 }
 
-/* The critical stage's microbatch simulated in full: its compute and
- * exposure. */
+/* The critical stage's microbatch simulated in full (unless plc_stage_figs
+ * did): its compute and exposure. */
 static void plc_microbatch(plc_result *r)
 {
   const plc_ir_run *run = r->run;
   const plc_ir_stage *st = &run->stages[r->critical];
-  plc_sim_net net;
-  plc_sim_net_of(run, &net);
-  mpq_t zero;
-  mpq_init(zero);
-  plc_sim_run(&r->fwd, &st->fwd, run->nstreams, 0, zero, &net);
-  plc_sim_run(&r->bwd, &st->bwd, run->nstreams, 0, zero, &net);
-  mpq_clear(zero);
+  if (r->no_sims) {
+    plc_sim_net net;
+    plc_sim_net_of(run, &net);
+    mpq_t zero;
+    mpq_init(zero);
+    plc_sim_run(&r->fwd, &st->fwd, run->nstreams, 0, zero, &net);
+    plc_sim_run(&r->bwd, &st->bwd, run->nstreams, 0, zero, &net);
+    mpq_clear(zero);
+  }
   plc_q_rat_add(r->compute_mb, r->fwd.compute, r->bwd.compute);
   plc_q_rat_add(r->all_compute_mb, r->fwd.all_compute, r->bwd.all_compute);
   plc_q_rat_add(r->useful_mb, r->fwd.useful, r->bwd.useful);
@@ -1164,15 +1166,16 @@ static void plc_step_sum(plc_result *r)
   plc_q_rat_add(r->step, r->step, r->optimizer);
 }
 
-/* The step first: every figure the step is made of, from the stage lists'
- * end times (the critical stage is not yet simulated in full). */
-void plc_analyse_first(plc_result *r, const plc_ir_run *run)
+/* The step first: every figure the step is made of.  With sims the
+ * critical stage is simulated in full on the way (plc_stage_figs), else
+ * only the stage lists' end times are (plc_analyse_rest runs it). */
+static void plc_analyse_begin(plc_result *r, const plc_ir_run *run, int sims)
 {
   plc_result_init(r);
   r->memo = plc_xmalloc(sizeof *r->memo);
   plc_sim_memo_push(r->memo, run);
   r->run = run;
-  r->no_sims = 1;
+  r->no_sims = !sims;
   plc_stage_figs(r, NULL, 0);
   if (r->critical >= 0)
     plc_microbatch_times(r);
@@ -1184,12 +1187,17 @@ void plc_analyse_first(plc_result *r, const plc_ir_run *run)
   plc_step_sum(r);
 }
 
+void plc_analyse_first(plc_result *r, const plc_ir_run *run)
+{
+  plc_analyse_begin(r, run, 0);
+}
+
 void plc_analyse_rest(plc_result *r, int figures)
 {
   if (figures) {
-    r->no_sims = 0;
     if (r->critical >= 0)
       plc_microbatch(r);
+    r->no_sims = 0;
     plc_device_figs(r);
     plc_ratios(r);
   }
@@ -1200,7 +1208,7 @@ void plc_analyse_rest(plc_result *r, int figures)
 
 void plc_analyse(plc_result *r, const plc_ir_run *run)
 {
-  plc_analyse_first(r, run);
+  plc_analyse_begin(r, run, 1);
   plc_analyse_rest(r, 1);
 }
 
