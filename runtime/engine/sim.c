@@ -16,13 +16,35 @@
  * on rationals or plc_sim_times sets (plc_sim_init_times): most runs on
  * integers never need them, and three rationals per op were much of the
  * cost of making and freeing a run. */
-static void plc_sim_init(plc_sim *s, int n)
+/* A compute op's exposure and window stay 0 in every run (only
+ * collectives are charged and have windows), so rather than two
+ * rationals of its own each (two allocations, made and freed per op and
+ * run: much of a run's cost) they are the read-only 0 of GMP's
+ * MPZ_ROINIT_N, which any function may read and none writes. */
+static mp_limb_t plc_sim_limb_one[1] = {1};
+static const mpz_t plc_sim_ro_num = MPZ_ROINIT_N(plc_sim_limb_one, 0);
+static const mpz_t plc_sim_ro_den = MPZ_ROINIT_N(plc_sim_limb_one, 1);
+
+static void plc_sim_ro_zero(mpq_ptr q)
 {
+  *mpq_numref(q) = plc_sim_ro_num[0];
+  *mpq_denref(q) = plc_sim_ro_den[0];
+}
+
+static void plc_sim_init(plc_sim *s, const plc_ir_list *l)
+{
+  int n = l->n;
   s->n = n;
   s->ops = plc_xmalloc(((size_t)n + 1) * sizeof *s->ops);
   for (int i = 0; i < n; i++) {
     plc_sim_op *o = &s->ops[i];
-    mpq_inits(o->exposed, o->window, NULL);
+    o->own_figs = l->ops[i].kind != PLC_OPK_COMPUTE;
+    if (o->own_figs) {
+      mpq_inits(o->exposed, o->window, NULL);
+    } else {
+      plc_sim_ro_zero(o->exposed);
+      plc_sim_ro_zero(o->window);
+    }
     o->consumer = o->queued_behind = -1;
     o->why = PLC_WHY_HIDDEN;
     o->ran = 0;
@@ -53,7 +75,8 @@ void plc_sim_free(plc_sim *s)
     plc_sim_op *o = &s->ops[i];
     if (s->timed)
       mpq_clears(o->ready, o->start, o->end, NULL);
-    mpq_clears(o->exposed, o->window, NULL);
+    if (o->own_figs)
+      mpq_clears(o->exposed, o->window, NULL);
   }
   free(s->ops);
   mpq_clears(s->makespan, s->end, s->busy, s->compute, s->all_compute, s->useful, s->exposed,
@@ -407,7 +430,7 @@ typedef uint64_t plc_su;
 typedef struct plc_s64 {
   plc_sim *s;
   const plc_ir_list *l;
-  plc_si *t;                        /* durations, in units of 1/d */
+  plc_si *t;                        /* durations, in units of 1/d (the memo's when only read) */
   plc_si *ready, *start, *end, *exposed, *window;
   plc_si makespan, end_all, busy, compute, all_compute, useful, exposed_all, stall_other;
   /* links shared (plc_s64_given): each op ends at given[i]; t then holds
@@ -703,8 +726,11 @@ static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once)
 
 /* The common denominator *d of t0 and the durations of the ops that run,
  * and the durations (into x->t) and t0 scaled to it; 0 when something
- * does not fit (op times are never negative; t0 neither). */
-static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s)
+ * does not fit (op times are never negative; t0 neither).  With borrow
+ * (the run only reads x->t) and t0 = 0, x->t may be pointed at the
+ * memo's durations instead: the same values, over the same d. */
+static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s,
+                         int borrow)
 {
   const plc_ir_list *l = x->l;
   plc_s64_dur u = {.t = x->t};
@@ -712,6 +738,12 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
   if (m) {
     if (!m->ok)
       return 0;
+    if (borrow && mpq_sgn(t0) == 0) {
+      x->t = m->t;
+      *d = m->d;
+      *t0s = 0;
+      return 1;
+    }
     memcpy(x->t, m->t, (size_t)l->n * sizeof *x->t);
     u.d = m->d;
     u.sum = m->sum;
@@ -1204,7 +1236,7 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
   x.t = mem;
   plc_su d;
   plc_si t0s = 0;
-  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s) ||
+  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s, g == NULL) ||
       (g && !plc_s64_given_scale(&x, g, &d, &t0s, mem + 6 * n))) {
     free(mem);
     return 0;
@@ -1272,7 +1304,7 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
   x.t = mem;
   plc_su d;
   plc_si t0s = 0;
-  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s)) {
+  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s, 1)) {
     free(mem);
     return 0;
   }
@@ -1736,14 +1768,14 @@ void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, m
 void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0,
                  const plc_sim_net *net)
 {
-  plc_sim_init(s, l->n);
+  plc_sim_init(s, l);
   int may = plc_sim_may_share(l, with_once, net);
   plc_sim_head head = {0};
   if (plc_s64_run(s, l, nstreams, with_once, t0, NULL)) {
     if (!may || !plc_sim_lazy_overlap(s, l, nstreams, net, &head))
       return; /* no two transfers met on a link: sharing changes nothing */
     plc_sim_free(s);
-    plc_sim_init(s, l->n);
+    plc_sim_init(s, l);
   }
   if (may) {
     plc_sim_run_shared(s, l, nstreams, with_once, t0, net, head.mem ? &head : NULL);
