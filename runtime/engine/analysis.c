@@ -114,10 +114,79 @@ static void plc_stage_classes(const plc_ir_run *run, int *cls)
 
 static int plc_chunk_stays(const plc_ir_op *op);
 
+/* The class whose lists' ops take the most time in all (the first on
+ * ties; from the analysis's memo), or -1 when some sum cannot be had: a
+ * guess at the critical stage, which is most often the one with the most
+ * work (and is it when there is one class).  Only a guess (overlap and stalls decide
+ * the makespans): plc_stage_figs runs it in full first, and a wrong one
+ * costs time, never a figure. */
+static int plc_stage_guess(const plc_ir_run *run, const int *cls)
+{
+  int guess = -1;
+  mpq_t t, x, best;
+  mpq_inits(t, x, best, NULL);
+  for (int s = 0; s < run->nstages; s++) {
+    if (cls[s] != s)
+      continue;
+    if (!plc_sim_memo_sum(t, &run->stages[s].fwd, NULL) ||
+        !plc_sim_memo_sum(x, &run->stages[s].bwd, NULL)) {
+      guess = -1;
+      break;
+    }
+    mpq_add(t, t, x);
+    if (guess < 0 || mpq_cmp(t, best) > 0) {
+      guess = s;
+      mpq_set(best, t);
+    }
+  }
+  mpq_clears(t, x, best, NULL);
+  return guess;
+}
+
+/* Stage s's forward and backward run in full into r->fwd and r->bwd, and
+ * its makespans (and tk: the backward's end without the sends that leave
+ * its chunks) from them: what the end-only runs give (sim.h). */
+static void plc_stage_full(plc_result *r, int s, int chunks, const plc_sim_net *net,
+                           mpq_srcptr zero)
+{
+  const plc_ir_run *run = r->run;
+  plc_sim_run(&r->fwd, &run->stages[s].fwd, run->nstreams, 0, zero, net);
+  plc_sim_run(&r->bwd, &run->stages[s].bwd, run->nstreams, 0, zero, net);
+  mpq_set(r->tf[s], r->fwd.end);
+  mpq_set(r->tb[s], r->bwd.end);
+  if (chunks)
+    plc_sim_end_in(r->tk[s], &r->bwd, &run->stages[s].bwd, zero, plc_chunk_stays);
+  else
+    mpq_set(r->tk[s], r->tb[s]);
+}
+
+/* Stage s's makespans (and tk) by end-only runs, or base's where its
+ * lists did not change. */
+static void plc_stage_ends(plc_result *r, const plc_result *base, unsigned changed, int s,
+                           int chunks, const plc_sim_net *net, mpq_srcptr zero)
+{
+  const plc_ir_run *run = r->run;
+  if (!base || (changed & PLC_CHANGED_FWD))
+    plc_sim_end(r->tf[s], &run->stages[s].fwd, run->nstreams, 0, zero, net);
+  else
+    mpq_set(r->tf[s], base->tf[s]);
+  if (!base || (changed & PLC_CHANGED_BWD)) {
+    plc_sim_ends(r->tb[s], chunks ? r->tk[s] : NULL, &run->stages[s].bwd, run->nstreams, 0,
+                 zero, plc_chunk_stays, net);
+    if (!chunks)
+      mpq_set(r->tk[s], r->tb[s]);
+  } else {
+    mpq_set(r->tb[s], base->tb[s]);
+    mpq_set(r->tk[s], base->tk[s]);
+  }
+}
+
 /* Per class (cls[s] == s): the forward and backward makespans, from base
  * where the lists did not change; then the critical stage, the first with
  * the largest sum.  Without base the critical stage's simulations are kept
- * in r->fwd and r->bwd (plc_microbatch reads them). */
+ * in r->fwd and r->bwd (plc_microbatch reads them): the guessed one's
+ * (plc_stage_guess) are run in full at once, its makespans read from
+ * them, and run again only when another stage turns out critical. */
 static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned changed)
 {
   const plc_ir_run *run = r->run;
@@ -139,21 +208,14 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
   plc_sim_net_of(run, &net);
   mpq_t t, bt, zero;
   mpq_inits(t, bt, zero, NULL);
+  int guess = base ? -1 : plc_stage_guess(run, r->cls);
   for (int s = 0; s < p; s++) {
     if (r->cls[s] != s)
       continue; /* the same as an earlier stage: not longer */
-    if (!base || (changed & PLC_CHANGED_FWD))
-      plc_sim_end(r->tf[s], &run->stages[s].fwd, run->nstreams, 0, zero, &net);
-    else
-      mpq_set(r->tf[s], base->tf[s]);
-    if (!base || (changed & PLC_CHANGED_BWD)) {
-      plc_sim_ends(r->tb[s], chunks ? r->tk[s] : NULL, &run->stages[s].bwd, run->nstreams, 0,
-                   zero, plc_chunk_stays, &net);
-      if (!chunks)
-        mpq_set(r->tk[s], r->tb[s]);
+    if (s == guess) {
+      plc_stage_full(r, s, chunks, &net, zero);
     } else {
-      mpq_set(r->tb[s], base->tb[s]);
-      mpq_set(r->tk[s], base->tk[s]);
+      plc_stage_ends(r, base, changed, s, chunks, &net, zero);
     }
     plc_q_rat_add(t, r->tf[s], r->tb[s]);
     if (best < 0 || mpq_cmp(t, bt) > 0) {
@@ -161,7 +223,11 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
       mpq_set(bt, t);
     }
   }
-  if (!base && best >= 0) { /* the critical stage's runs in full */
+  if (!base && best >= 0 && best != guess) { /* the critical stage's runs in full */
+    if (guess >= 0) {
+      plc_sim_free(&r->fwd);
+      plc_sim_free(&r->bwd);
+    }
     plc_sim_run(&r->fwd, &run->stages[best].fwd, run->nstreams, 0, zero, &net);
     plc_sim_run(&r->bwd, &run->stages[best].bwd, run->nstreams, 0, zero, &net);
   }

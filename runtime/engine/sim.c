@@ -921,8 +921,8 @@ int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
   const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);
   if (!u || !u->ok)
     return 0;
-  plc_si sum = 0; /* at most u->sum: no overflow */
-  for (int i = 0; i < l->n; i++)
+  plc_si sum = counts ? 0 : (plc_si)u->sum; /* at most u->sum: no overflow */
+  for (int i = 0; counts && i < l->n; i++)
     if (u->t[i] && counts(&l->ops[i]))
       sum += u->t[i];
   plc_s64_set(out, sum, u->d);
@@ -1751,6 +1751,29 @@ void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int 
         mpq_set(o, s.ops[i].end);
   }
   plc_sim_free(&s);
+}
+
+void plc_sim_end_in(mpq_t out, const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0,
+                    plc_sim_counts_fn *counts)
+{
+  const struct plc_sim_lazy *z = s->lazy;
+  if (z) { /* on its integers: t0 is at most every op's start */
+    plc_si end = -1;
+    for (int i = 0; i < l->n; i++)
+      if (s->ops[i].ran && (!counts || counts(&l->ops[i])) && z->end[i] > end)
+        end = z->end[i];
+    if (end >= 0) {
+      plc_s64_set(out, end, z->d);
+      if (mpq_cmp(out, t0) >= 0)
+        return;
+    }
+    mpq_set(out, t0);
+    return;
+  }
+  mpq_set(out, t0);
+  for (int i = 0; i < l->n; i++)
+    if (s->ops[i].ran && (!counts || counts(&l->ops[i])) && mpq_cmp(s->ops[i].end, out) > 0)
+      mpq_set(out, s->ops[i].end);
 }
 
 void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,

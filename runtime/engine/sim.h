@@ -107,6 +107,11 @@ void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once
  * (either may be NULL). */
 void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                   mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net);
+/* What plc_sim_end_of gives for l run so, from s, that run of l made by
+ * plc_sim_run from t0: the latest end of its ops that ran and for which
+ * counts is true (all when NULL), and t0. */
+void plc_sim_end_in(mpq_t out, const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0,
+                    plc_sim_counts_fn *counts);
 /* Op i of l, which ran in s: how long it took into out, its time, or more
  * for a transfer that shared its link. */
 void plc_sim_took(const plc_sim *s, const plc_ir_list *l, int i, mpq_t out);
@@ -153,7 +158,7 @@ typedef struct plc_sim_memo {
 void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run);
 void plc_sim_memo_pop(plc_sim_memo *m);
 /* The sum of the times of l's ops that are not `once` and for which
- * counts is true, into out, on integers from the innermost memo: 0, out
+ * counts is true (all when NULL), into out, on integers from the innermost memo: 0, out
  * untouched, when it does not keep l or l's times do not fit. */
 int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts);
 

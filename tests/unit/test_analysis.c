@@ -226,6 +226,38 @@ static void test_critical_stage(void)
   plc_result_free(&res);
 }
 
+/* The analysis runs first in full the stage whose ops take the most time
+ * in all (its guess at the critical one) and runs the critical one again
+ * when the guess was wrong.  Two stages of hand_run (forward 10 ms,
+ * backward 12 + 8 ms); stage 0's forward also has an 8 ms tp all-gather
+ * on stream 1 from time 0, hidden behind its 10 ms of compute: makespan
+ * 10, ops 18 ms in all (38 with the backward); stage 1's forward has 5 ms
+ * more compute: makespan 15, 15 ms in all (35).  So the guess is stage 0,
+ * and stage 1 is critical (15 + 20 = 35 ms > 30): t_f 15 ms, t_b 20 ms,
+ * its forward's compute 15 ms and nothing exposed, and the kept runs are
+ * stage 1's (two forward ops, no collective). */
+static void test_critical_not_guessed(void)
+{
+  plc_ir_run *r = hand_run(2, 1, "1f1b", 1);
+  plc_ir_op g = comm_op("ag", PLC_OPK_ALL_GATHER, PLC_PD_TP, 1, 8, 0);
+  g.phase = PLC_PH_FWD;
+  g.ndeps = 0;
+  plc_ir_push(ar, &r->stages[0].fwd, &g);
+  compute(&r->stages[1].fwd, PLC_PH_FWD, 5, 50, 0, 0);
+  plc_result res;
+  plc_analyse(&res, r);
+  CU_ASSERT_EQUAL(res.critical, 1);
+  CU_ASSERT(plc_fx_q(res.t_f, 15, 1000));
+  CU_ASSERT(plc_fx_q(res.t_b, 20, 1000));
+  CU_ASSERT(plc_fx_q(res.fwd.compute, 15, 1000));
+  CU_ASSERT(plc_fx_q(res.fwd.exposed, 0, 1));
+  CU_ASSERT_EQUAL(res.fwd.n, 2);
+  CU_ASSERT_EQUAL(res.nrows, 0); /* the inventory is stage 1's: no collective */
+  CU_ASSERT(plc_fx_q(res.tf[0], 10, 1000));
+  CU_ASSERT(plc_fx_q(res.tb[1], 20, 1000));
+  plc_result_free(&res);
+}
+
 /* ---- properties of the measured bubble over random uneven stages -------- */
 
 static unsigned long prop_seed = 12345;
@@ -667,6 +699,7 @@ int main(void)
     {"dualpipev, uneven chunks: each run alone (hand case)", test_dualpipev_uneven},
     {"interleaved, uneven chunks: each run alone (hand case)", test_interleaved_uneven},
     {"critical stage", test_critical_stage},
+    {"critical stage not the guessed one (hand case)", test_critical_not_guessed},
     {"measured bubble: properties over random stages", test_bubble_properties},
     {"DP tail and optimizer", test_tail},
     {"DP tail: sends leaving chunks are not in it (hand case)", test_tail_leaving_sends},

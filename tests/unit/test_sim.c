@@ -635,6 +635,71 @@ static void test_random_sums_and_memo(void)
   mpq_clears(zero, e, f, want, NULL);
 }
 
+static int on_stream0(const plc_ir_op *op) { return op->stream == 0; }
+
+/* What the analysis reads from one run instead of running a list again:
+ * plc_sim_end_in of a run (on integers, on rationals, links shared or
+ * not, `once` ops in or out, from any start) is plc_sim_end_of of the
+ * list, for every counts; a run inside a memo (which reads the memo's
+ * durations in place) is the run outside; plc_sim_memo_sum with no counts
+ * is the sum of the times of the ops not `once`; and a compute op's
+ * exposure and window (a read-only 0, not rationals of its own) are 0. */
+static void test_random_end_in(void)
+{
+  int bad = 0, lazy = 0, ro = 0;
+  mpq_t t0, e, f, want;
+  mpq_inits(t0, e, f, want, NULL);
+  plc_sim_net on = one_link(1);
+  plc_sim_counts_fn *counts[3] = {NULL, is_transfer, on_stream0};
+  for (int trial = 0; trial < 300; trial++) {
+    plc_ir_list l;
+    random_list(&l, 1 + (int)rnd(40), 4);
+    for (int i = 0; i < l.n; i++)
+      l.ops[i].once = rnd(6) == 0;
+    int once = (int)rnd(2);
+    const plc_sim_net *net = trial % 2 ? &on : NULL;
+    mpq_set_si(t0, trial % 3 ? 0 : (long)rnd(5), 1 + rnd(3));
+    mpq_canonicalize(t0);
+    plc_sim_no_fast = trial % 5 == 4;
+    plc_ir_stage st = {.bwd = l};
+    plc_ir_run run = {.stages = &st, .nstages = 1};
+    plc_sim out, in;
+    plc_sim_run(&out, &l, 4, once, t0, net);
+    plc_sim_memo memo;
+    plc_sim_memo_push(&memo, &run);
+    plc_sim_run(&in, &st.bwd, 4, once, t0, net);
+    lazy += in.lazy != NULL;
+    for (int k = 0; k < 3; k++) {
+      plc_sim_end_in(e, &in, &st.bwd, t0, counts[k]);
+      plc_sim_end_of(f, &st.bwd, 4, once, t0, counts[k], net);
+      bad += !mpq_equal(e, f);
+      plc_sim_end_of(f, &l, 4, once, t0, counts[k], net); /* outside the memo */
+      bad += !mpq_equal(e, f);
+    }
+    mpq_set_ui(want, 0, 1);
+    for (int i = 0; i < l.n; i++)
+      if (!l.ops[i].once)
+        mpq_add(want, want, l.ops[i].time);
+    int ok = plc_sim_memo_sum(f, &st.bwd, NULL);
+    bad += ok == plc_sim_no_fast || (ok && !mpq_equal(f, want));
+    plc_sim_memo_pop(&memo);
+    plc_sim_times(&out);
+    plc_sim_times(&in);
+    bad += !same_sim(&out, &in);
+    for (int i = 0; i < l.n; i++)
+      if (l.ops[i].kind == PLC_OPK_COMPUTE) {
+        ro += !in.ops[i].own_figs;
+        bad += mpq_sgn(in.ops[i].exposed) != 0 || mpq_sgn(in.ops[i].window) != 0;
+      }
+    plc_sim_free(&out);
+    plc_sim_free(&in);
+    plc_sim_no_fast = 0;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(lazy > 0 && ro > 0);
+  mpq_clears(t0, e, f, want, NULL);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -650,6 +715,7 @@ int main(void)
     {"two gathers share a link (hand case)", test_shared_gathers},
     {"links shared over random lists", test_random_shared},
     {"sums and the memo over random lists", test_random_sums_and_memo},
+    {"a run's ends are the end-only runs' (random lists)", test_random_end_in},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);
