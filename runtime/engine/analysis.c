@@ -691,26 +691,23 @@ static void plc_device_list(plc_result *r, const plc_ir_list *l, mpq_srcptr k)
   plc_sim_net_of(run, &net);
   mpq_t zero, x;
   mpq_inits(zero, x, NULL);
-  plc_sim sim;
-  plc_sim_run(&sim, l, run->nstreams, 0, zero, &net);
-  mpq_srcptr v[4] = {sim.compute, sim.all_compute, sim.useful, sim.stall_other};
+  plc_sim_figs f;
+  mpq_inits(f.compute, f.all_compute, f.useful, f.stall_other, NULL);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    mpq_init(f.exposed[d]);
+  plc_sim_run_figs(&f, l, run->nstreams, 0, zero, &net);
+  mpq_srcptr v[4] = {f.compute, f.all_compute, f.useful, f.stall_other};
   mpq_ptr out[4] = {r->dev_compute, r->dev_all_compute, r->dev_useful, r->dev_stall};
   for (int i = 0; i < 4; i++) {
     plc_q_rat_mul(x, k, v[i]);
     plc_q_rat_add(out[i], out[i], x);
   }
-  mpq_t e[PLC_PD_COUNT]; /* k x the sum is the sum of k x each */
-  int *group = plc_xmalloc(((size_t)l->n + 1) * sizeof *group);
-  for (int d = 0; d < PLC_PD_COUNT; d++)
-    mpq_init(e[d]);
-  plc_exposed_by_dim(&sim, l, group, e);
-  for (int d = 0; d < PLC_PD_COUNT; d++) {
-    plc_q_rat_mul(x, k, e[d]);
+  for (int d = 0; d < PLC_PD_COUNT; d++) { /* k x the sum is the sum of k x each */
+    plc_q_rat_mul(x, k, f.exposed[d]);
     plc_q_rat_add(r->dev_exposed[d], r->dev_exposed[d], x);
-    mpq_clear(e[d]);
+    mpq_clear(f.exposed[d]);
   }
-  free(group);
-  plc_sim_free(&sim);
+  mpq_clears(f.compute, f.all_compute, f.useful, f.stall_other, NULL);
   mpq_clears(zero, x, NULL);
 }
 

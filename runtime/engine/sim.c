@@ -1219,60 +1219,81 @@ static void plc_s64_figs_out(const plc_s64 *x, plc_su d)
   plc_s64_memo_free(&m);
 }
 
-/* The run on integers into s (initialised); 0, leaving s untouched, when
- * the figures could pass 62 bits.  With g, links shared: the ops end as g
- * says (plc_s64_given). */
-static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
-                       mpq_srcptr t0, const plc_s64_given *g)
+static int plc_sim_may_share(const plc_ir_list *l, int with_once, const plc_sim_net *net);
+
+/* The first part of a run on integers (plc_s64_run): its durations
+ * scaled, every op run, every stall and the tail charged, into x (x->s
+ * and x->l set; its arrays in one block, x->t's after them when given,
+ * returned in *mem) and the common denominator *d; 0, with nothing
+ * allocated and x->s untouched, when the figures could pass 62 bits. */
+static int plc_s64_sched(plc_s64 *x, int nstreams, int with_once, mpq_srcptr t0,
+                         const plc_s64_given *g, plc_si **mem_out, plc_su *d)
 {
+  plc_sim *s = x->s;
+  const plc_ir_list *l = x->l;
   if (plc_sim_no_fast || l->n == 0)
     return 0;
-  plc_s64 x = {.s = s, .l = l};
   size_t n = (size_t)l->n;
   /* only the sums (exposed, window) need zeros: the rest is written
    * before it is read (the times of the ops that ran) */
   plc_si *mem = plc_xmalloc((g ? 7 : 6) * n * sizeof *mem);
   memset(mem + 4 * n, 0, 2 * n * sizeof *mem);
-  x.t = mem;
-  plc_su d;
+  x->t = mem;
   plc_si t0s = 0;
-  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s, g == NULL) ||
-      (g && !plc_s64_given_scale(&x, g, &d, &t0s, mem + 6 * n))) {
+  if (!plc_s64_scale(x, with_once, t0, d, &t0s, g == NULL) ||
+      (g && !plc_s64_given_scale(x, g, d, &t0s, mem + 6 * n))) {
     free(mem);
     return 0;
   }
   s->shared = g != NULL;
-  x.ready = mem + n;
-  x.start = mem + 2 * n;
-  x.end = mem + 3 * n;
-  x.exposed = mem + 4 * n;
-  x.window = mem + 5 * n;
+  x->ready = mem + n;
+  x->start = mem + 2 * n;
+  x->end = mem + 3 * n;
+  x->exposed = mem + 4 * n;
+  x->window = mem + 5 * n;
   plc_si *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
   int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);
   for (int k = 0; k <= nstreams; k++) {
     free_at[k] = t0s;
     holder[k] = -1;
   }
-  x.end_all = t0s;
+  x->end_all = t0s;
   for (int i = 0; i < l->n; i++)
     if (with_once || !l->ops[i].once)
-      plc_s64_step(&x, i, free_at, holder, nstreams, t0s);
-  x.makespan = free_at[0];
-  if (x.end_all > free_at[0]) { /* plc_sim_tail */
+      plc_s64_step(x, i, free_at, holder, nstreams, t0s);
+  x->makespan = free_at[0];
+  if (x->end_all > free_at[0]) { /* plc_sim_tail */
     int last = -1;
     for (int i = 0; i < l->n; i++)
-      if (s->ops[i].ran && (last < 0 || x.end[i] >= x.end[last]))
+      if (s->ops[i].ran && (last < 0 || x->end[i] >= x->end[last]))
         last = i;
-    plc_s64_charge_from(&x, last, free_at[0], x.end_all);
-    x.makespan = x.end_all;
+    plc_s64_charge_from(x, last, free_at[0], x->end_all);
+    x->makespan = x->end_all;
   }
-  plc_s64_windows(&x);
   for (int i = 0; i < l->n; i++) /* plc_sim_union */
     if (s->ops[i].ran && l->ops[i].kind == PLC_OPK_COMPUTE) {
-      x.all_compute += x.t[i];
+      x->all_compute += x->t[i];
       if (l->ops[i].useful)
-        x.useful += x.t[i];
+        x->useful += x->t[i];
     }
+  free(free_at);
+  free(holder);
+  *mem_out = mem;
+  return 1;
+}
+
+/* The run on integers into s (initialised); 0, leaving s untouched, when
+ * the figures could pass 62 bits.  With g, links shared: the ops end as g
+ * says (plc_s64_given). */
+static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
+                       mpq_srcptr t0, const plc_s64_given *g)
+{
+  plc_s64 x = {.s = s, .l = l};
+  plc_si *mem;
+  plc_su d;
+  if (!plc_s64_sched(&x, nstreams, with_once, t0, g, &mem, &d))
+    return 0;
+  plc_s64_windows(&x);
   plc_s64_figs_out(&x, d);
   s->lazy = plc_xmalloc(sizeof *s->lazy); /* the times, for plc_sim_times */
   *s->lazy = (struct plc_sim_lazy){.mem = mem, .ready = x.ready, .start = x.start, .end = x.end,
@@ -1285,9 +1306,73 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
   plc_s64_set(s->useful, x.useful, d);
   plc_s64_set(s->exposed, x.exposed_all, d);
   plc_s64_set(s->stall_other, x.stall_other, d);
-  free(free_at);
-  free(holder);
   return 1;
+}
+
+/* plc_sim_run_figs on integers, as plc_s64_run runs (the windows, the
+ * reasons and the ops' own figures left out: none of them moves a
+ * figure); 0 when it cannot run so, or when two transfers met on a link
+ * (sharing would change the run). */
+static int plc_s64_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int with_once,
+                        mpq_srcptr t0, const plc_sim_net *net)
+{
+  plc_sim s = {.n = l->n}; /* the ops' flags only: no rationals */
+  s.ops = plc_xmalloc(((size_t)l->n + 1) * sizeof *s.ops);
+  for (int i = 0; i < l->n; i++) {
+    s.ops[i].ran = 0;
+    s.ops[i].queued_behind = s.ops[i].consumer = -1;
+  }
+  plc_s64 x = {.s = &s, .l = l};
+  plc_si *mem = NULL;
+  plc_su d;
+  int ok = plc_s64_sched(&x, nstreams, with_once, t0, NULL, &mem, &d);
+  if (ok && plc_sim_may_share(l, with_once, net)) {
+    unsigned char *ran = plc_xmalloc((size_t)l->n + 1);
+    for (int i = 0; i < l->n; i++)
+      ran[i] = (unsigned char)s.ops[i].ran;
+    plc_si first;
+    ok = !plc_s64_overlap(l, nstreams, x.start, x.end, ran, net, &first);
+    free(ran);
+  }
+  if (ok) {
+    plc_si by_dim[PLC_PD_COUNT] = {0}; /* each at most the sum of the durations */
+    for (int i = 0; i < l->n; i++)
+      if (s.ops[i].ran && l->ops[i].kind != PLC_OPK_COMPUTE)
+        by_dim[l->ops[i].dim] += x.exposed[i];
+    for (int k = 0; k < PLC_PD_COUNT; k++)
+      plc_s64_set(f->exposed[k], by_dim[k], d);
+    plc_s64_set(f->compute, x.compute, d);
+    plc_s64_set(f->all_compute, x.all_compute, d);
+    plc_s64_set(f->useful, x.useful, d);
+    plc_s64_set(f->stall_other, x.stall_other, d);
+  }
+  free(mem);
+  free(s.ops);
+  return ok;
+}
+
+void plc_sim_run_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int with_once,
+                      mpq_srcptr t0, const plc_sim_net *net)
+{
+  if (plc_s64_figs(f, l, nstreams, with_once, t0, net))
+    return;
+  plc_sim s;
+  plc_sim_run(&s, l, nstreams, with_once, t0, net);
+  mpq_set(f->compute, s.compute);
+  mpq_set(f->all_compute, s.all_compute);
+  mpq_set(f->useful, s.useful);
+  mpq_set(f->stall_other, s.stall_other);
+  int *group = plc_xmalloc(((size_t)l->n + 1) * sizeof *group);
+  mpq_ptr out[PLC_PD_COUNT];
+  for (int k = 0; k < PLC_PD_COUNT; k++) {
+    mpq_set_ui(f->exposed[k], 0, 1);
+    out[k] = f->exposed[k];
+  }
+  for (int i = 0; i < l->n; i++)
+    group[i] = l->ops[i].kind != PLC_OPK_COMPUTE ? (int)l->ops[i].dim : -1;
+  plc_sim_add_sums(&s, l, group, PLC_PD_COUNT, NULL, NULL, out);
+  free(group);
+  plc_sim_free(&s);
 }
 
 /* plc_sim_end on integers: the scheduling alone (charging moves no op);

@@ -112,6 +112,18 @@ void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int 
  * counts is true (all when NULL), and t0. */
 void plc_sim_end_in(mpq_t out, const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0,
                     plc_sim_counts_fn *counts);
+/* The figures of a run that the ops' own do not make up: what
+ * plc_sim_run gives as compute, all_compute, useful and stall_other, and
+ * the exposures of its collectives summed per dimension. */
+typedef struct plc_sim_figs {
+  mpq_t compute, all_compute, useful, stall_other;
+  mpq_t exposed[PLC_PD_COUNT];
+} plc_sim_figs;
+/* Those figures of l run as plc_sim_run runs it, into f (initialised),
+ * for less: on machine integers when they fit (no rational per op, no
+ * windows), else from plc_sim_run. */
+void plc_sim_run_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int with_once,
+                      mpq_srcptr t0, const plc_sim_net *net);
 /* Op i of l, which ran in s: how long it took into out, its time, or more
  * for a transfer that shared its link. */
 void plc_sim_took(const plc_sim *s, const plc_ir_list *l, int i, mpq_t out);

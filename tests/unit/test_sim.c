@@ -700,6 +700,65 @@ static void test_random_end_in(void)
   mpq_clears(t0, e, f, want, NULL);
 }
 
+/* plc_sim_run_figs (on integers with no rational per op, when it can)
+ * gives exactly plc_sim_run's compute, all_compute, useful and
+ * stall_other, and its collectives' exposures summed per dimension, over
+ * random lists on two links, shared or not, `once` ops in or out, from
+ * any start, on integers and on rationals. */
+static void test_random_figs(void)
+{
+  int bad = 0;
+  mpq_t t0, want[PLC_PD_COUNT];
+  mpq_init(t0);
+  for (int k = 0; k < PLC_PD_COUNT; k++)
+    mpq_init(want[k]);
+  plc_sim_net on = one_link(1);
+  on.nlinks = 2;
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    on.link[d] = d % 2;
+  for (int trial = 0; trial < 300; trial++) {
+    plc_ir_list l;
+    random_list(&l, 1 + (int)rnd(40), 4);
+    for (int i = 0; i < l.n; i++) {
+      l.ops[i].once = rnd(6) == 0;
+      l.ops[i].dim = (plc_pdim)rnd(3);
+      l.ops[i].useful = rnd(2) == 0;
+    }
+    int once = (int)rnd(2);
+    const plc_sim_net *net = trial % 3 ? &on : NULL;
+    mpq_set_si(t0, (long)rnd(5), 1 + rnd(3));
+    mpq_canonicalize(t0);
+    plc_sim_no_fast = trial % 7 == 6;
+    plc_sim s;
+    plc_sim_run(&s, &l, 4, once, t0, net);
+    plc_sim_times(&s);
+    for (int k = 0; k < PLC_PD_COUNT; k++)
+      mpq_set_ui(want[k], 0, 1);
+    for (int i = 0; i < l.n; i++)
+      if (s.ops[i].ran && l.ops[i].kind != PLC_OPK_COMPUTE)
+        mpq_add(want[l.ops[i].dim], want[l.ops[i].dim], s.ops[i].exposed);
+    plc_sim_figs f;
+    mpq_inits(f.compute, f.all_compute, f.useful, f.stall_other, NULL);
+    for (int k = 0; k < PLC_PD_COUNT; k++)
+      mpq_init(f.exposed[k]);
+    mpq_set_si(f.stall_other, 7, 1); /* overwritten, not added to */
+    plc_sim_run_figs(&f, &l, 4, once, t0, net);
+    bad += !mpq_equal(f.compute, s.compute) || !mpq_equal(f.all_compute, s.all_compute) ||
+           !mpq_equal(f.useful, s.useful) || !mpq_equal(f.stall_other, s.stall_other);
+    for (int k = 0; k < PLC_PD_COUNT; k++) {
+      bad += !mpq_equal(f.exposed[k], want[k]);
+      mpq_clear(f.exposed[k]);
+    }
+    mpq_clears(f.compute, f.all_compute, f.useful, f.stall_other, NULL);
+    plc_sim_free(&s);
+    plc_sim_no_fast = 0;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  mpq_clear(t0);
+  for (int k = 0; k < PLC_PD_COUNT; k++)
+    mpq_clear(want[k]);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -716,6 +775,7 @@ int main(void)
     {"links shared over random lists", test_random_shared},
     {"sums and the memo over random lists", test_random_sums_and_memo},
     {"a run's ends are the end-only runs' (random lists)", test_random_end_in},
+    {"a run's figures without the ops' own (random lists)", test_random_figs},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);
