@@ -34,10 +34,29 @@ typedef struct plc_flow_heap {
   mpz_t z;              /* scratch for fx */
 } plc_flow_heap;
 
-/* fx of a key >= 0 (see above); fx_ok 0 when the key is too large. */
+/* Is q a whole number?  Most times are (sim.c runs a list's flow in
+ * units of its common denominator): read from the limbs (inline in
+ * gmp.h), not by a call. */
+static inline int plc_flow_whole(mpq_srcptr q)
+{
+  mpz_srcptr den = mpq_denref(q);
+  return mpz_size(den) == 1 && mpz_getlimbn(den, 0) == 1;
+}
+
+/* fx of a key >= 0 (see above); fx_ok 0 when the key is too large.  A
+ * whole key k is below 2^22 when it has one limb below it, and then fx is
+ * k x 2^40 (the division's own result, for less). */
 static void plc_flow_fx(plc_flow_heap *h, plc_flow_ent *e)
 {
   mpz_srcptr num = mpq_numref(e->key), den = mpq_denref(e->key);
+  if (plc_flow_whole(e->key) && mpz_sgn(num) >= 0) {
+    size_t n = mpz_size(num);
+    mp_limb_t k = n ? mpz_getlimbn(num, 0) : 0;
+    e->fx_ok = n <= 1 && k < ((mp_limb_t)1 << PLC_FLOW_FX_MAX_LOG2);
+    if (e->fx_ok)
+      e->fx = (unsigned long)k << PLC_FLOW_FX_BITS;
+    return;
+  }
   e->fx_ok = mpz_sgn(num) >= 0 &&
              (long)mpz_sizeinbase(num, 2) - (long)mpz_sizeinbase(den, 2) < PLC_FLOW_FX_MAX_LOG2;
   if (!e->fx_ok)
@@ -47,25 +66,31 @@ static void plc_flow_fx(plc_flow_heap *h, plc_flow_ent *e)
   e->fx = mpz_get_ui(h->z);
 }
 
+/* mpq_cmp, on the numerators alone when both are whole numbers. */
+static int plc_flow_cmp(mpq_srcptr a, mpq_srcptr b)
+{
+  if (plc_flow_whole(a) && plc_flow_whole(b))
+    return mpz_cmp(mpq_numref(a), mpq_numref(b));
+  return mpq_cmp(a, b);
+}
+
 static int plc_flow_less(const plc_flow_ent *x, const plc_flow_ent *y)
 {
   int c = x->fx_ok && y->fx_ok && x->fx != y->fx ? (x->fx < y->fx ? -1 : 1)
-                                                 : mpq_cmp(x->key, y->key);
+                                                 : plc_flow_cmp(x->key, y->key);
   if (c) return c < 0;
   if (x->a != y->a) return x->a < y->a;
   if (x->b != y->b) return x->b < y->b;
   return x->c < y->c;
 }
 
+/* Entries trade places whole: each key's limbs move with it, as
+ * mpq_swap would move them. */
 static void plc_flow_swap(plc_flow_heap *h, int i, int j)
 {
-  plc_flow_ent *x = &h->e[i], *y = &h->e[j];
-  mpq_swap(x->key, y->key);
-  unsigned long fx = x->fx;
-  int ok = x->fx_ok, a = x->a, b = x->b;
-  unsigned c = x->c;
-  x->fx = y->fx, x->fx_ok = y->fx_ok, x->a = y->a, x->b = y->b, x->c = y->c;
-  y->fx = fx, y->fx_ok = ok, y->a = a, y->b = b, y->c = c;
+  plc_flow_ent t = h->e[i];
+  h->e[i] = h->e[j];
+  h->e[j] = t;
 }
 
 static void plc_flow_push(plc_flow_heap *h, mpq_srcptr key, int a, int b, unsigned c)
@@ -272,12 +297,13 @@ static void plc_flow_graph(plc_flow_state *st, int nstreams)
  * its common denominator), without the gcds of mpq_add and mpq_sub. */
 static void plc_flow_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b, int sub)
 {
-  if (mpz_cmp_ui(mpq_denref(a), 1) == 0 && mpz_cmp_ui(mpq_denref(b), 1) == 0) {
+  if (plc_flow_whole(a) && plc_flow_whole(b)) {
     if (sub)
       mpz_sub(mpq_numref(r), mpq_numref(a), mpq_numref(b));
     else
       mpz_add(mpq_numref(r), mpq_numref(a), mpq_numref(b));
-    mpz_set_ui(mpq_denref(r), 1);
+    if (!plc_flow_whole(r))
+      mpz_set_ui(mpq_denref(r), 1);
   } else if (sub) {
     mpq_sub(r, a, b);
   } else {
@@ -395,7 +421,7 @@ static void plc_flow_link_event(plc_flow_state *st, int li, unsigned stamp, mpq_
   plc_flow_link *l = &st->links[li];
   if (stamp != l->stamp) return;
   plc_flow_advance(st, l, t);
-  while (l->ends.n > 0 && mpq_cmp(l->ends.e[0].key, l->v) <= 0) {
+  while (l->ends.n > 0 && plc_flow_cmp(l->ends.e[0].key, l->v) <= 0) {
     int i = l->ends.e[0].a;
     plc_flow_pop(&l->ends);
     l->k--;

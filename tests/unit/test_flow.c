@@ -362,6 +362,48 @@ static void test_random_against_naive(void)
   CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* Random graphs whose times are whole numbers, as sim.c gives the flow
+ * (a list's times in units of their common denominator): every time
+ * times 12 (whole: the fixtures' denominators divide 12) and by a factor
+ * of one limb (3), of two (2^70 + 5) or none, against the naive
+ * simulator.  Whole keys, sums and comparisons take the flow's fast
+ * paths (small keys compared by fx, large ones by their numerators);
+ * sharing makes keys that are not whole again. */
+static void test_random_whole(void)
+{
+  int bad = 0;
+  mpq_t k;
+  mpq_init(k);
+  for (int round = 0; round < 300; round++) {
+    fixture x;
+    fx_init(&x);
+    int ns, nl;
+    random_fixture(&x, &ns, &nl);
+    mpz_set_ui(mpq_numref(k), 12);
+    if (round % 3 == 1)
+      mpz_mul_ui(mpq_numref(k), mpq_numref(k), 3);
+    if (round % 3 == 2) {
+      mpz_t big;
+      mpz_init(big);
+      mpz_ui_pow_ui(big, 2, 70);
+      mpz_add_ui(big, big, 5);
+      mpz_mul(mpq_numref(k), mpq_numref(k), big);
+      mpz_clear(big);
+    }
+    for (int i = 0; i < x.n; i++) {
+      mpq_mul(x.fixed[i], x.fixed[i], k);
+      mpq_mul(x.work[i], x.work[i], k);
+      bad += mpz_cmp_ui(mpq_denref(x.fixed[i]), 1) != 0 ||
+             mpz_cmp_ui(mpq_denref(x.work[i]), 1) != 0;
+    }
+    for (int share = 0; share <= 1; share++)
+      bad += against_naive(&x, ns, nl, share, 1);
+    fx_clear(&x);
+  }
+  mpq_clear(k);
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* Random graphs in which later ops share one dependency list of 4 to 6
  * earlier ops (as a block's entry ops do), against the naive simulator;
  * and every op's cause is a dependency or its stream predecessor that
@@ -520,6 +562,7 @@ int main(void)
     {"ops with equal dependency lists (a join)", test_equal_dep_lists},
     {"random shared dependency lists against a naive simulator", test_random_shared_lists},
     {"random graphs against a naive simulator", test_random_against_naive},
+    {"random graphs with whole-number times against a naive simulator", test_random_whole},
     {"invariants over random graphs", test_random_invariants},
     {"sharing has anomalies: a faster link, a slower step", test_sharing_anomaly},
     {"without sharing, faster ops never end anything later", test_random_monotone_unshared},
