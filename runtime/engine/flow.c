@@ -316,6 +316,12 @@ static void plc_flow_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b, int sub)
  * so a gcd with k, not mpq_canonicalize's of the whole. */
 static void plc_flow_scale(mpq_ptr q, unsigned long k, int div)
 {
+  if (k == 1) /* one transfer on its link: the most common case */
+    return;
+  if (!div && plc_flow_whole(q)) { /* no gcd to take */
+    mpz_mul_ui(mpq_numref(q), mpq_numref(q), k);
+    return;
+  }
   mpz_ptr keep = div ? mpq_denref(q) : mpq_numref(q), cut = div ? mpq_numref(q) : mpq_denref(q);
   unsigned long g = mpz_gcd_ui(NULL, cut, k); /* k when cut is 0: q stays 0/1 */
   if (g > 1)
