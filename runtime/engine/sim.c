@@ -990,26 +990,31 @@ static int plc_s64_is_transfer(const plc_ir_list *l, int i, const plc_si *start,
   return ran[i] && l->ops[i].kind != PLC_OPK_COMPUTE && end[i] > start[i];
 }
 
+/* The groups of the transfers among the ops cand[0 .. nc) (all of l's
+ * when cand is NULL), in list order. */
 static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
                           const plc_si *start, const plc_si *end, const unsigned char *ran,
-                          const plc_sim_net *net)
+                          const plc_sim_net *net, const int *cand, int nc)
 {
   g->ns = nstreams;
   size_t ng = (size_t)net->nlinks * (size_t)g->ns;
+  if (!cand)
+    nc = l->n;
   g->at = plc_xcalloc(ng + 2, sizeof *g->at);
-  g->idx = plc_xmalloc(((size_t)l->n + 1) * sizeof *g->idx);
-  int *key = plc_xmalloc(((size_t)l->n + 1) * sizeof *key);
-  for (int i = 0; i < l->n; i++) {
-    key[i] = plc_s64_is_transfer(l, i, start, end, ran)
+  g->idx = plc_xmalloc(((size_t)nc + 1) * sizeof *g->idx);
+  int *key = plc_xmalloc(((size_t)nc + 1) * sizeof *key);
+  for (int c = 0; c < nc; c++) {
+    int i = cand ? cand[c] : c;
+    key[c] = plc_s64_is_transfer(l, i, start, end, ran)
              ? net->link[l->ops[i].dim] * g->ns + l->ops[i].stream : -1;
-    if (key[i] >= 0)
-      g->at[key[i] + 2]++;
+    if (key[c] >= 0)
+      g->at[key[c] + 2]++;
   }
   for (size_t k = 2; k <= ng + 1; k++)
     g->at[k] += g->at[k - 1];
-  for (int i = 0; i < l->n; i++) /* at[k + 1] is group k's next free place */
-    if (key[i] >= 0)
-      g->idx[g->at[key[i] + 1]++] = i;
+  for (int c = 0; c < nc; c++) /* at[k + 1] is group k's next free place */
+    if (key[c] >= 0)
+      g->idx[g->at[key[c] + 1]++] = cand ? cand[c] : c;
   free(key);
 }
 
@@ -1021,13 +1026,15 @@ static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
  * transfers of one stream run one after another in list order (each
  * starts once the one before it on its stream ended): they never meet,
  * and their starts come sorted.  So per link the streams' transfers are
- * merged by start, each checked against the latest end before it. */
+ * merged by start, each checked against the latest end before it.  With
+ * cand, only the ops cand[0 .. nc) are looked at (in list order): the
+ * caller's every op that is not a compute op. */
 static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *start,
                            const plc_si *end, const unsigned char *ran, const plc_sim_net *net,
-                           plc_si *first)
+                           const int *cand, int nc, plc_si *first)
 {
   plc_s64_groups g;
-  plc_s64_group(&g, l, nstreams, start, end, ran, net);
+  plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
   int *head = plc_xmalloc(((size_t)g.ns + 1) * sizeof *head), hit = 0;
   for (int k = 0; k < net->nlinks; k++) {
     const int *at = g.at + (size_t)k * (size_t)g.ns;
@@ -1144,7 +1151,8 @@ static int plc_sim_lazy_overlap(plc_sim *s, const plc_ir_list *l, int nstreams,
   unsigned char *ran = plc_xmalloc((size_t)l->n + 1);
   for (int i = 0; i < l->n; i++)
     ran[i] = (unsigned char)s->ops[i].ran;
-  int hit = plc_s64_overlap(l, nstreams, s->lazy->start, s->lazy->end, ran, net, &h->first);
+  int hit = plc_s64_overlap(l, nstreams, s->lazy->start, s->lazy->end, ran, net, NULL, 0,
+                            &h->first);
   free(ran);
   if (hit) {
     struct plc_sim_lazy *z = s->lazy;
@@ -1331,7 +1339,7 @@ static int plc_s64_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int
     for (int i = 0; i < l->n; i++)
       ran[i] = (unsigned char)s.ops[i].ran;
     plc_si first;
-    ok = !plc_s64_overlap(l, nstreams, x.start, x.end, ran, net, &first);
+    ok = !plc_s64_overlap(l, nstreams, x.start, x.end, ran, net, NULL, 0, &first);
     free(ran);
   }
   if (ok) {
@@ -1396,6 +1404,7 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
   plc_si *end = mem + n, *starts = mem + 2 * n, *free_at = mem + 3 * n, end_all = t0s;
   plc_si end_cnt = t0s;
   unsigned char *ran = plc_xcalloc(n, 1);
+  int *cand = net ? plc_xmalloc((n + 1) * sizeof *cand) : NULL, nc = 0; /* not compute */
   for (int k = 0; k <= nstreams; k++)
     free_at[k] = t0s;
   for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
@@ -1417,14 +1426,17 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     if (uses_dev)
       free_at[nstreams] = end[i];
     ran[i] = 1;
+    if (cand && op->kind != PLC_OPK_COMPUTE)
+      cand[nc++] = i;
     if (end[i] > end_all)
       end_all = end[i];
     if (end[i] > end_cnt && (!counts || counts(op)))
       end_cnt = end[i];
   }
   /* else: links shared */
-  int ok = !net || !plc_s64_overlap(l, nstreams, starts, end, ran, net, &h->first);
+  int ok = !net || !plc_s64_overlap(l, nstreams, starts, end, ran, net, cand, nc, &h->first);
   free(ran);
+  free(cand);
   if (ok) {
     if (all)
       plc_s64_set(all, end_all, d);
