@@ -270,6 +270,7 @@ int plc_run_chunks(const plc_ir_run *run)
 typedef struct plc_chunk {
   plc_ir_list list;
   int *pool;
+  int *from;    /* per op of list, its index in the stage's list (plc_sim_memo_part) */
   mpq_t p2p;
 } plc_chunk;
 
@@ -288,6 +289,7 @@ static void plc_chunk_of(const plc_ir_list *l, int k, plc_chunk *out)
   out->list.ops = plc_xmalloc(((size_t)l->n + 1) * sizeof *out->list.ops);
   out->list.n = 0;
   out->pool = plc_xmalloc(nd * sizeof *out->pool);
+  out->from = plc_xmalloc(((size_t)l->n + 1) * sizeof *out->from);
   int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map), last = -1;
   size_t used = 0;
   for (int i = 0; i < l->n; i++) {
@@ -311,18 +313,22 @@ static void plc_chunk_of(const plc_ir_list *l, int k, plc_chunk *out)
         o->deps[o->ndeps++] = map[op->deps[d]];
     used += (size_t)o->ndeps;
     map[i] = out->list.n;
+    out->from[out->list.n] = i;
     if (op->layer >= 0 && op->stream == 0)
       last = out->list.n;
     out->list.n++;
   }
   out->list.cap = out->list.n;
   free(map);
+  plc_sim_memo_part(&out->list, l, out->from); /* runs with l's durations */
 }
 
 static void plc_chunk_free(plc_chunk *c)
 {
+  plc_sim_memo_drop(&c->list);
   free(c->list.ops);
   free(c->pool);
+  free(c->from);
   mpq_clear(c->p2p);
 }
 

@@ -680,10 +680,20 @@ static int plc_s64_dur_with_once(const plc_ir_list *l, const plc_s64_dur *w, plc
 
 static _Thread_local plc_sim_memo *plc_sim_memo_top; /* the innermost, this thread's */
 
+/* A list made of a stage list's ops (plc_sim_memo_part) and its
+ * durations, without and with `once`, made on first use. */
+typedef struct plc_sim_part {
+  const plc_ir_list *l, *parent;
+  const int *from;
+  plc_s64_dur dur[2];
+} plc_sim_part;
+
 void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run)
 {
   m->run = run;
   m->dur = plc_xcalloc(6 * (size_t)run->nstages + 1, sizeof *m->dur);
+  m->part = NULL;
+  m->npart = m->cap = 0;
   m->prev = plc_sim_memo_top;
   plc_sim_memo_top = m;
 }
@@ -693,6 +703,9 @@ void plc_sim_memo_pop(plc_sim_memo *m)
   for (int k = 0; k < 6 * m->run->nstages; k++)
     free(m->dur[k].t);
   free(m->dur);
+  for (int k = 0; k < m->npart; k++)
+    free(m->part[k].dur[0].t), free(m->part[k].dur[1].t);
+  free(m->part);
   plc_sim_memo_top = m->prev;
 }
 
@@ -710,17 +723,79 @@ static plc_s64_dur *plc_sim_memo_slot(const plc_ir_list *l, int with_once)
   return NULL;
 }
 
+/* The innermost memo's part entry of l, or NULL. */
+static plc_sim_part *plc_sim_memo_find_part(const plc_ir_list *l)
+{
+  plc_sim_memo *m = plc_sim_memo_top;
+  for (int k = 0; m && k < m->npart; k++)
+    if (m->part[k].l == l)
+      return &m->part[k];
+  return NULL;
+}
+
+void plc_sim_memo_part(const plc_ir_list *l, const plc_ir_list *parent, const int *from)
+{
+  plc_sim_memo *m = plc_sim_memo_top;
+  if (!m || !plc_sim_memo_slot(parent, 0))
+    return;
+  plc_sim_memo_drop(l);
+  if (m->npart == m->cap) {
+    m->cap = 2 * m->cap + 8;
+    m->part = plc_xrealloc(m->part, (size_t)m->cap * sizeof *m->part);
+  }
+  m->part[m->npart++] = (plc_sim_part){.l = l, .parent = parent, .from = from};
+}
+
+void plc_sim_memo_drop(const plc_ir_list *l)
+{
+  plc_sim_memo *m = plc_sim_memo_top;
+  plc_sim_part *p = plc_sim_memo_find_part(l);
+  if (!p)
+    return;
+  free(p->dur[0].t);
+  free(p->dur[1].t);
+  *p = m->part[--m->npart];
+}
+
+static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once);
+
+/* Part p's durations run so, into u (its t allocated): its parent's
+ * picked out, over the parent's denominator (their sum fits, a part of
+ * the parent's); its own when the parent's do not fit. */
+static void plc_sim_part_dur(const plc_sim_part *p, int with_once, plc_s64_dur *u)
+{
+  const plc_ir_list *l = p->l;
+  const plc_s64_dur *w = plc_sim_memo_dur(p->parent, with_once);
+  if (!w || !w->ok) {
+    u->ok = plc_s64_dur_fill(l, with_once, u);
+    return;
+  }
+  u->ok = 1;
+  u->d = w->d;
+  u->sum = 0;
+  for (int j = 0; j < l->n; j++) {
+    u->t[j] = w->t[p->from[j]];
+    u->sum += (plc_su)u->t[j];
+  }
+}
+
 /* l's durations run so from the memo (made on first use), or NULL when
  * the memo does not keep l.  With `once` they are made from those
  * without, adding the once ops (the gradient sync: a few). */
 static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once)
 {
   plc_s64_dur *u = plc_sim_memo_slot(l, with_once);
+  plc_sim_part *p = u ? NULL : plc_sim_memo_find_part(l);
+  if (p)
+    u = &p->dur[with_once != 0];
   if (!u || u->t)
     return u;
   u->t = plc_xmalloc(((size_t)l->n + 1) * sizeof *u->t);
-  const plc_s64_dur *w = with_once ? plc_sim_memo_dur(l, 0) : NULL;
-  u->ok = w && w->ok ? plc_s64_dur_with_once(l, w, u) : plc_s64_dur_fill(l, with_once, u);
+  const plc_s64_dur *w = with_once && !p ? plc_sim_memo_dur(l, 0) : NULL;
+  if (p)
+    plc_sim_part_dur(p, with_once, u);
+  else
+    u->ok = w && w->ok ? plc_s64_dur_with_once(l, w, u) : plc_s64_dur_fill(l, with_once, u);
   return u;
 }
 

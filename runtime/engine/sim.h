@@ -165,10 +165,20 @@ const char *plc_why_text(plc_why w);
 typedef struct plc_sim_memo {
   const plc_ir_run *run;
   struct plc_s64_dur *dur;   /* per stage list and with_once, made on first use */
+  struct plc_sim_part *part; /* lists made of a stage list's ops (plc_sim_memo_part) */
+  int npart, cap;
   struct plc_sim_memo *prev; /* the enclosing memo, or NULL */
 } plc_sim_memo;
 void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run);
 void plc_sim_memo_pop(plc_sim_memo *m);
+/* l is made of ops of parent, one of the run's stage lists: its op j is
+ * parent's op from[j] (its time, its `once`).  Until plc_sim_memo_drop(l)
+ * (before l or from changes or goes), the innermost memo runs l with
+ * parent's durations, picked out (over parent's denominator: the same
+ * figures), rather than reading every time again.  Nothing without a
+ * memo, or when it does not keep parent. */
+void plc_sim_memo_part(const plc_ir_list *l, const plc_ir_list *parent, const int *from);
+void plc_sim_memo_drop(const plc_ir_list *l);
 /* The sum of the times of l's ops that are not `once` and for which
  * counts is true (all when NULL), into out, on integers from the innermost memo: 0, out
  * untouched, when it does not keep l or l's times do not fit. */

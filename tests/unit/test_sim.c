@@ -759,6 +759,80 @@ static void test_random_figs(void)
     mpq_clear(want[k]);
 }
 
+/* A list made of some ops of a stage list, registered with the memo
+ * (plc_sim_memo_part), runs with the stage list's durations picked out:
+ * the same run (every figure and time) and the same ends as outside the
+ * memo, `once` in or out, links shared or not, and plc_sim_memo_sum sums
+ * its own ops; when the stage list's times do not fit on integers (an op
+ * left out of the part has a denominator of 3^81) the part's own do; once
+ * dropped the memo no longer keeps it. */
+static void test_random_memo_part(void)
+{
+  int bad = 0, summed = 0;
+  mpq_t zero, e, f, want;
+  mpq_inits(zero, e, f, want, NULL);
+  plc_sim_net on = one_link(1);
+  for (int trial = 0; trial < 200; trial++) {
+    plc_ir_list l;
+    random_list(&l, 2 + (int)rnd(40), 4);
+    for (int i = 0; i < l.n; i++)
+      l.ops[i].once = rnd(6) == 0;
+    int big = trial % 5 == 0; /* op 0, never in the part, does not fit */
+    if (big) {
+      mpz_ui_pow_ui(mpq_denref(l.ops[0].time), 3, 81);
+      mpq_canonicalize(l.ops[0].time);
+    }
+    plc_ir_list c = {0}; /* every op kept with chance 2/3 (not op 0 when big) */
+    int map[64], from[64];
+    c.ops = plc_arena_alloc(ar, (size_t)l.n * sizeof *c.ops);
+    for (int i = 0; i < l.n; i++) {
+      map[i] = -1;
+      if ((big && i == 0) || rnd(3) == 0)
+        continue;
+      plc_ir_op *o = &c.ops[c.n];
+      *o = l.ops[i];
+      o->deps = plc_arena_alloc(ar, (size_t)(l.ops[i].ndeps + 1) * sizeof *o->deps);
+      o->ndeps = 0;
+      for (int d = 0; d < l.ops[i].ndeps; d++)
+        if (map[l.ops[i].deps[d]] >= 0)
+          o->deps[o->ndeps++] = map[l.ops[i].deps[d]];
+      from[c.n] = i;
+      map[i] = c.n++;
+    }
+    int once = (int)rnd(2);
+    const plc_sim_net *net = trial % 2 ? &on : NULL;
+    plc_sim out, in;
+    plc_sim_run(&out, &c, 4, once, zero, net);
+    plc_sim_end(e, &c, 4, once, zero, net);
+    plc_ir_stage st = {.fwd = l};
+    plc_ir_run run = {.stages = &st, .nstages = 1};
+    plc_sim_memo memo;
+    plc_sim_memo_push(&memo, &run);
+    plc_sim_memo_part(&c, &st.fwd, from);
+    plc_sim_run(&in, &c, 4, once, zero, net);
+    plc_sim_end(f, &c, 4, once, zero, net);
+    bad += !mpq_equal(e, f);
+    mpq_set_ui(want, 0, 1);
+    for (int j = 0; j < c.n; j++)
+      if (!c.ops[j].once && is_transfer(&c.ops[j]))
+        mpq_add(want, want, c.ops[j].time);
+    int ok = plc_sim_memo_sum(f, &c, is_transfer);
+    summed += ok;
+    bad += !ok || !mpq_equal(f, want);
+    plc_sim_memo_drop(&c);
+    bad += plc_sim_memo_sum(f, &c, is_transfer);
+    plc_sim_memo_pop(&memo);
+    plc_sim_times(&out);
+    plc_sim_times(&in);
+    bad += !same_sim(&out, &in);
+    plc_sim_free(&out);
+    plc_sim_free(&in);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(summed == 200);
+  mpq_clears(zero, e, f, want, NULL);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -776,6 +850,7 @@ int main(void)
     {"sums and the memo over random lists", test_random_sums_and_memo},
     {"a run's ends are the end-only runs' (random lists)", test_random_end_in},
     {"a run's figures without the ops' own (random lists)", test_random_figs},
+    {"a part of a stage list runs with its durations (random lists)", test_random_memo_part},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);
