@@ -543,8 +543,10 @@ static void plc_fb_slot_time(const plc_ir_run *run, int d, int a, mpq_t t)
 }
 
 /* r->fbo, r->nfb and r->t_fb (analysis.h).  A device whose lists
- * simulate like an earlier one's (the same classes) takes its times. */
-static void plc_fb_pairs(plc_result *r)
+ * simulate like an earlier one's (the same classes) takes its times.
+ * The counts come from the schedule alone: a re-analysis takes base's
+ * (the same run but for op times), not building the schedule again. */
+static void plc_fb_pairs(plc_result *r, const plc_result *base)
 {
   const plc_ir_run *run = r->run;
   int p = run->nstages, two = plc_two_parts(run);
@@ -554,7 +556,9 @@ static void plc_fb_pairs(plc_result *r)
     return;
   plc_fb_time(run, &cs->fwd, &cs->bwd, r->t_fb);
   long *nfb = plc_xcalloc((size_t)p * 2, sizeof *nfb);
-  if (!plc_fb_count(run, nfb)) {
+  if (base && base->nfb)
+    memcpy(nfb, base->nfb, (size_t)p * 2 * sizeof *nfb);
+  if (base ? !base->nfb : !plc_fb_count(run, nfb)) {
     free(nfb);
     return;
   }
@@ -1229,7 +1233,7 @@ void plc_analyse(plc_result *r, const plc_ir_run *run)
   plc_stage_figs(r, NULL, 0);
   plc_microbatch(r);
   plc_chunk_figs(r, NULL, 0);
-  plc_fb_pairs(r);
+  plc_fb_pairs(r, NULL);
   plc_device(r);
   plc_device_figs(r);
   plc_bubble(r);
@@ -1254,7 +1258,7 @@ void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *ba
   plc_q_rat_add(r->t, r->t_f, r->t_b);
   plc_weight_grad_time(&st->bwd, r->t_w);
   plc_chunk_figs(r, base, changed);
-  plc_fb_pairs(r);
+  plc_fb_pairs(r, base);
   plc_device(r);
   plc_bubble(r);
   plc_tail(r, base, changed);
