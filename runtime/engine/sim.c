@@ -880,6 +880,7 @@ static void plc_s64_step(plc_s64 *x, int i, plc_si *free_at, int *holder, int de
 {
   const plc_ir_op *op = &x->l->ops[i];
   plc_sim_op *so = &x->s->ops[i];
+  x->exposed[i] = x->window[i] = 0; /* charged only once it ran */
   x->ready[i] = t0;
   for (int d = 0; d < op->ndeps; d++)
     if (x->s->ops[op->deps[d]].ran && x->end[op->deps[d]] > x->ready[i])
@@ -1317,10 +1318,9 @@ static int plc_s64_sched(plc_s64 *x, int nstreams, int with_once, mpq_srcptr t0,
   if (plc_sim_no_fast || l->n == 0)
     return 0;
   size_t n = (size_t)l->n;
-  /* only the sums (exposed, window) need zeros: the rest is written
-   * before it is read (the times of the ops that ran) */
+  /* nothing needs zeros: an op's sums (exposed, window) are zeroed when
+   * it runs (plc_s64_step), and only the ops that ran are read */
   plc_si *mem = plc_xmalloc((g ? 7 : 6) * n * sizeof *mem);
-  memset(mem + 4 * n, 0, 2 * n * sizeof *mem);
   x->t = mem;
   plc_si t0s = 0;
   if (!plc_s64_scale(x, with_once, t0, d, &t0s, g == NULL) ||
@@ -1867,7 +1867,9 @@ static void plc_sim_flow_last(mpq_t out, const plc_ir_list *l, const plc_flow *f
                               plc_sim_counts_fn *counts)
 {
   int last = plc_sim_flow_latest(l, f, map, counts), early = -1; /* and of h */
-  for (int i = 0; h && i < l->n; i++)
+  /* the flow starts when transfers first met, by when every op left to
+   * h had ended: an op of the flow that counts ends no earlier */
+  for (int i = 0; h && last < 0 && i < l->n; i++)
     if (map[i] == -2 && (!counts || counts(&l->ops[i])) &&
         (early < 0 || h->end[i] > h->end[early]))
       early = i;
