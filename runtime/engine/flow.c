@@ -93,7 +93,9 @@ static void plc_flow_swap(plc_flow_heap *h, int i, int j)
   h->e[j] = t;
 }
 
-static void plc_flow_push(plc_flow_heap *h, mpq_srcptr key, int a, int b, unsigned c)
+/* Push key's value, swapped in (not copied): key is left holding some
+ * other value, its limbs reused. */
+static void plc_flow_push(plc_flow_heap *h, mpq_ptr key, int a, int b, unsigned c)
 {
   if (h->n == h->cap) {
     if (h->cap == 0) mpz_init(h->z);
@@ -103,7 +105,7 @@ static void plc_flow_push(plc_flow_heap *h, mpq_srcptr key, int a, int b, unsign
     h->cap = cap;
   }
   int i = h->n++;
-  mpq_set(h->e[i].key, key);
+  mpq_swap(h->e[i].key, key);
   plc_flow_fx(h, &h->e[i]);
   h->e[i].a = a, h->e[i].b = b, h->e[i].c = c;
   while (i > 0 && plc_flow_less(&h->e[i], &h->e[(i - 1) / 2])) {
