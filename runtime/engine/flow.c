@@ -467,8 +467,8 @@ static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
 static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
 {
   f->n = n;
-  f->start = plc_xcalloc((size_t)n + 1, sizeof *f->start);
-  f->end = plc_xcalloc((size_t)n + 1, sizeof *f->end);
+  f->start = plc_xmalloc(((size_t)n + 1) * sizeof *f->start); /* each initialised once */
+  f->end = plc_xmalloc(((size_t)n + 1) * sizeof *f->end);
   f->cause = plc_xmalloc(((size_t)n + 1) * sizeof *f->cause);
   f->ran = plc_xcalloc((size_t)n + 1, sizeof *f->ran);
   f->order = plc_xmalloc(((size_t)n + 1) * sizeof *f->order);
