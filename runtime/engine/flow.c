@@ -403,7 +403,8 @@ static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
 static void plc_flow_start(plc_flow_state *st, int i, mpq_srcptr t)
 {
   const plc_flow_op *o = &st->ops[i];
-  plc_flow_init_set(st->f->start[i], t);
+  if (st->f->start)
+    plc_flow_init_set(st->f->start[i], t);
   int fixed = o->fixed && mpq_sgn(o->fixed) > 0;
   int work = !st->share && o->work && mpq_sgn(o->work) > 0;
   if (fixed || work) { /* times are never negative */
@@ -464,10 +465,10 @@ static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
  * straight to its value (one allocation of the right size, not an
  * mpq_init and a reallocation); plc_flow_finish initialises those of the
  * ops that never ran.  An op that starts always ends. */
-static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
+static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0, int starts)
 {
   f->n = n;
-  f->start = plc_xmalloc(((size_t)n + 1) * sizeof *f->start); /* each initialised once */
+  f->start = starts ? plc_xmalloc(((size_t)n + 1) * sizeof *f->start) : NULL;
   f->end = plc_xmalloc(((size_t)n + 1) * sizeof *f->end);
   f->cause = plc_xmalloc(((size_t)n + 1) * sizeof *f->cause);
   f->ran = plc_xcalloc((size_t)n + 1, sizeof *f->ran);
@@ -488,7 +489,8 @@ static int plc_flow_finish(plc_flow *f, int last, int *stuck)
   for (int i = 0; i < f->n; i++)
     if (!f->ran[i]) {
       if (first < 0) first = i;
-      mpq_inits(f->start[i], f->end[i], NULL);
+      if (f->start) mpq_init(f->start[i]);
+      mpq_init(f->end[i]);
     }
   if (last >= 0)
     mpq_set(f->makespan, f->end[last]);
@@ -496,12 +498,13 @@ static int plc_flow_finish(plc_flow *f, int last, int *stuck)
   return first < 0 ? 0 : -1;
 }
 
-int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
-                 int share, mpq_srcptr t0, int *stuck)
+/* plc_flow_run, the ops' start times kept when starts. */
+static int plc_flow_go(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
+                       int share, mpq_srcptr t0, int *stuck, int starts)
 {
   plc_flow_state st = {.ops = ops, .f = f, .n = n, .share = share, .nlinks = nlinks,
                        .last_end = -1};
-  plc_flow_init(f, n, t0);
+  plc_flow_init(f, n, t0, starts);
   st.work_phase = plc_xcalloc((size_t)n + 1, sizeof *st.work_phase);
   st.ready = plc_xmalloc(((size_t)n + 1) * sizeof *st.ready);
   st.links = plc_xcalloc((size_t)nlinks + 1, sizeof *st.links);
@@ -522,9 +525,24 @@ int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int n
   return plc_flow_finish(f, st.last_end, stuck);
 }
 
+int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
+                 int share, mpq_srcptr t0, int *stuck)
+{
+  return plc_flow_go(f, ops, n, nstreams, nlinks, share, t0, stuck, 1);
+}
+
+int plc_flow_run_ends(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
+                      int share, mpq_srcptr t0, int *stuck)
+{
+  return plc_flow_go(f, ops, n, nstreams, nlinks, share, t0, stuck, 0);
+}
+
 void plc_flow_free(plc_flow *f)
 {
-  for (int i = 0; i < f->n; i++) mpq_clears(f->start[i], f->end[i], NULL);
+  for (int i = 0; i < f->n; i++) {
+    if (f->start) mpq_clear(f->start[i]);
+    mpq_clear(f->end[i]);
+  }
   mpq_clear(f->makespan);
   free(f->start), free(f->end), free(f->cause), free(f->ran), free(f->order), free(f->shared);
 }

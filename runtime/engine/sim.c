@@ -1756,7 +1756,7 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     map[i] = n++;
   }
   int stuck;
-  plc_flow_run(f, ops, n, nstreams, net->nlinks, 1, t0s, &stuck); /* deps point back: runs */
+  plc_flow_run_ends(f, ops, n, nstreams, net->nlinks, 1, t0s, &stuck); /* deps point back */
   mpq_clears(t0s, scale, NULL);
   for (int g = 0; g < 2 * n; g++)
     mpq_clear(cost[g]);
