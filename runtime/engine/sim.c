@@ -1689,6 +1689,84 @@ static void plc_sim_flow_cost(const plc_sim_net *net, const plc_ir_op *op, int i
     plc_sim_late(h, i, fixed, work);
 }
 
+/* Flow ops' costs in units of 1/den: a pair of rationals (fixed, work)
+ * per op, shared by the ops whose costs are the same integers (the copies
+ * of a layer's ops: most of a list), found by value (open addressing). */
+typedef struct plc_sim_costs {
+  mpq_t *q;       /* pairs: q[k] fixed, q[k + 1] work; nq used */
+  int nq;
+  plc_si *key;    /* per slot, its pair's fixed and work */
+  int *at;        /* per slot, its pair's k, or -1 */
+  size_t mask;
+} plc_sim_costs;
+
+/* Room for n ops' costs. */
+static void plc_sim_costs_init(plc_sim_costs *c, int n)
+{
+  c->q = plc_xmalloc(2 * ((size_t)n + 1) * sizeof *c->q);
+  c->nq = 0;
+  for (c->mask = 15; c->mask < 2 * (size_t)n; c->mask = 2 * c->mask + 1)
+    ;
+  c->key = plc_xmalloc(2 * (c->mask + 1) * sizeof *c->key);
+  c->at = plc_xmalloc((c->mask + 1) * sizeof *c->at);
+  for (size_t k = 0; k <= c->mask; k++)
+    c->at[k] = -1;
+}
+
+static void plc_sim_costs_free(plc_sim_costs *c)
+{
+  for (int k = 0; k < c->nq; k++)
+    mpq_clear(c->q[k]);
+  free(c->q);
+  free(c->key);
+  free(c->at);
+}
+
+/* A new pair of c (both 0): its k. */
+static int plc_sim_costs_new(plc_sim_costs *c)
+{
+  mpq_inits(c->q[c->nq], c->q[c->nq + 1], NULL);
+  c->nq += 2;
+  return c->nq - 2;
+}
+
+/* The pair (fix, work) of c (made on first use): its k. */
+static int plc_sim_costs_int(plc_sim_costs *c, plc_si fix, plc_si work)
+{
+  uint64_t hf = (uint64_t)(plc_su)fix, hw = (uint64_t)(plc_su)work;
+  size_t s = (size_t)(((hf * 0x9E3779B97F4A7C15u) ^ (hw * 0xC2B2AE3D27D4EB4Fu)) >> 24) & c->mask;
+  for (; c->at[s] >= 0; s = (s + 1) & c->mask)
+    if (c->key[2 * s] == fix && c->key[2 * s + 1] == work)
+      return c->at[s];
+  int k = plc_sim_costs_new(c);
+  plc_s64_put(mpq_numref(c->q[k]), (plc_su)fix);
+  if (work)
+    plc_s64_put(mpq_numref(c->q[k + 1]), (plc_su)work);
+  c->key[2 * s] = fix;
+  c->key[2 * s + 1] = work;
+  c->at[s] = k;
+  return k;
+}
+
+/* Op i's costs (plc_sim_flow_cost) as a pair of c: on integers when h
+ * has them and the op was not under way when transfers met (the costs of
+ * most ops, shared by value), else a pair of its own. */
+static int plc_sim_flow_pair(plc_sim_costs *c, const plc_sim_net *net, const plc_ir_op *op,
+                             int i, const plc_sim_head *h, const plc_si *lat, mpq_srcptr scale)
+{
+  if (h && (op->kind == PLC_OPK_COMPUTE || lat[op->dim] >= 0) && h->start[i] >= h->first) {
+    plc_si t = h->end[i] - h->start[i], fix = t;
+    if (op->kind != PLC_OPK_COMPUTE) {
+      long k = plc_sim_steps(op);
+      fix = k <= 0 ? 0 : lat[op->dim] > t / k ? t : (plc_si)k * lat[op->dim];
+    }
+    return plc_sim_costs_int(c, fix, t - fix);
+  }
+  int k = plc_sim_costs_new(c);
+  plc_sim_flow_cost(net, op, i, h, lat, scale, c->q[k], c->q[k + 1]);
+  return k;
+}
+
 /* The list's ops that run as flow ops (flow.h), into f: each on its
  * stream, after its dependencies and, a compute op that takes time, after
  * the one before it (the device's compute is serial, plc_sim_step);
@@ -1707,7 +1785,8 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     nd += (size_t)l->ops[i].ndeps + 1;
   plc_flow_op *ops = plc_xmalloc(((size_t)l->n + 1) * sizeof *ops);
   int *pool = plc_xmalloc(nd * sizeof *pool);
-  mpq_t *cost = plc_xmalloc(2 * ((size_t)l->n + 1) * sizeof *cost);
+  plc_sim_costs cost;
+  plc_sim_costs_init(&cost, l->n);
   int n = 0, last_dev = -1;
   size_t used = 0;
   mpq_t t0s, scale;
@@ -1745,10 +1824,9 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     if (uses_dev && last_dev >= 0)
       pool[used + (size_t)o->ndeps++] = last_dev;
     used += (size_t)o->ndeps;
-    mpq_inits(cost[2 * n], cost[2 * n + 1], NULL);
-    plc_sim_flow_cost(net, op, i, h, lat, scale, cost[2 * n], cost[2 * n + 1]);
-    o->fixed = cost[2 * n];
-    o->work = cost[2 * n + 1];
+    int k = plc_sim_flow_pair(&cost, net, op, i, h, lat, scale);
+    o->fixed = cost.q[k];
+    o->work = cost.q[k + 1];
     o->stream = op->stream;
     o->link = op->kind == PLC_OPK_COMPUTE ? -1 : net->link[op->dim];
     if (uses_dev)
@@ -1758,9 +1836,7 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
   int stuck;
   plc_flow_run_ends(f, ops, n, nstreams, net->nlinks, 1, t0s, &stuck); /* deps point back */
   mpq_clears(t0s, scale, NULL);
-  for (int g = 0; g < 2 * n; g++)
-    mpq_clear(cost[g]);
-  free(cost);
+  plc_sim_costs_free(&cost);
   free(pool);
   free(ops);
 }
