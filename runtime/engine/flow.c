@@ -16,14 +16,26 @@
  * Comparing rationals multiplies numerators by denominators; each key
  * also keeps fx = floor(key x 2^40) when key < 2^22 (an integer, exact),
  * and two keys whose fx differ compare by fx alone: only keys within
- * 2^-40 s of each other are compared as rationals. */
+ * 2^-40 s of each other are compared as rationals.  A whole key of at
+ * most two limbs (sim.c's: times in units of a list's common
+ * denominator) also keeps its value as a machine integer, w: two such
+ * keys compare by w alone, exactly. */
 
 enum { PLC_FLOW_FX_BITS = 40, PLC_FLOW_FX_MAX_LOG2 = 22 };
+
+#if defined(__SIZEOF_INT128__) && GMP_NUMB_BITS == 64
+__extension__ typedef unsigned __int128 plc_flow_wide;
+enum { PLC_FLOW_W_LIMBS = 2 };
+#else
+typedef unsigned long plc_flow_wide;
+enum { PLC_FLOW_W_LIMBS = 1 };
+#endif
 
 typedef struct plc_flow_ent {
   mpq_t key;
   unsigned long fx;
-  int fx_ok;
+  int fx_ok, w_ok;
+  plc_flow_wide w;
   int a, b;
   unsigned c;
 } plc_flow_ent;
@@ -49,9 +61,14 @@ static inline int plc_flow_whole(mpq_srcptr q)
 static void plc_flow_fx(plc_flow_heap *h, plc_flow_ent *e)
 {
   mpz_srcptr num = mpq_numref(e->key), den = mpq_denref(e->key);
+  e->w_ok = 0;
   if (plc_flow_whole(e->key) && mpz_sgn(num) >= 0) {
     size_t n = mpz_size(num);
     mp_limb_t k = n ? mpz_getlimbn(num, 0) : 0;
+    e->w_ok = n <= PLC_FLOW_W_LIMBS;
+    e->w = k;
+    if (n == 2 && PLC_FLOW_W_LIMBS == 2)
+      e->w |= (plc_flow_wide)mpz_getlimbn(num, 1) << (GMP_NUMB_BITS - 1) << 1;
     e->fx_ok = n <= 1 && k < ((mp_limb_t)1 << PLC_FLOW_FX_MAX_LOG2);
     if (e->fx_ok)
       e->fx = (unsigned long)k << PLC_FLOW_FX_BITS;
@@ -76,8 +93,9 @@ static int plc_flow_cmp(mpq_srcptr a, mpq_srcptr b)
 
 static int plc_flow_less(const plc_flow_ent *x, const plc_flow_ent *y)
 {
-  int c = x->fx_ok && y->fx_ok && x->fx != y->fx ? (x->fx < y->fx ? -1 : 1)
-                                                 : plc_flow_cmp(x->key, y->key);
+  int c = x->w_ok && y->w_ok ? (x->w > y->w) - (x->w < y->w)
+          : x->fx_ok && y->fx_ok && x->fx != y->fx ? (x->fx < y->fx ? -1 : 1)
+                                                   : plc_flow_cmp(x->key, y->key);
   if (c) return c < 0;
   if (x->a != y->a) return x->a < y->a;
   if (x->b != y->b) return x->b < y->b;
@@ -449,7 +467,7 @@ static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
   while (st->events.n > 0) {
     plc_flow_pop(&st->events);
     plc_flow_ent *e = &st->events.e[st->events.n];
-    mpq_set(t, e->key);
+    mpq_swap(t, e->key); /* e is out of the heap: its key is scratch now */
     if (e->a == PLC_FLOW_EV_LINK)
       plc_flow_link_event(st, e->b, e->c, t);
     else if (plc_flow_has_work(st, e->b) && !st->work_phase[e->b])
