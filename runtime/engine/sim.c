@@ -1780,13 +1780,17 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
                          mpq_srcptr t0, const plc_sim_net *net, int *map, mpz_t den,
                          const plc_sim_head *h)
 {
-  size_t nd = 1;
+  size_t nd = 1; /* the flow ops' dependencies, and how many there are */
+  int nf = 0;
   for (int i = 0; i < l->n; i++)
-    nd += (size_t)l->ops[i].ndeps + 1;
-  plc_flow_op *ops = plc_xmalloc(((size_t)l->n + 1) * sizeof *ops);
+    if ((with_once || !l->ops[i].once) && !(h && h->end[i] <= h->first)) {
+      nd += (size_t)l->ops[i].ndeps + 1;
+      nf++;
+    }
+  plc_flow_op *ops = plc_xmalloc(((size_t)nf + 1) * sizeof *ops);
   int *pool = plc_xmalloc(nd * sizeof *pool);
   plc_sim_costs cost;
-  plc_sim_costs_init(&cost, l->n);
+  plc_sim_costs_init(&cost, nf);
   int n = 0, last_dev = -1;
   size_t used = 0;
   mpq_t t0s, scale;
