@@ -117,9 +117,9 @@ static int plc_chunk_stays(const plc_ir_op *op);
 /* The class whose lists' ops take the most time in all (the first on
  * ties; from the analysis's memo), or -1 when some sum cannot be had: a
  * guess at the critical stage, which is most often the one with the most
- * work (and is it when there is one class).  Only a guess (overlap and stalls decide
- * the makespans): plc_stage_figs runs it in full first, and a wrong one
- * costs time, never a figure. */
+ * work (and is it when there is one class).  Only a guess (overlap and
+ * stalls decide the makespans): plc_stage_figs runs it in full first,
+ * and a wrong one costs time, never a figure. */
 static int plc_stage_guess(const plc_ir_run *run, const int *cls)
 {
   int guess = -1;
@@ -556,12 +556,13 @@ static void plc_fb_pairs(plc_result *r, const plc_result *base)
     return;
   plc_fb_time(run, &cs->fwd, &cs->bwd, r->t_fb);
   long *nfb = plc_xcalloc((size_t)p * 2, sizeof *nfb);
-  if (base && base->nfb)
-    memcpy(nfb, base->nfb, (size_t)p * 2 * sizeof *nfb);
-  if (base ? !base->nfb : !plc_fb_count(run, nfb)) {
+  int counted = base ? base->nfb != NULL : plc_fb_count(run, nfb);
+  if (!counted) {
     free(nfb);
     return;
   }
+  if (base)
+    memcpy(nfb, base->nfb, (size_t)p * 2 * sizeof *nfb);
   r->nfb = nfb;
   r->fbo = plc_xmalloc((size_t)p * 2 * sizeof *r->fbo);
   for (int d = 0; d < p; d++) {

@@ -172,7 +172,8 @@ typedef struct plc_sim_memo {
 void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run);
 void plc_sim_memo_pop(plc_sim_memo *m);
 /* l is made of ops of parent, one of the run's stage lists: its op j is
- * parent's op from[j] (its time, its `once`).  Until plc_sim_memo_drop(l)
+ * parent's op from[j] (its time, its `once`; each of parent's ops at most
+ * once).  Until plc_sim_memo_drop(l)
  * (before l or from changes or goes), the innermost memo runs l with
  * parent's durations, picked out (over parent's denominator: the same
  * figures), rather than reading every time again.  Nothing without a
