@@ -114,10 +114,80 @@ static void plc_stage_classes(const plc_ir_run *run, int *cls)
 
 static int plc_chunk_stays(const plc_ir_op *op);
 
+/* The class whose lists' ops take the most time in all (the first on
+ * ties; from the analysis's memo), or -1 when some sum cannot be had: a
+ * guess at the critical stage, which is most often the one with the most
+ * work (and is it when there is one class).  Only a guess (overlap and
+ * stalls decide the makespans): plc_stage_figs runs it in full first,
+ * and a wrong one costs time, never a figure. */
+static int plc_stage_guess(const plc_ir_run *run, const int *cls)
+{
+  int guess = -1;
+  mpq_t t, x, best;
+  mpq_inits(t, x, best, NULL);
+  for (int s = 0; s < run->nstages; s++) {
+    if (cls[s] != s)
+      continue;
+    if (!plc_sim_memo_sum(t, &run->stages[s].fwd, NULL) ||
+        !plc_sim_memo_sum(x, &run->stages[s].bwd, NULL)) {
+      guess = -1;
+      break;
+    }
+    mpq_add(t, t, x);
+    if (guess < 0 || mpq_cmp(t, best) > 0) {
+      guess = s;
+      mpq_set(best, t);
+    }
+  }
+  mpq_clears(t, x, best, NULL);
+  return guess;
+}
+
+/* Stage s's forward and backward run in full into r->fwd and r->bwd, and
+ * its makespans (and tk: the backward's end without the sends that leave
+ * its chunks) from them: what the end-only runs give (sim.h). */
+static void plc_stage_full(plc_result *r, int s, int chunks, const plc_sim_net *net,
+                           mpq_srcptr zero)
+{
+  const plc_ir_run *run = r->run;
+  plc_sim_run(&r->fwd, &run->stages[s].fwd, run->nstreams, 0, zero, net);
+  plc_sim_run(&r->bwd, &run->stages[s].bwd, run->nstreams, 0, zero, net);
+  mpq_set(r->tf[s], r->fwd.end);
+  mpq_set(r->tb[s], r->bwd.end);
+  if (chunks)
+    plc_sim_end_in(r->tk[s], &r->bwd, &run->stages[s].bwd, zero, plc_chunk_stays);
+  else
+    mpq_set(r->tk[s], r->tb[s]);
+}
+
+/* Stage s's makespans (and tk) by end-only runs, or base's where its
+ * lists did not change. */
+static void plc_stage_ends(plc_result *r, const plc_result *base, unsigned changed, int s,
+                           int chunks, const plc_sim_net *net, mpq_srcptr zero)
+{
+  const plc_ir_run *run = r->run;
+  if (!base || (changed & PLC_CHANGED_FWD))
+    plc_sim_end(r->tf[s], &run->stages[s].fwd, run->nstreams, 0, zero, net);
+  else
+    mpq_set(r->tf[s], base->tf[s]);
+  if (!base || (changed & PLC_CHANGED_BWD)) {
+    plc_sim_ends(r->tb[s], chunks ? r->tk[s] : NULL, &run->stages[s].bwd, run->nstreams, 0,
+                 zero, plc_chunk_stays, net);
+    if (!chunks)
+      mpq_set(r->tk[s], r->tb[s]);
+  } else {
+    mpq_set(r->tb[s], base->tb[s]);
+    mpq_set(r->tk[s], base->tk[s]);
+  }
+}
+
 /* Per class (cls[s] == s): the forward and backward makespans, from base
  * where the lists did not change; then the critical stage, the first with
- * the largest sum.  Without base the critical stage's simulations are kept
- * in r->fwd and r->bwd (plc_microbatch reads them). */
+ * the largest sum.  Without base, unless r->no_sims (plc_analyse_first:
+ * the step alone first), the critical stage's simulations are kept in
+ * r->fwd and r->bwd (plc_microbatch reads them): the guessed one's
+ * (plc_stage_guess) are run in full at once, its makespans read from
+ * them, and run again only when another stage turns out critical. */
 static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned changed)
 {
   const plc_ir_run *run = r->run;
@@ -139,21 +209,14 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
   plc_sim_net_of(run, &net);
   mpq_t t, bt, zero;
   mpq_inits(t, bt, zero, NULL);
+  int guess = base || r->no_sims ? -1 : plc_stage_guess(run, r->cls);
   for (int s = 0; s < p; s++) {
     if (r->cls[s] != s)
       continue; /* the same as an earlier stage: not longer */
-    if (!base || (changed & PLC_CHANGED_FWD))
-      plc_sim_end(r->tf[s], &run->stages[s].fwd, run->nstreams, 0, zero, &net);
-    else
-      mpq_set(r->tf[s], base->tf[s]);
-    if (!base || (changed & PLC_CHANGED_BWD)) {
-      plc_sim_ends(r->tb[s], chunks ? r->tk[s] : NULL, &run->stages[s].bwd, run->nstreams, 0,
-                   zero, plc_chunk_stays, &net);
-      if (!chunks)
-        mpq_set(r->tk[s], r->tb[s]);
+    if (s == guess) {
+      plc_stage_full(r, s, chunks, &net, zero);
     } else {
-      mpq_set(r->tb[s], base->tb[s]);
-      mpq_set(r->tk[s], base->tk[s]);
+      plc_stage_ends(r, base, changed, s, chunks, &net, zero);
     }
     plc_q_rat_add(t, r->tf[s], r->tb[s]);
     if (best < 0 || mpq_cmp(t, bt) > 0) {
@@ -161,7 +224,11 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
       mpq_set(bt, t);
     }
   }
-  if (!base && !r->no_sims && best >= 0) { /* the critical stage's runs in full */
+  if (!base && !r->no_sims && best >= 0 && best != guess) { /* the critical stage's runs */
+    if (guess >= 0) {
+      plc_sim_free(&r->fwd);
+      plc_sim_free(&r->bwd);
+    }
     plc_sim_run(&r->fwd, &run->stages[best].fwd, run->nstreams, 0, zero, &net);
     plc_sim_run(&r->bwd, &run->stages[best].bwd, run->nstreams, 0, zero, &net);
   }
@@ -204,6 +271,7 @@ int plc_run_chunks(const plc_ir_run *run)
 typedef struct plc_chunk {
   plc_ir_list list;
   int *pool;
+  int *from;    /* per op of list, its index in the stage's list (plc_sim_memo_part) */
   mpq_t p2p;
 } plc_chunk;
 
@@ -222,6 +290,7 @@ static void plc_chunk_of(const plc_ir_list *l, int k, plc_chunk *out)
   out->list.ops = plc_xmalloc(((size_t)l->n + 1) * sizeof *out->list.ops);
   out->list.n = 0;
   out->pool = plc_xmalloc(nd * sizeof *out->pool);
+  out->from = plc_xmalloc(((size_t)l->n + 1) * sizeof *out->from);
   int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map), last = -1;
   size_t used = 0;
   for (int i = 0; i < l->n; i++) {
@@ -245,18 +314,22 @@ static void plc_chunk_of(const plc_ir_list *l, int k, plc_chunk *out)
         o->deps[o->ndeps++] = map[op->deps[d]];
     used += (size_t)o->ndeps;
     map[i] = out->list.n;
+    out->from[out->list.n] = i;
     if (op->layer >= 0 && op->stream == 0)
       last = out->list.n;
     out->list.n++;
   }
   out->list.cap = out->list.n;
   free(map);
+  plc_sim_memo_part(&out->list, l, out->from); /* runs with l's durations */
 }
 
 static void plc_chunk_free(plc_chunk *c)
 {
+  plc_sim_memo_drop(&c->list);
   free(c->list.ops);
   free(c->pool);
+  free(c->from);
   mpq_clear(c->p2p);
 }
 
@@ -471,8 +544,10 @@ static void plc_fb_slot_time(const plc_ir_run *run, int d, int a, mpq_t t)
 }
 
 /* r->fbo, r->nfb and r->t_fb (analysis.h).  A device whose lists
- * simulate like an earlier one's (the same classes) takes its times. */
-static void plc_fb_pairs(plc_result *r)
+ * simulate like an earlier one's (the same classes) takes its times.
+ * The counts come from the schedule alone: a re-analysis takes base's
+ * (the same run but for op times), not building the schedule again. */
+static void plc_fb_pairs(plc_result *r, const plc_result *base)
 {
   const plc_ir_run *run = r->run;
   int p = run->nstages, two = plc_two_parts(run);
@@ -482,10 +557,13 @@ static void plc_fb_pairs(plc_result *r)
     return;
   plc_fb_time(run, &cs->fwd, &cs->bwd, r->t_fb);
   long *nfb = plc_xcalloc((size_t)p * 2, sizeof *nfb);
-  if (!plc_fb_count(run, nfb)) {
+  int counted = base ? base->nfb != NULL : plc_fb_count(run, nfb);
+  if (!counted) {
     free(nfb);
     return;
   }
+  if (base)
+    memcpy(nfb, base->nfb, (size_t)p * 2 * sizeof *nfb);
   r->nfb = nfb;
   r->fbo = plc_xmalloc((size_t)p * 2 * sizeof *r->fbo);
   for (int d = 0; d < p; d++) {
@@ -625,26 +703,23 @@ static void plc_device_list(plc_result *r, const plc_ir_list *l, mpq_srcptr k)
   plc_sim_net_of(run, &net);
   mpq_t zero, x;
   mpq_inits(zero, x, NULL);
-  plc_sim sim;
-  plc_sim_run(&sim, l, run->nstreams, 0, zero, &net);
-  mpq_srcptr v[4] = {sim.compute, sim.all_compute, sim.useful, sim.stall_other};
+  plc_sim_figs f;
+  mpq_inits(f.compute, f.all_compute, f.useful, f.stall_other, NULL);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    mpq_init(f.exposed[d]);
+  plc_sim_run_figs(&f, l, run->nstreams, 0, zero, &net);
+  mpq_srcptr v[4] = {f.compute, f.all_compute, f.useful, f.stall_other};
   mpq_ptr out[4] = {r->dev_compute, r->dev_all_compute, r->dev_useful, r->dev_stall};
   for (int i = 0; i < 4; i++) {
     plc_q_rat_mul(x, k, v[i]);
     plc_q_rat_add(out[i], out[i], x);
   }
-  mpq_t e[PLC_PD_COUNT]; /* k x the sum is the sum of k x each */
-  int *group = plc_xmalloc(((size_t)l->n + 1) * sizeof *group);
-  for (int d = 0; d < PLC_PD_COUNT; d++)
-    mpq_init(e[d]);
-  plc_exposed_by_dim(&sim, l, group, e);
-  for (int d = 0; d < PLC_PD_COUNT; d++) {
-    plc_q_rat_mul(x, k, e[d]);
+  for (int d = 0; d < PLC_PD_COUNT; d++) { /* k x the sum is the sum of k x each */
+    plc_q_rat_mul(x, k, f.exposed[d]);
     plc_q_rat_add(r->dev_exposed[d], r->dev_exposed[d], x);
-    mpq_clear(e[d]);
+    mpq_clear(f.exposed[d]);
   }
-  free(group);
-  plc_sim_free(&sim);
+  mpq_clears(f.compute, f.all_compute, f.useful, f.stall_other, NULL);
   mpq_clears(zero, x, NULL);
 }
 
@@ -1180,7 +1255,7 @@ static void plc_analyse_begin(plc_result *r, const plc_ir_run *run, int sims)
   if (r->critical >= 0)
     plc_microbatch_times(r);
   plc_chunk_figs(r, NULL, 0);
-  plc_fb_pairs(r);
+  plc_fb_pairs(r, NULL);
   plc_device(r);
   plc_bubble(r);
   plc_tail(r, NULL, 0);
@@ -1227,7 +1302,7 @@ void plc_analyse_step(plc_result *r, const plc_ir_run *run, const plc_result *ba
   plc_q_rat_add(r->t, r->t_f, r->t_b);
   plc_weight_grad_time(&st->bwd, r->t_w);
   plc_chunk_figs(r, base, changed);
-  plc_fb_pairs(r);
+  plc_fb_pairs(r, base);
   plc_device(r);
   plc_bubble(r);
   plc_tail(r, base, changed);

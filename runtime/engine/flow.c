@@ -16,14 +16,26 @@
  * Comparing rationals multiplies numerators by denominators; each key
  * also keeps fx = floor(key x 2^40) when key < 2^22 (an integer, exact),
  * and two keys whose fx differ compare by fx alone: only keys within
- * 2^-40 s of each other are compared as rationals. */
+ * 2^-40 s of each other are compared as rationals.  A whole key of at
+ * most two limbs (sim.c's: times in units of a list's common
+ * denominator) also keeps its value as a machine integer, w: two such
+ * keys compare by w alone, exactly. */
 
 enum { PLC_FLOW_FX_BITS = 40, PLC_FLOW_FX_MAX_LOG2 = 22 };
+
+#if defined(__SIZEOF_INT128__) && GMP_NUMB_BITS == 64
+__extension__ typedef unsigned __int128 plc_flow_wide;
+enum { PLC_FLOW_W_LIMBS = 2 };
+#else
+typedef unsigned long plc_flow_wide;
+enum { PLC_FLOW_W_LIMBS = 1 };
+#endif
 
 typedef struct plc_flow_ent {
   mpq_t key;
   unsigned long fx;
-  int fx_ok;
+  int fx_ok, w_ok;
+  plc_flow_wide w;
   int a, b;
   unsigned c;
 } plc_flow_ent;
@@ -34,10 +46,34 @@ typedef struct plc_flow_heap {
   mpz_t z;              /* scratch for fx */
 } plc_flow_heap;
 
-/* fx of a key >= 0 (see above); fx_ok 0 when the key is too large. */
+/* Is q a whole number?  Most times are (sim.c runs a list's flow in
+ * units of its common denominator): read from the limbs (inline in
+ * gmp.h), not by a call. */
+static inline int plc_flow_whole(mpq_srcptr q)
+{
+  mpz_srcptr den = mpq_denref(q);
+  return mpz_size(den) == 1 && mpz_getlimbn(den, 0) == 1;
+}
+
+/* fx of a key >= 0 (see above); fx_ok 0 when the key is too large.  A
+ * whole key k is below 2^22 when it has one limb below it, and then fx is
+ * k x 2^40 (the division's own result, for less). */
 static void plc_flow_fx(plc_flow_heap *h, plc_flow_ent *e)
 {
   mpz_srcptr num = mpq_numref(e->key), den = mpq_denref(e->key);
+  e->w_ok = 0;
+  if (plc_flow_whole(e->key) && mpz_sgn(num) >= 0) {
+    size_t n = mpz_size(num);
+    mp_limb_t k = n ? mpz_getlimbn(num, 0) : 0;
+    e->w_ok = n <= PLC_FLOW_W_LIMBS;
+    e->w = k;
+    if (n == 2 && PLC_FLOW_W_LIMBS == 2)
+      e->w |= (plc_flow_wide)mpz_getlimbn(num, 1) << (GMP_NUMB_BITS - 1) << 1;
+    e->fx_ok = n <= 1 && k < ((mp_limb_t)1 << PLC_FLOW_FX_MAX_LOG2);
+    if (e->fx_ok)
+      e->fx = (unsigned long)k << PLC_FLOW_FX_BITS;
+    return;
+  }
   e->fx_ok = mpz_sgn(num) >= 0 &&
              (long)mpz_sizeinbase(num, 2) - (long)mpz_sizeinbase(den, 2) < PLC_FLOW_FX_MAX_LOG2;
   if (!e->fx_ok)
@@ -47,28 +83,37 @@ static void plc_flow_fx(plc_flow_heap *h, plc_flow_ent *e)
   e->fx = mpz_get_ui(h->z);
 }
 
+/* mpq_cmp, on the numerators alone when both are whole numbers. */
+static int plc_flow_cmp(mpq_srcptr a, mpq_srcptr b)
+{
+  if (plc_flow_whole(a) && plc_flow_whole(b))
+    return mpz_cmp(mpq_numref(a), mpq_numref(b));
+  return mpq_cmp(a, b);
+}
+
 static int plc_flow_less(const plc_flow_ent *x, const plc_flow_ent *y)
 {
-  int c = x->fx_ok && y->fx_ok && x->fx != y->fx ? (x->fx < y->fx ? -1 : 1)
-                                                 : mpq_cmp(x->key, y->key);
+  int c = x->w_ok && y->w_ok ? (x->w > y->w) - (x->w < y->w)
+          : x->fx_ok && y->fx_ok && x->fx != y->fx ? (x->fx < y->fx ? -1 : 1)
+                                                   : plc_flow_cmp(x->key, y->key);
   if (c) return c < 0;
   if (x->a != y->a) return x->a < y->a;
   if (x->b != y->b) return x->b < y->b;
   return x->c < y->c;
 }
 
+/* Entries trade places whole: each key's limbs move with it, as
+ * mpq_swap would move them. */
 static void plc_flow_swap(plc_flow_heap *h, int i, int j)
 {
-  plc_flow_ent *x = &h->e[i], *y = &h->e[j];
-  mpq_swap(x->key, y->key);
-  unsigned long fx = x->fx;
-  int ok = x->fx_ok, a = x->a, b = x->b;
-  unsigned c = x->c;
-  x->fx = y->fx, x->fx_ok = y->fx_ok, x->a = y->a, x->b = y->b, x->c = y->c;
-  y->fx = fx, y->fx_ok = ok, y->a = a, y->b = b, y->c = c;
+  plc_flow_ent t = h->e[i];
+  h->e[i] = h->e[j];
+  h->e[j] = t;
 }
 
-static void plc_flow_push(plc_flow_heap *h, mpq_srcptr key, int a, int b, unsigned c)
+/* Push key's value, swapped in (not copied): key is left holding some
+ * other value, its limbs reused. */
+static void plc_flow_push(plc_flow_heap *h, mpq_ptr key, int a, int b, unsigned c)
 {
   if (h->n == h->cap) {
     if (h->cap == 0) mpz_init(h->z);
@@ -78,7 +123,7 @@ static void plc_flow_push(plc_flow_heap *h, mpq_srcptr key, int a, int b, unsign
     h->cap = cap;
   }
   int i = h->n++;
-  mpq_set(h->e[i].key, key);
+  mpq_swap(h->e[i].key, key);
   plc_flow_fx(h, &h->e[i]);
   h->e[i].a = a, h->e[i].b = b, h->e[i].c = c;
   while (i > 0 && plc_flow_less(&h->e[i], &h->e[(i - 1) / 2])) {
@@ -272,12 +317,13 @@ static void plc_flow_graph(plc_flow_state *st, int nstreams)
  * its common denominator), without the gcds of mpq_add and mpq_sub. */
 static void plc_flow_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b, int sub)
 {
-  if (mpz_cmp_ui(mpq_denref(a), 1) == 0 && mpz_cmp_ui(mpq_denref(b), 1) == 0) {
+  if (plc_flow_whole(a) && plc_flow_whole(b)) {
     if (sub)
       mpz_sub(mpq_numref(r), mpq_numref(a), mpq_numref(b));
     else
       mpz_add(mpq_numref(r), mpq_numref(a), mpq_numref(b));
-    mpz_set_ui(mpq_denref(r), 1);
+    if (!plc_flow_whole(r))
+      mpz_set_ui(mpq_denref(r), 1);
   } else if (sub) {
     mpq_sub(r, a, b);
   } else {
@@ -290,6 +336,12 @@ static void plc_flow_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b, int sub)
  * so a gcd with k, not mpq_canonicalize's of the whole. */
 static void plc_flow_scale(mpq_ptr q, unsigned long k, int div)
 {
+  if (k == 1) /* one transfer on its link: the most common case */
+    return;
+  if (!div && plc_flow_whole(q)) { /* no gcd to take */
+    mpz_mul_ui(mpq_numref(q), mpq_numref(q), k);
+    return;
+  }
   mpz_ptr keep = div ? mpq_denref(q) : mpq_numref(q), cut = div ? mpq_numref(q) : mpq_denref(q);
   unsigned long g = mpz_gcd_ui(NULL, cut, k); /* k when cut is 0: q stays 0/1 */
   if (g > 1)
@@ -369,7 +421,8 @@ static void plc_flow_end(plc_flow_state *st, int i, mpq_srcptr t)
 static void plc_flow_start(plc_flow_state *st, int i, mpq_srcptr t)
 {
   const plc_flow_op *o = &st->ops[i];
-  plc_flow_init_set(st->f->start[i], t);
+  if (st->f->start)
+    plc_flow_init_set(st->f->start[i], t);
   int fixed = o->fixed && mpq_sgn(o->fixed) > 0;
   int work = !st->share && o->work && mpq_sgn(o->work) > 0;
   if (fixed || work) { /* times are never negative */
@@ -395,7 +448,7 @@ static void plc_flow_link_event(plc_flow_state *st, int li, unsigned stamp, mpq_
   plc_flow_link *l = &st->links[li];
   if (stamp != l->stamp) return;
   plc_flow_advance(st, l, t);
-  while (l->ends.n > 0 && mpq_cmp(l->ends.e[0].key, l->v) <= 0) {
+  while (l->ends.n > 0 && plc_flow_cmp(l->ends.e[0].key, l->v) <= 0) {
     int i = l->ends.e[0].a;
     plc_flow_pop(&l->ends);
     l->k--;
@@ -414,7 +467,7 @@ static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
   while (st->events.n > 0) {
     plc_flow_pop(&st->events);
     plc_flow_ent *e = &st->events.e[st->events.n];
-    mpq_set(t, e->key);
+    mpq_swap(t, e->key); /* e is out of the heap: its key is scratch now */
     if (e->a == PLC_FLOW_EV_LINK)
       plc_flow_link_event(st, e->b, e->c, t);
     else if (plc_flow_has_work(st, e->b) && !st->work_phase[e->b])
@@ -430,11 +483,11 @@ static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
  * straight to its value (one allocation of the right size, not an
  * mpq_init and a reallocation); plc_flow_finish initialises those of the
  * ops that never ran.  An op that starts always ends. */
-static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0)
+static void plc_flow_init(plc_flow *f, int n, mpq_srcptr t0, int starts)
 {
   f->n = n;
-  f->start = plc_xcalloc((size_t)n + 1, sizeof *f->start);
-  f->end = plc_xcalloc((size_t)n + 1, sizeof *f->end);
+  f->start = starts ? plc_xmalloc(((size_t)n + 1) * sizeof *f->start) : NULL;
+  f->end = plc_xmalloc(((size_t)n + 1) * sizeof *f->end);
   f->cause = plc_xmalloc(((size_t)n + 1) * sizeof *f->cause);
   f->ran = plc_xcalloc((size_t)n + 1, sizeof *f->ran);
   f->order = plc_xmalloc(((size_t)n + 1) * sizeof *f->order);
@@ -454,7 +507,8 @@ static int plc_flow_finish(plc_flow *f, int last, int *stuck)
   for (int i = 0; i < f->n; i++)
     if (!f->ran[i]) {
       if (first < 0) first = i;
-      mpq_inits(f->start[i], f->end[i], NULL);
+      if (f->start) mpq_init(f->start[i]);
+      mpq_init(f->end[i]);
     }
   if (last >= 0)
     mpq_set(f->makespan, f->end[last]);
@@ -462,12 +516,13 @@ static int plc_flow_finish(plc_flow *f, int last, int *stuck)
   return first < 0 ? 0 : -1;
 }
 
-int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
-                 int share, mpq_srcptr t0, int *stuck)
+/* plc_flow_run, the ops' start times kept when starts. */
+static int plc_flow_go(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
+                       int share, mpq_srcptr t0, int *stuck, int starts)
 {
   plc_flow_state st = {.ops = ops, .f = f, .n = n, .share = share, .nlinks = nlinks,
                        .last_end = -1};
-  plc_flow_init(f, n, t0);
+  plc_flow_init(f, n, t0, starts);
   st.work_phase = plc_xcalloc((size_t)n + 1, sizeof *st.work_phase);
   st.ready = plc_xmalloc(((size_t)n + 1) * sizeof *st.ready);
   st.links = plc_xcalloc((size_t)nlinks + 1, sizeof *st.links);
@@ -488,9 +543,24 @@ int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int n
   return plc_flow_finish(f, st.last_end, stuck);
 }
 
+int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
+                 int share, mpq_srcptr t0, int *stuck)
+{
+  return plc_flow_go(f, ops, n, nstreams, nlinks, share, t0, stuck, 1);
+}
+
+int plc_flow_run_ends(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
+                      int share, mpq_srcptr t0, int *stuck)
+{
+  return plc_flow_go(f, ops, n, nstreams, nlinks, share, t0, stuck, 0);
+}
+
 void plc_flow_free(plc_flow *f)
 {
-  for (int i = 0; i < f->n; i++) mpq_clears(f->start[i], f->end[i], NULL);
+  for (int i = 0; i < f->n; i++) {
+    if (f->start) mpq_clear(f->start[i]);
+    mpq_clear(f->end[i]);
+  }
   mpq_clear(f->makespan);
   free(f->start), free(f->end), free(f->cause), free(f->ran), free(f->order), free(f->shared);
 }

@@ -35,7 +35,7 @@ typedef struct plc_flow_op {
 
 typedef struct plc_flow {
   int n;
-  mpq_t *start, *end;   /* per op */
+  mpq_t *start, *end;   /* per op (start NULL from plc_flow_run_ends) */
   int *cause;           /* the op whose end let it start (its stream
                            predecessor or a dependency), -1 for none */
   int *ran;             /* 1 for every op that ran */
@@ -53,6 +53,10 @@ typedef struct plc_flow {
  * the ops that ran.  f is initialised here; free it with plc_flow_free. */
 int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
                  int share, mpq_srcptr t0, int *stuck);
+/* plc_flow_run without the ops' start times (f->start is NULL), for a
+ * caller that reads only their ends (sim.c): two rationals less per op. */
+int plc_flow_run_ends(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
+                      int share, mpq_srcptr t0, int *stuck);
 void plc_flow_free(plc_flow *f);
 
 #endif

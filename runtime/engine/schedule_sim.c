@@ -541,14 +541,15 @@ static void mark64(plc_sched_sim *sim, int st, int mark, plc_sched_int start)
  * stage is never free before a block of its own has ended, so a
  * dependency on the same stage (an earlier block of it) cannot delay a
  * start and only those on other stages are read. */
-static void time_steps64(sim_run *r)
+/* time_steps64's loop, with nonneg a constant in each copy (the loop
+ * is most of a large step's re-analysis: a test less per block). */
+static inline __attribute__((always_inline)) void time_steps64_loop(sim_run *r, const int nonneg)
 {
   plc_sched_sim *sim = r->sim;
   const plc_sched_int *d = sim->duri;
   plc_sched_int *end = sim->endi, *freei = sim->freei, *busyi = sim->busyi;
   const prep_dep *dep = r->pr->dep;
   const prep_step *k = r->pr->step;
-  int nonneg = r->nonneg;
   for (int i = 0, n = r->pr->n; i < n; i++, k++) {
     int st = k->st;
     plc_sched_int start = freei[st];
@@ -565,6 +566,14 @@ static void time_steps64(sim_run *r)
     end[i] = freei[st] = start + dur;
     busyi[st] += dur;
   }
+}
+
+static void time_steps64(sim_run *r)
+{
+  if (r->nonneg)
+    time_steps64_loop(r, 1);
+  else
+    time_steps64_loop(r, 0);
 }
 
 static void set_qz(mpq_t q, const mpz_t v, const mpz_t den)

@@ -16,13 +16,35 @@
  * on rationals or plc_sim_times sets (plc_sim_init_times): most runs on
  * integers never need them, and three rationals per op were much of the
  * cost of making and freeing a run. */
-static void plc_sim_init(plc_sim *s, int n)
+/* A compute op's exposure and window stay 0 in every run (only
+ * collectives are charged and have windows), so rather than two
+ * rationals of its own each (two allocations, made and freed per op and
+ * run: much of a run's cost) they are the read-only 0 of GMP's
+ * MPZ_ROINIT_N, which any function may read and none writes. */
+static mp_limb_t plc_sim_limb_one[1] = {1};
+static const mpz_t plc_sim_ro_num = MPZ_ROINIT_N(plc_sim_limb_one, 0);
+static const mpz_t plc_sim_ro_den = MPZ_ROINIT_N(plc_sim_limb_one, 1);
+
+static void plc_sim_ro_zero(mpq_ptr q)
 {
+  *mpq_numref(q) = plc_sim_ro_num[0];
+  *mpq_denref(q) = plc_sim_ro_den[0];
+}
+
+static void plc_sim_init(plc_sim *s, const plc_ir_list *l)
+{
+  int n = l->n;
   s->n = n;
   s->ops = plc_xmalloc(((size_t)n + 1) * sizeof *s->ops);
   for (int i = 0; i < n; i++) {
     plc_sim_op *o = &s->ops[i];
-    mpq_inits(o->exposed, o->window, NULL);
+    o->own_figs = l->ops[i].kind != PLC_OPK_COMPUTE;
+    if (o->own_figs) {
+      mpq_inits(o->exposed, o->window, NULL);
+    } else {
+      plc_sim_ro_zero(o->exposed);
+      plc_sim_ro_zero(o->window);
+    }
     o->consumer = o->queued_behind = -1;
     o->why = PLC_WHY_HIDDEN;
     o->ran = 0;
@@ -53,7 +75,8 @@ void plc_sim_free(plc_sim *s)
     plc_sim_op *o = &s->ops[i];
     if (s->timed)
       mpq_clears(o->ready, o->start, o->end, NULL);
-    mpq_clears(o->exposed, o->window, NULL);
+    if (o->own_figs)
+      mpq_clears(o->exposed, o->window, NULL);
   }
   free(s->ops);
   mpq_clears(s->makespan, s->end, s->busy, s->compute, s->all_compute, s->useful, s->exposed,
@@ -407,7 +430,7 @@ typedef uint64_t plc_su;
 typedef struct plc_s64 {
   plc_sim *s;
   const plc_ir_list *l;
-  plc_si *t;                        /* durations, in units of 1/d */
+  plc_si *t;                        /* durations, in units of 1/d (the memo's when only read) */
   plc_si *ready, *start, *end, *exposed, *window;
   plc_si makespan, end_all, busy, compute, all_compute, useful, exposed_all, stall_other;
   /* links shared (plc_s64_given): each op ends at given[i]; t then holds
@@ -657,10 +680,20 @@ static int plc_s64_dur_with_once(const plc_ir_list *l, const plc_s64_dur *w, plc
 
 static _Thread_local plc_sim_memo *plc_sim_memo_top; /* the innermost, this thread's */
 
+/* A list made of a stage list's ops (plc_sim_memo_part) and its
+ * durations, without and with `once`, made on first use. */
+typedef struct plc_sim_part {
+  const plc_ir_list *l, *parent;
+  const int *from;
+  plc_s64_dur dur[2];
+} plc_sim_part;
+
 void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run)
 {
   m->run = run;
   m->dur = plc_xcalloc(6 * (size_t)run->nstages + 1, sizeof *m->dur);
+  m->part = NULL;
+  m->npart = m->cap = 0;
   m->prev = plc_sim_memo_top;
   plc_sim_memo_top = m;
 }
@@ -670,6 +703,9 @@ void plc_sim_memo_pop(plc_sim_memo *m)
   for (int k = 0; k < 6 * m->run->nstages; k++)
     free(m->dur[k].t);
   free(m->dur);
+  for (int k = 0; k < m->npart; k++)
+    free(m->part[k].dur[0].t), free(m->part[k].dur[1].t);
+  free(m->part);
   plc_sim_memo_top = m->prev;
 }
 
@@ -687,24 +723,89 @@ static plc_s64_dur *plc_sim_memo_slot(const plc_ir_list *l, int with_once)
   return NULL;
 }
 
+/* The innermost memo's part entry of l, or NULL. */
+static plc_sim_part *plc_sim_memo_find_part(const plc_ir_list *l)
+{
+  plc_sim_memo *m = plc_sim_memo_top;
+  for (int k = 0; m && k < m->npart; k++)
+    if (m->part[k].l == l)
+      return &m->part[k];
+  return NULL;
+}
+
+void plc_sim_memo_part(const plc_ir_list *l, const plc_ir_list *parent, const int *from)
+{
+  plc_sim_memo *m = plc_sim_memo_top;
+  if (!m || !plc_sim_memo_slot(parent, 0))
+    return;
+  plc_sim_memo_drop(l);
+  if (m->npart == m->cap) {
+    m->cap = 2 * m->cap + 8;
+    m->part = plc_xrealloc(m->part, (size_t)m->cap * sizeof *m->part);
+  }
+  m->part[m->npart++] = (plc_sim_part){.l = l, .parent = parent, .from = from};
+}
+
+void plc_sim_memo_drop(const plc_ir_list *l)
+{
+  plc_sim_memo *m = plc_sim_memo_top;
+  plc_sim_part *p = plc_sim_memo_find_part(l);
+  if (!p)
+    return;
+  free(p->dur[0].t);
+  free(p->dur[1].t);
+  *p = m->part[--m->npart];
+}
+
+static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once);
+
+/* Part p's durations run so, into u (its t allocated): its parent's
+ * picked out, over the parent's denominator (their sum fits, a part of
+ * the parent's); its own when the parent's do not fit. */
+static void plc_sim_part_dur(const plc_sim_part *p, int with_once, plc_s64_dur *u)
+{
+  const plc_ir_list *l = p->l;
+  const plc_s64_dur *w = plc_sim_memo_dur(p->parent, with_once);
+  if (!w || !w->ok) {
+    u->ok = plc_s64_dur_fill(l, with_once, u);
+    return;
+  }
+  u->ok = 1;
+  u->d = w->d;
+  u->sum = 0;
+  for (int j = 0; j < l->n; j++) {
+    u->t[j] = w->t[p->from[j]];
+    u->sum += (plc_su)u->t[j];
+  }
+}
+
 /* l's durations run so from the memo (made on first use), or NULL when
  * the memo does not keep l.  With `once` they are made from those
  * without, adding the once ops (the gradient sync: a few). */
 static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once)
 {
   plc_s64_dur *u = plc_sim_memo_slot(l, with_once);
+  plc_sim_part *p = u ? NULL : plc_sim_memo_find_part(l);
+  if (p)
+    u = &p->dur[with_once != 0];
   if (!u || u->t)
     return u;
   u->t = plc_xmalloc(((size_t)l->n + 1) * sizeof *u->t);
-  const plc_s64_dur *w = with_once ? plc_sim_memo_dur(l, 0) : NULL;
-  u->ok = w && w->ok ? plc_s64_dur_with_once(l, w, u) : plc_s64_dur_fill(l, with_once, u);
+  const plc_s64_dur *w = with_once && !p ? plc_sim_memo_dur(l, 0) : NULL;
+  if (p)
+    plc_sim_part_dur(p, with_once, u);
+  else
+    u->ok = w && w->ok ? plc_s64_dur_with_once(l, w, u) : plc_s64_dur_fill(l, with_once, u);
   return u;
 }
 
 /* The common denominator *d of t0 and the durations of the ops that run,
  * and the durations (into x->t) and t0 scaled to it; 0 when something
- * does not fit (op times are never negative; t0 neither). */
-static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s)
+ * does not fit (op times are never negative; t0 neither).  With borrow
+ * (the run only reads x->t) and t0 = 0, x->t may be pointed at the
+ * memo's durations instead: the same values, over the same d. */
+static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s,
+                         int borrow)
 {
   const plc_ir_list *l = x->l;
   plc_s64_dur u = {.t = x->t};
@@ -712,6 +813,12 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
   if (m) {
     if (!m->ok)
       return 0;
+    if (borrow && mpq_sgn(t0) == 0) {
+      x->t = m->t;
+      *d = m->d;
+      *t0s = 0;
+      return 1;
+    }
     memcpy(x->t, m->t, (size_t)l->n * sizeof *x->t);
     u.d = m->d;
     u.sum = m->sum;
@@ -773,6 +880,7 @@ static void plc_s64_step(plc_s64 *x, int i, plc_si *free_at, int *holder, int de
 {
   const plc_ir_op *op = &x->l->ops[i];
   plc_sim_op *so = &x->s->ops[i];
+  x->exposed[i] = x->window[i] = 0; /* charged only once it ran */
   x->ready[i] = t0;
   for (int d = 0; d < op->ndeps; d++)
     if (x->s->ops[op->deps[d]].ran && x->end[op->deps[d]] > x->ready[i])
@@ -889,8 +997,8 @@ int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
   const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);
   if (!u || !u->ok)
     return 0;
-  plc_si sum = 0; /* at most u->sum: no overflow */
-  for (int i = 0; i < l->n; i++)
+  plc_si sum = counts ? 0 : (plc_si)u->sum; /* at most u->sum: no overflow */
+  for (int i = 0; counts && i < l->n; i++)
     if (u->t[i] && counts(&l->ops[i]))
       sum += u->t[i];
   plc_s64_set(out, sum, u->d);
@@ -958,26 +1066,31 @@ static int plc_s64_is_transfer(const plc_ir_list *l, int i, const plc_si *start,
   return ran[i] && l->ops[i].kind != PLC_OPK_COMPUTE && end[i] > start[i];
 }
 
+/* The groups of the transfers among the ops cand[0 .. nc) (all of l's
+ * when cand is NULL), in list order. */
 static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
                           const plc_si *start, const plc_si *end, const unsigned char *ran,
-                          const plc_sim_net *net)
+                          const plc_sim_net *net, const int *cand, int nc)
 {
   g->ns = nstreams;
   size_t ng = (size_t)net->nlinks * (size_t)g->ns;
+  if (!cand)
+    nc = l->n;
   g->at = plc_xcalloc(ng + 2, sizeof *g->at);
-  g->idx = plc_xmalloc(((size_t)l->n + 1) * sizeof *g->idx);
-  int *key = plc_xmalloc(((size_t)l->n + 1) * sizeof *key);
-  for (int i = 0; i < l->n; i++) {
-    key[i] = plc_s64_is_transfer(l, i, start, end, ran)
+  g->idx = plc_xmalloc(((size_t)nc + 1) * sizeof *g->idx);
+  int *key = plc_xmalloc(((size_t)nc + 1) * sizeof *key);
+  for (int c = 0; c < nc; c++) {
+    int i = cand ? cand[c] : c;
+    key[c] = plc_s64_is_transfer(l, i, start, end, ran)
              ? net->link[l->ops[i].dim] * g->ns + l->ops[i].stream : -1;
-    if (key[i] >= 0)
-      g->at[key[i] + 2]++;
+    if (key[c] >= 0)
+      g->at[key[c] + 2]++;
   }
   for (size_t k = 2; k <= ng + 1; k++)
     g->at[k] += g->at[k - 1];
-  for (int i = 0; i < l->n; i++) /* at[k + 1] is group k's next free place */
-    if (key[i] >= 0)
-      g->idx[g->at[key[i] + 1]++] = i;
+  for (int c = 0; c < nc; c++) /* at[k + 1] is group k's next free place */
+    if (key[c] >= 0)
+      g->idx[g->at[key[c] + 1]++] = cand ? cand[c] : c;
   free(key);
 }
 
@@ -989,13 +1102,15 @@ static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
  * transfers of one stream run one after another in list order (each
  * starts once the one before it on its stream ended): they never meet,
  * and their starts come sorted.  So per link the streams' transfers are
- * merged by start, each checked against the latest end before it. */
+ * merged by start, each checked against the latest end before it.  With
+ * cand, only the ops cand[0 .. nc) are looked at (in list order): the
+ * caller's every op that is not a compute op. */
 static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *start,
                            const plc_si *end, const unsigned char *ran, const plc_sim_net *net,
-                           plc_si *first)
+                           const int *cand, int nc, plc_si *first)
 {
   plc_s64_groups g;
-  plc_s64_group(&g, l, nstreams, start, end, ran, net);
+  plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
   int *head = plc_xmalloc(((size_t)g.ns + 1) * sizeof *head), hit = 0;
   for (int k = 0; k < net->nlinks; k++) {
     const int *at = g.at + (size_t)k * (size_t)g.ns;
@@ -1112,7 +1227,8 @@ static int plc_sim_lazy_overlap(plc_sim *s, const plc_ir_list *l, int nstreams,
   unsigned char *ran = plc_xmalloc((size_t)l->n + 1);
   for (int i = 0; i < l->n; i++)
     ran[i] = (unsigned char)s->ops[i].ran;
-  int hit = plc_s64_overlap(l, nstreams, s->lazy->start, s->lazy->end, ran, net, &h->first);
+  int hit = plc_s64_overlap(l, nstreams, s->lazy->start, s->lazy->end, ran, net, NULL, 0,
+                            &h->first);
   free(ran);
   if (hit) {
     struct plc_sim_lazy *z = s->lazy;
@@ -1187,60 +1303,80 @@ static void plc_s64_figs_out(const plc_s64 *x, plc_su d)
   plc_s64_memo_free(&m);
 }
 
-/* The run on integers into s (initialised); 0, leaving s untouched, when
- * the figures could pass 62 bits.  With g, links shared: the ops end as g
- * says (plc_s64_given). */
-static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
-                       mpq_srcptr t0, const plc_s64_given *g)
+static int plc_sim_may_share(const plc_ir_list *l, int with_once, const plc_sim_net *net);
+
+/* The first part of a run on integers (plc_s64_run): its durations
+ * scaled, every op run, every stall and the tail charged, into x (x->s
+ * and x->l set; its arrays in one block, x->t's after them when given,
+ * returned in *mem) and the common denominator *d; 0, with nothing
+ * allocated and x->s untouched, when the figures could pass 62 bits. */
+static int plc_s64_sched(plc_s64 *x, int nstreams, int with_once, mpq_srcptr t0,
+                         const plc_s64_given *g, plc_si **mem_out, plc_su *d)
 {
+  plc_sim *s = x->s;
+  const plc_ir_list *l = x->l;
   if (plc_sim_no_fast || l->n == 0)
     return 0;
-  plc_s64 x = {.s = s, .l = l};
   size_t n = (size_t)l->n;
-  /* only the sums (exposed, window) need zeros: the rest is written
-   * before it is read (the times of the ops that ran) */
+  /* nothing needs zeros: an op's sums (exposed, window) are zeroed when
+   * it runs (plc_s64_step), and only the ops that ran are read */
   plc_si *mem = plc_xmalloc((g ? 7 : 6) * n * sizeof *mem);
-  memset(mem + 4 * n, 0, 2 * n * sizeof *mem);
-  x.t = mem;
-  plc_su d;
+  x->t = mem;
   plc_si t0s = 0;
-  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s) ||
-      (g && !plc_s64_given_scale(&x, g, &d, &t0s, mem + 6 * n))) {
+  if (!plc_s64_scale(x, with_once, t0, d, &t0s, g == NULL) ||
+      (g && !plc_s64_given_scale(x, g, d, &t0s, mem + 6 * n))) {
     free(mem);
     return 0;
   }
   s->shared = g != NULL;
-  x.ready = mem + n;
-  x.start = mem + 2 * n;
-  x.end = mem + 3 * n;
-  x.exposed = mem + 4 * n;
-  x.window = mem + 5 * n;
+  x->ready = mem + n;
+  x->start = mem + 2 * n;
+  x->end = mem + 3 * n;
+  x->exposed = mem + 4 * n;
+  x->window = mem + 5 * n;
   plc_si *free_at = plc_xmalloc((size_t)(nstreams + 1) * sizeof *free_at);
   int *holder = plc_xmalloc((size_t)(nstreams + 1) * sizeof *holder);
   for (int k = 0; k <= nstreams; k++) {
     free_at[k] = t0s;
     holder[k] = -1;
   }
-  x.end_all = t0s;
+  x->end_all = t0s;
   for (int i = 0; i < l->n; i++)
     if (with_once || !l->ops[i].once)
-      plc_s64_step(&x, i, free_at, holder, nstreams, t0s);
-  x.makespan = free_at[0];
-  if (x.end_all > free_at[0]) { /* plc_sim_tail */
+      plc_s64_step(x, i, free_at, holder, nstreams, t0s);
+  x->makespan = free_at[0];
+  if (x->end_all > free_at[0]) { /* plc_sim_tail */
     int last = -1;
     for (int i = 0; i < l->n; i++)
-      if (s->ops[i].ran && (last < 0 || x.end[i] >= x.end[last]))
+      if (s->ops[i].ran && (last < 0 || x->end[i] >= x->end[last]))
         last = i;
-    plc_s64_charge_from(&x, last, free_at[0], x.end_all);
-    x.makespan = x.end_all;
+    plc_s64_charge_from(x, last, free_at[0], x->end_all);
+    x->makespan = x->end_all;
   }
-  plc_s64_windows(&x);
   for (int i = 0; i < l->n; i++) /* plc_sim_union */
     if (s->ops[i].ran && l->ops[i].kind == PLC_OPK_COMPUTE) {
-      x.all_compute += x.t[i];
+      x->all_compute += x->t[i];
       if (l->ops[i].useful)
-        x.useful += x.t[i];
+        x->useful += x->t[i];
     }
+  free(free_at);
+  free(holder);
+  *mem_out = mem;
+  return 1;
+}
+
+/* The run on integers into s (initialised); 0, leaving s untouched, when
+ * the figures could pass 62 bits.  With g, links shared: the ops end as g
+ * says (plc_s64_given). */
+static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
+                       mpq_srcptr t0, const plc_s64_given *g)
+{
+  plc_s64 x = {.s = s, .l = l};
+  plc_si *mem;
+  plc_su d;
+  if (!plc_s64_sched(&x, nstreams, with_once, t0, g, &mem, &d))
+    return 0;
+  plc_s64_windows(&x);
   plc_s64_figs_out(&x, d);
   s->lazy = plc_xmalloc(sizeof *s->lazy); /* the times, for plc_sim_times */
   *s->lazy = (struct plc_sim_lazy){.mem = mem, .ready = x.ready, .start = x.start, .end = x.end,
@@ -1253,9 +1389,73 @@ static int plc_s64_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_
   plc_s64_set(s->useful, x.useful, d);
   plc_s64_set(s->exposed, x.exposed_all, d);
   plc_s64_set(s->stall_other, x.stall_other, d);
-  free(free_at);
-  free(holder);
   return 1;
+}
+
+/* plc_sim_run_figs on integers, as plc_s64_run runs (the windows, the
+ * reasons and the ops' own figures left out: none of them moves a
+ * figure); 0 when it cannot run so, or when two transfers met on a link
+ * (sharing would change the run). */
+static int plc_s64_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int with_once,
+                        mpq_srcptr t0, const plc_sim_net *net)
+{
+  plc_sim s = {.n = l->n}; /* the ops' flags only: no rationals */
+  s.ops = plc_xmalloc(((size_t)l->n + 1) * sizeof *s.ops);
+  for (int i = 0; i < l->n; i++) {
+    s.ops[i].ran = 0;
+    s.ops[i].queued_behind = s.ops[i].consumer = -1;
+  }
+  plc_s64 x = {.s = &s, .l = l};
+  plc_si *mem = NULL;
+  plc_su d;
+  int ok = plc_s64_sched(&x, nstreams, with_once, t0, NULL, &mem, &d);
+  if (ok && plc_sim_may_share(l, with_once, net)) {
+    unsigned char *ran = plc_xmalloc((size_t)l->n + 1);
+    for (int i = 0; i < l->n; i++)
+      ran[i] = (unsigned char)s.ops[i].ran;
+    plc_si first;
+    ok = !plc_s64_overlap(l, nstreams, x.start, x.end, ran, net, NULL, 0, &first);
+    free(ran);
+  }
+  if (ok) {
+    plc_si by_dim[PLC_PD_COUNT] = {0}; /* each at most the sum of the durations */
+    for (int i = 0; i < l->n; i++)
+      if (s.ops[i].ran && l->ops[i].kind != PLC_OPK_COMPUTE)
+        by_dim[l->ops[i].dim] += x.exposed[i];
+    for (int k = 0; k < PLC_PD_COUNT; k++)
+      plc_s64_set(f->exposed[k], by_dim[k], d);
+    plc_s64_set(f->compute, x.compute, d);
+    plc_s64_set(f->all_compute, x.all_compute, d);
+    plc_s64_set(f->useful, x.useful, d);
+    plc_s64_set(f->stall_other, x.stall_other, d);
+  }
+  free(mem);
+  free(s.ops);
+  return ok;
+}
+
+void plc_sim_run_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int with_once,
+                      mpq_srcptr t0, const plc_sim_net *net)
+{
+  if (plc_s64_figs(f, l, nstreams, with_once, t0, net))
+    return;
+  plc_sim s;
+  plc_sim_run(&s, l, nstreams, with_once, t0, net);
+  mpq_set(f->compute, s.compute);
+  mpq_set(f->all_compute, s.all_compute);
+  mpq_set(f->useful, s.useful);
+  mpq_set(f->stall_other, s.stall_other);
+  int *group = plc_xmalloc(((size_t)l->n + 1) * sizeof *group);
+  mpq_ptr out[PLC_PD_COUNT];
+  for (int k = 0; k < PLC_PD_COUNT; k++) {
+    mpq_set_ui(f->exposed[k], 0, 1);
+    out[k] = f->exposed[k];
+  }
+  for (int i = 0; i < l->n; i++)
+    group[i] = l->ops[i].kind != PLC_OPK_COMPUTE ? (int)l->ops[i].dim : -1;
+  plc_sim_add_sums(&s, l, group, PLC_PD_COUNT, NULL, NULL, out);
+  free(group);
+  plc_sim_free(&s);
 }
 
 /* plc_sim_end on integers: the scheduling alone (charging moves no op);
@@ -1272,13 +1472,14 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
   x.t = mem;
   plc_su d;
   plc_si t0s = 0;
-  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s)) {
+  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s, 1)) {
     free(mem);
     return 0;
   }
   plc_si *end = mem + n, *starts = mem + 2 * n, *free_at = mem + 3 * n, end_all = t0s;
   plc_si end_cnt = t0s;
   unsigned char *ran = plc_xcalloc(n, 1);
+  int *cand = net ? plc_xmalloc((n + 1) * sizeof *cand) : NULL, nc = 0; /* not compute */
   for (int k = 0; k <= nstreams; k++)
     free_at[k] = t0s;
   for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
@@ -1300,14 +1501,17 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     if (uses_dev)
       free_at[nstreams] = end[i];
     ran[i] = 1;
+    if (cand && op->kind != PLC_OPK_COMPUTE)
+      cand[nc++] = i;
     if (end[i] > end_all)
       end_all = end[i];
     if (end[i] > end_cnt && (!counts || counts(op)))
       end_cnt = end[i];
   }
   /* else: links shared */
-  int ok = !net || !plc_s64_overlap(l, nstreams, starts, end, ran, net, &h->first);
+  int ok = !net || !plc_s64_overlap(l, nstreams, starts, end, ran, net, cand, nc, &h->first);
   free(ran);
+  free(cand);
   if (ok) {
     if (all)
       plc_s64_set(all, end_all, d);
@@ -1485,6 +1689,84 @@ static void plc_sim_flow_cost(const plc_sim_net *net, const plc_ir_op *op, int i
     plc_sim_late(h, i, fixed, work);
 }
 
+/* Flow ops' costs in units of 1/den: a pair of rationals (fixed, work)
+ * per op, shared by the ops whose costs are the same integers (the copies
+ * of a layer's ops: most of a list), found by value (open addressing). */
+typedef struct plc_sim_costs {
+  mpq_t *q;       /* pairs: q[k] fixed, q[k + 1] work; nq used */
+  int nq;
+  plc_si *key;    /* per slot, its pair's fixed and work */
+  int *at;        /* per slot, its pair's k, or -1 */
+  size_t mask;
+} plc_sim_costs;
+
+/* Room for n ops' costs. */
+static void plc_sim_costs_init(plc_sim_costs *c, int n)
+{
+  c->q = plc_xmalloc(2 * ((size_t)n + 1) * sizeof *c->q);
+  c->nq = 0;
+  for (c->mask = 15; c->mask < 2 * (size_t)n; c->mask = 2 * c->mask + 1)
+    ;
+  c->key = plc_xmalloc(2 * (c->mask + 1) * sizeof *c->key);
+  c->at = plc_xmalloc((c->mask + 1) * sizeof *c->at);
+  for (size_t k = 0; k <= c->mask; k++)
+    c->at[k] = -1;
+}
+
+static void plc_sim_costs_free(plc_sim_costs *c)
+{
+  for (int k = 0; k < c->nq; k++)
+    mpq_clear(c->q[k]);
+  free(c->q);
+  free(c->key);
+  free(c->at);
+}
+
+/* A new pair of c (both 0): its k. */
+static int plc_sim_costs_new(plc_sim_costs *c)
+{
+  mpq_inits(c->q[c->nq], c->q[c->nq + 1], NULL);
+  c->nq += 2;
+  return c->nq - 2;
+}
+
+/* The pair (fix, work) of c (made on first use): its k. */
+static int plc_sim_costs_int(plc_sim_costs *c, plc_si fix, plc_si work)
+{
+  uint64_t hf = (uint64_t)(plc_su)fix, hw = (uint64_t)(plc_su)work;
+  size_t s = (size_t)(((hf * 0x9E3779B97F4A7C15u) ^ (hw * 0xC2B2AE3D27D4EB4Fu)) >> 24) & c->mask;
+  for (; c->at[s] >= 0; s = (s + 1) & c->mask)
+    if (c->key[2 * s] == fix && c->key[2 * s + 1] == work)
+      return c->at[s];
+  int k = plc_sim_costs_new(c);
+  plc_s64_put(mpq_numref(c->q[k]), (plc_su)fix);
+  if (work)
+    plc_s64_put(mpq_numref(c->q[k + 1]), (plc_su)work);
+  c->key[2 * s] = fix;
+  c->key[2 * s + 1] = work;
+  c->at[s] = k;
+  return k;
+}
+
+/* Op i's costs (plc_sim_flow_cost) as a pair of c: on integers when h
+ * has them and the op was not under way when transfers met (the costs of
+ * most ops, shared by value), else a pair of its own. */
+static int plc_sim_flow_pair(plc_sim_costs *c, const plc_sim_net *net, const plc_ir_op *op,
+                             int i, const plc_sim_head *h, const plc_si *lat, mpq_srcptr scale)
+{
+  if (h && (op->kind == PLC_OPK_COMPUTE || lat[op->dim] >= 0) && h->start[i] >= h->first) {
+    plc_si t = h->end[i] - h->start[i], fix = t;
+    if (op->kind != PLC_OPK_COMPUTE) {
+      long k = plc_sim_steps(op);
+      fix = k <= 0 ? 0 : lat[op->dim] > t / k ? t : (plc_si)k * lat[op->dim];
+    }
+    return plc_sim_costs_int(c, fix, t - fix);
+  }
+  int k = plc_sim_costs_new(c);
+  plc_sim_flow_cost(net, op, i, h, lat, scale, c->q[k], c->q[k + 1]);
+  return k;
+}
+
 /* The list's ops that run as flow ops (flow.h), into f: each on its
  * stream, after its dependencies and, a compute op that takes time, after
  * the one before it (the device's compute is serial, plc_sim_step);
@@ -1498,12 +1780,17 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
                          mpq_srcptr t0, const plc_sim_net *net, int *map, mpz_t den,
                          const plc_sim_head *h)
 {
-  size_t nd = 1;
+  size_t nd = 1; /* the flow ops' dependencies, and how many there are */
+  int nf = 0;
   for (int i = 0; i < l->n; i++)
-    nd += (size_t)l->ops[i].ndeps + 1;
-  plc_flow_op *ops = plc_xmalloc(((size_t)l->n + 1) * sizeof *ops);
+    if ((with_once || !l->ops[i].once) && !(h && h->end[i] <= h->first)) {
+      nd += (size_t)l->ops[i].ndeps + 1;
+      nf++;
+    }
+  plc_flow_op *ops = plc_xmalloc(((size_t)nf + 1) * sizeof *ops);
   int *pool = plc_xmalloc(nd * sizeof *pool);
-  mpq_t *cost = plc_xmalloc(2 * ((size_t)l->n + 1) * sizeof *cost);
+  plc_sim_costs cost;
+  plc_sim_costs_init(&cost, nf);
   int n = 0, last_dev = -1;
   size_t used = 0;
   mpq_t t0s, scale;
@@ -1541,10 +1828,9 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     if (uses_dev && last_dev >= 0)
       pool[used + (size_t)o->ndeps++] = last_dev;
     used += (size_t)o->ndeps;
-    mpq_inits(cost[2 * n], cost[2 * n + 1], NULL);
-    plc_sim_flow_cost(net, op, i, h, lat, scale, cost[2 * n], cost[2 * n + 1]);
-    o->fixed = cost[2 * n];
-    o->work = cost[2 * n + 1];
+    int k = plc_sim_flow_pair(&cost, net, op, i, h, lat, scale);
+    o->fixed = cost.q[k];
+    o->work = cost.q[k + 1];
     o->stream = op->stream;
     o->link = op->kind == PLC_OPK_COMPUTE ? -1 : net->link[op->dim];
     if (uses_dev)
@@ -1552,11 +1838,9 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     map[i] = n++;
   }
   int stuck;
-  plc_flow_run(f, ops, n, nstreams, net->nlinks, 1, t0s, &stuck); /* deps point back: runs */
+  plc_flow_run_ends(f, ops, n, nstreams, net->nlinks, 1, t0s, &stuck); /* deps point back */
   mpq_clears(t0s, scale, NULL);
-  for (int g = 0; g < 2 * n; g++)
-    mpq_clear(cost[g]);
-  free(cost);
+  plc_sim_costs_free(&cost);
   free(pool);
   free(ops);
 }
@@ -1663,7 +1947,9 @@ static void plc_sim_flow_last(mpq_t out, const plc_ir_list *l, const plc_flow *f
                               plc_sim_counts_fn *counts)
 {
   int last = plc_sim_flow_latest(l, f, map, counts), early = -1; /* and of h */
-  for (int i = 0; h && i < l->n; i++)
+  /* the flow starts when transfers first met, by when every op left to
+   * h had ended: an op of the flow that counts ends no earlier */
+  for (int i = 0; h && last < 0 && i < l->n; i++)
     if (map[i] == -2 && (!counts || counts(&l->ops[i])) &&
         (early < 0 || h->end[i] > h->end[early]))
       early = i;
@@ -1721,6 +2007,29 @@ void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int 
   plc_sim_free(&s);
 }
 
+void plc_sim_end_in(mpq_t out, const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0,
+                    plc_sim_counts_fn *counts)
+{
+  const struct plc_sim_lazy *z = s->lazy;
+  if (z) { /* on its integers: t0 is at most every op's start */
+    plc_si end = -1;
+    for (int i = 0; i < l->n; i++)
+      if (s->ops[i].ran && (!counts || counts(&l->ops[i])) && z->end[i] > end)
+        end = z->end[i];
+    if (end >= 0) {
+      plc_s64_set(out, end, z->d);
+      if (mpq_cmp(out, t0) >= 0)
+        return;
+    }
+    mpq_set(out, t0);
+    return;
+  }
+  mpq_set(out, t0);
+  for (int i = 0; i < l->n; i++)
+    if (s->ops[i].ran && (!counts || counts(&l->ops[i])) && mpq_cmp(s->ops[i].end, out) > 0)
+      mpq_set(out, s->ops[i].end);
+}
+
 void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                     mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
 {
@@ -1736,14 +2045,14 @@ void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, m
 void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0,
                  const plc_sim_net *net)
 {
-  plc_sim_init(s, l->n);
+  plc_sim_init(s, l);
   int may = plc_sim_may_share(l, with_once, net);
   plc_sim_head head = {0};
   if (plc_s64_run(s, l, nstreams, with_once, t0, NULL)) {
     if (!may || !plc_sim_lazy_overlap(s, l, nstreams, net, &head))
       return; /* no two transfers met on a link: sharing changes nothing */
     plc_sim_free(s);
-    plc_sim_init(s, l->n);
+    plc_sim_init(s, l);
   }
   if (may) {
     plc_sim_run_shared(s, l, nstreams, with_once, t0, net, head.mem ? &head : NULL);

@@ -46,6 +46,8 @@ typedef struct plc_sim_op {
   int queued_behind;    /* the op that held its stream when it was ready, or -1 */
   plc_why why;
   int ran;              /* 0 for `once` ops left out of this run */
+  int own_figs;         /* exposed and window are its own rationals: a
+                           collective's (a compute op's are a read-only 0) */
 } plc_sim_op;
 
 typedef struct plc_sim {
@@ -105,6 +107,23 @@ void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once
  * (either may be NULL). */
 void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                   mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net);
+/* What plc_sim_end_of gives for l run so, from s, that run of l made by
+ * plc_sim_run from t0: the latest end of its ops that ran and for which
+ * counts is true (all when NULL), and t0. */
+void plc_sim_end_in(mpq_t out, const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0,
+                    plc_sim_counts_fn *counts);
+/* The figures of a run that the ops' own do not make up: what
+ * plc_sim_run gives as compute, all_compute, useful and stall_other, and
+ * the exposures of its collectives summed per dimension. */
+typedef struct plc_sim_figs {
+  mpq_t compute, all_compute, useful, stall_other;
+  mpq_t exposed[PLC_PD_COUNT];
+} plc_sim_figs;
+/* Those figures of l run as plc_sim_run runs it, into f (initialised),
+ * for less: on machine integers when they fit (no rational per op, no
+ * windows), else from plc_sim_run. */
+void plc_sim_run_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int with_once,
+                      mpq_srcptr t0, const plc_sim_net *net);
 /* Op i of l, which ran in s: how long it took into out, its time, or more
  * for a transfer that shared its link. */
 void plc_sim_took(const plc_sim *s, const plc_ir_list *l, int i, mpq_t out);
@@ -146,12 +165,23 @@ const char *plc_why_text(plc_why w);
 typedef struct plc_sim_memo {
   const plc_ir_run *run;
   struct plc_s64_dur *dur;   /* per stage list and with_once, made on first use */
+  struct plc_sim_part *part; /* lists made of a stage list's ops (plc_sim_memo_part) */
+  int npart, cap;
   struct plc_sim_memo *prev; /* the enclosing memo, or NULL */
 } plc_sim_memo;
 void plc_sim_memo_push(plc_sim_memo *m, const plc_ir_run *run);
 void plc_sim_memo_pop(plc_sim_memo *m);
+/* l is made of ops of parent, one of the run's stage lists: its op j is
+ * parent's op from[j] (its time, its `once`; each of parent's ops at most
+ * once).  Until plc_sim_memo_drop(l)
+ * (before l or from changes or goes), the innermost memo runs l with
+ * parent's durations, picked out (over parent's denominator: the same
+ * figures), rather than reading every time again.  Nothing without a
+ * memo, or when it does not keep parent. */
+void plc_sim_memo_part(const plc_ir_list *l, const plc_ir_list *parent, const int *from);
+void plc_sim_memo_drop(const plc_ir_list *l);
 /* The sum of the times of l's ops that are not `once` and for which
- * counts is true, into out, on integers from the innermost memo: 0, out
+ * counts is true (all when NULL), into out, on integers from the innermost memo: 0, out
  * untouched, when it does not keep l or l's times do not fit. */
 int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts);
 

@@ -226,6 +226,38 @@ static void test_critical_stage(void)
   plc_result_free(&res);
 }
 
+/* The analysis runs first in full the stage whose ops take the most time
+ * in all (its guess at the critical one) and runs the critical one again
+ * when the guess was wrong.  Two stages of hand_run (forward 10 ms,
+ * backward 12 + 8 ms); stage 0's forward also has an 8 ms tp all-gather
+ * on stream 1 from time 0, hidden behind its 10 ms of compute: makespan
+ * 10, ops 18 ms in all (38 with the backward); stage 1's forward has 5 ms
+ * more compute: makespan 15, 15 ms in all (35).  So the guess is stage 0,
+ * and stage 1 is critical (15 + 20 = 35 ms > 30): t_f 15 ms, t_b 20 ms,
+ * its forward's compute 15 ms and nothing exposed, and the kept runs are
+ * stage 1's (two forward ops, no collective). */
+static void test_critical_not_guessed(void)
+{
+  plc_ir_run *r = hand_run(2, 1, "1f1b", 1);
+  plc_ir_op g = comm_op("ag", PLC_OPK_ALL_GATHER, PLC_PD_TP, 1, 8, 0);
+  g.phase = PLC_PH_FWD;
+  g.ndeps = 0;
+  plc_ir_push(ar, &r->stages[0].fwd, &g);
+  compute(&r->stages[1].fwd, PLC_PH_FWD, 5, 50, 0, 0);
+  plc_result res;
+  plc_analyse(&res, r);
+  CU_ASSERT_EQUAL(res.critical, 1);
+  CU_ASSERT(plc_fx_q(res.t_f, 15, 1000));
+  CU_ASSERT(plc_fx_q(res.t_b, 20, 1000));
+  CU_ASSERT(plc_fx_q(res.fwd.compute, 15, 1000));
+  CU_ASSERT(plc_fx_q(res.fwd.exposed, 0, 1));
+  CU_ASSERT_EQUAL(res.fwd.n, 2);
+  CU_ASSERT_EQUAL(res.nrows, 0); /* the inventory is stage 1's: no collective */
+  CU_ASSERT(plc_fx_q(res.tf[0], 10, 1000));
+  CU_ASSERT(plc_fx_q(res.tb[1], 20, 1000));
+  plc_result_free(&res);
+}
+
 /* ---- properties of the measured bubble over random uneven stages -------- */
 
 static unsigned long prop_seed = 12345;
@@ -657,6 +689,58 @@ static void test_end_to_end(void)
   plc_fx_free(&f);
 }
 
+/* A re-analysis (plc_analyse_step) after every backward op got 3/2 of its
+ * time gives what a fresh analysis of the changed run gives: step, work,
+ * bubble, tail, t_f, t_b, t_w and, with F&B blocks, every device's F&B
+ * counts (taken from the base, the schedule being the same) and times;
+ * over random uneven runs of every schedule with a once-per-step gradient
+ * sync in each stage's backward. */
+static void test_step_reanalysis(void)
+{
+  static const char *const scheds[5] = {"1f1b", "interleaved", "zb_h1", "dualpipe", "dualpipev"};
+  int bad = 0, fb = 0;
+  unsigned long seed = prop_seed; /* the other tests' runs stay theirs */
+  mpq_t k;
+  mpq_init(k);
+  mpq_set_ui(k, 3, 2);
+  for (int iter = 0; iter < 30; iter++) {
+    int sc = iter % 5, vpp = sc == 1 ? 2 : 1, n = sc == 1 ? 2 : 1;
+    int p = sc == 3 ? 2 * (int)prop_rand(1, 3) : (int)prop_rand(2, 4);
+    long mu = sc == 4 ? 2L * p : p * prop_rand(2, 3);
+    long f[8], dg[8], wg[8];
+    for (int i = 0; i < p * n; i++) {
+      f[i] = prop_rand(1, 10);
+      dg[i] = prop_rand(1, 12);
+      wg[i] = prop_rand(1, 8);
+    }
+    plc_ir_run *r = rand_run(p, vpp, scheds[sc], mu, f, dg, wg);
+    for (int st = 0; st < p; st++)
+      grad_sync(&r->stages[st].bwd, prop_rand(1, 9), r->stages[st].bwd.n - 1);
+    plc_result base, again, fresh;
+    plc_analyse(&base, r);
+    for (int st = 0; st < p; st++)
+      for (int i = 0; i < r->stages[st].bwd.n; i++)
+        mpq_mul(r->stages[st].bwd.ops[i].time, r->stages[st].bwd.ops[i].time, k);
+    plc_analyse_step(&again, r, &base, PLC_CHANGED_BWD);
+    plc_analyse(&fresh, r);
+    bad += !mpq_equal(again.step, fresh.step) || !mpq_equal(again.work, fresh.work) ||
+           !mpq_equal(again.bubble, fresh.bubble) || !mpq_equal(again.tail, fresh.tail) ||
+           !mpq_equal(again.t_f, fresh.t_f) || !mpq_equal(again.t_b, fresh.t_b) ||
+           !mpq_equal(again.t_w, fresh.t_w) || (!again.fbo) != (!fresh.fbo);
+    for (int i = 0; again.fbo && fresh.fbo && i < 2 * p; i++) {
+      fb++;
+      bad += again.nfb[i] != fresh.nfb[i] || !mpq_equal(again.fbo[i], fresh.fbo[i]);
+    }
+    plc_result_free(&base);
+    plc_result_free(&again);
+    plc_result_free(&fresh);
+  }
+  mpq_clear(k);
+  prop_seed = seed;
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(fb > 0); /* DualPipe's and dualpipev's F&B blocks were compared */
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -667,6 +751,8 @@ int main(void)
     {"dualpipev, uneven chunks: each run alone (hand case)", test_dualpipev_uneven},
     {"interleaved, uneven chunks: each run alone (hand case)", test_interleaved_uneven},
     {"critical stage", test_critical_stage},
+    {"critical stage not the guessed one (hand case)", test_critical_not_guessed},
+    {"a re-analysis is a fresh analysis (random runs, every schedule)", test_step_reanalysis},
     {"measured bubble: properties over random stages", test_bubble_properties},
     {"DP tail and optimizer", test_tail},
     {"DP tail: sends leaving chunks are not in it (hand case)", test_tail_leaving_sends},

@@ -362,6 +362,87 @@ static void test_random_against_naive(void)
   CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* Random graphs whose times are whole numbers, as sim.c gives the flow
+ * (a list's times in units of their common denominator): every time
+ * times 12 (whole: the fixtures' denominators divide 12) and by a factor
+ * of one limb (3), of two (2^70 + 5) or none, against the naive
+ * simulator.  Whole keys, sums and comparisons take the flow's fast
+ * paths (small keys compared by fx, large ones by their numerators);
+ * sharing makes keys that are not whole again. */
+static void test_random_whole(void)
+{
+  int bad = 0;
+  mpq_t k;
+  mpq_init(k);
+  for (int round = 0; round < 300; round++) {
+    fixture x;
+    fx_init(&x);
+    int ns, nl;
+    random_fixture(&x, &ns, &nl);
+    mpz_set_ui(mpq_numref(k), 12);
+    if (round % 3 == 1)
+      mpz_mul_ui(mpq_numref(k), mpq_numref(k), 3);
+    if (round % 3 == 2) {
+      mpz_t big;
+      mpz_init(big);
+      mpz_ui_pow_ui(big, 2, 70);
+      mpz_add_ui(big, big, 5);
+      mpz_mul(mpq_numref(k), mpq_numref(k), big);
+      mpz_clear(big);
+    }
+    for (int i = 0; i < x.n; i++) {
+      mpq_mul(x.fixed[i], x.fixed[i], k);
+      mpq_mul(x.work[i], x.work[i], k);
+      bad += mpz_cmp_ui(mpq_denref(x.fixed[i]), 1) != 0 ||
+             mpz_cmp_ui(mpq_denref(x.work[i]), 1) != 0;
+    }
+    for (int share = 0; share <= 1; share++)
+      bad += against_naive(&x, ns, nl, share, 1);
+    fx_clear(&x);
+  }
+  mpq_clear(k);
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* plc_flow_run_ends (no start times) gives what plc_flow_run gives: each
+ * op's end, cause and ran, the order of the ends, the shared flags and
+ * the makespan, and whether some op never started (a random op waits
+ * for a later one of its stream in a fifth of the graphs), over random
+ * graphs, links shared or not. */
+static void test_random_ends_only(void)
+{
+  int bad = 0, stuck_seen = 0;
+  for (int round = 0; round < 300; round++) {
+    fixture x;
+    fx_init(&x);
+    int ns, nl;
+    random_fixture(&x, &ns, &nl);
+    if (round % 5 == 4 && x.n >= 2) { /* op 0 waits for the last op on its stream */
+      x.ops[x.n - 1].stream = x.ops[0].stream;
+      fx_dep(&x, 0, x.n - 1);
+    }
+    for (int share = 0; share <= 1; share++) {
+      plc_flow a, b;
+      int sa = -2, sb = -2;
+      int ra = plc_flow_run(&a, x.ops, x.n, ns, nl, share, zero, &sa);
+      int rb = plc_flow_run_ends(&b, x.ops, x.n, ns, nl, share, zero, &sb);
+      stuck_seen += ra != 0;
+      bad += ra != rb || sa != sb || b.start != NULL || a.nended != b.nended ||
+             !mpq_equal(a.makespan, b.makespan);
+      for (int i = 0; i < x.n; i++)
+        bad += !mpq_equal(a.end[i], b.end[i]) || a.cause[i] != b.cause[i] ||
+               a.ran[i] != b.ran[i] || a.shared[i] != b.shared[i];
+      for (int k = 0; k < a.nended && k < b.nended; k++)
+        bad += a.order[k] != b.order[k];
+      plc_flow_free(&a);
+      plc_flow_free(&b);
+    }
+    fx_clear(&x);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(stuck_seen > 0);
+}
+
 /* Random graphs in which later ops share one dependency list of 4 to 6
  * earlier ops (as a block's entry ops do), against the naive simulator;
  * and every op's cause is a dependency or its stream predecessor that
@@ -520,6 +601,8 @@ int main(void)
     {"ops with equal dependency lists (a join)", test_equal_dep_lists},
     {"random shared dependency lists against a naive simulator", test_random_shared_lists},
     {"random graphs against a naive simulator", test_random_against_naive},
+    {"random graphs with whole-number times against a naive simulator", test_random_whole},
+    {"the ends alone are the run's ends (random graphs)", test_random_ends_only},
     {"invariants over random graphs", test_random_invariants},
     {"sharing has anomalies: a faster link, a slower step", test_sharing_anomaly},
     {"without sharing, faster ops never end anything later", test_random_monotone_unshared},

@@ -635,6 +635,204 @@ static void test_random_sums_and_memo(void)
   mpq_clears(zero, e, f, want, NULL);
 }
 
+static int on_stream0(const plc_ir_op *op) { return op->stream == 0; }
+
+/* What the analysis reads from one run instead of running a list again:
+ * plc_sim_end_in of a run (on integers, on rationals, links shared or
+ * not, `once` ops in or out, from any start) is plc_sim_end_of of the
+ * list, for every counts; a run inside a memo (which reads the memo's
+ * durations in place) is the run outside; plc_sim_memo_sum with no counts
+ * is the sum of the times of the ops not `once`; and a compute op's
+ * exposure and window (a read-only 0, not rationals of its own) are 0. */
+static void test_random_end_in(void)
+{
+  int bad = 0, lazy = 0, ro = 0;
+  mpq_t t0, e, f, want;
+  mpq_inits(t0, e, f, want, NULL);
+  plc_sim_net on = one_link(1);
+  plc_sim_counts_fn *counts[3] = {NULL, is_transfer, on_stream0};
+  for (int trial = 0; trial < 300; trial++) {
+    plc_ir_list l;
+    random_list(&l, 1 + (int)rnd(40), 4);
+    for (int i = 0; i < l.n; i++)
+      l.ops[i].once = rnd(6) == 0;
+    int once = (int)rnd(2);
+    const plc_sim_net *net = trial % 2 ? &on : NULL;
+    mpq_set_si(t0, trial % 3 ? 0 : (long)rnd(5), 1 + rnd(3));
+    mpq_canonicalize(t0);
+    plc_sim_no_fast = trial % 5 == 4;
+    plc_ir_stage st = {.bwd = l};
+    plc_ir_run run = {.stages = &st, .nstages = 1};
+    plc_sim out, in;
+    plc_sim_run(&out, &l, 4, once, t0, net);
+    plc_sim_memo memo;
+    plc_sim_memo_push(&memo, &run);
+    plc_sim_run(&in, &st.bwd, 4, once, t0, net);
+    lazy += in.lazy != NULL;
+    for (int k = 0; k < 3; k++) {
+      plc_sim_end_in(e, &in, &st.bwd, t0, counts[k]);
+      plc_sim_end_of(f, &st.bwd, 4, once, t0, counts[k], net);
+      bad += !mpq_equal(e, f);
+      plc_sim_end_of(f, &l, 4, once, t0, counts[k], net); /* outside the memo */
+      bad += !mpq_equal(e, f);
+    }
+    mpq_set_ui(want, 0, 1);
+    for (int i = 0; i < l.n; i++)
+      if (!l.ops[i].once)
+        mpq_add(want, want, l.ops[i].time);
+    int ok = plc_sim_memo_sum(f, &st.bwd, NULL);
+    bad += ok == plc_sim_no_fast || (ok && !mpq_equal(f, want));
+    plc_sim_memo_pop(&memo);
+    plc_sim_times(&out);
+    plc_sim_times(&in);
+    bad += !same_sim(&out, &in);
+    for (int i = 0; i < l.n; i++)
+      if (l.ops[i].kind == PLC_OPK_COMPUTE) {
+        ro += !in.ops[i].own_figs;
+        bad += mpq_sgn(in.ops[i].exposed) != 0 || mpq_sgn(in.ops[i].window) != 0;
+      }
+    plc_sim_free(&out);
+    plc_sim_free(&in);
+    plc_sim_no_fast = 0;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(lazy > 0 && ro > 0);
+  mpq_clears(t0, e, f, want, NULL);
+}
+
+/* plc_sim_run_figs (on integers with no rational per op, when it can)
+ * gives exactly plc_sim_run's compute, all_compute, useful and
+ * stall_other, and its collectives' exposures summed per dimension, over
+ * random lists on two links, shared or not, `once` ops in or out, from
+ * any start, on integers and on rationals. */
+static void test_random_figs(void)
+{
+  int bad = 0;
+  mpq_t t0, want[PLC_PD_COUNT];
+  mpq_init(t0);
+  for (int k = 0; k < PLC_PD_COUNT; k++)
+    mpq_init(want[k]);
+  plc_sim_net on = one_link(1);
+  on.nlinks = 2;
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    on.link[d] = d % 2;
+  for (int trial = 0; trial < 300; trial++) {
+    plc_ir_list l;
+    random_list(&l, 1 + (int)rnd(40), 4);
+    for (int i = 0; i < l.n; i++) {
+      l.ops[i].once = rnd(6) == 0;
+      l.ops[i].dim = (plc_pdim)rnd(3);
+      l.ops[i].useful = rnd(2) == 0;
+    }
+    int once = (int)rnd(2);
+    const plc_sim_net *net = trial % 3 ? &on : NULL;
+    mpq_set_si(t0, (long)rnd(5), 1 + rnd(3));
+    mpq_canonicalize(t0);
+    plc_sim_no_fast = trial % 7 == 6;
+    plc_sim s;
+    plc_sim_run(&s, &l, 4, once, t0, net);
+    plc_sim_times(&s);
+    for (int k = 0; k < PLC_PD_COUNT; k++)
+      mpq_set_ui(want[k], 0, 1);
+    for (int i = 0; i < l.n; i++)
+      if (s.ops[i].ran && l.ops[i].kind != PLC_OPK_COMPUTE)
+        mpq_add(want[l.ops[i].dim], want[l.ops[i].dim], s.ops[i].exposed);
+    plc_sim_figs f;
+    mpq_inits(f.compute, f.all_compute, f.useful, f.stall_other, NULL);
+    for (int k = 0; k < PLC_PD_COUNT; k++)
+      mpq_init(f.exposed[k]);
+    mpq_set_si(f.stall_other, 7, 1); /* overwritten, not added to */
+    plc_sim_run_figs(&f, &l, 4, once, t0, net);
+    bad += !mpq_equal(f.compute, s.compute) || !mpq_equal(f.all_compute, s.all_compute) ||
+           !mpq_equal(f.useful, s.useful) || !mpq_equal(f.stall_other, s.stall_other);
+    for (int k = 0; k < PLC_PD_COUNT; k++) {
+      bad += !mpq_equal(f.exposed[k], want[k]);
+      mpq_clear(f.exposed[k]);
+    }
+    mpq_clears(f.compute, f.all_compute, f.useful, f.stall_other, NULL);
+    plc_sim_free(&s);
+    plc_sim_no_fast = 0;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  mpq_clear(t0);
+  for (int k = 0; k < PLC_PD_COUNT; k++)
+    mpq_clear(want[k]);
+}
+
+/* A list made of some ops of a stage list, registered with the memo
+ * (plc_sim_memo_part), runs with the stage list's durations picked out:
+ * the same run (every figure and time) and the same ends as outside the
+ * memo, `once` in or out, links shared or not, and plc_sim_memo_sum sums
+ * its own ops; when the stage list's times do not fit on integers (an op
+ * left out of the part has a denominator of 3^81) the part's own do; once
+ * dropped the memo no longer keeps it. */
+static void test_random_memo_part(void)
+{
+  int bad = 0, summed = 0;
+  mpq_t zero, e, f, want;
+  mpq_inits(zero, e, f, want, NULL);
+  plc_sim_net on = one_link(1);
+  for (int trial = 0; trial < 200; trial++) {
+    plc_ir_list l;
+    random_list(&l, 2 + (int)rnd(40), 4);
+    for (int i = 0; i < l.n; i++)
+      l.ops[i].once = rnd(6) == 0;
+    int big = trial % 5 == 0; /* op 0, never in the part, does not fit */
+    if (big) {
+      mpz_ui_pow_ui(mpq_denref(l.ops[0].time), 3, 81);
+      mpq_canonicalize(l.ops[0].time);
+    }
+    plc_ir_list c = {0}; /* every op kept with chance 2/3 (not op 0 when big) */
+    int map[64], from[64];
+    c.ops = plc_arena_alloc(ar, (size_t)l.n * sizeof *c.ops);
+    for (int i = 0; i < l.n; i++) {
+      map[i] = -1;
+      if ((big && i == 0) || rnd(3) == 0)
+        continue;
+      plc_ir_op *o = &c.ops[c.n];
+      *o = l.ops[i];
+      o->deps = plc_arena_alloc(ar, (size_t)(l.ops[i].ndeps + 1) * sizeof *o->deps);
+      o->ndeps = 0;
+      for (int d = 0; d < l.ops[i].ndeps; d++)
+        if (map[l.ops[i].deps[d]] >= 0)
+          o->deps[o->ndeps++] = map[l.ops[i].deps[d]];
+      from[c.n] = i;
+      map[i] = c.n++;
+    }
+    int once = (int)rnd(2);
+    const plc_sim_net *net = trial % 2 ? &on : NULL;
+    plc_sim out, in;
+    plc_sim_run(&out, &c, 4, once, zero, net);
+    plc_sim_end(e, &c, 4, once, zero, net);
+    plc_ir_stage st = {.fwd = l};
+    plc_ir_run run = {.stages = &st, .nstages = 1};
+    plc_sim_memo memo;
+    plc_sim_memo_push(&memo, &run);
+    plc_sim_memo_part(&c, &st.fwd, from);
+    plc_sim_run(&in, &c, 4, once, zero, net);
+    plc_sim_end(f, &c, 4, once, zero, net);
+    bad += !mpq_equal(e, f);
+    mpq_set_ui(want, 0, 1);
+    for (int j = 0; j < c.n; j++)
+      if (!c.ops[j].once && is_transfer(&c.ops[j]))
+        mpq_add(want, want, c.ops[j].time);
+    int ok = plc_sim_memo_sum(f, &c, is_transfer);
+    summed += ok;
+    bad += !ok || !mpq_equal(f, want);
+    plc_sim_memo_drop(&c);
+    bad += plc_sim_memo_sum(f, &c, is_transfer);
+    plc_sim_memo_pop(&memo);
+    plc_sim_times(&out);
+    plc_sim_times(&in);
+    bad += !same_sim(&out, &in);
+    plc_sim_free(&out);
+    plc_sim_free(&in);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(summed == 200);
+  mpq_clears(zero, e, f, want, NULL);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -650,6 +848,9 @@ int main(void)
     {"two gathers share a link (hand case)", test_shared_gathers},
     {"links shared over random lists", test_random_shared},
     {"sums and the memo over random lists", test_random_sums_and_memo},
+    {"a run's ends are the end-only runs' (random lists)", test_random_end_in},
+    {"a run's figures without the ops' own (random lists)", test_random_figs},
+    {"a part of a stage list runs with its durations (random lists)", test_random_memo_part},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);
