@@ -148,13 +148,17 @@ static int plc_drive_unfit_early(void *ctx, const plc_ir_run *run)
       return 0;
     plc_sched_free(&s);
   }
-  plc_mem m;
-  plc_mem_analyse(&m, run);
   /* not warned as plc_drive_unfit does: unfit_stops is a search's, whose
    * candidates' diagnostics are captured, and a run that does not fit is
-   * skipped under that reason, not under its warning's text */
-  int unfit = m.known && m.capacity_known && !m.fits;
-  plc_mem_free(&m);
+   * skipped under that reason, not under its warning's text; so a stage
+   * whose static state alone does not fit says it without the walk */
+  int unfit = plc_mem_static_unfit(run);
+  if (!unfit) {
+    plc_mem m;
+    plc_mem_analyse(&m, run);
+    unfit = m.known && m.capacity_known && !m.fits;
+    plc_mem_free(&m);
+  }
   d->unfit_seen |= unfit;
   r->mem_checked = !unfit;
   if (!unfit && d->warn_stops && ev->diag->warnings > r->warnings0) {

@@ -344,6 +344,30 @@ void plc_mem_free(plc_mem *m)
   mpq_clears(m->capacity, m->reserve, m->usable, NULL);
 }
 
+int plc_mem_static_unfit(const plc_ir_run *run)
+{
+  if (!run->memory_declared || !run->memory)
+    return 0;
+  mpq_t usable, st;
+  mpq_inits(usable, st, NULL);
+  mpq_set(usable, run->memory);
+  if (run->memory_reserve)
+    plc_q_rat_sub(usable, usable, run->memory_reserve);
+  int unfit = 0;
+  for (int s = 0; s < run->nstages && !unfit; s++) {
+    mpq_set_ui(st, 0, 1);
+    for (int j = 0; j < run->vpp; j++) {
+      const plc_ir_mem *m = &run->stages[s].mem[j];
+      plc_q_rat_add(st, st, m->weights);
+      plc_q_rat_add(st, st, m->grads);
+      plc_q_rat_add(st, st, m->optimizer);
+    }
+    unfit = mpq_cmp(st, usable) > 0;
+  }
+  mpq_clears(usable, st, NULL);
+  return unfit;
+}
+
 void plc_result_memory(plc_result *res)
 {
   plc_result_memory_free(res);

@@ -54,6 +54,15 @@ typedef struct plc_mem {
  * any order holds) and leaves a
  * reason in why. */
 void plc_mem_analyse(plc_mem *m, const plc_ir_run *run);
+
+/* 1 when some stage's static state alone (weights, grads and optimizer of
+ * all its virtual chunks) passes the usable memory: the device holding
+ * that stage then cannot fit whatever its activations and buffers (every
+ * memory entry is at least 0), so plc_mem_analyse would find !fits.  0
+ * says nothing (without a memory model or a capacity, or when the static
+ * state fits).  A search's early check asks it before walking the
+ * schedule. */
+int plc_mem_static_unfit(const plc_ir_run *run);
 void plc_mem_free(plc_mem *m);
 
 /* res->mem for res->run (allocated here; freed by plc_result_free). */

@@ -459,6 +459,29 @@ static void test_plan_reserve(void)
   plc_fx_free(&f);
 }
 
+/* The static state alone (plc_mem_static_unfit): stage 0's weights,
+ * grads and optimizer are 7 + 4 + 6 = 17 GB (the other stages' less).
+ * Reserve 64 GB leaves 16 GB: 17 passes it, so no order could fit, and
+ * the walk agrees.  Reserve 63 GB leaves 17 GB: the static state fits
+ * exactly, so it says nothing, though the peak (37 GB) does not fit.
+ * Reserve 45 GB (35 GB usable, test_plan_reserve): nothing either. */
+static void test_plan_static(void)
+{
+  static const char *const reserve[] = {"64", "63", "45"};
+  static const int unfit[] = {1, 0, 0};
+  for (int i = 0; i < 3; i++) {
+    char tail[160];
+    snprintf(tail, sizeof tail, "pp = 4; dp = 2; micro_batch = 1\n"
+             "          global_batch = 16; seq = 1; memory_reserve = %s GB }\n", reserve[i]);
+    plc_fx f;
+    plc_drive_run *r = variant(&f, tail);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(plc_mem_static_unfit(r->ir), unfit[i]);
+    CU_ASSERT(!r->res.mem->fits);
+    plc_fx_free(&f);
+  }
+}
+
 /* No capacity: peaks are known, headroom is not. */
 static void test_plan_no_capacity(void)
 {
@@ -496,6 +519,7 @@ int main(void)
     {"plan: no order, every microbatch in flight", test_plan_fallback},
     {"plan: train reserve, does not fit", test_plan_reserve},
     {"plan: no capacity", test_plan_no_capacity},
+    {"plan: the static state alone does not fit", test_plan_static},
     {NULL, NULL},
   };
   return plc_cu_run("memory", tests);
