@@ -17,8 +17,8 @@ dir="$top_srcdir/tests/search"
 # layers read their stage and its other layers read it only in a branch not
 # taken (lower.c keys an instance on its previous one's names and counts
 # such reads by type).
-files="$dir/xcache.plan $dir/diff.plan $dir/defaults.plan $top_srcdir/tests/golden/search-small.plan
-       $top_srcdir/bench/search-70b.plan"
+files="$dir/xcache.plan $dir/xcache-count.plan $dir/diff.plan $dir/defaults.plan
+       $top_srcdir/tests/golden/search-small.plan $top_srcdir/bench/search-70b.plan"
 # Sampled (valgrind or sanitizers in CI), the cache's own plan will do.
 ! sampled || files="$dir/xcache.plan"
 for f in $files; do
@@ -30,6 +30,13 @@ for f in $files; do
     else fail "$b --jobs=$j: the cross-candidate cache changes the output"; fi
   done
 done
+
+# The estimate's counts kept by the cache follow the loop bound that
+# decides them (xcache-count.plan's header): 4 pass, 2 are too large.
+plc "$dir/xcache-count.plan" > "$outdir/xc-count.txt" 2>&1
+grep -q ' 4 pass, 4 skipped' "$outdir/xc-count.txt" &&
+  grep -q '^ *2  the plan would lower to N ops or more' "$outdir/xc-count.txt" && pass \
+  || fail "xcache-count.plan: counts"
 
 # The cache is used: most instances of xcache.plan's 288 candidates are
 # replays.

@@ -604,6 +604,8 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
     L->stop = 1;
     return;
   }
+  if (L->counting) /* what it counts is the ops the template reaches, not their fields */
+    return;
   plc_env *env = plc_env_new(L->ev, outer);
   for (const plc_ast *it = node->list.head; it; it = it->next)
     if (it->kind == PLC_AST_SET)
@@ -1387,6 +1389,7 @@ typedef struct plc_xentry {
   plc_xname *names;
   int nnames;
   int has_mem, memory_declared, copies;
+  long counted;            /* unit 8 (the estimate's count): the ops it counted */
   mpq_t mem[5];
   unsigned layer_reads;    /* the instance memo's bits */
   int next;                /* the next entry of the same key, or -1 */
@@ -2734,21 +2737,28 @@ static int plc_lower_count(plc_lower *L, const plc_tmpl *t, int index, plc_value
   L->cap = cap;
   int quiet = L->diag->no_warnings; /* the real lowering warns once */
   L->diag->no_warnings = 1;
-  /* an earlier candidate's count (unit 8 of the cross-candidate cache): an
-   * instance lowered whole makes one name per op it counted */
+  /* an earlier candidate's count (unit 8 of the cross-candidate cache),
+   * kept with the reads that decided it: the ops the template reaches
+   * depend on its conditions and loops, not on the ops' fields, which the
+   * count does not evaluate (the real lowering does, and reports their
+   * errors) */
   int x = L->xcache && !L->no_memo ? plc_xcache_find(&c, t, 8, 0, layer) : -1;
   if (x >= 0) {
-    long n = L->xcache->e[x].nnames;
+    long n = L->xcache->e[x].counted;
     L->nops = n > cap ? cap + 1 : n;
   } else {
     struct plc_xlog g;
     if (!L->no_memo)
       plc_xlog_begin(L, &g, layer);
+    L->counting = 1;
     plc_lower_instance(&c, t, layer);
+    L->counting = 0;
     cur.lo = 0;
     cur.hi = scratch.n;
-    if (L->xlog && !PLC_LOWER_FAILED(L))
-      plc_xcache_store(&c, &cur, t->decl, 8, 0, &g, 0, NULL, 0);
+    int e = L->xlog && !PLC_LOWER_FAILED(L) && !L->stop
+                ? plc_xcache_store(&c, &cur, t->decl, 8, 0, &g, 0, NULL, 0) : 0;
+    if (e)
+      L->xcache->e[e - 1].counted = L->nops;
     if (L->xlog) {
       plc_xlog_stop(L);
       plc_xlog_free(&g);

@@ -30,6 +30,7 @@ typedef struct plc_lower {
   long each;             /* the estimate's most ops of one layer's forward (lists are
                             sized from it) */
   long cap;              /* PLC_LOWER_MAX_OPS, or the estimate's bound for one instance */
+  int counting;          /* the estimate's side lowering: ops are counted, not built */
   int stop;              /* the cap was passed: stop (an error, or the estimate's answer) */
   long *mark, nmark;     /* per op index: the stamp of the last dependency list holding it */
   long stamp;
