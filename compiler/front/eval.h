@@ -73,6 +73,7 @@ struct plc_binding {
   plc_env *def_env;    /* environment the definition is evaluated in */
   plc_value *val;      /* memoised value */
   int busy;            /* being evaluated: a second visit is a cycle */
+  unsigned hash;       /* plc_name_hash(name): compared before the names */
 };
 
 struct plc_env {
