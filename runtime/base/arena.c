@@ -14,11 +14,11 @@
 
 #define PLC_ARENA_CHUNK 65536
 #define PLC_ARENA_ZERO 2048
+#define PLC_ARENA_NOINLINE __attribute__((noinline))
 
 typedef struct plc_chunk {
   struct plc_chunk *next;
-  size_t used, size;
-  size_t zeroed; /* data[0, zeroed) is zero or handed out */
+  size_t size;
   alignas(max_align_t) unsigned char data[];
 } plc_chunk;
 
@@ -27,7 +27,11 @@ typedef struct plc_mpq_node {
   mpq_t q;
 } plc_mpq_node;
 
+/* The current chunk's free part is [cur, end), of which [cur, zeroed) is
+ * already zero: an allocation is a compare and a bump (the evaluator makes
+ * hundreds of thousands of small ones a search). */
 struct plc_arena {
+  unsigned char *cur, *end, *zeroed;
   plc_chunk *chunks;
   plc_mpq_node *rationals;
   size_t bytes;
@@ -95,60 +99,66 @@ static plc_chunk *plc_arena_reuse(void)
   return c;
 }
 
-static plc_chunk *plc_arena_grow(plc_arena *a, size_t n)
+/* A new current chunk, for an allocation of n bytes (the rest of the
+ * current one is left unused, as before). */
+static void plc_arena_grow(plc_arena *a, size_t n)
 {
   size_t size = n > PLC_ARENA_CHUNK ? n : PLC_ARENA_CHUNK;
   plc_chunk *c = size == PLC_ARENA_CHUNK ? plc_arena_reuse() : NULL;
   if (!c)
     c = plc_xmalloc(sizeof(plc_chunk) + size);
-  c->used = 0;
-  c->zeroed = 0;
   c->size = size;
   c->next = a->chunks;
   a->chunks = c;
-  return c;
+  a->cur = a->zeroed = c->data;
+  a->end = c->data + size;
 }
 
-/* n bytes, rounded up to the alignment, from the current chunk (or a new
- * one); *out is the chunk they were taken from. */
-static void *plc_arena_take(plc_arena *a, size_t n, plc_chunk **out)
+/* n bytes rounded up to the alignment; 0 as 1, so that even the first
+ * allocation of an arena (cur == end == NULL) takes a chunk. */
+static size_t plc_arena_round(size_t n)
 {
   const size_t align = alignof(max_align_t);
-  n = (n + align - 1) / align * align;
-  plc_chunk *c = a->chunks;
-  if (!c || c->size - c->used < n)
-    c = plc_arena_grow(a, n);
-  void *p = c->data + c->used;
-  c->used += n;
-  a->bytes += n;
-  *out = c;
-  return p;
+  return n ? (n + align - 1) / align * align : align;
 }
 
 void *plc_arena_alloc_raw(plc_arena *a, size_t n)
 {
-  plc_chunk *c;
-  void *p = plc_arena_take(a, n, &c);
-  if (c->used > c->zeroed) /* handed out: the zeroing ahead starts after it */
-    c->zeroed = c->used;
+  n = plc_arena_round(n);
+  if ((size_t)(a->end - a->cur) < n)
+    plc_arena_grow(a, n);
+  void *p = a->cur;
+  a->cur += n;
+  a->bytes += n;
+  if (a->cur > a->zeroed) /* handed out: the zeroing ahead starts after it */
+    a->zeroed = a->cur;
   return p;
+}
+
+/* Clear ahead of cur in steps of PLC_ARENA_ZERO bytes: the search makes
+ * millions of small allocations, and one memset call for each cost more
+ * than the clearing itself; a chunk is not cleared whole because many
+ * arenas use a little of one. */
+static PLC_ARENA_NOINLINE void plc_arena_zero_ahead(plc_arena *a, unsigned char *to)
+{
+  size_t z = (size_t)(to - a->zeroed) < PLC_ARENA_ZERO ? PLC_ARENA_ZERO
+                                                        : (size_t)(to - a->zeroed);
+  if (z > (size_t)(a->end - a->zeroed))
+    z = (size_t)(a->end - a->zeroed);
+  memset(a->zeroed, 0, z);
+  a->zeroed += z;
 }
 
 void *plc_arena_alloc(plc_arena *a, size_t n)
 {
-  plc_chunk *c;
-  void *p = plc_arena_take(a, n, &c);
-  if (c->used > c->zeroed) {
-    /* Clear ahead in steps of PLC_ARENA_ZERO bytes: the search makes
-     * millions of small allocations, and one memset call for each cost
-     * more than the clearing itself; a chunk is not cleared whole because
-     * many arenas use a little of one. */
-    size_t z = c->used - c->zeroed < PLC_ARENA_ZERO ? PLC_ARENA_ZERO : c->used - c->zeroed;
-    if (z > c->size - c->zeroed)
-      z = c->size - c->zeroed;
-    memset(c->data + c->zeroed, 0, z);
-    c->zeroed += z;
-  }
+  n = plc_arena_round(n);
+  if ((size_t)(a->end - a->cur) < n)
+    plc_arena_grow(a, n);
+  unsigned char *p = a->cur;
+  a->cur += n;
+  a->bytes += n;
+  if (a->cur > a->zeroed)
+    plc_arena_zero_ahead(a, a->cur);
   return p;
 }
 
