@@ -166,33 +166,38 @@ static const plc_field plc_layer_fields[] = {
   {"kind", PLC_FT_STR, DIMLESS, 0, NULL, 0, "layer kind name", NULL, 0}, PLC_FIELD_END,
 };
 
-static const plc_field *plc_schema_table(int schema)
+/* A schema's table and its number of fields (the end marker not counted). */
+#define PLC_SCHEMA_T(t) (*n = sizeof t / sizeof t[0] - 1, t)
+static const plc_field *plc_schema_table_n(int schema, size_t *n)
 {
   switch (schema) {
-  case PLC_DECL_DEVICE: return plc_device_fields;
-  case PLC_DECL_LINK: return plc_link_fields;
-  case PLC_DECL_CLUSTER: return plc_cluster_fields;
-  case PLC_DECL_TIER: return plc_tier_fields;
-  case PLC_DECL_TRAIN: return plc_train_fields;
-  case PLC_SCHEMA_OP: return plc_op_fields;
-  case PLC_SCHEMA_RESULT: return plc_result_fields;
-  case PLC_SCHEMA_LAYER: return plc_layer_fields;
-  case PLC_SCHEMA_MEMORY: return plc_memory_fields;
-  default: return NULL;
+  case PLC_DECL_DEVICE: return PLC_SCHEMA_T(plc_device_fields);
+  case PLC_DECL_LINK: return PLC_SCHEMA_T(plc_link_fields);
+  case PLC_DECL_CLUSTER: return PLC_SCHEMA_T(plc_cluster_fields);
+  case PLC_DECL_TIER: return PLC_SCHEMA_T(plc_tier_fields);
+  case PLC_DECL_TRAIN: return PLC_SCHEMA_T(plc_train_fields);
+  case PLC_SCHEMA_OP: return PLC_SCHEMA_T(plc_op_fields);
+  case PLC_SCHEMA_RESULT: return PLC_SCHEMA_T(plc_result_fields);
+  case PLC_SCHEMA_LAYER: return PLC_SCHEMA_T(plc_layer_fields);
+  case PLC_SCHEMA_MEMORY: return PLC_SCHEMA_T(plc_memory_fields);
+  default: *n = 0; return NULL;
   }
+}
+#undef PLC_SCHEMA_T
+
+static const plc_field *plc_schema_table(int schema)
+{
+  size_t n;
+  return plc_schema_table_n(schema, &n);
 }
 
 int plc_schema_closed(int schema) { return plc_schema_table(schema) != NULL; }
 
 const plc_field *plc_schema_at(int schema, size_t i)
 {
-  const plc_field *t = plc_schema_table(schema);
-  if (!t)
-    return NULL;
-  for (size_t k = 0; t[k].name; k++)
-    if (k == i)
-      return &t[k];
-  return NULL;
+  size_t n;
+  const plc_field *t = plc_schema_table_n(schema, &n);
+  return t && i < n ? &t[i] : NULL;
 }
 
 const plc_field *plc_schema_field(int schema, const char *name)

@@ -183,9 +183,29 @@ char *plc_q_format_in(const plc_quantity *q, const plc_unit *u, int sig);
  * longs and reduced to lowest terms, exactly, else GMP computes it.  Inline:
  * the evaluator, lowering and analysis call them on their hot paths. */
 
+/* A limb is an unsigned long here (x86-64, aarch64 and the like): the
+ * fast paths below read and write an integer's limb in place, as gmp.h's
+ * own inline functions do, rather than through calls; elsewhere they go
+ * through GMP's functions. */
+#if GMP_NAIL_BITS == 0 && GMP_LIMB_BITS == 64 && ULONG_MAX == 0xffffffffffffffffUL
+#define PLC_Q_LIMB_LONG 1
+#else
+#define PLC_Q_LIMB_LONG 0
+#endif
+
 /* z as a long, if it fits in one limb that fits in a long. */
 static inline int plc_q_small_get(mpz_srcptr z, long *out)
 {
+#if PLC_Q_LIMB_LONG
+  int size = z->_mp_size;
+  if (size < -1 || size > 1)
+    return 0;
+  mp_limb_t limb = size ? z->_mp_d[0] : 0;
+  if (limb > (mp_limb_t)LONG_MAX)
+    return 0;
+  *out = size < 0 ? -(long)limb : (long)limb;
+  return 1;
+#else
   size_t n = mpz_size(z);
   if (n > 1)
     return 0;
@@ -194,6 +214,25 @@ static inline int plc_q_small_get(mpz_srcptr z, long *out)
     return 0;
   *out = mpz_sgn(z) < 0 ? -(long)limb : (long)limb;
   return 1;
+#endif
+}
+
+/* q = n/d, already in lowest terms, d > 0 (mpq_set_si, in place when both
+ * parts have a limb allocated: a rational computed into again, or a new
+ * one's denominator). */
+static inline void plc_q_small_set(mpq_ptr q, long n, unsigned long d)
+{
+#if PLC_Q_LIMB_LONG
+  mpz_ptr num = mpq_numref(q), den = mpq_denref(q);
+  if (num->_mp_alloc >= 1 && den->_mp_alloc >= 1) {
+    num->_mp_d[0] = n < 0 ? -(unsigned long)n : (unsigned long)n;
+    num->_mp_size = n < 0 ? -1 : n > 0;
+    den->_mp_d[0] = d;
+    den->_mp_size = 1;
+    return;
+  }
+#endif
+  mpq_set_si(q, n, d);
 }
 
 static inline unsigned long plc_q_small_gcd(unsigned long a, unsigned long b)
@@ -252,7 +291,7 @@ static inline int plc_q_small_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr 
     return 0;
   /* m > 0 here: denominators are positive, and a divisor is nonzero */
   unsigned long g = plc_q_small_gcd((unsigned long)(n < 0 ? -n : n), (unsigned long)m);
-  mpq_set_si(q, n / (long)g, (unsigned long)(m / (long)g));
+  plc_q_small_set(q, n / (long)g, (unsigned long)(m / (long)g));
   return 1;
 }
 
