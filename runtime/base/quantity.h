@@ -217,15 +217,16 @@ static inline int plc_q_small_get(mpz_srcptr z, long *out)
 #endif
 }
 
-/* q = n/d, already in lowest terms, d > 0 (mpq_set_si, in place when both
- * parts have a limb allocated: a rational computed into again, or a new
- * one's denominator). */
+/* q = n/d, already in lowest terms, d > 0 (mpq_set_si, in place when the
+ * denominator has a limb allocated, as mpq_init gives it). */
 static inline void plc_q_small_set(mpq_ptr q, long n, unsigned long d)
 {
 #if PLC_Q_LIMB_LONG
   mpz_ptr num = mpq_numref(q), den = mpq_denref(q);
-  if (num->_mp_alloc >= 1 && den->_mp_alloc >= 1) {
-    num->_mp_d[0] = n < 0 ? -(unsigned long)n : (unsigned long)n;
+  if (den->_mp_alloc >= 1) {
+    if (n) /* a new rational's numerator has no limb yet: GMP's own call makes one */
+      (num->_mp_alloc >= 1 ? num->_mp_d : mpz_limbs_write(num, 1))[0] =
+        n < 0 ? -(unsigned long)n : (unsigned long)n;
     num->_mp_size = n < 0 ? -1 : n > 0;
     den->_mp_d[0] = d;
     den->_mp_size = 1;
