@@ -143,18 +143,18 @@ static void plc_env_reindex(plc_eval *ev, plc_env *env)
 static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name, unsigned hash)
 {
   if (env->n == env->cap) {
-    /* most environments (a call's parameters, a section) hold a few names */
-    size_t cap = env->cap ? env->cap * 2 : 4;
-    plc_binding *b = plc_arena_alloc(ev->arena, cap * sizeof *b);
+    /* most environments (a call's parameters, a section) hold a few names;
+     * those that hold more (a template's context: its options and ops)
+     * grow fourfold, copied less often.  Only [0, n) is ever read. */
+    size_t cap = env->cap ? env->cap * (env->cap < 8 ? 2 : 4) : 4;
+    plc_binding *b = plc_arena_alloc_raw(ev->arena, cap * sizeof *b);
     if (env->n)
       memcpy(b, env->b, env->n * sizeof *b);
     env->b = b;
     env->cap = cap;
   }
   plc_binding *b = &env->b[env->n++];
-  memset(b, 0, sizeof *b);
-  b->name = name;
-  b->hash = hash;
+  *b = (plc_binding){.name = name, .hash = hash};
   if (env->index && env->n * 2 < env->index_cap)
     plc_env_index_put(env, env->n - 1);
   else
@@ -188,7 +188,7 @@ void plc_env_copy(plc_eval *ev, plc_env *into, const plc_env *from)
 {
   into->n = from->n;
   into->cap = from->n + 8; /* room for the names added after */
-  into->b = plc_arena_alloc(ev->arena, into->cap * sizeof *into->b);
+  into->b = plc_arena_alloc_raw(ev->arena, into->cap * sizeof *into->b); /* [0, n) only */
   if (from->n)
     memcpy(into->b, from->b, from->n * sizeof *into->b);
   for (size_t i = 0; i < into->n; i++) {
@@ -200,7 +200,7 @@ void plc_env_copy(plc_eval *ev, plc_env *into, const plc_env *from)
   into->index_cap = from->index_cap;
   into->index = NULL;
   if (from->index) {
-    into->index = plc_arena_alloc(ev->arena, from->index_cap * sizeof *into->index);
+    into->index = plc_arena_alloc_raw(ev->arena, from->index_cap * sizeof *into->index);
     memcpy(into->index, from->index, from->index_cap * sizeof *into->index);
   }
 }
@@ -1344,11 +1344,13 @@ static plc_value *plc_eval_node(plc_eval *ev, const plc_ast *e, plc_env *env);
  * expressions nest (across calls and definitions) only so deep.  The first
  * limit reached is reported once, where it is reached; from then on every
  * evaluation is an error at once, so the remaining work unwinds quickly. */
-static int plc_eval_limits(plc_eval *ev, const plc_ast *e)
+static PLC_NOINLINE int plc_eval_limit_hit(plc_eval *ev, const plc_ast *e)
 {
-  if (ev->stopped)
+  if (ev->stopped) {
+    ev->steps--; /* counted by plc_eval_limits, which does not count then */
     return 0;
-  if (++ev->steps > plc_eval_max_steps)
+  }
+  if (ev->steps > plc_eval_max_steps)
     plc_error(ev->diag, &e->loc, "evaluation takes more than %ld steps (the limit of plc(5); "
               "is a recursion or a loop unbounded?)", plc_eval_max_steps);
   else if (ev->nest >= PLC_EVAL_MAX_NEST)
@@ -1358,6 +1360,15 @@ static int plc_eval_limits(plc_eval *ev, const plc_ast *e)
     return 1;
   ev->stopped = 1;
   return 0;
+}
+
+/* One test for the three: every expression evaluated passes here. */
+static inline int plc_eval_limits(plc_eval *ev, const plc_ast *e)
+{
+  if (__builtin_expect(ev->stopped | (++ev->steps > plc_eval_max_steps) |
+                       (ev->nest >= PLC_EVAL_MAX_NEST), 0))
+    return plc_eval_limit_hit(ev, e);
+  return 1;
 }
 
 int plc_eval_step(plc_eval *ev, const plc_ast *at, long weight)
