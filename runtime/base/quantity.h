@@ -251,6 +251,23 @@ static inline unsigned long plc_q_small_gcd(unsigned long a, unsigned long b)
 static inline int plc_q_small_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr b)
 {
   long an, ad, bn, bd, n, m;
+#if PLC_Q_LIMB_LONG
+  /* integers (denominators 1: byte counts, sizes) added, subtracted or
+   * multiplied give an integer: no gcd */
+  mpz_srcptr a_den = mpq_denref(a), b_den = mpq_denref(b);
+  if (op != '/' && a_den->_mp_size == 1 && a_den->_mp_d[0] == 1 && b_den->_mp_size == 1 &&
+      b_den->_mp_d[0] == 1) {
+    if (!plc_q_small_get(mpq_numref(a), &an) || !plc_q_small_get(mpq_numref(b), &bn))
+      return 0;
+    if (op == '+' ? __builtin_add_overflow(an, bn, &n)
+        : op == '-' ? __builtin_sub_overflow(an, bn, &n) : __builtin_mul_overflow(an, bn, &n))
+      return 0;
+    if (n == LONG_MIN) /* as below */
+      return 0;
+    plc_q_small_set(q, n, 1);
+    return 1;
+  }
+#endif
   if (!plc_q_small_get(mpq_numref(a), &an) || !plc_q_small_get(mpq_denref(a), &ad) ||
       !plc_q_small_get(mpq_numref(b), &bn) || !plc_q_small_get(mpq_denref(b), &bd))
     return 0;
