@@ -146,8 +146,9 @@ static inline unsigned plc_name_interned_hash(const char *s)
   int n = atomic_load_explicit(&plc_name_nchunks, memory_order_acquire);
   for (int i = 0; i < n; i++)
     if (p - plc_name_chunks[i].lo - 8 < plc_name_chunks[i].size - 8) {
-      const unsigned *w = (const unsigned *)(const void *)s;
-      return w[-1] == ~w[-2] ? w[-2] : 0;
+      /* the header, addressed from the chunk it is in */
+      const unsigned *w = (const unsigned *)(uintptr_t)(p - 8);
+      return w[1] == ~w[0] ? w[0] : 0;
     }
   return 0;
 }

@@ -217,7 +217,7 @@ static void test_mul_div(void)
  * fractions, +-LONG_MAX, -2^63, 2^62, 2^63 and a 2-limb number, so that both
  * the machine-integer path and each overflow fallback are taken) must give
  * the same canonical rational, written the same way, also in place (r
- * aliasing a). */
+ * aliasing a) and into a newly initialised rational. */
 static void test_raw_rationals(void)
 {
   static const char *const vals[] = {
@@ -255,6 +255,20 @@ static void test_raw_rationals(void)
         g = qtext(a);
         bad += strcmp(w, g) != 0;
         free(g);
+        mpq_set_str(a, vals[i], 10); /* into a new rational: a numerator with no limb yet */
+        mpq_canonicalize(a);
+        mpq_t fresh;
+        mpq_init(fresh);
+        switch (op) {
+        case 0: plc_q_rat_add(fresh, a, b); break;
+        case 1: plc_q_rat_sub(fresh, a, b); break;
+        case 2: plc_q_rat_mul(fresh, a, b); break;
+        default: plc_q_rat_div(fresh, a, b); break;
+        }
+        g = qtext(fresh);
+        bad += strcmp(w, g) != 0;
+        free(g);
+        mpq_clear(fresh);
         free(w);
       }
   CU_ASSERT_EQUAL(bad, 0);
