@@ -330,10 +330,12 @@ static void plc_sema_required(plc_sema *s, const plc_ast *decl, plc_obj *o)
 {
   for (size_t i = 0; plc_schema_at(decl->op, i); i++) {
     const plc_field *f = plc_schema_at(decl->op, i);
+    if (!f->required || o->abstract) /* only a required field is looked for */
+      continue;
     int found = 0;
     for (plc_obj *cur = o; cur && !found; cur = cur->base)
       found = plc_env_find_local(cur->env, f->name) != NULL;
-    if (f->required && !found && !o->abstract)
+    if (!found)
       plc_error(DIAG, &decl->loc, "%s '%s' needs a field '%s' (%s)",
                 plc_decl_kind_name(decl->op), decl->name, f->name, f->doc);
   }
