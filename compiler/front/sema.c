@@ -1029,13 +1029,15 @@ plc_env *plc_sema_names(const plc_program *prog, plc_arena *ar)
 /* Every framework option name, so templates may read run.NAME. */
 static void plc_sema_options(plc_sema *s)
 {
+  size_t cap = s->noptions;
   for (size_t f = 0; f < s->prog->nfiles; f++)
     for (const plc_ast *it = s->prog->files[f]->list.head; it; it = it->next) {
       if (it->kind != PLC_AST_DECL || it->op != PLC_DECL_FRAMEWORK)
         continue;
       for (const plc_ast *o = it->list.head; o; o = o->next)
         if (o->kind == PLC_AST_OPTION) {
-          s->options = plc_xrealloc(s->options, (s->noptions + 1) * sizeof *s->options);
+          if (s->noptions == cap) /* grown geometrically: a search does this per candidate */
+            s->options = plc_xrealloc(s->options, (cap = cap ? cap * 2 : 64) * sizeof *s->options);
           s->options[s->noptions++] = o->name;
         }
     }
