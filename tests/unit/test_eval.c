@@ -195,7 +195,7 @@ static void test_names(void)
   plc_binding *h2 = plc_env_bind(&ev, small, a, plc_value_any(&ev));
   CU_ASSERT_PTR_EQUAL(plc_env_find_local(small, "hidden"), h2); /* the latest wins */
   CU_ASSERT_PTR_NULL(plc_env_find_local(small, c));
-  char names[40][8];
+  char names[40][16];
   for (int i = 0; i < 40; i++) {
     snprintf(names[i], sizeof names[i], "n%d", i);
     plc_env_bind(&ev, big, i % 2 ? names[i] : plc_name_intern(ar, names[i], strlen(names[i])),
@@ -204,7 +204,7 @@ static void test_names(void)
   plc_binding *h3 = plc_env_bind(&ev, big, "n7", plc_value_any(&ev)); /* shadows n7 */
   CU_ASSERT_PTR_NOT_NULL(big->index);
   for (int i = 0; i < 40; i++) {
-    char other[8];
+    char other[16];
     memcpy(other, names[i], sizeof other);
     plc_binding *x = plc_env_find_local(big, plc_name_intern(ar, other, strlen(other)));
     CU_ASSERT(x && !strcmp(x->name, names[i]) && x == plc_env_find_local(big, other));
