@@ -134,7 +134,8 @@ static void plc_env_reindex(plc_eval *ev, plc_env *env)
 {
   if (env->n < 16 || env->n * 2 < env->index_cap)
     return;
-  env->index_cap = env->index_cap ? env->index_cap * 2 : 64;
+  /* the first has room for a template context (its options and ops, about 50) */
+  env->index_cap = env->index_cap ? env->index_cap * 2 : 128;
   env->index = plc_arena_alloc(ev->arena, env->index_cap * sizeof *env->index);
   for (size_t i = 0; i < env->n; i++)
     plc_env_index_put(env, i);

@@ -64,8 +64,13 @@ void plc_arena_free(plc_arena *a)
 {
   if (!a)
     return;
-  for (plc_mpq_node *m = a->rationals; m; m = m->next)
-    mpq_clear(m->q);
+  for (plc_mpq_node *m = a->rationals; m; m = m->next) { /* mpq_clear, without the call */
+    mpz_ptr num = mpq_numref(m->q), den = mpq_denref(m->q);
+    if (num->_mp_alloc)
+      plc_gmp_free_fn(num->_mp_d, (size_t)num->_mp_alloc * sizeof(mp_limb_t));
+    if (den->_mp_alloc)
+      plc_gmp_free_fn(den->_mp_d, (size_t)den->_mp_alloc * sizeof(mp_limb_t));
+  }
   for (plc_chunk *c = a->chunks, *next; c; c = next) {
     next = c->next;
     int keep = 0;
@@ -178,7 +183,17 @@ char *plc_arena_strdup(plc_arena *a, const char *s)
 mpq_ptr plc_arena_mpq(plc_arena *a)
 {
   plc_mpq_node *m = plc_arena_alloc_raw(a, sizeof *m);
-  mpq_init(m->q);
+  /* mpq_init, but with the numerator's limb too: nearly every rational is
+   * given a nonzero value, which then needs no reallocation (GMP frees or
+   * reallocates these limbs with the same functions) */
+  mpz_ptr num = mpq_numref(m->q), den = mpq_denref(m->q);
+  num->_mp_d = plc_gmp_alloc_fn(sizeof(mp_limb_t));
+  num->_mp_alloc = 1;
+  num->_mp_size = 0;
+  den->_mp_d = plc_gmp_alloc_fn(sizeof(mp_limb_t));
+  den->_mp_d[0] = 1;
+  den->_mp_alloc = 1;
+  den->_mp_size = 1;
   m->next = a->rationals;
   a->rationals = m;
   return m->q;

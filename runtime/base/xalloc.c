@@ -192,6 +192,9 @@ void plc_gmp_free_str(char *s)
   f(s, strlen(s) + 1);
 }
 
+void *(*plc_gmp_alloc_fn)(size_t n) = plc_xmalloc;
+void (*plc_gmp_free_fn)(void *p, size_t n) = plc_x_gmp_free_plain;
+
 /* Installed before main() runs, so no caller can forget it. */
 __attribute__((constructor)) static void plc_x_gmp_init(void)
 {
@@ -200,4 +203,5 @@ __attribute__((constructor)) static void plc_x_gmp_init(void)
     mp_set_memory_functions(plc_x_gmp_alloc, plc_x_gmp_realloc, plc_x_gmp_free);
   else
     mp_set_memory_functions(plc_xmalloc, plc_x_gmp_realloc_plain, plc_x_gmp_free_plain);
+  mp_get_memory_functions(&plc_gmp_alloc_fn, NULL, &plc_gmp_free_fn);
 }
