@@ -546,10 +546,13 @@ static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, 
     /* an item of the base, evaluated late: memoised in the derived object */
     return plc_eval_binding(ev, plc_obj_late(ev, o, b), use);
   }
-  const plc_field *f = plc_schema_field(o->kind, name);
+  if (!hash && plc_schema_closed(o->kind)) /* a name from C: hashed once for the schemas */
+    hash = plc_name_hash(name);
+  const plc_field *f = plc_schema_field_h(o->kind, name, hash);
   if (f && f->dflt)
     return plc_eval_default(ev, o, f, use);
-  const plc_field *r = o->kind == PLC_DECL_TRAIN ? plc_schema_field(PLC_SCHEMA_RESULT, name) : NULL;
+  const plc_field *r = o->kind == PLC_DECL_TRAIN ? plc_schema_field_h(PLC_SCHEMA_RESULT, name, hash)
+                                                 : NULL;
   if (r && !ev->abstract && ev->result) { /* a result of the evaluated run */
     plc_value *v = ev->result(ev, o, name, use);
     if (v)
@@ -559,7 +562,7 @@ static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, 
     return plc_value_unknown_num(ev, r->e);
   if (o->abstract) {
     if (!f && o->kind == PLC_DECL_TRAIN)
-      f = plc_schema_field(PLC_SCHEMA_RESULT, name);
+      f = plc_schema_field_h(PLC_SCHEMA_RESULT, name, hash);
     if (f && f->type == PLC_FT_NUM)
       return plc_value_unknown_num(ev, f->e);
     if (f && f->type == PLC_FT_BOOL)
@@ -967,7 +970,7 @@ static int plc_eval_inherited(const plc_obj *o, const char *name, unsigned hash)
   for (const plc_obj *b = o->base; b; b = b->base)
     if (plc_env_find(b->env, name, hash))
       return 1;
-  const plc_field *f = o->kind >= 0 ? plc_schema_field(o->kind, name) : NULL;
+  const plc_field *f = o->kind >= 0 ? plc_schema_field_h(o->kind, name, hash) : NULL;
   return f && f->dflt;
 }
 

@@ -6,6 +6,7 @@
 #include "schema.h"
 #include "ast.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define DIMLESS {0, 0, 0}
@@ -200,15 +201,70 @@ const plc_field *plc_schema_at(int schema, size_t i)
   return t && i < n ? &t[i] : NULL;
 }
 
+/* Each schema's fields by the hash of their names (ast.h), built before
+ * main(): the evaluator asks a schema for every field it does not find
+ * set (a default, a train's result), and scanning dozens of fields by
+ * their characters cost more than the rest of the lookup. */
+#define PLC_SCHEMA_SLOTS 128 /* a power of two, more than twice any table */
+#define PLC_SCHEMA_NTABLES (PLC_DECL_KIND_COUNT + 4)
+static struct {
+  unsigned hash;
+  unsigned short field; /* its index + 1; 0: an empty slot */
+} plc_schema_index[PLC_SCHEMA_NTABLES][PLC_SCHEMA_SLOTS];
+
+/* The row of plc_schema_index of a schema, or -1. */
+static int plc_schema_row(int schema)
+{
+  if (schema >= 0 && schema < PLC_DECL_KIND_COUNT)
+    return schema;
+  if (schema >= PLC_SCHEMA_OP && schema <= PLC_SCHEMA_MEMORY)
+    return PLC_DECL_KIND_COUNT + schema - PLC_SCHEMA_OP;
+  return -1;
+}
+
+__attribute__((constructor)) static void plc_schema_index_build(void)
+{
+  static const int schemas[] = {PLC_DECL_DEVICE, PLC_DECL_LINK, PLC_DECL_CLUSTER,
+                                PLC_DECL_TIER, PLC_DECL_TRAIN, PLC_SCHEMA_OP,
+                                PLC_SCHEMA_RESULT, PLC_SCHEMA_LAYER, PLC_SCHEMA_MEMORY};
+  for (size_t k = 0; k < sizeof schemas / sizeof schemas[0]; k++) {
+    size_t n;
+    const plc_field *t = plc_schema_table_n(schemas[k], &n);
+    int row = plc_schema_row(schemas[k]);
+    if (2 * n >= PLC_SCHEMA_SLOTS)
+      abort(); /* a table outgrew its index: raise PLC_SCHEMA_SLOTS */
+    for (size_t i = 0; i < n; i++) {
+      unsigned h = plc_name_fnv(t[i].name);
+      size_t j = h % PLC_SCHEMA_SLOTS;
+      while (plc_schema_index[row][j].field)
+        j = (j + 1) % PLC_SCHEMA_SLOTS;
+      plc_schema_index[row][j].hash = h;
+      plc_schema_index[row][j].field = (unsigned short)(i + 1);
+    }
+  }
+}
+
+const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash)
+{
+  int row = plc_schema_row(schema);
+  size_t n;
+  const plc_field *t = plc_schema_table_n(schema, &n);
+  if (row < 0 || !t)
+    return NULL;
+  if (!hash)
+    hash = plc_name_hash(name);
+  for (size_t j = hash % PLC_SCHEMA_SLOTS; plc_schema_index[row][j].field;
+       j = (j + 1) % PLC_SCHEMA_SLOTS) {
+    const plc_field *f = &t[plc_schema_index[row][j].field - 1];
+    if (plc_schema_index[row][j].hash == hash && !strcmp(f->name, name))
+      return f;
+  }
+  return NULL;
+}
+
 const plc_field *plc_schema_field(int schema, const char *name)
 {
-  const plc_field *t = plc_schema_table(schema);
-  /* the first letter rules out most fields without a call: this runs for
-   * every field access the evaluator makes */
-  for (size_t k = 0; t && t[k].name; k++)
-    if (t[k].name[0] == name[0] && !strcmp(t[k].name, name))
-      return &t[k];
-  return NULL;
+  return plc_schema_field_h(schema, name, 0);
 }
 
 static const char *const plc_dims[] = {"tp", "cp", "dp", "ep", "pp", "edp", "shard",

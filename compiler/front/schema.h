@@ -55,6 +55,8 @@ enum {
 
 /* Field `name` of a schema, or NULL.  Models have no schema (free-form). */
 const plc_field *plc_schema_field(int schema, const char *name);
+/* The same for a name of hash `hash` (plc_name_hash; 0: not known). */
+const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash);
 /* Iterate over a schema's fields; NULL past the end. */
 const plc_field *plc_schema_at(int schema, size_t i);
 /* Does the kind have a fixed field list? */
