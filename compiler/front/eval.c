@@ -156,6 +156,7 @@ static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name, un
   }
   plc_binding *b = &env->b[env->n++];
   *b = (plc_binding){.name = name, .hash = hash};
+  env->names |= PLC_ENV_BIT(hash);
   if (env->index && env->n * 2 < env->index_cap)
     plc_env_index_put(env, env->n - 1);
   else
@@ -199,6 +200,7 @@ void plc_env_copy(plc_eval *ev, plc_env *into, const plc_env *from)
       into->b[i].def_env = into;
   }
   into->index_cap = from->index_cap;
+  into->names = from->names;
   into->index = NULL;
   if (from->index) {
     into->index = plc_arena_alloc_raw(ev->arena, from->index_cap * sizeof *into->index);
@@ -233,6 +235,8 @@ static PLC_NOINLINE plc_binding *plc_env_find_indexed(plc_env *env, const char *
  * cost more. */
 static inline plc_binding *plc_env_find(plc_env *env, const char *name, unsigned hash)
 {
+  if (hash && !(env->names & PLC_ENV_BIT(hash))) /* most envs on a name's way lack it */
+    return NULL;
   if (env->index)
     return plc_env_find_indexed(env, name, hash ? hash : plc_name_fnv(name));
   if (hash) {
