@@ -27,15 +27,6 @@ typedef struct plc_mpq_node {
   mpq_t q;
 } plc_mpq_node;
 
-/* The current chunk's free part is [cur, end), of which [cur, zeroed) is
- * already zero: an allocation is a compare and a bump (the evaluator makes
- * hundreds of thousands of small ones a search). */
-struct plc_arena {
-  unsigned char *cur, *end, *zeroed;
-  plc_chunk *chunks;
-  plc_mpq_node *rationals;
-  size_t bytes;
-};
 
 /* Chunks of the usual size, freed, for the next arena: a search makes and
  * frees an arena per candidate, and handing its chunks back to malloc
@@ -119,27 +110,6 @@ static void plc_arena_grow(plc_arena *a, size_t n)
   a->end = c->data + size;
 }
 
-/* n bytes rounded up to the alignment; 0 as 1, so that even the first
- * allocation of an arena (cur == end == NULL) takes a chunk. */
-static size_t plc_arena_round(size_t n)
-{
-  const size_t align = alignof(max_align_t);
-  return n ? (n + align - 1) / align * align : align;
-}
-
-void *plc_arena_alloc_raw(plc_arena *a, size_t n)
-{
-  n = plc_arena_round(n);
-  if ((size_t)(a->end - a->cur) < n)
-    plc_arena_grow(a, n);
-  void *p = a->cur;
-  a->cur += n;
-  a->bytes += n;
-  if (a->cur > a->zeroed) /* handed out: the zeroing ahead starts after it */
-    a->zeroed = a->cur;
-  return p;
-}
-
 /* Clear ahead of cur in steps of PLC_ARENA_ZERO bytes: the search makes
  * millions of small allocations, and one memset call for each cost more
  * than the clearing itself; a chunk is not cleared whole because many
@@ -154,16 +124,19 @@ static PLC_ARENA_NOINLINE void plc_arena_zero_ahead(plc_arena *a, unsigned char 
   a->zeroed += z;
 }
 
-void *plc_arena_alloc(plc_arena *a, size_t n)
+void *plc_arena_alloc_slow(plc_arena *a, size_t n, int zero)
 {
-  n = plc_arena_round(n);
   if ((size_t)(a->end - a->cur) < n)
     plc_arena_grow(a, n);
   unsigned char *p = a->cur;
   a->cur += n;
   a->bytes += n;
-  if (a->cur > a->zeroed)
-    plc_arena_zero_ahead(a, a->cur);
+  if (a->cur > a->zeroed) {
+    if (zero)
+      plc_arena_zero_ahead(a, a->cur);
+    else /* handed out: the zeroing ahead starts after it */
+      a->zeroed = a->cur;
+  }
   return p;
 }
 
