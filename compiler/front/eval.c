@@ -164,6 +164,16 @@ static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name, un
   return b;
 }
 
+/* Room for cap names in a new (empty) env, at once: an instance's
+ * parameters and items (so that it does not grow by copies). */
+static inline void plc_env_reserve(plc_eval *ev, plc_env *env, size_t cap)
+{
+  if (cap) {
+    env->b = plc_arena_alloc_raw(ev->arena, cap * sizeof *env->b);
+    env->cap = cap;
+  }
+}
+
 /* A definition's name hash: its node's, when it is the node's name. */
 static unsigned plc_env_def_hash(const char *name, const plc_ast *def)
 {
@@ -405,6 +415,7 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
                              const plc_ast_list *args, plc_env *args_env, const plc_loc *use)
 {
   plc_obj *o = plc_obj_new(ev, decl->op, decl, def_env);
+  plc_env_reserve(ev, o->env, (size_t)decl->params.count + (size_t)decl->list.count);
   const char *kind = plc_decl_kind_name(decl->op);
   if (args && !plc_eval_bind_args(ev, &decl->params, args, args_env, o->env, kind, decl->name,
                                   use))
