@@ -47,7 +47,7 @@ plc_value *plc_value_num(plc_eval *ev, const plc_quantity *q)
 {
   plc_value *v = plc_value_new(ev, PLC_V_NUM);
   v->q = plc_arena_mpq(ev->arena);
-  mpq_set(v->q, q->v);
+  plc_q_rat_set(v->q, q->v);
   v->dim = q->dim;
   return v;
 }
@@ -696,7 +696,7 @@ static PLC_NOINLINE plc_value *plc_eval_q_error(plc_eval *ev, plc_q_status st, c
 
 static void plc_eval_to_q(plc_quantity *q, const plc_value *v)
 {
-  mpq_set(q->v, v->q);
+  plc_q_rat_set(q->v, v->q);
   q->dim = v->dim;
 }
 

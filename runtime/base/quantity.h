@@ -313,6 +313,27 @@ static inline int plc_q_small_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr 
   return 1;
 }
 
+/* r = a (mpq_set), in place when both of a's parts are one limb at most
+ * and r has room for them: a value copied into a new rational (the
+ * evaluator's numbers) needs no call into GMP. */
+static inline void plc_q_rat_set(mpq_ptr r, mpq_srcptr a)
+{
+#if PLC_Q_LIMB_LONG
+  mpz_srcptr an = mpq_numref(a), ad = mpq_denref(a);
+  mpz_ptr rn = mpq_numref(r), rd = mpq_denref(r);
+  if (an->_mp_size >= -1 && an->_mp_size <= 1 && ad->_mp_size == 1 && rn->_mp_alloc >= 1 &&
+      rd->_mp_alloc >= 1) {
+    if (an->_mp_size)
+      rn->_mp_d[0] = an->_mp_d[0];
+    rn->_mp_size = an->_mp_size;
+    rd->_mp_d[0] = ad->_mp_d[0];
+    rd->_mp_size = 1;
+    return;
+  }
+#endif
+  mpq_set(r, a);
+}
+
 static inline void plc_q_rat_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
 {
   if (!plc_q_small_arith(r, '+', a, b))

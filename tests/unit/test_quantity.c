@@ -217,7 +217,8 @@ static void test_mul_div(void)
  * fractions, +-LONG_MAX, -2^63, 2^62, 2^63 and a 2-limb number, so that both
  * the machine-integer path and each overflow fallback are taken) must give
  * the same canonical rational, written the same way, also in place (r
- * aliasing a) and into a newly initialised rational. */
+ * aliasing a) and into a newly initialised rational; plc_q_rat_set copies
+ * each result exactly. */
 static void test_raw_rationals(void)
 {
   static const char *const vals[] = {
@@ -265,6 +266,16 @@ static void test_raw_rationals(void)
         case 2: plc_q_rat_mul(fresh, a, b); break;
         default: plc_q_rat_div(fresh, a, b); break;
         }
+        g = qtext(fresh);
+        bad += strcmp(w, g) != 0;
+        free(g);
+        plc_q_rat_set(fresh, want); /* copied over a value, and into a new rational */
+        g = qtext(fresh);
+        bad += strcmp(w, g) != 0;
+        free(g);
+        mpq_clear(fresh);
+        mpq_init(fresh);
+        plc_q_rat_set(fresh, want);
         g = qtext(fresh);
         bad += strcmp(w, g) != 0;
         free(g);
