@@ -445,14 +445,13 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
 static PLC_NOINLINE plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const plc_field *f,
                                    const plc_loc *use)
 {
-  if (plc_schema_field(o->kind, f->dflt))
+  mpq_srcptr num = plc_schema_default_num(o->kind, f);
+  if (!num)
     return plc_eval_field(ev, o, f->dflt, use);
-  plc_quantity q;
-  plc_q_init(&q);
-  plc_q_parse_number(&q, f->dflt, strlen(f->dflt));
-  memcpy(q.dim.e, f->e, sizeof q.dim.e);
-  plc_value *v = plc_value_num(ev, &q);
-  plc_q_clear(&q);
+  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  v->q = plc_arena_mpq(ev->arena);
+  plc_q_rat_set(v->q, num);
+  memcpy(v->dim.e, f->e, sizeof v->dim.e);
   return v;
 }
 

@@ -6,6 +6,9 @@
 #include "schema.h"
 #include "ast.h"
 
+#include "xalloc.h"
+
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,6 +268,47 @@ const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash)
 const plc_field *plc_schema_field(int schema, const char *name)
 {
   return plc_schema_field_h(schema, name, 0);
+}
+
+/* Numeric defaults, parsed once (the first time one is asked for, after
+ * main() started: GMP's allocator is installed then): by schema row and
+ * field index, NULL for a default that names another field.  Never freed. */
+static mpq_ptr *plc_schema_dnum[PLC_SCHEMA_NTABLES];
+static pthread_once_t plc_schema_dnum_once = PTHREAD_ONCE_INIT;
+
+static void plc_schema_dnum_build(void)
+{
+  for (int schema = 0; schema < PLC_SCHEMA_MEMORY + 1; schema++) {
+    size_t n;
+    const plc_field *t = plc_schema_table_n(schema, &n);
+    int row = plc_schema_row(schema);
+    if (!t || row < 0)
+      continue;
+    plc_schema_dnum[row] = plc_xcalloc(n, sizeof *plc_schema_dnum[row]);
+    for (size_t i = 0; i < n; i++) {
+      if (!t[i].dflt || plc_schema_field(schema, t[i].dflt))
+        continue;
+      plc_quantity q;
+      plc_q_init(&q);
+      plc_q_parse_number(&q, t[i].dflt, strlen(t[i].dflt));
+      mpq_ptr v = plc_xmalloc(sizeof(mpq_t));
+      mpq_init(v);
+      mpq_set(v, q.v);
+      plc_q_clear(&q);
+      plc_schema_dnum[row][i] = v;
+    }
+  }
+}
+
+mpq_srcptr plc_schema_default_num(int schema, const plc_field *f)
+{
+  size_t n;
+  const plc_field *t = plc_schema_table_n(schema, &n);
+  int row = plc_schema_row(schema);
+  if (!t || row < 0 || f < t || f >= t + n)
+    return NULL;
+  pthread_once(&plc_schema_dnum_once, plc_schema_dnum_build);
+  return plc_schema_dnum[row][f - t];
 }
 
 static const char *const plc_dims[] = {"tp", "cp", "dp", "ep", "pp", "edp", "shard",

@@ -7,6 +7,7 @@
 
 #include "cu_main.h"
 #include "plan_fixture.h"
+#include "schema.h"
 
 /* Is let `name` exactly num/den in the dimension bytes^b s^s FLOP^fl? */
 static int let_is(plc_fx *f, const char *name, long num, unsigned long den, int b, int s, int fl)
@@ -240,6 +241,30 @@ static void test_arena(void)
   plc_arena_free(ar);
 }
 
+/* Schema fields by name hash, and their numeric defaults parsed once: a
+ * device's efficiency defaults to 1 and its memory_reserve to 0 (schema.c);
+ * a link's all_reduce to its bw, a field's name, so no number. */
+static void test_schema(void)
+{
+  const plc_field *eff = plc_schema_field(PLC_DECL_DEVICE, "efficiency");
+  const plc_field *res = plc_schema_field_h(PLC_DECL_DEVICE, "memory_reserve",
+                                            plc_name_fnv("memory_reserve"));
+  const plc_field *ar = plc_schema_field(PLC_DECL_LINK, "all_reduce");
+  CU_ASSERT_FATAL(eff && res && ar);
+  CU_ASSERT_STRING_EQUAL(eff->name, "efficiency");
+  CU_ASSERT_PTR_NULL(plc_schema_field(PLC_DECL_DEVICE, "efficiencyx"));
+  CU_ASSERT_PTR_NULL(plc_schema_field(PLC_DECL_MODEL, "hidden")); /* models: free-form */
+  mpq_srcptr one = plc_schema_default_num(PLC_DECL_DEVICE, eff);
+  mpq_srcptr zero = plc_schema_default_num(PLC_DECL_DEVICE, res);
+  CU_ASSERT(one && mpq_cmp_ui(one, 1, 1) == 0);
+  CU_ASSERT(zero && mpq_sgn(zero) == 0);
+  CU_ASSERT_PTR_NULL(plc_schema_default_num(PLC_DECL_LINK, ar));
+  CU_ASSERT_PTR_NULL(plc_schema_default_num(PLC_DECL_LINK, eff)); /* not the link's */
+  for (size_t i = 0; plc_schema_at(PLC_DECL_TRAIN, i); i++) /* every field found by name */
+    CU_ASSERT_PTR_EQUAL(plc_schema_field(PLC_DECL_TRAIN, plc_schema_at(PLC_DECL_TRAIN, i)->name),
+                        plc_schema_at(PLC_DECL_TRAIN, i));
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -252,6 +277,7 @@ int main(void)
     {"train results in lets", test_results},
     {"interned names and environments", test_names},
     {"arena allocations", test_arena},
+    {"schema fields and defaults", test_schema},
     {NULL, NULL},
   };
   return plc_cu_run("eval", tests);
