@@ -73,6 +73,8 @@ static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc);
 #define YYMAXDEPTH (8 * PLC_AST_MAX_DEPTH + 16 * PLC_PARSE_MAX_NEST)
 #define NODE(kind, loc) plc_parse_node(ctx, (kind), &(loc))
 #define BIN(op, x, y, loc) plc_parse_check_depth(ctx, plc_ast_binary(ctx->arena, &(loc), (op), (x), (y)))
+/* A node whose name the evaluator looks up or binds: its hash, once. */
+#define HASH(n) ((n)->hash = plc_name_hash((n)->name))
 }
 
 %param {yyscan_t scanner} {plc_parse_ctx *ctx}
@@ -136,9 +138,10 @@ item:
 | LET IDENT '=' expr        { $$ = NODE(PLC_AST_LET, @2); $$->name = $2; $$->a = $4; }
 | LET IDENT '(' params ')' '=' expr
                             { $$ = NODE(PLC_AST_LET, @2); $$->name = $2; $$->params = $4; $$->a = $7; }
-| OPTION IDENT '=' expr     { $$ = NODE(PLC_AST_OPTION, @2); $$->name = $2; $$->a = $4; }
-| name '=' expr             { $$ = NODE(PLC_AST_SET, @1); $$->name = $1; $$->a = $3; }
-| IDENT block               { $$ = NODE(PLC_AST_SECTION, @1); $$->name = $1; $$->list = $2; }
+| OPTION IDENT '=' expr     { $$ = NODE(PLC_AST_OPTION, @2); $$->name = $2; $$->a = $4; HASH($$); }
+| name '=' expr             { $$ = NODE(PLC_AST_SET, @1); $$->name = $1; $$->a = $3; HASH($$); }
+| IDENT block               { $$ = NODE(PLC_AST_SECTION, @1); $$->name = $1; $$->list = $2;
+                              HASH($$); }
 | decl
 | op_item
 | if_item
@@ -168,7 +171,8 @@ decl:
    `model = m`, `cluster.device` and `run.model` read naturally. */
 name:
   IDENT
-| DECLKW                    { $$ = plc_decl_kind_name($1); }
+| DECLKW                    { const char *k = plc_decl_kind_name($1);
+                              $$ = plc_name_intern(ctx->arena, k, strlen(k)); }
 ;
 
 opt_params:
@@ -183,8 +187,8 @@ params:
 ;
 
 param:
-  IDENT                     { $$ = NODE(PLC_AST_PARAM, @1); $$->name = $1; }
-| IDENT '=' expr            { $$ = NODE(PLC_AST_PARAM, @1); $$->name = $1; $$->a = $3; }
+  IDENT                     { $$ = NODE(PLC_AST_PARAM, @1); $$->name = $1; HASH($$); }
+| IDENT '=' expr            { $$ = NODE(PLC_AST_PARAM, @1); $$->name = $1; $$->a = $3; HASH($$); }
 ;
 
 op_item:
@@ -220,10 +224,10 @@ opt_msg:
 
 names:
   IDENT                     { $$ = (plc_ast_list){0};
-                              plc_ast *n = NODE(PLC_AST_NAME, @1); n->name = $1;
+                              plc_ast *n = NODE(PLC_AST_NAME, @1); n->name = $1; HASH(n);
                               plc_ast_list_push(&$$, n); }
 | names ',' IDENT           { $$ = $1; plc_ast *n = NODE(PLC_AST_NAME, @3); n->name = $3;
-                              plc_ast_list_push(&$$, n); }
+                              HASH(n); plc_ast_list_push(&$$, n); }
 ;
 
 expr:
@@ -249,7 +253,7 @@ expr:
 
 postfix:
   primary
-| postfix '.' name          { $$ = NODE(PLC_AST_FIELD, @3); $$->a = $1; $$->name = $3;
+| postfix '.' name          { $$ = NODE(PLC_AST_FIELD, @3); $$->a = $1; $$->name = $3; HASH($$);
                               $$ = plc_parse_check_depth(ctx, $$); }
 | postfix '(' opt_args ')'  { $$ = NODE(PLC_AST_CALL, @2); $$->a = $1; $$->list = $3;
                               $$ = plc_parse_check_depth(ctx, $$); }
@@ -262,7 +266,7 @@ primary:
 | STRING                    { $$ = NODE(PLC_AST_STR, @1); $$->name = $1; }
 | TRUE                      { $$ = NODE(PLC_AST_BOOL, @1); $$->op = 1; }
 | FALSE                     { $$ = NODE(PLC_AST_BOOL, @1); $$->op = 0; }
-| name                      { $$ = NODE(PLC_AST_NAME, @1); $$->name = $1; }
+| name                      { $$ = NODE(PLC_AST_NAME, @1); $$->name = $1; HASH($$); }
 | '(' expr ')'              { $$ = $2; }
 | '[' opt_exprs ']'         { $$ = NODE(PLC_AST_LIST, @1); $$->list = $2;
                               $$ = plc_parse_check_depth(ctx, $$); }

@@ -4,8 +4,11 @@
 #endif
 
 #include "ast.h"
+#include "xalloc.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 plc_ast *plc_ast_new(plc_arena *ar, plc_ast_kind kind, const plc_loc *loc)
 {
@@ -60,6 +63,94 @@ void plc_ast_list_push(plc_ast_list *l, plc_ast *n)
     l->head = n;
   l->tail = n;
   l->count++;
+}
+
+/* ---- interned names (ast.h) -------------------------------------------- */
+
+plc_name_chunk plc_name_chunks[PLC_NAME_CHUNKS];
+atomic_int plc_name_nchunks;
+
+/* The pool: names are added to its last chunk; a set of them (open
+ * addressing on their hashes) finds the copy of a name.  Process-wide and
+ * never freed, as names outlive every compilation's arena; plans are
+ * parsed before a search starts its threads, and the lock keeps a second
+ * parse from racing one anyway. */
+static pthread_mutex_t plc_name_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t plc_name_used;      /* bytes used in the last chunk */
+static const char **plc_name_set; /* interned names, by hash */
+static size_t plc_name_count, plc_name_cap;
+
+static void plc_name_set_put(const char *name)
+{
+  size_t mask = plc_name_cap - 1, i = plc_name_hash(name) & mask;
+  while (plc_name_set[i])
+    i = (i + 1) & mask;
+  plc_name_set[i] = name;
+}
+
+/* Room for a record of `need` bytes in the last chunk, or 0 when the pool
+ * is full (the name is then copied into no pool, and is not interned). */
+static int plc_name_room(size_t need)
+{
+  int n = atomic_load_explicit(&plc_name_nchunks, memory_order_relaxed);
+  if (n && plc_name_used + need <= plc_name_chunks[n - 1].size)
+    return 1;
+  if (n == PLC_NAME_CHUNKS)
+    return 0;
+  size_t size = (size_t)65536 << n;
+  if (size < need)
+    size = need;
+  plc_name_chunks[n].lo = (uintptr_t)plc_xmalloc(size);
+  plc_name_chunks[n].size = size;
+  plc_name_used = 0;
+  atomic_store_explicit(&plc_name_nchunks, n + 1, memory_order_release);
+  return 1;
+}
+
+const char *plc_name_intern(plc_arena *ar, const char *s, size_t n)
+{
+  pthread_mutex_lock(&plc_name_lock);
+  if ((plc_name_count + 1) * 2 > plc_name_cap) {
+    const char **old = plc_name_set;
+    size_t old_cap = plc_name_cap;
+    plc_name_cap = old_cap ? old_cap * 2 : 1024;
+    plc_name_set = plc_xcalloc(plc_name_cap, sizeof *plc_name_set);
+    for (size_t i = 0; i < old_cap; i++)
+      if (old[i])
+        plc_name_set_put(old[i]);
+    free(old);
+  }
+  unsigned h = 2166136261u;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 16777619u;
+  h = h ? h : 1;
+  size_t mask = plc_name_cap - 1, i = h & mask;
+  for (; plc_name_set[i]; i = (i + 1) & mask) {
+    const char *x = plc_name_set[i];
+    if (((const unsigned *)(const void *)x)[-2] == h && !strncmp(x, s, n) && !x[n]) {
+      pthread_mutex_unlock(&plc_name_lock);
+      return x;
+    }
+  }
+  size_t need = (8 + n + 1 + 7) / 8 * 8; /* hash, ~hash, the name and its NUL */
+  char *rec = NULL;
+  if (plc_name_room(need)) {
+    int last = atomic_load_explicit(&plc_name_nchunks, memory_order_relaxed) - 1;
+    rec = (char *)plc_name_chunks[last].lo + plc_name_used;
+    plc_name_used += need;
+  }
+  if (!rec) { /* the pool is full: a copy in the arena, hashed when used */
+    pthread_mutex_unlock(&plc_name_lock);
+    return plc_arena_strndup(ar, s, n);
+  }
+  unsigned w[2] = {h, ~h};
+  memcpy(rec, w, sizeof w);
+  memcpy(rec + 8, s, n);
+  rec[8 + n] = '\0';
+  plc_name_set[i] = rec + 8;
+  plc_name_count++;
+  pthread_mutex_unlock(&plc_name_lock);
+  return rec + 8;
 }
 
 static const char *const plc_ast_kind_names[PLC_AST_KIND_COUNT] = {

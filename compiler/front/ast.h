@@ -40,6 +40,9 @@
 #include "diag.h"
 #include "quantity.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 typedef enum plc_ast_kind {
   PLC_AST_NUM, PLC_AST_STR, PLC_AST_BOOL, PLC_AST_NAME, PLC_AST_FIELD, PLC_AST_INDEX,
   PLC_AST_CALL, PLC_AST_ARG, PLC_AST_LIST, PLC_AST_UNARY, PLC_AST_BINARY, PLC_AST_COND,
@@ -96,8 +99,84 @@ struct plc_ast {
       const char *opkind; /* compute, all_reduce, ... */
     };
     mpq_ptr value;       /* NUM */
+    unsigned hash;       /* NAME, FIELD, PARAM, SET, OPTION, SECTION: plc_name_hash
+                            of name, set by the parser (0: not computed) */
   };
 };
+
+/* Names, interned.  The lexer makes one copy of each distinct identifier
+ * (plc_name_intern), so the names of a plan's nodes that are equal are
+ * mostly the same pointer, and each copy carries its hash: the evaluator
+ * binds and resolves names hundreds of thousands of times a search, and
+ * hashing and comparing them by their characters was a tenth of it.  Names
+ * from anywhere else (C literals, -D, copies) still work: their hash is
+ * computed and they are compared by their characters.
+ *
+ * An interned name is 8-aligned in one of the pool's chunks and preceded by
+ * two words, its hash h and ~h; no identifier's characters can look like
+ * that header (they are ASCII, so ~ of them has every byte >= 0x80), so a
+ * pointer into the middle of a name is not taken for one. */
+#define PLC_NAME_CHUNKS 16
+typedef struct plc_name_chunk {
+  uintptr_t lo;
+  size_t size;
+} plc_name_chunk;
+extern plc_name_chunk plc_name_chunks[PLC_NAME_CHUNKS];
+extern atomic_int plc_name_nchunks;
+
+/* The one copy of the n characters at s (a name: ASCII, no NUL); in ar
+ * only when the pool is full (4 GB of names). */
+const char *plc_name_intern(plc_arena *ar, const char *s, size_t n);
+
+/* FNV-1a, never 0 (0 marks a node's hash as not computed). */
+static inline unsigned plc_name_fnv(const char *s)
+{
+  unsigned h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h ? h : 1;
+}
+
+/* An interned name's hash, or 0 when s is not interned. */
+static inline unsigned plc_name_interned_hash(const char *s)
+{
+  uintptr_t p = (uintptr_t)s;
+  if (p % 8)
+    return 0;
+  int n = atomic_load_explicit(&plc_name_nchunks, memory_order_acquire);
+  for (int i = 0; i < n; i++)
+    if (p - plc_name_chunks[i].lo - 8 < plc_name_chunks[i].size - 8) {
+      /* the header, addressed from the chunk it is in */
+      const unsigned *w = (const unsigned *)(uintptr_t)(p - 8);
+      return w[1] == ~w[0] ? w[0] : 0;
+    }
+  return 0;
+}
+
+/* The hash of a name that environments index it by: an interned name's
+ * own, else computed.  Inline: lowering and the evaluator hash the names
+ * they bind and look up from C. */
+static inline unsigned plc_name_hash(const char *s)
+{
+  unsigned h = plc_name_interned_hash(s);
+  return h ? h : plc_name_fnv(s);
+}
+
+/* The hash of node n's name: cached by the parser for the kinds that have
+ * room for it, else computed. */
+static inline unsigned plc_ast_name_hash(const plc_ast *n)
+{
+  switch (n->kind) {
+  case PLC_AST_NAME: case PLC_AST_FIELD: case PLC_AST_PARAM: case PLC_AST_SET:
+  case PLC_AST_OPTION: case PLC_AST_SECTION:
+    if (n->hash)
+      return n->hash;
+    break;
+  default:
+    break;
+  }
+  return plc_name_hash(n->name);
+}
 
 plc_ast *plc_ast_new(plc_arena *ar, plc_ast_kind kind, const plc_loc *loc);
 plc_ast *plc_ast_unary(plc_arena *ar, const plc_loc *loc, int op, plc_ast *a);

@@ -47,7 +47,7 @@ plc_value *plc_value_num(plc_eval *ev, const plc_quantity *q)
 {
   plc_value *v = plc_value_new(ev, PLC_V_NUM);
   v->q = plc_arena_mpq(ev->arena);
-  mpq_set(v->q, q->v);
+  plc_q_rat_set(v->q, q->v);
   v->dim = q->dim;
   return v;
 }
@@ -110,20 +110,20 @@ plc_env *plc_env_new(plc_eval *ev, plc_env *parent)
   return e;
 }
 
-/* FNV-1a: names are short, and this is only an index. */
-static size_t plc_env_hash(const char *s)
+/* Does binding b have this name (of hash h)?  The hashes first: they
+ * differ for nearly every other name, and a string compare is left for a
+ * match (names from the same node are the same pointer). */
+static inline int plc_env_same(const plc_binding *b, const char *name, unsigned h)
 {
-  size_t h = 2166136261u;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 16777619u;
-  return h;
+  return b->hash == h && (b->name == name || !strcmp(b->name, name));
 }
 
 /* Point the index at binding i (the latest of its name wins: shadowing). */
 static void plc_env_index_put(plc_env *env, size_t i)
 {
-  size_t mask = env->index_cap - 1, h = plc_env_hash(env->b[i].name) & mask;
-  while (env->index[h] && strcmp(env->b[env->index[h] - 1].name, env->b[i].name))
+  const plc_binding *b = &env->b[i];
+  size_t mask = env->index_cap - 1, h = b->hash & mask;
+  while (env->index[h] && !plc_env_same(&env->b[env->index[h] - 1], b->name, b->hash))
     h = (h + 1) & mask;
   env->index[h] = i + 1;
 }
@@ -134,26 +134,29 @@ static void plc_env_reindex(plc_eval *ev, plc_env *env)
 {
   if (env->n < 16 || env->n * 2 < env->index_cap)
     return;
-  env->index_cap = env->index_cap ? env->index_cap * 2 : 64;
+  /* the first has room for a template context (its options and ops, about 50) */
+  env->index_cap = env->index_cap ? env->index_cap * 2 : 128;
   env->index = plc_arena_alloc(ev->arena, env->index_cap * sizeof *env->index);
   for (size_t i = 0; i < env->n; i++)
     plc_env_index_put(env, i);
 }
 
-static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name)
+static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name, unsigned hash)
 {
   if (env->n == env->cap) {
-    /* most environments (a call's parameters, a section) hold a few names */
-    size_t cap = env->cap ? env->cap * 2 : 4;
-    plc_binding *b = plc_arena_alloc(ev->arena, cap * sizeof *b);
+    /* most environments (a call's parameters, a section) hold a few names;
+     * those that hold more (a template's context: its options and ops)
+     * grow fourfold, copied less often.  Only [0, n) is ever read. */
+    size_t cap = env->cap ? env->cap * (env->cap < 8 ? 2 : 4) : 4;
+    plc_binding *b = plc_arena_alloc_raw(ev->arena, cap * sizeof *b);
     if (env->n)
       memcpy(b, env->b, env->n * sizeof *b);
     env->b = b;
     env->cap = cap;
   }
   plc_binding *b = &env->b[env->n++];
-  memset(b, 0, sizeof *b);
-  b->name = name;
+  *b = (plc_binding){.name = name, .hash = hash};
+  env->names |= PLC_ENV_BIT(hash);
   if (env->index && env->n * 2 < env->index_cap)
     plc_env_index_put(env, env->n - 1);
   else
@@ -161,10 +164,26 @@ static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name)
   return b;
 }
 
+/* Room for cap names in a new (empty) env, at once: an instance's
+ * parameters and items (so that it does not grow by copies). */
+static inline void plc_env_reserve(plc_eval *ev, plc_env *env, size_t cap)
+{
+  if (cap) {
+    env->b = plc_arena_alloc_raw(ev->arena, cap * sizeof *env->b);
+    env->cap = cap;
+  }
+}
+
+/* A definition's name hash: its node's, when it is the node's name. */
+static unsigned plc_env_def_hash(const char *name, const plc_ast *def)
+{
+  return def && def->name == name ? plc_ast_name_hash(def) : plc_name_hash(name);
+}
+
 plc_binding *plc_env_define(plc_eval *ev, plc_env *env, const char *name, const plc_ast *def,
                             plc_env *def_env)
 {
-  plc_binding *b = plc_env_add(ev, env, name);
+  plc_binding *b = plc_env_add(ev, env, name, plc_env_def_hash(name, def));
   b->def = def;
   b->def_env = def_env;
   return b;
@@ -172,7 +191,7 @@ plc_binding *plc_env_define(plc_eval *ev, plc_env *env, const char *name, const 
 
 plc_binding *plc_env_bind(plc_eval *ev, plc_env *env, const char *name, plc_value *val)
 {
-  plc_binding *b = plc_env_add(ev, env, name);
+  plc_binding *b = plc_env_add(ev, env, name, plc_name_hash(name));
   b->val = val;
   return b;
 }
@@ -181,7 +200,7 @@ void plc_env_copy(plc_eval *ev, plc_env *into, const plc_env *from)
 {
   into->n = from->n;
   into->cap = from->n + 8; /* room for the names added after */
-  into->b = plc_arena_alloc(ev->arena, into->cap * sizeof *into->b);
+  into->b = plc_arena_alloc_raw(ev->arena, into->cap * sizeof *into->b); /* [0, n) only */
   if (from->n)
     memcpy(into->b, from->b, from->n * sizeof *into->b);
   for (size_t i = 0; i < into->n; i++) {
@@ -191,9 +210,10 @@ void plc_env_copy(plc_eval *ev, plc_env *into, const plc_env *from)
       into->b[i].def_env = into;
   }
   into->index_cap = from->index_cap;
+  into->names = from->names;
   into->index = NULL;
   if (from->index) {
-    into->index = plc_arena_alloc(ev->arena, from->index_cap * sizeof *into->index);
+    into->index = plc_arena_alloc_raw(ev->arena, from->index_cap * sizeof *into->index);
     memcpy(into->index, from->index, from->index_cap * sizeof *into->index);
   }
 }
@@ -209,31 +229,48 @@ void plc_env_forget_unknown(plc_env *env)
 
 /* A name in an env with a hash index (out of line: the common envs are
  * small, and their scan below is inlined where names are resolved). */
-static PLC_NOINLINE plc_binding *plc_env_find_indexed(plc_env *env, const char *name)
+static PLC_NOINLINE plc_binding *plc_env_find_indexed(plc_env *env, const char *name,
+                                                      unsigned hash)
 {
-  size_t mask = env->index_cap - 1, h = plc_env_hash(name) & mask;
+  size_t mask = env->index_cap - 1, h = hash & mask;
   for (; env->index[h]; h = (h + 1) & mask)
-    if (!strcmp(env->b[env->index[h] - 1].name, name))
+    if (plc_env_same(&env->b[env->index[h] - 1], name, hash))
       return &env->b[env->index[h] - 1];
   return NULL;
 }
 
-static inline plc_binding *plc_env_find(plc_env *env, const char *name)
+/* name, of hash h, bound in env itself (the latest binding of it).  h 0:
+ * not known (a name from C, not interned), computed only for an index: a
+ * small env is scanned by the names' characters, as hashing the name would
+ * cost more. */
+static inline plc_binding *plc_env_find(plc_env *env, const char *name, unsigned hash)
 {
+  if (hash && !(env->names & PLC_ENV_BIT(hash))) /* most envs on a name's way lack it */
+    return NULL;
   if (env->index)
-    return plc_env_find_indexed(env, name);
+    return plc_env_find_indexed(env, name, hash ? hash : plc_name_fnv(name));
+  if (hash) {
+    for (size_t i = env->n; i-- > 0;)
+      if (plc_env_same(&env->b[i], name, hash))
+        return &env->b[i];
+    return NULL;
+  }
   for (size_t i = env->n; i-- > 0;) /* the first byte first: most names differ there */
     if (env->b[i].name[0] == name[0] && !strcmp(env->b[i].name, name))
       return &env->b[i];
   return NULL;
 }
 
-plc_binding *plc_env_find_local(plc_env *env, const char *name) { return plc_env_find(env, name); }
+plc_binding *plc_env_find_local(plc_env *env, const char *name)
+{
+  return plc_env_find(env, name, plc_name_interned_hash(name));
+}
 
 plc_binding *plc_env_lookup(plc_env *env, const char *name)
 {
+  unsigned h = plc_name_interned_hash(name);
   for (; env; env = env->parent) {
-    plc_binding *b = plc_env_find_local(env, name);
+    plc_binding *b = plc_env_find(env, name, h);
     if (b)
       return b;
   }
@@ -297,8 +334,14 @@ static void plc_eval_define_items(plc_eval *ev, plc_env *env, const plc_ast_list
 void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items)
 {
   for (const plc_ast *it = items->head; it; it = it->next) {
-    if (it->kind == PLC_AST_OP && !plc_env_find_local(env, it->name))
-      plc_env_define(ev, env, it->name, it, env);
+    if (it->kind == PLC_AST_OP) {
+      unsigned h = plc_name_hash(it->name);
+      if (!plc_env_find(env, it->name, h)) {
+        plc_binding *b = plc_env_add(ev, env, it->name, h);
+        b->def = it;
+        b->def_env = env;
+      }
+    }
     else if (it->kind == PLC_AST_SECTION || it->kind == PLC_AST_FOR || it->kind == PLC_AST_IF)
       plc_eval_define_ops(ev, env, &it->list);
     if (it->kind == PLC_AST_IF)
@@ -350,8 +393,10 @@ static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const pl
     given[slot] = a;
   }
   for (int k = 0; k < i && ok; k++) {
-    if (given[k])
-      plc_env_bind(ev, into, plist[k]->name, plc_eval_expr(ev, given[k]->a, args_env));
+    if (given[k]) {
+      plc_value *v = plc_eval_expr(ev, given[k]->a, args_env);
+      plc_env_add(ev, into, plist[k]->name, plc_ast_name_hash(plist[k]))->val = v;
+    }
     else if (plist[k]->a)
       plc_env_define(ev, into, plist[k]->name, plist[k], into);
     else {
@@ -370,6 +415,7 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
                              const plc_ast_list *args, plc_env *args_env, const plc_loc *use)
 {
   plc_obj *o = plc_obj_new(ev, decl->op, decl, def_env);
+  plc_env_reserve(ev, o->env, (size_t)decl->params.count + (size_t)decl->list.count);
   const char *kind = plc_decl_kind_name(decl->op);
   if (args && !plc_eval_bind_args(ev, &decl->params, args, args_env, o->env, kind, decl->name,
                                   use))
@@ -399,14 +445,13 @@ plc_value *plc_eval_instance(plc_eval *ev, const plc_ast *decl, plc_env *def_env
 static PLC_NOINLINE plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const plc_field *f,
                                    const plc_loc *use)
 {
-  if (plc_schema_field(o->kind, f->dflt))
+  mpq_srcptr num = plc_schema_default_num(o->kind, f);
+  if (!num)
     return plc_eval_field(ev, o, f->dflt, use);
-  plc_quantity q;
-  plc_q_init(&q);
-  plc_q_parse_number(&q, f->dflt, strlen(f->dflt));
-  memcpy(q.dim.e, f->e, sizeof q.dim.e);
-  plc_value *v = plc_value_num(ev, &q);
-  plc_q_clear(&q);
+  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  v->q = plc_arena_mpq(ev->arena);
+  plc_q_rat_set(v->q, num);
+  memcpy(v->dim.e, f->e, sizeof v->dim.e);
   return v;
 }
 
@@ -446,10 +491,10 @@ static plc_env *plc_eval_overlay(plc_eval *ev, plc_obj *o, plc_env *scope)
 }
 
 /* The slot of name in o's table of late items (empty when absent). */
-static plc_binding **plc_obj_late_slot(plc_obj *o, const char *name)
+static plc_binding **plc_obj_late_slot(plc_obj *o, const char *name, unsigned hash)
 {
-  size_t mask = o->late_cap - 1, h = plc_env_hash(name) & mask;
-  while (o->late[h] && strcmp(o->late[h]->name, name))
+  size_t mask = o->late_cap - 1, h = hash & mask;
+  while (o->late[h] && !plc_env_same(o->late[h], name, hash))
     h = (h + 1) & mask;
   return &o->late[h];
 }
@@ -457,8 +502,8 @@ static plc_binding **plc_obj_late_slot(plc_obj *o, const char *name)
 /* The late binding of a base's item b for o, made on first use. */
 static plc_binding *plc_obj_late(plc_eval *ev, plc_obj *o, const plc_binding *b)
 {
-  if (o->late_cap && *plc_obj_late_slot(o, b->name))
-    return *plc_obj_late_slot(o, b->name);
+  if (o->late_cap && *plc_obj_late_slot(o, b->name, b->hash))
+    return *plc_obj_late_slot(o, b->name, b->hash);
   if ((o->nlate + 1) * 2 > o->late_cap) {
     plc_binding **old = o->late;
     size_t old_cap = o->late_cap;
@@ -466,22 +511,25 @@ static plc_binding *plc_obj_late(plc_eval *ev, plc_obj *o, const plc_binding *b)
     o->late = plc_arena_alloc(ev->arena, o->late_cap * sizeof *o->late);
     for (size_t i = 0; i < old_cap; i++)
       if (old[i])
-        *plc_obj_late_slot(o, old[i]->name) = old[i];
+        *plc_obj_late_slot(o, old[i]->name, old[i]->hash) = old[i];
   }
   plc_binding *late = plc_arena_alloc(ev->arena, sizeof *late);
   late->name = b->name;
+  late->hash = b->hash;
   late->def = b->def;
   late->def_env = plc_eval_overlay(ev, o, b->def_env);
   o->nlate++;
-  return *plc_obj_late_slot(o, b->name) = late;
+  return *plc_obj_late_slot(o, b->name, b->hash) = late;
 }
 
-static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name,
+static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
                                      const plc_loc *use);
 
-plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_loc *use)
+/* plc_eval_field for a name of hash h (0: not known, see plc_env_find). */
+static plc_value *plc_eval_field_h(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
+                                   const plc_loc *use)
 {
-  plc_value *v = plc_eval_field_of(ev, o, name, use);
+  plc_value *v = plc_eval_field_of(ev, o, name, hash, use);
   if (ev->xread)
     for (int k = 0; k < 4; k++)
       if (o == ev->xwatch[k]) {
@@ -491,11 +539,16 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
   return v;
 }
 
-static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name,
+plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_loc *use)
+{
+  return plc_eval_field_h(ev, o, name, plc_name_interned_hash(name), use);
+}
+
+static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
                                      const plc_loc *use)
 {
   for (plc_obj *cur = o; cur; cur = cur->base) {
-    plc_binding *b = plc_env_find(cur->env, name);
+    plc_binding *b = plc_env_find(cur->env, name, hash);
     if (!b)
       continue;
     /* in a branch not taken a number's or boolean's value is not used */
@@ -507,10 +560,13 @@ static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name,
     /* an item of the base, evaluated late: memoised in the derived object */
     return plc_eval_binding(ev, plc_obj_late(ev, o, b), use);
   }
-  const plc_field *f = plc_schema_field(o->kind, name);
+  if (!hash && plc_schema_closed(o->kind)) /* a name from C: hashed once for the schemas */
+    hash = plc_name_hash(name);
+  const plc_field *f = plc_schema_field_h(o->kind, name, hash);
   if (f && f->dflt)
     return plc_eval_default(ev, o, f, use);
-  const plc_field *r = o->kind == PLC_DECL_TRAIN ? plc_schema_field(PLC_SCHEMA_RESULT, name) : NULL;
+  const plc_field *r = o->kind == PLC_DECL_TRAIN ? plc_schema_field_h(PLC_SCHEMA_RESULT, name, hash)
+                                                 : NULL;
   if (r && !ev->abstract && ev->result) { /* a result of the evaluated run */
     plc_value *v = ev->result(ev, o, name, use);
     if (v)
@@ -520,7 +576,7 @@ static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name,
     return plc_value_unknown_num(ev, r->e);
   if (o->abstract) {
     if (!f && o->kind == PLC_DECL_TRAIN)
-      f = plc_schema_field(PLC_SCHEMA_RESULT, name);
+      f = plc_schema_field_h(PLC_SCHEMA_RESULT, name, hash);
     if (f && f->type == PLC_FT_NUM)
       return plc_value_unknown_num(ev, f->e);
     if (f && f->type == PLC_FT_BOOL)
@@ -639,7 +695,7 @@ static PLC_NOINLINE plc_value *plc_eval_q_error(plc_eval *ev, plc_q_status st, c
 
 static void plc_eval_to_q(plc_quantity *q, const plc_value *v)
 {
-  mpq_set(q->v, v->q);
+  plc_q_rat_set(q->v, v->q);
   q->dim = v->dim;
 }
 
@@ -923,32 +979,33 @@ static plc_value *plc_eval_cond(plc_eval *ev, const plc_ast *e, plc_env *env)
  * item evaluated late again, so late binding reaches any depth. */
 /* Is name a field of o that its own items do not set: one its base sets
  * (a derived declaration), or one of its schema with a default? */
-static int plc_eval_inherited(const plc_obj *o, const char *name)
+static int plc_eval_inherited(const plc_obj *o, const char *name, unsigned hash)
 {
   for (const plc_obj *b = o->base; b; b = b->base)
-    if (plc_env_find_local(b->env, name))
+    if (plc_env_find(b->env, name, hash))
       return 1;
-  const plc_field *f = o->kind >= 0 ? plc_schema_field(o->kind, name) : NULL;
+  const plc_field *f = o->kind >= 0 ? plc_schema_field_h(o->kind, name, hash) : NULL;
   return f && f->dflt;
 }
 
 static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   plc_obj *late = NULL;
+  unsigned h = plc_ast_name_hash(e);
   for (plc_env *x = env; x; x = x->parent) {
     if (x->late && !late)
       late = x->late;
-    plc_binding *b = plc_env_find(x, e->name);
+    plc_binding *b = plc_env_find(x, e->name, h);
     /* in a declaration's body its fields are names: those it inherits or
      * leaves at their defaults too (dp = 512 / (tp * pp * cp)) */
-    if (!b && x->self && plc_eval_inherited(x->self, e->name))
-      return plc_eval_field(ev, late && plc_obj_derives(late, x->self) ? late : x->self,
-                            e->name, &e->loc);
+    if (!b && x->self && plc_eval_inherited(x->self, e->name, h))
+      return plc_eval_field_h(ev, late && plc_obj_derives(late, x->self) ? late : x->self,
+                              e->name, h, &e->loc);
     if (!b)
       continue;
     if (late && x->self && x->self != late && plc_eval_is_late_item(b) &&
         plc_obj_derives(late, x->self)) {
-      plc_value *v = plc_eval_field(ev, late, e->name, &e->loc);
+      plc_value *v = plc_eval_field_h(ev, late, e->name, h, &e->loc);
       if (v)
         return v;
     }
@@ -1060,7 +1117,7 @@ static plc_value *plc_eval_member(plc_eval *ev, const plc_ast *e, plc_env *env)
     free(d);
     return plc_value_err(ev);
   }
-  plc_value *v = plc_eval_field(ev, o->obj, e->name, &e->loc);
+  plc_value *v = plc_eval_field_h(ev, o->obj, e->name, plc_ast_name_hash(e), &e->loc);
   if (!v && plc_eval_is_layers(o->obj))
     return plc_value_zero(ev);
   if (!v) {
@@ -1305,11 +1362,13 @@ static plc_value *plc_eval_node(plc_eval *ev, const plc_ast *e, plc_env *env);
  * expressions nest (across calls and definitions) only so deep.  The first
  * limit reached is reported once, where it is reached; from then on every
  * evaluation is an error at once, so the remaining work unwinds quickly. */
-static int plc_eval_limits(plc_eval *ev, const plc_ast *e)
+static PLC_NOINLINE int plc_eval_limit_hit(plc_eval *ev, const plc_ast *e)
 {
-  if (ev->stopped)
+  if (ev->stopped) {
+    ev->steps--; /* counted by plc_eval_limits, which does not count then */
     return 0;
-  if (++ev->steps > plc_eval_max_steps)
+  }
+  if (ev->steps > plc_eval_max_steps)
     plc_error(ev->diag, &e->loc, "evaluation takes more than %ld steps (the limit of plc(5); "
               "is a recursion or a loop unbounded?)", plc_eval_max_steps);
   else if (ev->nest >= PLC_EVAL_MAX_NEST)
@@ -1319,6 +1378,15 @@ static int plc_eval_limits(plc_eval *ev, const plc_ast *e)
     return 1;
   ev->stopped = 1;
   return 0;
+}
+
+/* One test for the three: every expression evaluated passes here. */
+static inline int plc_eval_limits(plc_eval *ev, const plc_ast *e)
+{
+  if (__builtin_expect(ev->stopped | (++ev->steps > plc_eval_max_steps) |
+                       (ev->nest >= PLC_EVAL_MAX_NEST), 0))
+    return plc_eval_limit_hit(ev, e);
+  return 1;
 }
 
 int plc_eval_step(plc_eval *ev, const plc_ast *at, long weight)

@@ -73,6 +73,7 @@ struct plc_binding {
   plc_env *def_env;    /* environment the definition is evaluated in */
   plc_value *val;      /* memoised value */
   int busy;            /* being evaluated: a second visit is a cycle */
+  unsigned hash;       /* plc_name_hash(name): compared before the names */
 };
 
 struct plc_env {
@@ -81,10 +82,16 @@ struct plc_env {
   size_t n, cap;
   size_t *index;       /* hash of names to binding number + 1 (large envs) */
   size_t index_cap;    /* slots in index (a power of two), 0: none yet */
+  unsigned long long names; /* bit PLC_ENV_BIT(hash) of every name bound: a
+                               name whose bit is clear is not here */
   plc_obj *self;       /* instance whose items these bindings are, if any */
   plc_obj *late;       /* a derived object on whose behalf a base's item is
                           evaluated: base items found beyond resolve via it */
 };
+
+/* A name's bit in plc_env.names: from the top of its hash (the index
+ * uses the bottom). */
+#define PLC_ENV_BIT(hash) (1ULL << ((hash) >> 26))
 
 typedef struct plc_eval {
   plc_arena *arena;

@@ -6,6 +6,10 @@
 #include "schema.h"
 #include "ast.h"
 
+#include "xalloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define DIMLESS {0, 0, 0}
@@ -166,44 +170,145 @@ static const plc_field plc_layer_fields[] = {
   {"kind", PLC_FT_STR, DIMLESS, 0, NULL, 0, "layer kind name", NULL, 0}, PLC_FIELD_END,
 };
 
-static const plc_field *plc_schema_table(int schema)
+/* A schema's table and its number of fields (the end marker not counted). */
+#define PLC_SCHEMA_T(t) (*n = sizeof t / sizeof t[0] - 1, t)
+static const plc_field *plc_schema_table_n(int schema, size_t *n)
 {
   switch (schema) {
-  case PLC_DECL_DEVICE: return plc_device_fields;
-  case PLC_DECL_LINK: return plc_link_fields;
-  case PLC_DECL_CLUSTER: return plc_cluster_fields;
-  case PLC_DECL_TIER: return plc_tier_fields;
-  case PLC_DECL_TRAIN: return plc_train_fields;
-  case PLC_SCHEMA_OP: return plc_op_fields;
-  case PLC_SCHEMA_RESULT: return plc_result_fields;
-  case PLC_SCHEMA_LAYER: return plc_layer_fields;
-  case PLC_SCHEMA_MEMORY: return plc_memory_fields;
-  default: return NULL;
+  case PLC_DECL_DEVICE: return PLC_SCHEMA_T(plc_device_fields);
+  case PLC_DECL_LINK: return PLC_SCHEMA_T(plc_link_fields);
+  case PLC_DECL_CLUSTER: return PLC_SCHEMA_T(plc_cluster_fields);
+  case PLC_DECL_TIER: return PLC_SCHEMA_T(plc_tier_fields);
+  case PLC_DECL_TRAIN: return PLC_SCHEMA_T(plc_train_fields);
+  case PLC_SCHEMA_OP: return PLC_SCHEMA_T(plc_op_fields);
+  case PLC_SCHEMA_RESULT: return PLC_SCHEMA_T(plc_result_fields);
+  case PLC_SCHEMA_LAYER: return PLC_SCHEMA_T(plc_layer_fields);
+  case PLC_SCHEMA_MEMORY: return PLC_SCHEMA_T(plc_memory_fields);
+  default: *n = 0; return NULL;
   }
+}
+#undef PLC_SCHEMA_T
+
+static const plc_field *plc_schema_table(int schema)
+{
+  size_t n;
+  return plc_schema_table_n(schema, &n);
 }
 
 int plc_schema_closed(int schema) { return plc_schema_table(schema) != NULL; }
 
 const plc_field *plc_schema_at(int schema, size_t i)
 {
-  const plc_field *t = plc_schema_table(schema);
-  if (!t)
+  size_t n;
+  const plc_field *t = plc_schema_table_n(schema, &n);
+  return t && i < n ? &t[i] : NULL;
+}
+
+/* Each schema's fields by the hash of their names (ast.h), built before
+ * main(): the evaluator asks a schema for every field it does not find
+ * set (a default, a train's result), and scanning dozens of fields by
+ * their characters cost more than the rest of the lookup. */
+#define PLC_SCHEMA_SLOTS 128 /* a power of two, more than twice any table */
+#define PLC_SCHEMA_NTABLES (PLC_DECL_KIND_COUNT + 4)
+static struct {
+  unsigned hash;
+  unsigned short field; /* its index + 1; 0: an empty slot */
+} plc_schema_index[PLC_SCHEMA_NTABLES][PLC_SCHEMA_SLOTS];
+
+/* The row of plc_schema_index of a schema, or -1. */
+static int plc_schema_row(int schema)
+{
+  if (schema >= 0 && schema < PLC_DECL_KIND_COUNT)
+    return schema;
+  if (schema >= PLC_SCHEMA_OP && schema <= PLC_SCHEMA_MEMORY)
+    return PLC_DECL_KIND_COUNT + schema - PLC_SCHEMA_OP;
+  return -1;
+}
+
+__attribute__((constructor)) static void plc_schema_index_build(void)
+{
+  static const int schemas[] = {PLC_DECL_DEVICE, PLC_DECL_LINK, PLC_DECL_CLUSTER,
+                                PLC_DECL_TIER, PLC_DECL_TRAIN, PLC_SCHEMA_OP,
+                                PLC_SCHEMA_RESULT, PLC_SCHEMA_LAYER, PLC_SCHEMA_MEMORY};
+  for (size_t k = 0; k < sizeof schemas / sizeof schemas[0]; k++) {
+    size_t n;
+    const plc_field *t = plc_schema_table_n(schemas[k], &n);
+    int row = plc_schema_row(schemas[k]);
+    if (2 * n >= PLC_SCHEMA_SLOTS)
+      abort(); /* a table outgrew its index: raise PLC_SCHEMA_SLOTS */
+    for (size_t i = 0; i < n; i++) {
+      unsigned h = plc_name_fnv(t[i].name);
+      size_t j = h % PLC_SCHEMA_SLOTS;
+      while (plc_schema_index[row][j].field)
+        j = (j + 1) % PLC_SCHEMA_SLOTS;
+      plc_schema_index[row][j].hash = h;
+      plc_schema_index[row][j].field = (unsigned short)(i + 1);
+    }
+  }
+}
+
+const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash)
+{
+  int row = plc_schema_row(schema);
+  size_t n;
+  const plc_field *t = plc_schema_table_n(schema, &n);
+  if (row < 0 || !t)
     return NULL;
-  for (size_t k = 0; t[k].name; k++)
-    if (k == i)
-      return &t[k];
+  if (!hash)
+    hash = plc_name_hash(name);
+  for (size_t j = hash % PLC_SCHEMA_SLOTS; plc_schema_index[row][j].field;
+       j = (j + 1) % PLC_SCHEMA_SLOTS) {
+    const plc_field *f = &t[plc_schema_index[row][j].field - 1];
+    if (plc_schema_index[row][j].hash == hash && !strcmp(f->name, name))
+      return f;
+  }
   return NULL;
 }
 
 const plc_field *plc_schema_field(int schema, const char *name)
 {
-  const plc_field *t = plc_schema_table(schema);
-  /* the first letter rules out most fields without a call: this runs for
-   * every field access the evaluator makes */
-  for (size_t k = 0; t && t[k].name; k++)
-    if (t[k].name[0] == name[0] && !strcmp(t[k].name, name))
-      return &t[k];
-  return NULL;
+  return plc_schema_field_h(schema, name, 0);
+}
+
+/* Numeric defaults, parsed once (the first time one is asked for, after
+ * main() started: GMP's allocator is installed then): by schema row and
+ * field index, NULL for a default that names another field.  Never freed. */
+static mpq_ptr *plc_schema_dnum[PLC_SCHEMA_NTABLES];
+static pthread_once_t plc_schema_dnum_once = PTHREAD_ONCE_INIT;
+
+static void plc_schema_dnum_build(void)
+{
+  for (int schema = 0; schema < PLC_SCHEMA_MEMORY + 1; schema++) {
+    size_t n;
+    const plc_field *t = plc_schema_table_n(schema, &n);
+    int row = plc_schema_row(schema);
+    if (!t || row < 0)
+      continue;
+    plc_schema_dnum[row] = plc_xcalloc(n, sizeof *plc_schema_dnum[row]);
+    for (size_t i = 0; i < n; i++) {
+      if (!t[i].dflt || plc_schema_field(schema, t[i].dflt))
+        continue;
+      plc_quantity q;
+      plc_q_init(&q);
+      plc_q_parse_number(&q, t[i].dflt, strlen(t[i].dflt));
+      mpq_ptr v = plc_xmalloc(sizeof(mpq_t));
+      mpq_init(v);
+      mpq_set(v, q.v);
+      plc_q_clear(&q);
+      plc_schema_dnum[row][i] = v;
+    }
+  }
+}
+
+mpq_srcptr plc_schema_default_num(int schema, const plc_field *f)
+{
+  size_t n;
+  const plc_field *t = plc_schema_table_n(schema, &n);
+  int row = plc_schema_row(schema);
+  if (!t || row < 0 || f < t || f >= t + n)
+    return NULL;
+  pthread_once(&plc_schema_dnum_once, plc_schema_dnum_build);
+  return plc_schema_dnum[row][f - t];
 }
 
 static const char *const plc_dims[] = {"tp", "cp", "dp", "ep", "pp", "edp", "shard",

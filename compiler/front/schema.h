@@ -55,6 +55,12 @@ enum {
 
 /* Field `name` of a schema, or NULL.  Models have no schema (free-form). */
 const plc_field *plc_schema_field(int schema, const char *name);
+/* The same for a name of hash `hash` (plc_name_hash; 0: not known). */
+const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash);
+/* The value of field f's default when it is a number (parsed once, in
+ * base units, without its dimension f->e); NULL when it names another
+ * field of the schema (or f is not one of the schema's). */
+mpq_srcptr plc_schema_default_num(int schema, const plc_field *f);
 /* Iterate over a schema's fields; NULL past the end. */
 const plc_field *plc_schema_at(int schema, size_t i);
 /* Does the kind have a fixed field list? */

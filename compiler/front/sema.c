@@ -330,10 +330,12 @@ static void plc_sema_required(plc_sema *s, const plc_ast *decl, plc_obj *o)
 {
   for (size_t i = 0; plc_schema_at(decl->op, i); i++) {
     const plc_field *f = plc_schema_at(decl->op, i);
+    if (!f->required || o->abstract) /* only a required field is looked for */
+      continue;
     int found = 0;
     for (plc_obj *cur = o; cur && !found; cur = cur->base)
       found = plc_env_find_local(cur->env, f->name) != NULL;
-    if (f->required && !found && !o->abstract)
+    if (!found)
       plc_error(DIAG, &decl->loc, "%s '%s' needs a field '%s' (%s)",
                 plc_decl_kind_name(decl->op), decl->name, f->name, f->doc);
   }
@@ -1027,13 +1029,15 @@ plc_env *plc_sema_names(const plc_program *prog, plc_arena *ar)
 /* Every framework option name, so templates may read run.NAME. */
 static void plc_sema_options(plc_sema *s)
 {
+  size_t cap = s->noptions;
   for (size_t f = 0; f < s->prog->nfiles; f++)
     for (const plc_ast *it = s->prog->files[f]->list.head; it; it = it->next) {
       if (it->kind != PLC_AST_DECL || it->op != PLC_DECL_FRAMEWORK)
         continue;
       for (const plc_ast *o = it->list.head; o; o = o->next)
         if (o->kind == PLC_AST_OPTION) {
-          s->options = plc_xrealloc(s->options, (s->noptions + 1) * sizeof *s->options);
+          if (s->noptions == cap) /* grown geometrically: a search does this per candidate */
+            s->options = plc_xrealloc(s->options, (cap = cap ? cap * 2 : 64) * sizeof *s->options);
           s->options[s->noptions++] = o->name;
         }
     }

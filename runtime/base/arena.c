@@ -14,11 +14,11 @@
 
 #define PLC_ARENA_CHUNK 65536
 #define PLC_ARENA_ZERO 2048
+#define PLC_ARENA_NOINLINE __attribute__((noinline))
 
 typedef struct plc_chunk {
   struct plc_chunk *next;
-  size_t used, size;
-  size_t zeroed; /* data[0, zeroed) is zero or handed out */
+  size_t size;
   alignas(max_align_t) unsigned char data[];
 } plc_chunk;
 
@@ -27,11 +27,6 @@ typedef struct plc_mpq_node {
   mpq_t q;
 } plc_mpq_node;
 
-struct plc_arena {
-  plc_chunk *chunks;
-  plc_mpq_node *rationals;
-  size_t bytes;
-};
 
 /* Chunks of the usual size, freed, for the next arena: a search makes and
  * frees an arena per candidate, and handing its chunks back to malloc
@@ -60,8 +55,13 @@ void plc_arena_free(plc_arena *a)
 {
   if (!a)
     return;
-  for (plc_mpq_node *m = a->rationals; m; m = m->next)
-    mpq_clear(m->q);
+  for (plc_mpq_node *m = a->rationals; m; m = m->next) { /* mpq_clear, without the call */
+    mpz_ptr num = mpq_numref(m->q), den = mpq_denref(m->q);
+    if (num->_mp_alloc)
+      plc_gmp_free_fn(num->_mp_d, (size_t)num->_mp_alloc * sizeof(mp_limb_t));
+    if (den->_mp_alloc)
+      plc_gmp_free_fn(den->_mp_d, (size_t)den->_mp_alloc * sizeof(mp_limb_t));
+  }
   for (plc_chunk *c = a->chunks, *next; c; c = next) {
     next = c->next;
     int keep = 0;
@@ -95,59 +95,47 @@ static plc_chunk *plc_arena_reuse(void)
   return c;
 }
 
-static plc_chunk *plc_arena_grow(plc_arena *a, size_t n)
+/* A new current chunk, for an allocation of n bytes (the rest of the
+ * current one is left unused, as before). */
+static void plc_arena_grow(plc_arena *a, size_t n)
 {
   size_t size = n > PLC_ARENA_CHUNK ? n : PLC_ARENA_CHUNK;
   plc_chunk *c = size == PLC_ARENA_CHUNK ? plc_arena_reuse() : NULL;
   if (!c)
     c = plc_xmalloc(sizeof(plc_chunk) + size);
-  c->used = 0;
-  c->zeroed = 0;
   c->size = size;
   c->next = a->chunks;
   a->chunks = c;
-  return c;
+  a->cur = a->zeroed = c->data;
+  a->end = c->data + size;
 }
 
-/* n bytes, rounded up to the alignment, from the current chunk (or a new
- * one); *out is the chunk they were taken from. */
-static void *plc_arena_take(plc_arena *a, size_t n, plc_chunk **out)
+/* Clear ahead of cur in steps of PLC_ARENA_ZERO bytes: the search makes
+ * millions of small allocations, and one memset call for each cost more
+ * than the clearing itself; a chunk is not cleared whole because many
+ * arenas use a little of one. */
+static PLC_ARENA_NOINLINE void plc_arena_zero_ahead(plc_arena *a, unsigned char *to)
 {
-  const size_t align = alignof(max_align_t);
-  n = (n + align - 1) / align * align;
-  plc_chunk *c = a->chunks;
-  if (!c || c->size - c->used < n)
-    c = plc_arena_grow(a, n);
-  void *p = c->data + c->used;
-  c->used += n;
+  size_t z = (size_t)(to - a->zeroed) < PLC_ARENA_ZERO ? PLC_ARENA_ZERO
+                                                        : (size_t)(to - a->zeroed);
+  if (z > (size_t)(a->end - a->zeroed))
+    z = (size_t)(a->end - a->zeroed);
+  memset(a->zeroed, 0, z);
+  a->zeroed += z;
+}
+
+void *plc_arena_alloc_slow(plc_arena *a, size_t n, int zero)
+{
+  if ((size_t)(a->end - a->cur) < n)
+    plc_arena_grow(a, n);
+  unsigned char *p = a->cur;
+  a->cur += n;
   a->bytes += n;
-  *out = c;
-  return p;
-}
-
-void *plc_arena_alloc_raw(plc_arena *a, size_t n)
-{
-  plc_chunk *c;
-  void *p = plc_arena_take(a, n, &c);
-  if (c->used > c->zeroed) /* handed out: the zeroing ahead starts after it */
-    c->zeroed = c->used;
-  return p;
-}
-
-void *plc_arena_alloc(plc_arena *a, size_t n)
-{
-  plc_chunk *c;
-  void *p = plc_arena_take(a, n, &c);
-  if (c->used > c->zeroed) {
-    /* Clear ahead in steps of PLC_ARENA_ZERO bytes: the search makes
-     * millions of small allocations, and one memset call for each cost
-     * more than the clearing itself; a chunk is not cleared whole because
-     * many arenas use a little of one. */
-    size_t z = c->used - c->zeroed < PLC_ARENA_ZERO ? PLC_ARENA_ZERO : c->used - c->zeroed;
-    if (z > c->size - c->zeroed)
-      z = c->size - c->zeroed;
-    memset(c->data + c->zeroed, 0, z);
-    c->zeroed += z;
+  if (a->cur > a->zeroed) {
+    if (zero)
+      plc_arena_zero_ahead(a, a->cur);
+    else /* handed out: the zeroing ahead starts after it */
+      a->zeroed = a->cur;
   }
   return p;
 }
@@ -168,7 +156,17 @@ char *plc_arena_strdup(plc_arena *a, const char *s)
 mpq_ptr plc_arena_mpq(plc_arena *a)
 {
   plc_mpq_node *m = plc_arena_alloc_raw(a, sizeof *m);
-  mpq_init(m->q);
+  /* mpq_init, but with the numerator's limb too: nearly every rational is
+   * given a nonzero value, which then needs no reallocation (GMP frees or
+   * reallocates these limbs with the same functions) */
+  mpz_ptr num = mpq_numref(m->q), den = mpq_denref(m->q);
+  num->_mp_d = plc_gmp_alloc_fn(sizeof(mp_limb_t));
+  num->_mp_alloc = 1;
+  num->_mp_size = 0;
+  den->_mp_d = plc_gmp_alloc_fn(sizeof(mp_limb_t));
+  den->_mp_d[0] = 1;
+  den->_mp_alloc = 1;
+  den->_mp_size = 1;
   m->next = a->rationals;
   a->rationals = m;
   return m->q;

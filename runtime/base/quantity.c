@@ -337,8 +337,26 @@ int plc_q_get_long(const plc_quantity *a, long lo, long hi, long *out)
   return 1;
 }
 
+/* floor (up = 0) or ceil (up = 1) of a on longs when its parts fit in
+ * them (templates round counts with ceil thousands of times a search);
+ * 0 when they do not. */
+static int plc_q_small_round(plc_quantity *r, const plc_quantity *a, int up)
+{
+  long n, d;
+  if (!plc_q_small_get(mpq_numref(a->v), &n) || !plc_q_small_get(mpq_denref(a->v), &d))
+    return 0;
+  long q = n / d; /* d > 0; truncated toward zero, |n| <= LONG_MAX */
+  if (n % d != 0 && (up ? n > 0 : n < 0))
+    q += up ? 1 : -1;
+  plc_q_small_set(r->v, q, 1);
+  r->dim = a->dim;
+  return 1;
+}
+
 void plc_q_floor(plc_quantity *r, const plc_quantity *a)
 {
+  if (plc_q_small_round(r, a, 0))
+    return;
   mpz_fdiv_q(mpq_numref(r->v), mpq_numref(a->v), mpq_denref(a->v));
   mpz_set_ui(mpq_denref(r->v), 1);
   r->dim = a->dim;
@@ -346,6 +364,8 @@ void plc_q_floor(plc_quantity *r, const plc_quantity *a)
 
 void plc_q_ceil(plc_quantity *r, const plc_quantity *a)
 {
+  if (plc_q_small_round(r, a, 1))
+    return;
   mpz_cdiv_q(mpq_numref(r->v), mpq_numref(a->v), mpq_denref(a->v));
   mpz_set_ui(mpq_denref(r->v), 1);
   r->dim = a->dim;

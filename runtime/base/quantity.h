@@ -183,9 +183,29 @@ char *plc_q_format_in(const plc_quantity *q, const plc_unit *u, int sig);
  * longs and reduced to lowest terms, exactly, else GMP computes it.  Inline:
  * the evaluator, lowering and analysis call them on their hot paths. */
 
+/* A limb is an unsigned long here (x86-64, aarch64 and the like): the
+ * fast paths below read and write an integer's limb in place, as gmp.h's
+ * own inline functions do, rather than through calls; elsewhere they go
+ * through GMP's functions. */
+#if GMP_NAIL_BITS == 0 && GMP_LIMB_BITS == 64 && ULONG_MAX == 0xffffffffffffffffUL
+#define PLC_Q_LIMB_LONG 1
+#else
+#define PLC_Q_LIMB_LONG 0
+#endif
+
 /* z as a long, if it fits in one limb that fits in a long. */
 static inline int plc_q_small_get(mpz_srcptr z, long *out)
 {
+#if PLC_Q_LIMB_LONG
+  int size = z->_mp_size;
+  if (size < -1 || size > 1)
+    return 0;
+  mp_limb_t limb = size ? z->_mp_d[0] : 0;
+  if (limb > (mp_limb_t)LONG_MAX)
+    return 0;
+  *out = size < 0 ? -(long)limb : (long)limb;
+  return 1;
+#else
   size_t n = mpz_size(z);
   if (n > 1)
     return 0;
@@ -194,6 +214,26 @@ static inline int plc_q_small_get(mpz_srcptr z, long *out)
     return 0;
   *out = mpz_sgn(z) < 0 ? -(long)limb : (long)limb;
   return 1;
+#endif
+}
+
+/* q = n/d, already in lowest terms, d > 0 (mpq_set_si, in place when the
+ * denominator has a limb allocated, as mpq_init gives it). */
+static inline void plc_q_small_set(mpq_ptr q, long n, unsigned long d)
+{
+#if PLC_Q_LIMB_LONG
+  mpz_ptr num = mpq_numref(q), den = mpq_denref(q);
+  if (den->_mp_alloc >= 1) {
+    if (n) /* a new rational's numerator has no limb yet: GMP's own call makes one */
+      (num->_mp_alloc >= 1 ? num->_mp_d : mpz_limbs_write(num, 1))[0] =
+        n < 0 ? -(unsigned long)n : (unsigned long)n;
+    num->_mp_size = n < 0 ? -1 : n > 0;
+    den->_mp_d[0] = d;
+    den->_mp_size = 1;
+    return;
+  }
+#endif
+  mpq_set_si(q, n, d);
 }
 
 static inline unsigned long plc_q_small_gcd(unsigned long a, unsigned long b)
@@ -211,6 +251,23 @@ static inline unsigned long plc_q_small_gcd(unsigned long a, unsigned long b)
 static inline int plc_q_small_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr b)
 {
   long an, ad, bn, bd, n, m;
+#if PLC_Q_LIMB_LONG
+  /* integers (denominators 1: byte counts, sizes) added, subtracted or
+   * multiplied give an integer: no gcd */
+  mpz_srcptr a_den = mpq_denref(a), b_den = mpq_denref(b);
+  if (op != '/' && a_den->_mp_size == 1 && a_den->_mp_d[0] == 1 && b_den->_mp_size == 1 &&
+      b_den->_mp_d[0] == 1) {
+    if (!plc_q_small_get(mpq_numref(a), &an) || !plc_q_small_get(mpq_numref(b), &bn))
+      return 0;
+    if (op == '+' ? __builtin_add_overflow(an, bn, &n)
+        : op == '-' ? __builtin_sub_overflow(an, bn, &n) : __builtin_mul_overflow(an, bn, &n))
+      return 0;
+    if (n == LONG_MIN) /* as below */
+      return 0;
+    plc_q_small_set(q, n, 1);
+    return 1;
+  }
+#endif
   if (!plc_q_small_get(mpq_numref(a), &an) || !plc_q_small_get(mpq_denref(a), &ad) ||
       !plc_q_small_get(mpq_numref(b), &bn) || !plc_q_small_get(mpq_denref(b), &bd))
     return 0;
@@ -252,8 +309,29 @@ static inline int plc_q_small_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr 
     return 0;
   /* m > 0 here: denominators are positive, and a divisor is nonzero */
   unsigned long g = plc_q_small_gcd((unsigned long)(n < 0 ? -n : n), (unsigned long)m);
-  mpq_set_si(q, n / (long)g, (unsigned long)(m / (long)g));
+  plc_q_small_set(q, n / (long)g, (unsigned long)(m / (long)g));
   return 1;
+}
+
+/* r = a (mpq_set), in place when both of a's parts are one limb at most
+ * and r has room for them: a value copied into a new rational (the
+ * evaluator's numbers) needs no call into GMP. */
+static inline void plc_q_rat_set(mpq_ptr r, mpq_srcptr a)
+{
+#if PLC_Q_LIMB_LONG
+  mpz_srcptr an = mpq_numref(a), ad = mpq_denref(a);
+  mpz_ptr rn = mpq_numref(r), rd = mpq_denref(r);
+  if (an->_mp_size >= -1 && an->_mp_size <= 1 && ad->_mp_size == 1 && rn->_mp_alloc >= 1 &&
+      rd->_mp_alloc >= 1) {
+    if (an->_mp_size)
+      rn->_mp_d[0] = an->_mp_d[0];
+    rn->_mp_size = an->_mp_size;
+    rd->_mp_d[0] = ad->_mp_d[0];
+    rd->_mp_size = 1;
+    return;
+  }
+#endif
+  mpq_set(r, a);
 }
 
 static inline void plc_q_rat_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)

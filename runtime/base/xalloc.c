@@ -88,16 +88,17 @@ static pthread_mutex_t plc_gmp_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local void *plc_gmp_free_list[PLC_GMP_SMALL / 8 + 1];
 static _Thread_local unsigned char *plc_gmp_carve, *plc_gmp_carve_end;
 
+/* Large blocks: malloc, out of line for the same reason. */
+static __attribute__((noinline)) void *plc_x_gmp_big(size_t n) { return plc_xmalloc(n); }
+
 /* Size class of n bytes (1..PLC_GMP_SMALL): multiples of 8. */
 static size_t plc_gmp_class(size_t n) { return (n + 7) / 8; }
 
-static void *plc_gmp_small_alloc(size_t cls)
+/* A block of class cls carved from the thread's slab (out of line: the
+ * free list above serves nearly every allocation, and stays small). */
+static __attribute__((noinline)) void *plc_gmp_carve_new(size_t cls)
 {
-  void *p = plc_gmp_free_list[cls];
-  if (p) {
-    memcpy(&plc_gmp_free_list[cls], p, sizeof p);
-    return p;
-  }
+  void *p;
   size_t n = cls * 8;
   if ((size_t)(plc_gmp_carve_end - plc_gmp_carve) < n) {
     plc_gmp_slab *s = plc_xmalloc(sizeof *s);
@@ -113,6 +114,16 @@ static void *plc_gmp_small_alloc(size_t cls)
   return p;
 }
 
+static void *plc_gmp_small_alloc(size_t cls)
+{
+  void *p = plc_gmp_free_list[cls];
+  if (p) {
+    memcpy(&plc_gmp_free_list[cls], p, sizeof p);
+    return p;
+  }
+  return plc_gmp_carve_new(cls);
+}
+
 static void plc_gmp_small_free(void *p, size_t cls)
 {
   memcpy(p, &plc_gmp_free_list[cls], sizeof p);
@@ -123,7 +134,7 @@ static void *plc_x_gmp_alloc(size_t n)
 {
   if (n - 1 < PLC_GMP_SMALL) /* n == 0 wraps: malloc */
     return plc_gmp_small_alloc(plc_gmp_class(n));
-  return plc_xmalloc(n);
+  return plc_x_gmp_big(n);
 }
 
 static void *plc_x_gmp_realloc(void *p, size_t old, size_t n)
@@ -181,6 +192,9 @@ void plc_gmp_free_str(char *s)
   f(s, strlen(s) + 1);
 }
 
+void *(*plc_gmp_alloc_fn)(size_t n) = plc_xmalloc;
+void (*plc_gmp_free_fn)(void *p, size_t n) = plc_x_gmp_free_plain;
+
 /* Installed before main() runs, so no caller can forget it. */
 __attribute__((constructor)) static void plc_x_gmp_init(void)
 {
@@ -189,4 +203,5 @@ __attribute__((constructor)) static void plc_x_gmp_init(void)
     mp_set_memory_functions(plc_x_gmp_alloc, plc_x_gmp_realloc, plc_x_gmp_free);
   else
     mp_set_memory_functions(plc_xmalloc, plc_x_gmp_realloc_plain, plc_x_gmp_free_plain);
+  mp_get_memory_functions(&plc_gmp_alloc_fn, NULL, &plc_gmp_free_fn);
 }

@@ -23,5 +23,10 @@ void plc_xalloc_keep_heap(void);
 /* Free a string GMP allocated (mpz_get_str(NULL, ...)): GMP's blocks come
  * from its own allocator (xalloc.c), which free() must not be given. */
 void plc_gmp_free_str(char *s);
+/* GMP's allocation functions as installed before main() (xalloc.c), for
+ * code that gives GMP limbs it will reallocate or free itself (the arena's
+ * rationals). */
+extern void *(*plc_gmp_alloc_fn)(size_t n);
+extern void (*plc_gmp_free_fn)(void *p, size_t n);
 
 #endif

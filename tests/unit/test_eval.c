@@ -7,6 +7,7 @@
 
 #include "cu_main.h"
 #include "plan_fixture.h"
+#include "schema.h"
 
 /* Is let `name` exactly num/den in the dimension bytes^b s^s FLOP^fl? */
 static int let_is(plc_fx *f, const char *name, long num, unsigned long den, int b, int s, int fl)
@@ -165,6 +166,105 @@ static void test_results(void)
   plc_fx_free(&f);
 }
 
+/* Interned names: one copy per text, carrying the hash a copy made
+ * elsewhere gets too; a copy (a name from C) and a pointer into the middle
+ * of an interned name are not taken for interned ones.  Environments find
+ * a name whichever copy binds it and whichever looks it up, small (scanned)
+ * or large (indexed, past 16 names), the latest binding of a name winning. */
+static void test_names(void)
+{
+  plc_arena *ar = plc_arena_new();
+  const char *a = plc_name_intern(ar, "hidden_size_xy", 6), *b = plc_name_intern(ar, "hidden", 6);
+  const char *c = plc_name_intern(ar, "heads", 5), *long_name =
+      plc_name_intern(ar, "a_name_of_twenty_four_ch", 24);
+  char copy[] = "hidden";
+  CU_ASSERT_PTR_EQUAL(a, b);
+  CU_ASSERT_STRING_EQUAL(a, "hidden");
+  CU_ASSERT_PTR_NOT_EQUAL(a, c);
+  CU_ASSERT_EQUAL(plc_name_hash(a), plc_name_fnv(copy));
+  CU_ASSERT_EQUAL(plc_name_interned_hash(a), plc_name_fnv(copy));
+  CU_ASSERT_EQUAL(plc_name_interned_hash(copy), 0);
+  CU_ASSERT_EQUAL(plc_name_interned_hash(long_name + 8), 0); /* 8-aligned, inside a name */
+  CU_ASSERT_EQUAL(plc_name_hash(long_name + 8), plc_name_fnv("f_twenty_four_ch"));
+
+  plc_diag d = {0};
+  plc_eval ev;
+  plc_eval_init(&ev, ar, &d);
+  plc_env *small = plc_env_new(&ev, NULL), *big = plc_env_new(&ev, small);
+  plc_binding *h1 = plc_env_bind(&ev, small, copy, plc_value_any(&ev));
+  CU_ASSERT_PTR_EQUAL(plc_env_find_local(small, a), h1);  /* interned finds a copy's */
+  plc_binding *h2 = plc_env_bind(&ev, small, a, plc_value_any(&ev));
+  CU_ASSERT_PTR_EQUAL(plc_env_find_local(small, "hidden"), h2); /* the latest wins */
+  CU_ASSERT_PTR_NULL(plc_env_find_local(small, c));
+  char names[40][16];
+  for (int i = 0; i < 40; i++) {
+    snprintf(names[i], sizeof names[i], "n%d", i);
+    plc_env_bind(&ev, big, i % 2 ? names[i] : plc_name_intern(ar, names[i], strlen(names[i])),
+                 plc_value_any(&ev));
+  }
+  plc_binding *h3 = plc_env_bind(&ev, big, "n7", plc_value_any(&ev)); /* shadows n7 */
+  CU_ASSERT_PTR_NOT_NULL(big->index);
+  for (int i = 0; i < 40; i++) {
+    char other[16];
+    memcpy(other, names[i], sizeof other);
+    plc_binding *x = plc_env_find_local(big, plc_name_intern(ar, other, strlen(other)));
+    CU_ASSERT(x && !strcmp(x->name, names[i]) && x == plc_env_find_local(big, other));
+  }
+  CU_ASSERT_PTR_EQUAL(plc_env_find_local(big, "n7"), h3);
+  CU_ASSERT_PTR_NULL(plc_env_find_local(big, "n40"));
+  CU_ASSERT_PTR_EQUAL(plc_env_lookup(big, "hidden"), h2); /* through the parent */
+  plc_arena_free(ar);
+}
+
+/* The arena the evaluator allocates from: a first allocation of 0 bytes
+ * is a pointer of its own; zeroed memory is zero even right after raw
+ * memory that was written, and after an allocation larger than a chunk. */
+static void test_arena(void)
+{
+  plc_arena *ar = plc_arena_new();
+  unsigned char *z = plc_arena_alloc(ar, 0);
+  CU_ASSERT_PTR_NOT_NULL(z);
+  unsigned char *raw = plc_arena_alloc_raw(ar, 3000);
+  memset(raw, 0xab, 3000);
+  unsigned char *p = plc_arena_alloc(ar, 5000), *big = plc_arena_alloc(ar, 200000);
+  unsigned char *after = plc_arena_alloc(ar, 100);
+  int nonzero = 0;
+  for (int i = 0; i < 5000; i++)
+    nonzero += p[i] != 0;
+  for (int i = 0; i < 200000; i++)
+    nonzero += big[i] != 0;
+  for (int i = 0; i < 100; i++)
+    nonzero += after[i] != 0;
+  CU_ASSERT_EQUAL(nonzero, 0);
+  CU_ASSERT(p >= raw + 3000 || p + 5000 <= raw); /* no overlap */
+  CU_ASSERT_EQUAL((uintptr_t)big % 16, 0);
+  plc_arena_free(ar);
+}
+
+/* Schema fields by name hash, and their numeric defaults parsed once: a
+ * device's efficiency defaults to 1 and its memory_reserve to 0 (schema.c);
+ * a link's all_reduce to its bw, a field's name, so no number. */
+static void test_schema(void)
+{
+  const plc_field *eff = plc_schema_field(PLC_DECL_DEVICE, "efficiency");
+  const plc_field *res = plc_schema_field_h(PLC_DECL_DEVICE, "memory_reserve",
+                                            plc_name_fnv("memory_reserve"));
+  const plc_field *ar = plc_schema_field(PLC_DECL_LINK, "all_reduce");
+  CU_ASSERT_FATAL(eff && res && ar);
+  CU_ASSERT_STRING_EQUAL(eff->name, "efficiency");
+  CU_ASSERT_PTR_NULL(plc_schema_field(PLC_DECL_DEVICE, "efficiencyx"));
+  CU_ASSERT_PTR_NULL(plc_schema_field(PLC_DECL_MODEL, "hidden")); /* models: free-form */
+  mpq_srcptr one = plc_schema_default_num(PLC_DECL_DEVICE, eff);
+  mpq_srcptr zero = plc_schema_default_num(PLC_DECL_DEVICE, res);
+  CU_ASSERT(one && mpq_cmp_ui(one, 1, 1) == 0);
+  CU_ASSERT(zero && mpq_sgn(zero) == 0);
+  CU_ASSERT_PTR_NULL(plc_schema_default_num(PLC_DECL_LINK, ar));
+  CU_ASSERT_PTR_NULL(plc_schema_default_num(PLC_DECL_LINK, eff)); /* not the link's */
+  for (size_t i = 0; plc_schema_at(PLC_DECL_TRAIN, i); i++) /* every field found by name */
+    CU_ASSERT_PTR_EQUAL(plc_schema_field(PLC_DECL_TRAIN, plc_schema_at(PLC_DECL_TRAIN, i)->name),
+                        plc_schema_at(PLC_DECL_TRAIN, i));
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -175,6 +275,9 @@ int main(void)
     {"derived declarations", test_derived},
     {"located errors", test_errors},
     {"train results in lets", test_results},
+    {"interned names and environments", test_names},
+    {"arena allocations", test_arena},
+    {"schema fields and defaults", test_schema},
     {NULL, NULL},
   };
   return plc_cu_run("eval", tests);

@@ -217,7 +217,8 @@ static void test_mul_div(void)
  * fractions, +-LONG_MAX, -2^63, 2^62, 2^63 and a 2-limb number, so that both
  * the machine-integer path and each overflow fallback are taken) must give
  * the same canonical rational, written the same way, also in place (r
- * aliasing a). */
+ * aliasing a) and into a newly initialised rational; plc_q_rat_set copies
+ * each result exactly. */
 static void test_raw_rationals(void)
 {
   static const char *const vals[] = {
@@ -255,10 +256,65 @@ static void test_raw_rationals(void)
         g = qtext(a);
         bad += strcmp(w, g) != 0;
         free(g);
+        mpq_set_str(a, vals[i], 10); /* into a new rational: a numerator with no limb yet */
+        mpq_canonicalize(a);
+        mpq_t fresh;
+        mpq_init(fresh);
+        switch (op) {
+        case 0: plc_q_rat_add(fresh, a, b); break;
+        case 1: plc_q_rat_sub(fresh, a, b); break;
+        case 2: plc_q_rat_mul(fresh, a, b); break;
+        default: plc_q_rat_div(fresh, a, b); break;
+        }
+        g = qtext(fresh);
+        bad += strcmp(w, g) != 0;
+        free(g);
+        plc_q_rat_set(fresh, want); /* copied over a value, and into a new rational */
+        g = qtext(fresh);
+        bad += strcmp(w, g) != 0;
+        free(g);
+        mpq_clear(fresh);
+        mpq_init(fresh);
+        plc_q_rat_set(fresh, want);
+        g = qtext(fresh);
+        bad += strcmp(w, g) != 0;
+        free(g);
+        mpq_clear(fresh);
         free(w);
       }
   CU_ASSERT_EQUAL(bad, 0);
   mpq_clears(a, b, want, got, NULL);
+}
+
+/* plc_q_floor and plc_q_ceil (on longs when they fit) against GMP's
+ * mpz_fdiv_q and mpz_cdiv_q, on the edge values of test_raw_rationals and
+ * their negations, also in place. */
+static void test_floor_ceil(void)
+{
+  static const char *const vals[] = {
+      "0", "1", "-1", "3/7", "-5/4", "7/2", "-7/2", "9223372036854775807",
+      "-9223372036854775807", "-9223372036854775808", "9223372036854775808",
+      "1/9223372036854775807", "-9223372036854775807/2", "340282366920938463463374607431768211457/3"};
+  plc_quantity a, r;
+  plc_q_init(&a), plc_q_init(&r);
+  mpq_t want;
+  mpq_init(want);
+  int bad = 0;
+  for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+    for (int up = 0; up < 2; up++) {
+      mpq_set_str(a.v, vals[i], 10);
+      mpq_canonicalize(a.v);
+      a.dim = dim3(0, 1, 0);
+      (up ? mpz_cdiv_q : mpz_fdiv_q)(mpq_numref(want), mpq_numref(a.v), mpq_denref(a.v));
+      mpz_set_ui(mpq_denref(want), 1);
+      (up ? plc_q_ceil : plc_q_floor)(&r, &a);
+      bad += !mpq_equal(r.v, want) || !plc_dim_eq(r.dim, dim3(0, 1, 0));
+      (up ? plc_q_ceil : plc_q_floor)(&a, &a);
+      bad += !mpq_equal(a.v, want);
+    }
+  CU_ASSERT_EQUAL(bad, 0);
+  mpq_clear(want);
+  plc_q_clear(&a), plc_q_clear(&r);
 }
 
 static void test_neg_abs(void)
@@ -586,6 +642,7 @@ int main(void)
     {"literals: syntax errors", test_parse_syntax},
     {"literals: limits", test_parse_limits},
     {"status strings", test_status_str},
+    {"floor and ceil against GMP", test_floor_ceil},
     {NULL, NULL},
   };
   return plc_cu_run("quantity", tests);
