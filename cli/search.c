@@ -549,7 +549,7 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   c->drive.unfit_stops = 1; /* skipped anyway: no analysis for it */
   c->drive.warn_stops = 1; /* likewise */
   c->sema.ev.lower_cache = cache; /* the trees are shared: so are instances */
-  c->drive.cut = plc_search_cut;
+  c->drive.cut = S->cut ? plc_search_cut : NULL;
   c->drive.cut_ctx = wk;
   free(c->diag.first_warning); /* the plan's own warnings are the main compilation's */
   c->diag.first_warning = NULL;
