@@ -216,6 +216,7 @@ static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
 }
 
 static void plc_memo_names(plc_lower *L, plc_inst *in);
+static void plc_xlog_used_prev(plc_lower *L);
 
 static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc_ast *at)
 {
@@ -226,6 +227,7 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
     return 0;
   }
   if (v->prev) { /* the previous instance may not exist: then nothing to wait for */
+    plc_xlog_used_prev(c->L); /* the instance depends on its previous one */
     if (c->prev && c->prev->lazy)
       plc_memo_names(c->L, c->prev);
     return plc_deps_lookup(d, c->prev, v->s), 1;
@@ -1419,6 +1421,7 @@ struct plc_xlog {
   const char **streams;
   int nstreams, capstreams;
   int memory_declared, bad;
+  int used_prev;       /* an `after` list named an op of the previous instance */
   int errors, warnings;
   long err_reads;
 };
@@ -1569,6 +1572,9 @@ static void plc_xnames_class(plc_lcache *X, int n)
 }
 
 /* The key's part for the previous instance: its names class, or 0. */
+/* The key's previous instance of an entry kept for any (plc_xcache_store). */
+#define PLC_XPREV_ANY (-1)
+
 static int plc_xcache_prev(const plc_lcache *X, const plc_inst *prev)
 {
   return prev ? X->e[prev->xid - 1].ncls : 0;
@@ -1724,6 +1730,14 @@ static void plc_xlog_begin(plc_lower *L, struct plc_xlog *g, const plc_value *la
   ev->xwatch[3] = L->device;
   ev->xread = plc_xlog_eval;
   ev->xread_ctx = L;
+}
+
+/* The instance being logged named an op of its previous instance: it is
+ * kept for that one's names class only (plc_xcache_store). */
+static void plc_xlog_used_prev(plc_lower *L)
+{
+  if (L->xlog)
+    L->xlog->used_prev = 1;
 }
 
 static void plc_xlog_stop(plc_lower *L)
@@ -1888,16 +1902,20 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
 {
   plc_lower *L = c->L;
   plc_lcache *X = L->xcache;
-  if (g->bad || (c->prev && !c->prev->xid) || X->n >= PLC_XCACHE_MAX || L->diag->errors != g->errors ||
-      L->diag->warnings != g->warnings || L->ev->err_reads != g->err_reads)
+  /* an instance that named no op of its previous one is kept for any
+   * previous one: none of its dependencies can be there */
+  const plc_inst *prev = g->used_prev ? c->prev : NULL;
+  if (g->bad || (prev && !prev->xid) || X->n >= PLC_XCACHE_MAX ||
+      L->diag->errors != g->errors || L->diag->warnings != g->warnings ||
+      L->ev->err_reads != g->err_reads)
     return 0;
-  const plc_inst *prev = c->prev;
   int lo = cur->lo, hi = cur->hi, plo = prev ? prev->lo : -1, phi = prev ? prev->hi : -1;
   if (X->n == X->cap)
     X->e = plc_xrealloc(X->e, (size_t)(X->cap = X->cap ? 2 * X->cap : 16) * sizeof *X->e);
   plc_xentry *e = &X->e[X->n];
   memset(e, 0, sizeof *e);
-  *e = (plc_xentry){.tmpl = tmpl, .unit = unit, .prev = plc_xcache_prev(X, prev), .fwd = fwd,
+  *e = (plc_xentry){.tmpl = tmpl, .unit = unit, .fwd = fwd,
+                    .prev = g->used_prev ? plc_xcache_prev(X, prev) : PLC_XPREV_ANY,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node,
                     .memory_declared = g->memory_declared,
                     .copies = copies, .layer_reads = layer_reads};
@@ -2000,27 +2018,32 @@ static int plc_xread_held(plc_lower *L, const plc_xread *r, const plc_value *lay
   return L->xheld[r->rid] == 1;
 }
 
-/* The entry this instance can replay, or -1. */
+/* The entry this instance can replay, or -1: one kept for its previous
+ * instance's names class, else one whose instance named no op of its
+ * previous one (PLC_XPREV_ANY: its ops are the same after any). */
 static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
                            const plc_value *layer)
 {
   plc_lower *L = c->L;
   plc_lcache *X = L->xcache;
-  if (!X || (c->prev && !c->prev->xid) || (unit == 1 && !fwd))
+  if (!X || (unit == 1 && !fwd))
     return -1;
-  int prev = plc_xcache_prev(X, c->prev), errors = L->diag->errors;
+  int errors = L->diag->errors;
   plc_env *ctx = NULL;
-  plc_xentry key = {.tmpl = t->decl, .unit = unit, .prev = prev, .fwd = fwd,
-                    .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
-  /* the entries of the key, latest first */
-  for (int i = X->nindex ? *plc_xcache_slot(X, &key) - 1 : -1; i >= 0 && !PLC_LOWER_FAILED(L);
-       i = X->e[i].next) {
-    const plc_xentry *e = &X->e[i];
-    int k = 0;
-    while (k < e->nreads && plc_xread_held(L, &e->reads[k], layer, t, &ctx))
-      k++;
-    if (k == e->nreads && L->diag->errors == errors)
-      return X->hits++, i;
+  for (int any = c->prev && !c->prev->xid; any < 2; any++) {
+    plc_xentry key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
+                      .prev = any ? PLC_XPREV_ANY : plc_xcache_prev(X, c->prev),
+                      .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
+    /* the entries of the key, latest first */
+    for (int i = X->nindex ? *plc_xcache_slot(X, &key) - 1 : -1;
+         i >= 0 && !PLC_LOWER_FAILED(L); i = X->e[i].next) {
+      const plc_xentry *e = &X->e[i];
+      int k = 0;
+      while (k < e->nreads && plc_xread_held(L, &e->reads[k], layer, t, &ctx))
+        k++;
+      if (k == e->nreads && L->diag->errors == errors)
+        return X->hits++, i;
+    }
   }
   X->misses++;
   return -1;
