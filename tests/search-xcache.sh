@@ -13,12 +13,15 @@ dir="$top_srcdir/tests/search"
 # bench/search-70b.plan: interleaved and 1f1b, every recompute mode, up to 8
 # stages, whose step instances read their stage, and dp from 8 to 512 (a
 # replayed collective is timed again on its group: lower.c keys it only on
-# whether the group has more than one rank); xcache.plan's first and last
-# layers read their stage and its other layers read it only in a branch not
-# taken (lower.c keys an instance on its previous one's names and counts
-# such reads by type).
+# whether the group has more than one rank), and whose backward instances
+# wait for ops of the one before (`prev.`: lower.c reads where those are,
+# back from that instance's end); xcache.plan's first and last layers read
+# their stage and its other layers read it only in a branch not taken
+# (lower.c counts such reads by type); examples/llama3-8b-search.plan, a
+# search with requirements (no ranking cut).
 files="$dir/xcache.plan $dir/xcache-count.plan $dir/diff.plan $dir/defaults.plan
-       $top_srcdir/tests/golden/search-small.plan $top_srcdir/bench/search-70b.plan"
+       $top_srcdir/tests/golden/search-small.plan $top_srcdir/bench/search-70b.plan
+       $top_srcdir/examples/llama3-8b-search.plan"
 # Sampled (valgrind or sanitizers in CI), the cache's own plan will do.
 ! sampled || files="$dir/xcache.plan"
 for f in $files; do

@@ -80,7 +80,7 @@ static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
 static void plc_xlog_stream(plc_lower *L, const char *stream);
 static void plc_xlog_memory(plc_lower *L);
 enum { PLC_XR_RUN, PLC_XR_MODEL, PLC_XR_LAYER, PLC_XR_DEVICE, PLC_XR_OPT, PLC_XR_SIZE,
-       PLC_XR_PEAK, PLC_XR_BW };
+       PLC_XR_PEAK, PLC_XR_BW, PLC_XR_PREV };
 
 static const int PLC_SECS[PLC_NDIM] = {0, 1, 0}, PLC_BYTES[PLC_NDIM] = {1, 0, 0},
                  PLC_FLOPS[PLC_NDIM] = {0, 0, 1}, PLC_NONE[PLC_NDIM] = {0, 0, 0};
@@ -216,7 +216,7 @@ static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
 }
 
 static void plc_memo_names(plc_lower *L, plc_inst *in);
-static void plc_xlog_used_prev(plc_lower *L);
+static void plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name);
 
 static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc_ast *at)
 {
@@ -227,9 +227,9 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
     return 0;
   }
   if (v->prev) { /* the previous instance may not exist: then nothing to wait for */
-    plc_xlog_used_prev(c->L); /* the instance depends on its previous one */
     if (c->prev && c->prev->lazy)
       plc_memo_names(c->L, c->prev);
+    plc_xlog_prev(c->L, c->prev, v->s); /* the instance depends on its previous one */
     return plc_deps_lookup(d, c->prev, v->s), 1;
   }
   if (plc_deps_lookup(d, c->cur, v->s))
@@ -1329,12 +1329,12 @@ static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned oute
  * its reads are logged, in the order first made: the fields of run, model,
  * layer and device, the names of its context (the options), and what
  * lowering takes from the run in C (whether a collective's group has more
- * than one rank, the peak, whether a primitive has a bandwidth); the
- * stream names it registers too.  A later
- * compilation of the same thread finds an entry by template, unit, recompute
- * mode, the names class of its previous instance and the entry of its
- * forward instance (so `prev.` and forward names resolve alike), then
- * compares the reads in order and stops
+ * than one rank, the peak, whether a primitive has a bandwidth), and what
+ * each `prev.name` it waits for gave (the ops of the previous instance, as
+ * distances back from its end); the stream names it registers too.  A
+ * later compilation of the same thread finds an entry by template, unit,
+ * recompute mode and the entry of its forward instance (so forward names
+ * resolve alike), then compares the reads in order and stops
  * at the first that differs: up to there the reads are the ones lowering
  * itself would make, in its order, so a lookup reports no error that
  * lowering would not.  A hit replays the ops (collective times computed
@@ -1378,7 +1378,7 @@ typedef struct plc_xname {
 
 typedef struct plc_xentry {
   const plc_ast *tmpl;
-  int unit, prev, fwd;
+  int unit, fwd;
   int recompute;           /* unit 1 (its C code reads it): the run's mode; else -1 */
   const plc_ast *model;    /* the model's declaration when it is a top-level one */
   plc_xread *reads;
@@ -1395,8 +1395,6 @@ typedef struct plc_xentry {
   mpq_t mem[5];
   unsigned layer_reads;    /* the instance memo's bits */
   int next;                /* the next entry of the same key, or -1 */
-  unsigned nhash;          /* hash of its names (plc_xnames_hash) */
-  int ncls;                /* the first entry with the same names + 1 (its names class) */
 } plc_xentry;
 
 struct plc_lcache {
@@ -1404,7 +1402,6 @@ struct plc_lcache {
   int n, cap;
   plc_arena *ar;       /* the entries' arrays, strings and op rationals (freed at once) */
   int *index, nindex;  /* open addressing: an entry of each key + 1, by key */
-  int *cindex, ncindex; /* open addressing: the first entry of each names class + 1 */
   /* the distinct reads of run, model and device (their first copies): a
    * run checks each once (plc_lower.xheld) whatever entries hold it */
   const plc_xread **rids;
@@ -1462,7 +1459,6 @@ void plc_lcache_free(plc_lcache *x)
   free(x->e);
   plc_arena_free(x->ar);
   free(x->index);
-  free(x->cindex);
   free(x->rids);
   free(x->rindex);
   free(x);
@@ -1470,7 +1466,7 @@ void plc_lcache_free(plc_lcache *x)
 
 static int plc_xkey_same(const plc_xentry *a, const plc_xentry *b)
 {
-  return a->tmpl == b->tmpl && a->unit == b->unit && a->prev == b->prev && a->fwd == b->fwd &&
+  return a->tmpl == b->tmpl && a->unit == b->unit && a->fwd == b->fwd &&
          a->recompute == b->recompute && a->model == b->model;
 }
 
@@ -1478,7 +1474,6 @@ static size_t plc_xkey_hash(const plc_xentry *k)
 {
   size_t h = (size_t)(uintptr_t)k->tmpl ^ ((size_t)(uintptr_t)k->model << 7);
   h = h * 31 + (size_t)k->unit;
-  h = h * 31 + (size_t)k->prev;
   h = h * 31 + (size_t)k->fwd;
   return h * 31 + (size_t)k->recompute;
 }
@@ -1493,7 +1488,7 @@ static int *plc_xcache_slot(plc_lcache *X, const plc_xentry *k)
 }
 
 /* Keep an open-addressing table of entries (*tab, *size slots, found by
- * slot) at most half full: keys and classes are no more than entries. */
+ * slot) at most half full: keys are no more than entries. */
 static void plc_xtab_grow(plc_lcache *X, int **tab, int *size,
                           int *(*slot)(plc_lcache *, const plc_xentry *))
 {
@@ -1515,69 +1510,6 @@ static void plc_xcache_link(plc_lcache *X, int n)
   int *slot = plc_xcache_slot(X, &X->e[n]);
   X->e[n].next = *slot - 1;
   *slot = n + 1;
-}
-
-/* An instance read of its previous one only names (`prev.`, through its
- * name index): two previous instances of the same names, at the same
- * places relative to their first op, look alike to it.  So an entry's key
- * holds the names class of its previous instance, not the entry itself:
- * one instance that differs (say, a stage's first layer reading its stage)
- * does not make the instances after it miss too. */
-static unsigned plc_xnames_hash(const plc_xentry *e)
-{
-  unsigned h = 2166136261u ^ (unsigned)e->nnames;
-  for (int i = 0; i < e->nnames; i++) {
-    const plc_xname *x = &e->names[i];
-    for (const char *c = x->name; *c; c++)
-      h = (h ^ (unsigned char)*c) * 16777619u;
-    h = (h ^ (unsigned)x->idx) * 16777619u;
-    for (int k = 0; k < x->ndeps; k++)
-      h = (h ^ (unsigned)x->deps[k]) * 16777619u;
-    h = (h ^ (unsigned)x->ndeps) * 16777619u;
-  }
-  return h;
-}
-
-static int plc_xnames_same(const plc_xentry *a, const plc_xentry *b)
-{
-  if (a->nhash != b->nhash || a->nnames != b->nnames)
-    return 0;
-  for (int i = 0; i < a->nnames; i++) {
-    const plc_xname *x = &a->names[i], *y = &b->names[i];
-    if (x->idx != y->idx || x->ndeps != y->ndeps || strcmp(x->name, y->name) ||
-        (x->ndeps && memcmp(x->deps, y->deps, (size_t)x->ndeps * sizeof *x->deps)))
-      return 0;
-  }
-  return 1;
-}
-
-static int *plc_xnames_slot(plc_lcache *X, const plc_xentry *e)
-{
-  size_t m = (size_t)X->ncindex - 1, i = e->nhash & m;
-  while (X->cindex[i] && !plc_xnames_same(&X->e[X->cindex[i] - 1], e))
-    i = (i + 1) & m;
-  return &X->cindex[i];
-}
-
-/* Set the names class of entry n (just added). */
-static void plc_xnames_class(plc_lcache *X, int n)
-{
-  plc_xtab_grow(X, &X->cindex, &X->ncindex, plc_xnames_slot);
-  plc_xentry *e = &X->e[n];
-  e->nhash = plc_xnames_hash(e);
-  int *slot = plc_xnames_slot(X, e);
-  if (!*slot)
-    *slot = n + 1;
-  e->ncls = *slot;
-}
-
-/* The key's part for the previous instance: its names class, or 0. */
-/* The key's previous instance of an entry kept for any (plc_xcache_store). */
-#define PLC_XPREV_ANY (-1)
-
-static int plc_xcache_prev(const plc_lcache *X, const plc_inst *prev)
-{
-  return prev ? X->e[prev->xid - 1].ncls : 0;
 }
 
 /* ---- logging ---- */
@@ -1732,12 +1664,41 @@ static void plc_xlog_begin(plc_lower *L, struct plc_xlog *g, const plc_value *la
   ev->xread_ctx = L;
 }
 
-/* The instance being logged named an op of its previous instance: it is
- * kept for that one's names class only (plc_xcache_store). */
-static void plc_xlog_used_prev(plc_lower *L)
+/* What `prev.name` gives an instance after prev: the ops its dependency
+ * lists get, as distances back from prev's end ("" when none: no previous
+ * instance, or no such name; "x" when one is not in prev), a string of the
+ * run's arena.  From the end: a stage's first instance may have ops of its
+ * own first (the output layer's backward), and the instance after it then
+ * finds the names it waits for where the later ones do. */
+static const char *plc_xprev_text(plc_lower *L, const plc_inst *prev, const char *name)
 {
-  if (L->xlog)
-    L->xlog->used_prev = 1;
+  if (!prev)
+    return "";
+  plc_deps d = plc_deps_new(L);
+  plc_deps_lookup(&d, prev, name);
+  char *t = plc_arena_alloc_raw(L->ar, (size_t)d.n * 12 + 2), *p = t;
+  *p = '\0';
+  for (int i = 0; i < d.n; i++)
+    p += d.v[i] >= prev->lo && d.v[i] < prev->hi
+             ? sprintf(p, "%s%d", i ? "," : "", prev->hi - d.v[i]) : sprintf(p, "x");
+  free(d.v);
+  return t;
+}
+
+/* The instance being logged named `prev.name`: what that gave is one of
+ * its reads (PLC_XR_PREV), so it is kept for every previous instance that
+ * gives the same (plc_xcache_store), whatever that one's other ops. */
+static void plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name)
+{
+  if (!L->xlog)
+    return;
+  L->xlog->used_prev = 1;
+  int n0 = L->xlog->n, i = plc_xlog_add(L, PLC_XR_PREV, name, -1, 0, NULL, NULL);
+  if (i < n0) /* named before in this instance: the same answer */
+    return;
+  plc_value *v = plc_value_new(L->ev, PLC_V_STR);
+  v->s = plc_xprev_text(L, prev, name);
+  L->xlog->r[i].v = v;
 }
 
 static void plc_xlog_stop(plc_lower *L)
@@ -1762,16 +1723,19 @@ static void plc_xlog_free(struct plc_xlog *g)
 /* A dependency of the instance at [lo, hi) whose previous one is at
  * [plo, phi): >= 0 in the instance, < 0 in the previous one; INT_MIN
  * elsewhere. */
+/* An op index d of the instance [lo, hi) or its previous one [plo, phi):
+ * from the instance's first op, or back from the previous one's end (as
+ * its reads of prev are, plc_xprev_text); INT_MIN when in neither. */
 static int plc_xcache_enc(int d, int lo, int hi, int plo, int phi)
 {
   if (d >= lo && d < hi)
     return d - lo;
   if (d >= plo && d < phi)
-    return -1 - (d - plo);
+    return d - phi;
   return INT_MIN;
 }
 
-static int plc_xcache_dec(int d, int nlo, int nplo) { return d >= 0 ? nlo + d : nplo - 1 - d; }
+static int plc_xcache_dec(int d, int nlo, int nphi) { return d >= 0 ? nlo + d : nphi + d; }
 
 static int *plc_xcache_enc_deps(plc_arena *ar, const int *deps, int n, int lo, int hi,
                                 int plo, int phi, int *ok)
@@ -1902,12 +1866,11 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
 {
   plc_lower *L = c->L;
   plc_lcache *X = L->xcache;
-  /* an instance that named no op of its previous one is kept for any
-   * previous one: none of its dependencies can be there */
+  /* kept for every previous instance that gives what this one's did (the
+   * reads of prev): one that named none has no dependency there */
   const plc_inst *prev = g->used_prev ? c->prev : NULL;
-  if (g->bad || (prev && !prev->xid) || X->n >= PLC_XCACHE_MAX ||
-      L->diag->errors != g->errors || L->diag->warnings != g->warnings ||
-      L->ev->err_reads != g->err_reads)
+  if (g->bad || X->n >= PLC_XCACHE_MAX || L->diag->errors != g->errors ||
+      L->diag->warnings != g->warnings || L->ev->err_reads != g->err_reads)
     return 0;
   int lo = cur->lo, hi = cur->hi, plo = prev ? prev->lo : -1, phi = prev ? prev->hi : -1;
   if (X->n == X->cap)
@@ -1915,7 +1878,6 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
   plc_xentry *e = &X->e[X->n];
   memset(e, 0, sizeof *e);
   *e = (plc_xentry){.tmpl = tmpl, .unit = unit, .fwd = fwd,
-                    .prev = g->used_prev ? plc_xcache_prev(X, prev) : PLC_XPREV_ANY,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node,
                     .memory_declared = g->memory_declared,
                     .copies = copies, .layer_reads = layer_reads};
@@ -1960,7 +1922,6 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     plc_xentry_free(e);
     return 0;
   }
-  plc_xnames_class(X, X->n);
   plc_xcache_link(X, X->n);
   plc_xcache_number_reads(X, e);
   return ++X->n;
@@ -1979,6 +1940,7 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
    * none) and that its bandwidth does (else lowering reports it).  The
    * peak is in compute ops' times, which are replayed as kept. */
   switch (r->slot) {
+  case PLC_XR_PREV: return !strcmp(plc_xprev_text(L, L->xprev, r->name), r->x.s);
   case PLC_XR_SIZE: return (L->run->size[r->d] > 1) == (r->n > 1);
   case PLC_XR_PEAK: return L->run->peak && mpq_equal(L->run->peak, r->x.q);
   case PLC_XR_BW: return plc_lower_bw_of(L, (plc_pdim)r->d, (plc_opk)r->n, r->node) != NULL;
@@ -2018,9 +1980,9 @@ static int plc_xread_held(plc_lower *L, const plc_xread *r, const plc_value *lay
   return L->xheld[r->rid] == 1;
 }
 
-/* The entry this instance can replay, or -1: one kept for its previous
- * instance's names class, else one whose instance named no op of its
- * previous one (PLC_XPREV_ANY: its ops are the same after any). */
+/* The entry this instance can replay, or -1.  What it took from its
+ * previous instance is among an entry's reads (PLC_XR_PREV), not in its
+ * key. */
 static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
                            const plc_value *layer)
 {
@@ -2030,20 +1992,20 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
     return -1;
   int errors = L->diag->errors;
   plc_env *ctx = NULL;
-  for (int any = c->prev && !c->prev->xid; any < 2; any++) {
-    plc_xentry key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
-                      .prev = any ? PLC_XPREV_ANY : plc_xcache_prev(X, c->prev),
-                      .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
-    /* the entries of the key, latest first */
-    for (int i = X->nindex ? *plc_xcache_slot(X, &key) - 1 : -1;
-         i >= 0 && !PLC_LOWER_FAILED(L); i = X->e[i].next) {
-      const plc_xentry *e = &X->e[i];
-      int k = 0;
-      while (k < e->nreads && plc_xread_held(L, &e->reads[k], layer, t, &ctx))
-        k++;
-      if (k == e->nreads && L->diag->errors == errors)
-        return X->hits++, i;
-    }
+  if (c->prev && c->prev->lazy) /* its names, for the reads of prev */
+    plc_memo_names(L, c->prev);
+  L->xprev = c->prev;
+  plc_xentry key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
+                    .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
+  /* the entries of the key, latest first */
+  for (int i = X->nindex ? *plc_xcache_slot(X, &key) - 1 : -1; i >= 0 && !PLC_LOWER_FAILED(L);
+       i = X->e[i].next) {
+    const plc_xentry *e = &X->e[i];
+    int k = 0;
+    while (k < e->nreads && plc_xread_held(L, &e->reads[k], layer, t, &ctx))
+      k++;
+    if (k == e->nreads && L->diag->errors == errors)
+      return X->hits++, i;
   }
   X->misses++;
   return -1;
@@ -2055,7 +2017,7 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
 {
   plc_lower *L = c->L;
   const plc_xentry *e = &L->xcache->e[x];
-  int nlo = c->list->n, nplo = c->prev ? c->prev->lo : -1;
+  int nlo = c->list->n, nphi = c->prev ? c->prev->hi : -1;
   if ((L->nops += e->nops) > L->cap) {
     plc_error(L->diag, &e->tmpl->loc, "the plan lowers to more than %d ops; refusing to go on",
               PLC_LOWER_MAX_OPS);
@@ -2072,7 +2034,7 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     op.stream = plc_ir_stream(L->ar, L->run, e->op_stream[i]);
     op.deps = plc_arena_alloc(L->ar, (size_t)(f->ndeps ? f->ndeps : 1) * sizeof *op.deps);
     for (int k = 0; k < f->ndeps; k++)
-      op.deps[k] = plc_xcache_dec(f->deps[k], nlo, nplo);
+      op.deps[k] = plc_xcache_dec(f->deps[k], nlo, nphi);
     op.after_layers = 0;
     plc_lower_pipeline_dep(c, &op); /* a pipeline op that names no dependency */
     if (op.kind != PLC_OPK_COMPUTE && !op.pinned) {
@@ -2087,7 +2049,7 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     const plc_xname *o = &e->names[i];
     int *deps = plc_arena_alloc(L->ar, (size_t)(o->ndeps ? o->ndeps : 1) * sizeof *deps);
     for (int k = 0; k < o->ndeps; k++)
-      deps[k] = plc_xcache_dec(o->deps[k], nlo, nplo);
+      deps[k] = plc_xcache_dec(o->deps[k], nlo, nphi);
     plc_inst_add(L, cur, o->name, o->idx >= 0 ? nlo + o->idx : -1, deps, o->ndeps);
   }
   for (int k = 0; k < 5 && e->has_mem; k++) {
