@@ -741,6 +741,57 @@ static void test_step_reanalysis(void)
   CU_ASSERT(fb > 0); /* DualPipe's and dualpipev's F&B blocks were compared */
 }
 
+/* The step first, then the rest (plc_analyse_first, plc_analyse_rest: a
+ * search's candidate that may be cut) gives every figure plc_analyse
+ * gives, over random uneven runs of every schedule with a gradient sync;
+ * and the first part alone already has the step and what it is made of. */
+static void test_first_then_rest(void)
+{
+  static const char *const scheds[5] = {"1f1b", "interleaved", "zb_h1", "dualpipe", "dualpipev"};
+  int bad = 0;
+  unsigned long seed = prop_seed;
+  for (int iter = 0; iter < 30; iter++) {
+    int sc = iter % 5, vpp = sc == 1 ? 2 : 1, n = sc == 1 ? 2 : 1;
+    int p = sc == 3 ? 2 * (int)prop_rand(1, 3) : (int)prop_rand(2, 4);
+    long mu = sc == 4 ? 2L * p : p * prop_rand(2, 3);
+    long f[8], dg[8], wg[8];
+    for (int i = 0; i < p * n; i++) {
+      f[i] = prop_rand(1, 10);
+      dg[i] = prop_rand(1, 12);
+      wg[i] = prop_rand(1, 8);
+    }
+    plc_ir_run *r = rand_run(p, vpp, scheds[sc], mu, f, dg, wg);
+    for (int st = 0; st < p; st++)
+      grad_sync(&r->stages[st].bwd, prop_rand(1, 9), r->stages[st].bwd.n - 1);
+    plc_result whole, parts, first;
+    plc_analyse(&whole, r);
+    plc_analyse_first(&first, r);
+    bad += !mpq_equal(first.step, whole.step) || !mpq_equal(first.work, whole.work) ||
+           !mpq_equal(first.bubble, whole.bubble) || !mpq_equal(first.tail, whole.tail) ||
+           first.critical != whole.critical;
+    plc_analyse_rest(&first, 0);
+    plc_analyse_first(&parts, r);
+    plc_analyse_rest(&parts, 1);
+    mpq_srcptr a[] = {whole.step, whole.t_f, whole.t_b, whole.t_w, whole.compute_mb,
+                      whole.useful_mb, whole.stall_mb, whole.dev_compute, whole.dev_useful,
+                      whole.eta, whole.busy, whole.mfu, whole.tokens_per_s};
+    mpq_srcptr b[] = {parts.step, parts.t_f, parts.t_b, parts.t_w, parts.compute_mb,
+                      parts.useful_mb, parts.stall_mb, parts.dev_compute, parts.dev_useful,
+                      parts.eta, parts.busy, parts.mfu, parts.tokens_per_s};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+      bad += !mpq_equal(a[i], b[i]);
+    bad += whole.nrows != parts.nrows || whole.mfu_known != parts.mfu_known;
+    for (int i = 0; i < whole.nrows && i < parts.nrows; i++)
+      bad += !mpq_equal(whole.rows[i].exposed, parts.rows[i].exposed) ||
+             !mpq_equal(whole.rows[i].time, parts.rows[i].time);
+    plc_result_free(&whole);
+    plc_result_free(&parts);
+    plc_result_free(&first);
+  }
+  prop_seed = seed;
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -753,6 +804,7 @@ int main(void)
     {"critical stage", test_critical_stage},
     {"critical stage not the guessed one (hand case)", test_critical_not_guessed},
     {"a re-analysis is a fresh analysis (random runs, every schedule)", test_step_reanalysis},
+    {"the step first, then the rest: plc_analyse's figures (random runs)", test_first_then_rest},
     {"measured bubble: properties over random stages", test_bubble_properties},
     {"DP tail and optimizer", test_tail},
     {"DP tail: sends leaving chunks are not in it (hand case)", test_tail_leaving_sends},
