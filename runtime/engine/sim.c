@@ -1458,11 +1458,58 @@ void plc_sim_run_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int w
   plc_sim_free(&s);
 }
 
+/* The run without the `once` ops, read off a run with them (plc_s64_end
+ * given o): set when it could be.  Why it can: an op starts at the latest
+ * of t0, the ends of its dependencies that ran, when its stream is free
+ * and (compute that takes time) when the device is.  Say no op that is
+ * not `once` waits for a `once` op, follows one on its stream, or (taking
+ * time on the device) follows one that takes time on the device.  Then,
+ * by induction in list order, each op that is not `once` starts and ends
+ * in the run with them as in the run without: its dependencies are ops
+ * that are not `once`, ran in both and ended the same; its stream (and
+ * the device) was last held by such an op, or by none, in both.  With
+ * links dedicated (times on integers) the run without the `once` ops is
+ * then those ops' times, and holds when no two of its transfers met on a
+ * link (plc_s64_overlap over them alone); else (sharing would change it:
+ * a `once` transfer may slow one that is not) it is run on its own. */
+typedef struct plc_s64_once {
+  mpq_ptr all, out;  /* plc_sim_end and plc_sim_end_of without the once ops */
+  const plc_sim_net *net; /* as plc_sim_ends would run it: NULL unless it may share */
+  int done;          /* all and out were set */
+} plc_s64_once;
+
+/* The run without the once ops into o (plc_s64_once), from a run with
+ * them in which they changed no other op's times: unless its own
+ * transfers (those of cand[0 .. nc) that are not once; cand holds every
+ * op that is not compute when o->net is given) met on a link. */
+static void plc_s64_once_out(plc_s64_once *o, const plc_ir_list *l, int nstreams,
+                             const plc_si *starts, const plc_si *end, const unsigned char *ran,
+                             const int *cand, int nc, plc_si end_all0, plc_si end_cnt0,
+                             plc_su d)
+{
+  if (o->net) {
+    int *own = plc_xmalloc(((size_t)nc + 1) * sizeof *own), m = 0;
+    for (int c = 0; c < nc; c++)
+      if (!l->ops[cand[c]].once)
+        own[m++] = cand[c];
+    plc_si first;
+    int met = plc_s64_overlap(l, nstreams, starts, end, ran, o->net, own, m, &first);
+    free(own);
+    if (met)
+      return;
+  }
+  if (o->all)
+    plc_s64_set(o->all, end_all0, d);
+  if (o->out)
+    plc_s64_set(o->out, end_cnt0, d);
+  o->done = 1;
+}
+
 /* plc_sim_end on integers: the scheduling alone (charging moves no op);
  * 0 when the figures could not fit. */
 static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                        mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net,
-                       plc_sim_head *h)
+                       plc_sim_head *h, plc_s64_once *o)
 {
   if (plc_sim_no_fast || l->n == 0)
     return 0;
@@ -1482,6 +1529,11 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
   int *cand = net ? plc_xmalloc((n + 1) * sizeof *cand) : NULL, nc = 0; /* not compute */
   for (int k = 0; k <= nstreams; k++)
     free_at[k] = t0s;
+  /* with o: per stream (and the device, at nstreams), was it held by a
+   * once op; end_all0 and end_cnt0 the ends of the run without them */
+  unsigned char *held = o ? plc_xcalloc((size_t)nstreams + 1, 1) : NULL;
+  int indep = 1;
+  plc_si end_all0 = t0s, end_cnt0 = t0s;
   for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
     const plc_ir_op *op = &l->ops[i];
     if (!with_once && op->once)
@@ -1491,6 +1543,19 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
       if (ran[op->deps[k]] && end[op->deps[k]] > start)
         start = end[op->deps[k]];
     int uses_dev = op->kind == PLC_OPK_COMPUTE && x.t[i] > 0;
+    if (held && indep) {
+      if (op->once) {
+        held[op->stream] = 1;
+        if (uses_dev)
+          held[nstreams] = 1;
+      } else {
+        if (held[op->stream] || (uses_dev && held[nstreams]))
+          indep = 0;
+        for (int k = 0; k < op->ndeps; k++)
+          if (l->ops[op->deps[k]].once)
+            indep = 0;
+      }
+    }
     if (free_at[op->stream] > start)
       start = free_at[op->stream];
     if (uses_dev && free_at[nstreams] > start)
@@ -1507,7 +1572,16 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
       end_all = end[i];
     if (end[i] > end_cnt && (!counts || counts(op)))
       end_cnt = end[i];
+    if (held && !op->once) {
+      if (end[i] > end_all0)
+        end_all0 = end[i];
+      if (end[i] > end_cnt0 && (!counts || counts(op)))
+        end_cnt0 = end[i];
+    }
   }
+  if (held && indep)
+    plc_s64_once_out(o, l, nstreams, starts, end, ran, cand, nc, end_all0, end_cnt0, d);
+  free(held);
   /* else: links shared */
   int ok = !net || !plc_s64_overlap(l, nstreams, starts, end, ran, net, cand, nc, &h->first);
   free(ran);
@@ -1967,15 +2041,13 @@ static void plc_sim_flow_last(mpq_t out, const plc_ir_list *l, const plc_flow *f
   mpq_clear(end);
 }
 
-void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
-                  mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
+/* plc_sim_ends once plc_s64_end (given may and head) could not: the
+ * flow's ends when links may be shared, else a run on rationals. */
+static void plc_sim_ends_rest(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
+                              int with_once, mpq_srcptr t0, plc_sim_counts_fn *counts,
+                              const plc_sim_net *net, int may, plc_sim_head head)
 {
-  int may = plc_sim_may_share(l, with_once, net);
-  plc_sim_head head = {0}, *h = NULL;
-  if (plc_s64_end(all, out, l, nstreams, with_once, t0, counts, may ? net : NULL, &head))
-    return; /* no two transfers met on a link: sharing changes nothing */
-  if (head.mem)
-    h = &head;
+  plc_sim_head *h = head.mem ? &head : NULL;
   if (may) { /* the flow's ends, and the head's */
     plc_flow f;
     int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
@@ -2005,6 +2077,33 @@ void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int 
         mpq_set(o, s.ops[i].end);
   }
   plc_sim_free(&s);
+}
+
+void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
+                  mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
+{
+  int may = plc_sim_may_share(l, with_once, net);
+  plc_sim_head head = {0};
+  if (plc_s64_end(all, out, l, nstreams, with_once, t0, counts, may ? net : NULL, &head, NULL))
+    return; /* no two transfers met on a link: sharing changes nothing */
+  plc_sim_ends_rest(all, out, l, nstreams, with_once, t0, counts, net, may, head);
+}
+
+_Thread_local long plc_sim_once_merged;
+
+void plc_sim_ends_once(mpq_t all0, mpq_t out0, mpq_t out1, const plc_ir_list *l, int nstreams,
+                       mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
+{
+  int may = plc_sim_may_share(l, 1, net);
+  plc_sim_head head = {0};
+  plc_s64_once o = {.all = all0, .out = out0,
+                    .net = plc_sim_may_share(l, 0, net) ? net : NULL};
+  if (!plc_s64_end(NULL, out1, l, nstreams, 1, t0, counts, may ? net : NULL, &head, &o))
+    plc_sim_ends_rest(NULL, out1, l, nstreams, 1, t0, counts, net, may, head);
+  if (!o.done) /* the once ops may have changed the others' times: on its own */
+    plc_sim_ends(all0, out0, l, nstreams, 0, t0, counts, net);
+  else
+    plc_sim_once_merged++;
 }
 
 void plc_sim_end_in(mpq_t out, const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0,
