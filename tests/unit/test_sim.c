@@ -841,7 +841,9 @@ static void test_random_memo_part(void)
  * backward (the once ops alone on a stream, nothing waiting for them), so
  * the one-run path is taken; in the others a once op often holds a
  * stream, the device or a dependency of another op, so the two-run path
- * is too; with one shared link a once transfer may slow another. */
+ * is too; with one shared link a once transfer may slow another, and
+ * the transfers that stay may meet (the run without the once ops then
+ * shares its link from the one run's head). */
 static void test_random_ends_once(void)
 {
   int bad = 0;
