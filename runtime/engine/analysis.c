@@ -1069,12 +1069,17 @@ char *plc_bubble_formula(const plc_result *r, int digits, int exact)
 
 /* ---- DP tail ------------------------------------------------------------------ */
 
+/* The time of a stage's gradient sync: its `once` ops in the backward
+ * (on integers from the analysis's memo when its runs put the backward's
+ * durations with them there) and its `step` ops. */
 static void plc_sum_sync(mpq_t out, const plc_ir_stage *st)
 {
-  mpq_set_ui(out, 0, 1);
-  for (int i = 0; i < st->bwd.n; i++)
-    if (st->bwd.ops[i].once)
-      plc_q_rat_add(out, out, st->bwd.ops[i].time);
+  if (!plc_sim_memo_once_sum(out, &st->bwd)) {
+    mpq_set_ui(out, 0, 1);
+    for (int i = 0; i < st->bwd.n; i++)
+      if (st->bwd.ops[i].once)
+        plc_q_rat_add(out, out, st->bwd.ops[i].time);
+  }
   for (int i = 0; i < st->step.n; i++)
     plc_q_rat_add(out, out, st->step.ops[i].time);
 }

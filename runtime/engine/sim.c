@@ -992,6 +992,19 @@ static void plc_s64_set(mpq_ptr q, plc_si v, plc_su d)
   plc_s64_put(mpq_denref(q), d / g);
 }
 
+int plc_sim_memo_once_sum(mpq_t out, const plc_ir_list *l)
+{
+  const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_slot(l, 1);
+  if (!u || !u->t || !u->ok)
+    return 0;
+  plc_si sum = 0; /* at most u->sum: no overflow */
+  for (int i = 0; i < l->n; i++)
+    if (l->ops[i].once)
+      sum += u->t[i];
+  plc_s64_set(out, sum, u->d);
+  return 1;
+}
+
 int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
 {
   const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);

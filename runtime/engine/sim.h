@@ -193,5 +193,9 @@ void plc_sim_memo_drop(const plc_ir_list *l);
  * counts is true (all when NULL), into out, on integers from the innermost memo: 0, out
  * untouched, when it does not keep l or l's times do not fit. */
 int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts);
+/* The sum of the times of l's `once` ops, from the innermost memo's
+ * durations of l with them: 0, out untouched, unless a run made them
+ * already (and they fit). */
+int plc_sim_memo_once_sum(mpq_t out, const plc_ir_list *l);
 
 #endif

@@ -843,7 +843,8 @@ static void test_random_memo_part(void)
  * stream, the device or a dependency of another op, so the two-run path
  * is too; with one shared link a once transfer may slow another, and
  * the transfers that stay may meet (the run without the once ops then
- * shares its link from the one run's head). */
+ * shares its link from the one run's head).  In a memo, the once ops'
+ * sum (plc_sim_memo_once_sum) is read off the durations those runs made. */
 static void test_random_ends_once(void)
 {
   int bad = 0;
@@ -851,7 +852,7 @@ static void test_random_ends_once(void)
   mpq_inits(t0, a0, o0, o1, b0, p0, p1, NULL);
   plc_sim_net on = one_link(1);
   plc_sim_counts_fn *counts[3] = {NULL, is_transfer, on_stream0};
-  long merged0 = plc_sim_once_merged, calls = 0;
+  long merged0 = plc_sim_once_merged, calls = 0, summed = 0;
   for (int trial = 0; trial < 400; trial++) {
     plc_ir_list l;
     int shaped = trial % 2;
@@ -885,11 +886,22 @@ static void test_random_ends_once(void)
       plc_sim_end_of(p1, &l, 4, 1, t0, counts[k], net);
       bad += !mpq_equal(a0, b0) + !mpq_equal(o0, p0) + !mpq_equal(o1, p1);
     }
-    if (in_memo)
+    if (in_memo) { /* the once ops' sum from the durations those runs made */
+      mpq_set_ui(b0, 0, 1);
+      for (int i = 0; i < l.n; i++)
+        if (l.ops[i].once)
+          mpq_add(b0, b0, l.ops[i].time);
+      int ok = plc_sim_memo_once_sum(a0, &st.bwd);
+      summed += ok;
+      bad += ok && !mpq_equal(a0, b0);
+      bad += ok && plc_sim_no_fast;
       plc_sim_memo_pop(&memo);
+    }
+    bad += plc_sim_memo_once_sum(a0, &st.bwd); /* no memo: nothing */
     plc_sim_no_fast = 0;
   }
   long merged = plc_sim_once_merged - merged0;
+  CU_ASSERT(summed > 0);
   CU_ASSERT_EQUAL(bad, 0);
   CU_ASSERT(merged > calls / 5 && merged < calls); /* both paths ran */
   mpq_clears(t0, a0, o0, o1, b0, p0, p1, NULL);
