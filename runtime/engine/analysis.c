@@ -47,7 +47,9 @@ void plc_result_free(plc_result *r)
   plc_result_memory_free(r);
   plc_whole_release(r);
   for (int i = 0; r->tf && i < r->run->nstages; i++)
-    mpq_clears(r->tf[i], r->tb[i], r->tl[i], r->tk[i], NULL);
+    mpq_clears(r->tf[i], r->tb[i], r->tl[i], r->tk[i], r->tw[i], NULL);
+  free(r->tw);
+  free(r->tw_ok);
   free(r->tf);
   free(r->tb);
   free(r->tl);
@@ -171,8 +173,15 @@ static void plc_stage_ends(plc_result *r, const plc_result *base, unsigned chang
   else
     mpq_set(r->tf[s], base->tf[s]);
   if (!base || (changed & PLC_CHANGED_BWD)) {
-    plc_sim_ends(r->tb[s], chunks ? r->tk[s] : NULL, &run->stages[s].bwd, run->nstreams, 0,
-                 zero, plc_chunk_stays, net);
+    plc_sim_counts_fn *counts = chunks ? plc_chunk_stays : NULL;
+    if (!run->dp_tail && !run->dp_hidden) { /* the tail may be simulated: its run too */
+      plc_sim_ends_once(r->tb[s], chunks ? r->tk[s] : NULL, r->tw[s], &run->stages[s].bwd,
+                        run->nstreams, zero, counts, net);
+      r->tw_ok[s] = 1;
+    } else {
+      plc_sim_ends(r->tb[s], chunks ? r->tk[s] : NULL, &run->stages[s].bwd, run->nstreams, 0,
+                   zero, counts, net);
+    }
     if (!chunks)
       mpq_set(r->tk[s], r->tb[s]);
   } else {
@@ -201,8 +210,10 @@ static void plc_stage_figs(plc_result *r, const plc_result *base, unsigned chang
   r->tb = plc_xmalloc((size_t)p * sizeof *r->tb);
   r->tl = plc_xmalloc((size_t)p * sizeof *r->tl);
   r->tk = plc_xmalloc((size_t)p * sizeof *r->tk);
+  r->tw = plc_xmalloc((size_t)p * sizeof *r->tw);
+  r->tw_ok = plc_xcalloc((size_t)p, 1);
   for (int s = 0; s < p; s++)
-    mpq_inits(r->tf[s], r->tb[s], r->tl[s], r->tk[s], NULL);
+    mpq_inits(r->tf[s], r->tb[s], r->tl[s], r->tk[s], r->tw[s], NULL);
   int chunks = plc_run_chunks(run) > 0;
   int best = -1;
   plc_sim_net net;
@@ -1058,12 +1069,17 @@ char *plc_bubble_formula(const plc_result *r, int digits, int exact)
 
 /* ---- DP tail ------------------------------------------------------------------ */
 
+/* The time of a stage's gradient sync: its `once` ops in the backward
+ * (on integers from the analysis's memo when its runs put the backward's
+ * durations with them there) and its `step` ops. */
 static void plc_sum_sync(mpq_t out, const plc_ir_stage *st)
 {
-  mpq_set_ui(out, 0, 1);
-  for (int i = 0; i < st->bwd.n; i++)
-    if (st->bwd.ops[i].once)
-      plc_q_rat_add(out, out, st->bwd.ops[i].time);
+  if (!plc_sim_memo_once_sum(out, &st->bwd)) {
+    mpq_set_ui(out, 0, 1);
+    for (int i = 0; i < st->bwd.n; i++)
+      if (st->bwd.ops[i].once)
+        plc_q_rat_add(out, out, st->bwd.ops[i].time);
+  }
   for (int i = 0; i < st->step.n; i++)
     plc_q_rat_add(out, out, st->step.ops[i].time);
 }
@@ -1079,17 +1095,21 @@ static int plc_chunk_stays(const plc_ir_op *op) { return !plc_chunk_leaves(op); 
  * backward and the sync are both measured without them: a faster or free
  * send must not lengthen the tail, as it did when t_b counted it.  back
  * is the normal backward's end so measured (r->tk, worked out with t_b
- * from the same run). */
+ * from the same run); ran, when given, the backward's end with its once
+ * ops so measured (r->tw, from that run too: plc_sim_ends_once). */
 static void plc_stage_tail(const plc_ir_run *run, int s, mpq_srcptr back, int per_chunk,
-                           mpq_t tail)
+                           mpq_srcptr ran, mpq_t tail)
 {
   const plc_ir_stage *st = &run->stages[s];
   plc_sim_net net;
   plc_sim_net_of(run, &net);
   mpq_t zero, last, step;
   mpq_inits(zero, last, step, NULL);
-  plc_sim_end_of(last, &st->bwd, run->nstreams, 1, zero, per_chunk ? plc_chunk_stays : NULL,
-                 &net);
+  if (ran) /* from t_b's run (plc_stage_ends) */
+    mpq_set(last, ran);
+  else
+    plc_sim_end_of(last, &st->bwd, run->nstreams, 1, zero,
+                   per_chunk ? plc_chunk_stays : NULL, &net);
   plc_sim_end(step, &st->step, run->nstreams, 1, last, &net);
   plc_q_rat_sub(tail, step, back);
   if (mpq_sgn(tail) < 0)
@@ -1125,7 +1145,8 @@ static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
       if (base && !(changed & PLC_CHANGED_BWD))
         mpq_set(r->tl[s], base->tl[s]);
       else
-        plc_stage_tail(run, s, r->tk[s], r->nck > 0, r->tl[s]);
+        plc_stage_tail(run, s, r->tk[s], r->nck > 0, r->tw_ok[s] ? r->tw[s] : NULL,
+                       r->tl[s]);
       if (mpq_cmp(r->tl[s], r->tail) > 0)
         mpq_set(r->tail, r->tl[s]);
     }

@@ -93,6 +93,10 @@ typedef struct plc_result {
                               its chunks (plc_chunk_leaves), = tb when a stage
                               runs its lists as one block: where its DP tail
                               is measured from */
+  mpq_t *tw;               /* when tw_ok[s]: the backward's end with its once
+                              ops, counted as tk (plc_stage_tail's start of
+                              the step list), from tb's run (plc_stage_ends) */
+  unsigned char *tw_ok;
   /* with nck > 0 chunks per stage run as blocks (plc_run_chunks): stage
    * s's chunk k alone at s x nck + k, its forward, backward, the
    * backward's weight-gradient part, the latency of its forward and of its

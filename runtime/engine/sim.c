@@ -992,6 +992,19 @@ static void plc_s64_set(mpq_ptr q, plc_si v, plc_su d)
   plc_s64_put(mpq_denref(q), d / g);
 }
 
+int plc_sim_memo_once_sum(mpq_t out, const plc_ir_list *l)
+{
+  const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_slot(l, 1);
+  if (!u || !u->t || !u->ok)
+    return 0;
+  plc_si sum = 0; /* at most u->sum: no overflow */
+  for (int i = 0; i < l->n; i++)
+    if (l->ops[i].once)
+      sum += u->t[i];
+  plc_s64_set(out, sum, u->d);
+  return 1;
+}
+
 int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
 {
   const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);
@@ -1458,11 +1471,147 @@ void plc_sim_run_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int w
   plc_sim_free(&s);
 }
 
+/* The run without the `once` ops, read off a run with them (plc_s64_end
+ * given o): set when it could be.  Why it can: an op starts at the latest
+ * of t0, the ends of its dependencies that ran, when its stream is free
+ * and (compute that takes time) when the device is.  Say no op that is
+ * not `once` waits for a `once` op, follows one on its stream, or (taking
+ * time on the device) follows one that takes time on the device.  Then,
+ * by induction in list order, each op that is not `once` starts and ends
+ * in the run with them as in the run without: its dependencies are ops
+ * that are not `once`, ran in both and ended the same; its stream (and
+ * the device) was last held by such an op, or by none, in both.  With
+ * links dedicated (times on integers) the run without the `once` ops is
+ * then those ops' times, and holds when no two of its transfers met on a
+ * link (plc_s64_overlap over them alone); else the run with links
+ * shared takes up from when they first met, as plc_sim_ends would, with
+ * these times as its head (met).  When a `once` op may have changed the
+ * others' times it is run on its own. */
+typedef struct plc_s64_once {
+  mpq_ptr all, out;  /* plc_sim_end and plc_sim_end_of without the once ops */
+  const plc_sim_net *net; /* as plc_sim_ends would run it: NULL unless it may share */
+  int done;          /* all and out were set */
+  int met;           /* two of its transfers met on a link at head.first; head
+                        holds the run's starts and ends (owning them when
+                        head.mem is set) */
+  plc_sim_head head;
+} plc_s64_once;
+
+/* The run without the once ops into o (plc_s64_once), from a run with
+ * them in which they changed no other op's times: unless its own
+ * transfers (those of cand[0 .. nc) that are not once; cand holds every
+ * op that is not compute when o->net is given) met on a link. */
+static void plc_s64_once_out(plc_s64_once *o, const plc_ir_list *l, int nstreams,
+                             const plc_si *starts, const plc_si *end, const unsigned char *ran,
+                             const int *cand, int nc, plc_si end_all0, plc_si end_cnt0,
+                             plc_su d)
+{
+  if (o->net) {
+    int *own = plc_xmalloc(((size_t)nc + 1) * sizeof *own), m = 0;
+    for (int c = 0; c < nc; c++)
+      if (!l->ops[cand[c]].once)
+        own[m++] = cand[c];
+    o->met = plc_s64_overlap(l, nstreams, starts, end, ran, o->net, own, m, &o->head.first);
+    free(own);
+    if (o->met)
+      return;
+  }
+  if (o->all)
+    plc_s64_set(o->all, end_all0, d);
+  if (o->out)
+    plc_s64_set(o->out, end_cnt0, d);
+  o->done = 1;
+}
+
+/* plc_s64_end's walk over the ops: each op's start and end (as
+ * plc_s64_step), the latest end (end_all) and that of the ops counts is
+ * true for (end_cnt), the ops that are not compute into cand when given.
+ * With once (plc_s64_once), also whether the once ops held a stream, the
+ * device or a dependency of another op (indep cleared), and the same two
+ * ends over the ops that are not once (end_all0, end_cnt0). */
+typedef struct plc_s64_walk {
+  const plc_ir_list *l;
+  const plc_si *t;
+  plc_si *end, *starts, *free_at;
+  unsigned char *ran, *held;
+  int *cand, nc, nstreams, with_once, indep;
+  plc_sim_counts_fn *counts;
+  plc_si t0s, end_all, end_cnt, end_all0, end_cnt0;
+} plc_s64_walk;
+
+/* The walk, with once a constant in each copy (the plain runs pay
+ * nothing for the other). */
+static inline __attribute__((always_inline)) void plc_s64_walk_run(plc_s64_walk *w,
+                                                                  const int once)
+{
+  const plc_ir_list *l = w->l;
+  const plc_si *t = w->t, t0s = w->t0s;
+  plc_si *end = w->end, *starts = w->starts, *free_at = w->free_at;
+  unsigned char *ran = w->ran, *held = w->held;
+  int *cand = w->cand, nc = 0, nstreams = w->nstreams, with_once = w->with_once, indep = 1;
+  plc_sim_counts_fn *counts = w->counts;
+  plc_si end_all = t0s, end_cnt = t0s, end_all0 = t0s, end_cnt0 = t0s;
+  for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
+    const plc_ir_op *op = &l->ops[i];
+    if (!with_once && op->once)
+      continue;
+    plc_si start = t0s;
+    for (int k = 0; k < op->ndeps; k++)
+      if (ran[op->deps[k]] && end[op->deps[k]] > start)
+        start = end[op->deps[k]];
+    int uses_dev = op->kind == PLC_OPK_COMPUTE && t[i] > 0;
+    if (once && indep) {
+      if (op->once) {
+        held[op->stream] = 1;
+        if (uses_dev)
+          held[nstreams] = 1;
+      } else {
+        if (held[op->stream] || (uses_dev && held[nstreams]))
+          indep = 0;
+        for (int k = 0; k < op->ndeps; k++)
+          if (l->ops[op->deps[k]].once)
+            indep = 0;
+      }
+    }
+    if (free_at[op->stream] > start)
+      start = free_at[op->stream];
+    if (uses_dev && free_at[nstreams] > start)
+      start = free_at[nstreams];
+    plc_si e = start + t[i];
+    starts[i] = start;
+    end[i] = e;
+    free_at[op->stream] = e;
+    if (uses_dev)
+      free_at[nstreams] = e;
+    ran[i] = 1;
+    if (cand && op->kind != PLC_OPK_COMPUTE)
+      cand[nc++] = i;
+    if (e > end_all)
+      end_all = e;
+    if (once && !op->once && e > end_all0)
+      end_all0 = e;
+    if (e > end_cnt || (once && !op->once && e > end_cnt0)) {
+      if (!counts || counts(op)) {
+        if (e > end_cnt)
+          end_cnt = e;
+        if (once && !op->once && e > end_cnt0)
+          end_cnt0 = e;
+      }
+    }
+  }
+  w->nc = nc;
+  w->indep = indep;
+  w->end_all = end_all;
+  w->end_cnt = end_cnt;
+  w->end_all0 = end_all0;
+  w->end_cnt0 = end_cnt0;
+}
+
 /* plc_sim_end on integers: the scheduling alone (charging moves no op);
  * 0 when the figures could not fit. */
 static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                        mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net,
-                       plc_sim_head *h)
+                       plc_sim_head *h, plc_s64_once *o)
 {
   if (plc_sim_no_fast || l->n == 0)
     return 0;
@@ -1476,48 +1625,40 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     free(mem);
     return 0;
   }
-  plc_si *end = mem + n, *starts = mem + 2 * n, *free_at = mem + 3 * n, end_all = t0s;
-  plc_si end_cnt = t0s;
+  plc_si *end = mem + n, *starts = mem + 2 * n, *free_at = mem + 3 * n;
   unsigned char *ran = plc_xcalloc(n, 1);
-  int *cand = net ? plc_xmalloc((n + 1) * sizeof *cand) : NULL, nc = 0; /* not compute */
+  int *cand = net ? plc_xmalloc((n + 1) * sizeof *cand) : NULL; /* not compute */
   for (int k = 0; k <= nstreams; k++)
     free_at[k] = t0s;
-  for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
-    const plc_ir_op *op = &l->ops[i];
-    if (!with_once && op->once)
-      continue;
-    plc_si start = t0s;
-    for (int k = 0; k < op->ndeps; k++)
-      if (ran[op->deps[k]] && end[op->deps[k]] > start)
-        start = end[op->deps[k]];
-    int uses_dev = op->kind == PLC_OPK_COMPUTE && x.t[i] > 0;
-    if (free_at[op->stream] > start)
-      start = free_at[op->stream];
-    if (uses_dev && free_at[nstreams] > start)
-      start = free_at[nstreams];
-    starts[i] = start;
-    end[i] = start + x.t[i];
-    free_at[op->stream] = end[i];
-    if (uses_dev)
-      free_at[nstreams] = end[i];
-    ran[i] = 1;
-    if (cand && op->kind != PLC_OPK_COMPUTE)
-      cand[nc++] = i;
-    if (end[i] > end_all)
-      end_all = end[i];
-    if (end[i] > end_cnt && (!counts || counts(op)))
-      end_cnt = end[i];
-  }
+  plc_s64_walk w = {.l = l, .t = x.t, .end = end, .starts = starts, .free_at = free_at,
+                    .ran = ran, .cand = cand, .nstreams = nstreams, .with_once = with_once,
+                    .counts = counts, .t0s = t0s, .indep = 1};
+  /* with o: per stream (and the device, at nstreams), was it held by a
+   * once op */
+  unsigned char *held = o ? plc_xcalloc((size_t)nstreams + 1, 1) : NULL;
+  w.held = held;
+  if (o)
+    plc_s64_walk_run(&w, 1);
+  else
+    plc_s64_walk_run(&w, 0);
+  int nc = w.nc, indep = w.indep;
+  plc_si end_all = w.end_all, end_cnt = w.end_cnt;
+  if (held && indep)
+    plc_s64_once_out(o, l, nstreams, starts, end, ran, cand, nc, w.end_all0, w.end_cnt0, d);
+  free(held);
   /* else: links shared */
   int ok = !net || !plc_s64_overlap(l, nstreams, starts, end, ran, net, cand, nc, &h->first);
   free(ran);
   free(cand);
+  if (o && o->met) /* its own run's head: the same times */
+    o->head = (plc_sim_head){ok ? mem : NULL, starts, end, d, o->head.first};
   if (ok) {
     if (all)
       plc_s64_set(all, end_all, d);
     if (out)
       plc_s64_set(out, end_cnt, d);
-    free(mem);
+    if (!(o && o->met))
+      free(mem);
   } else { /* the head of the run with links shared */
     *h = (plc_sim_head){mem, starts, end, d, h->first};
   }
@@ -1967,15 +2108,13 @@ static void plc_sim_flow_last(mpq_t out, const plc_ir_list *l, const plc_flow *f
   mpq_clear(end);
 }
 
-void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
-                  mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
+/* plc_sim_ends once plc_s64_end (given may and h, the head of the run
+ * when two transfers met, or NULL) could not: the flow's ends when links
+ * may be shared, else a run on rationals. */
+static void plc_sim_ends_rest(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
+                              int with_once, mpq_srcptr t0, plc_sim_counts_fn *counts,
+                              const plc_sim_net *net, int may, const plc_sim_head *h)
 {
-  int may = plc_sim_may_share(l, with_once, net);
-  plc_sim_head head = {0}, *h = NULL;
-  if (plc_s64_end(all, out, l, nstreams, with_once, t0, counts, may ? net : NULL, &head))
-    return; /* no two transfers met on a link: sharing changes nothing */
-  if (head.mem)
-    h = &head;
   if (may) { /* the flow's ends, and the head's */
     plc_flow f;
     int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
@@ -1988,7 +2127,6 @@ void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int 
       plc_sim_flow_last(out, l, &f, map, h, den, t0, counts);
     mpz_clear(den);
     free(map);
-    free(head.mem);
     plc_flow_free(&f);
     return;
   }
@@ -2005,6 +2143,52 @@ void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int 
         mpq_set(o, s.ops[i].end);
   }
   plc_sim_free(&s);
+}
+
+void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
+                  mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
+{
+  int may = plc_sim_may_share(l, with_once, net);
+  plc_sim_head head = {0};
+  if (plc_s64_end(all, out, l, nstreams, with_once, t0, counts, may ? net : NULL, &head, NULL))
+    return; /* no two transfers met on a link: sharing changes nothing */
+  plc_sim_ends_rest(all, out, l, nstreams, with_once, t0, counts, net, may,
+                    head.mem ? &head : NULL);
+  free(head.mem);
+}
+
+_Thread_local long plc_sim_once_merged;
+
+void plc_sim_ends_once(mpq_t all0, mpq_t out0, mpq_t out1, const plc_ir_list *l, int nstreams,
+                       mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net)
+{
+  int any = 0;
+  for (int i = 0; i < l->n && !any; i++)
+    any = l->ops[i].once;
+  if (!any) { /* one run, the same with them or without */
+    plc_sim_ends(all0, out0 ? out0 : out1, l, nstreams, 0, t0, counts, net);
+    if (out0 && out1)
+      mpq_set(out1, out0);
+    return;
+  }
+  int may = plc_sim_may_share(l, 1, net);
+  plc_sim_head head = {0};
+  plc_s64_once o = {.all = all0, .out = out0,
+                    .net = plc_sim_may_share(l, 0, net) ? net : NULL};
+  int ok = plc_s64_end(NULL, out1, l, nstreams, 1, t0, counts, may ? net : NULL, &head, &o);
+  if (o.met) { /* its transfers met: shared from its head on (its times are in it) */
+    plc_sim_ends_rest(all0, out0, l, nstreams, 0, t0, counts, net, 1, &o.head);
+    free(o.head.mem);
+    o.done = 1;
+  }
+  if (!ok)
+    plc_sim_ends_rest(NULL, out1, l, nstreams, 1, t0, counts, net, may,
+                      head.mem ? &head : NULL);
+  free(head.mem);
+  if (!o.done) /* the once ops may have changed the others' times: on its own */
+    plc_sim_ends(all0, out0, l, nstreams, 0, t0, counts, net);
+  else
+    plc_sim_once_merged++;
 }
 
 void plc_sim_end_in(mpq_t out, const plc_sim *s, const plc_ir_list *l, mpq_srcptr t0,

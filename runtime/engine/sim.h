@@ -107,6 +107,15 @@ void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once
  * (either may be NULL). */
 void plc_sim_ends(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                   mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net);
+/* plc_sim_ends of l without its `once` ops into all0 and out0 (either may
+ * be NULL), and plc_sim_end_of with them into out1: from one run when
+ * the `once` ops provably changed no other op's times (sim.c,
+ * plc_s64_once), else from two. */
+void plc_sim_ends_once(mpq_t all0, mpq_t out0, mpq_t out1, const plc_ir_list *l, int nstreams,
+                       mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net);
+/* Tests: how many plc_sim_ends_once calls of this thread took both from
+ * one run. */
+extern _Thread_local long plc_sim_once_merged;
 /* What plc_sim_end_of gives for l run so, from s, that run of l made by
  * plc_sim_run from t0: the latest end of its ops that ran and for which
  * counts is true (all when NULL), and t0. */
@@ -184,5 +193,9 @@ void plc_sim_memo_drop(const plc_ir_list *l);
  * counts is true (all when NULL), into out, on integers from the innermost memo: 0, out
  * untouched, when it does not keep l or l's times do not fit. */
 int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts);
+/* The sum of the times of l's `once` ops, from the innermost memo's
+ * durations of l with them: 0, out untouched, unless a run made them
+ * already (and they fit). */
+int plc_sim_memo_once_sum(mpq_t out, const plc_ir_list *l);
 
 #endif

@@ -833,6 +833,80 @@ static void test_random_memo_part(void)
   mpq_clears(zero, e, f, want, NULL);
 }
 
+/* plc_sim_ends_once, which reads the run without the `once` ops off the
+ * run with them when they provably changed no other op's times, gives
+ * what the two runs give on their own (plc_sim_ends without them,
+ * plc_sim_end_of with them), for every counts, links shared or not, from
+ * any start, in a memo or not.  Half the lists are shaped as a stage's
+ * backward (the once ops alone on a stream, nothing waiting for them), so
+ * the one-run path is taken; in the others a once op often holds a
+ * stream, the device or a dependency of another op, so the two-run path
+ * is too; with one shared link a once transfer may slow another, and
+ * the transfers that stay may meet (the run without the once ops then
+ * shares its link from the one run's head).  In a memo, the once ops'
+ * sum (plc_sim_memo_once_sum) is read off the durations those runs made. */
+static void test_random_ends_once(void)
+{
+  int bad = 0;
+  mpq_t t0, a0, o0, o1, b0, p0, p1;
+  mpq_inits(t0, a0, o0, o1, b0, p0, p1, NULL);
+  plc_sim_net on = one_link(1);
+  plc_sim_counts_fn *counts[3] = {NULL, is_transfer, on_stream0};
+  long merged0 = plc_sim_once_merged, calls = 0, summed = 0;
+  for (int trial = 0; trial < 400; trial++) {
+    plc_ir_list l;
+    int shaped = trial % 2;
+    random_list(&l, 1 + (int)rnd(40), shaped ? 3 : 4);
+    for (int i = 0; i < l.n; i++) {
+      if (shaped && l.ops[i].kind != PLC_OPK_COMPUTE && rnd(4) == 0) {
+        l.ops[i].stream = 3; /* the grad stream: only once ops */
+        l.ops[i].once = 1;
+      } else if (!shaped) {
+        l.ops[i].once = rnd(5) == 0;
+      }
+    }
+    for (int i = 0; shaped && i < l.n; i++) /* nothing that stays waits for a once op */
+      for (int k = 0; !l.ops[i].once && k < l.ops[i].ndeps; k++)
+        if (l.ops[l.ops[i].deps[k]].once)
+          l.ops[i].ndeps = 0;
+    const plc_sim_net *net = trial % 3 ? &on : NULL;
+    mpq_set_si(t0, trial % 4 ? 0 : (long)rnd(5), 1 + rnd(3));
+    mpq_canonicalize(t0);
+    plc_sim_no_fast = trial % 7 == 6;
+    plc_ir_stage st = {.bwd = l};
+    plc_ir_run run = {.stages = &st, .nstreams = 4, .nstages = 1};
+    plc_sim_memo memo;
+    int in_memo = trial % 5 < 3;
+    if (in_memo)
+      plc_sim_memo_push(&memo, &run);
+    for (int k = 0; k < 3; k++) {
+      plc_sim_ends_once(a0, o0, o1, &st.bwd, 4, t0, counts[k], net);
+      calls++;
+      plc_sim_ends(b0, p0, &l, 4, 0, t0, counts[k], net);
+      plc_sim_end_of(p1, &l, 4, 1, t0, counts[k], net);
+      bad += !mpq_equal(a0, b0) + !mpq_equal(o0, p0) + !mpq_equal(o1, p1);
+    }
+    if (in_memo) { /* the once ops' sum from the durations those runs made */
+      mpq_set_ui(b0, 0, 1);
+      for (int i = 0; i < l.n; i++)
+        if (l.ops[i].once)
+          mpq_add(b0, b0, l.ops[i].time);
+      int ok = plc_sim_memo_once_sum(a0, &st.bwd);
+      summed += ok;
+      bad += ok && !mpq_equal(a0, b0);
+      bad += ok && plc_sim_no_fast;
+      plc_sim_memo_pop(&memo);
+    }
+    bad += plc_sim_memo_once_sum(a0, &st.bwd); /* no memo: nothing */
+    plc_sim_no_fast = 0;
+  }
+  long merged = plc_sim_once_merged - merged0;
+  CU_ASSERT(summed > 0);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(merged > calls / 5 && merged < calls); /* both paths ran */
+  mpq_clears(t0, a0, o0, o1, b0, p0, p1, NULL);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -851,6 +925,7 @@ int main(void)
     {"a run's ends are the end-only runs' (random lists)", test_random_end_in},
     {"a run's figures without the ops' own (random lists)", test_random_figs},
     {"a part of a stage list runs with its durations (random lists)", test_random_memo_part},
+    {"the ends with and without once ops from one run (random lists)", test_random_ends_once},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);
