@@ -17,8 +17,9 @@ void *plc_xrealloc(void *p, size_t n);
 char *plc_xstrdup(const char *s);
 /* Report that memory ran out and exit (for allocators outside these). */
 void plc_xalloc_fail(void) __attribute__((noreturn));
-/* Keep memory freed at the top of the heap for the next allocations
- * (where the C library can; call once, before any thread). */
+/* Keep memory freed at the top of the heap for the next allocations, and
+ * ask for the heap's first growth in transparent huge pages (where the C
+ * library and the kernel can; call once, before any thread). */
 void plc_xalloc_keep_heap(void);
 /* Free a string GMP allocated (mpz_get_str(NULL, ...)): GMP's blocks come
  * from its own allocator (xalloc.c), which free() must not be given. */
