@@ -689,6 +689,27 @@ static void test_end_to_end(void)
   plc_fx_free(&f);
 }
 
+/* Random run number iter of the re-analysis tests: its schedule by iter
+ * (1f1b, interleaved, zb_h1, dualpipe, dualpipev in turn), uneven stages
+ * and a once-per-step gradient sync in each stage's backward. */
+static plc_ir_run *synced_run(int iter)
+{
+  static const char *const scheds[5] = {"1f1b", "interleaved", "zb_h1", "dualpipe", "dualpipev"};
+  int sc = iter % 5, vpp = sc == 1 ? 2 : 1, n = sc == 1 ? 2 : 1;
+  int p = sc == 3 ? 2 * (int)prop_rand(1, 3) : (int)prop_rand(2, 4);
+  long mu = sc == 4 ? 2L * p : p * prop_rand(2, 3);
+  long f[8], dg[8], wg[8];
+  for (int i = 0; i < p * n; i++) {
+    f[i] = prop_rand(1, 10);
+    dg[i] = prop_rand(1, 12);
+    wg[i] = prop_rand(1, 8);
+  }
+  plc_ir_run *r = rand_run(p, vpp, scheds[sc], mu, f, dg, wg);
+  for (int st = 0; st < p; st++)
+    grad_sync(&r->stages[st].bwd, prop_rand(1, 9), r->stages[st].bwd.n - 1);
+  return r;
+}
+
 /* A re-analysis (plc_analyse_step) after every backward op got 3/2 of its
  * time gives what a fresh analysis of the changed run gives: step, work,
  * bubble, tail, t_f, t_b, t_w and, with F&B blocks, every device's F&B
@@ -697,25 +718,14 @@ static void test_end_to_end(void)
  * sync in each stage's backward. */
 static void test_step_reanalysis(void)
 {
-  static const char *const scheds[5] = {"1f1b", "interleaved", "zb_h1", "dualpipe", "dualpipev"};
   int bad = 0, fb = 0;
   unsigned long seed = prop_seed; /* the other tests' runs stay theirs */
   mpq_t k;
   mpq_init(k);
   mpq_set_ui(k, 3, 2);
   for (int iter = 0; iter < 30; iter++) {
-    int sc = iter % 5, vpp = sc == 1 ? 2 : 1, n = sc == 1 ? 2 : 1;
-    int p = sc == 3 ? 2 * (int)prop_rand(1, 3) : (int)prop_rand(2, 4);
-    long mu = sc == 4 ? 2L * p : p * prop_rand(2, 3);
-    long f[8], dg[8], wg[8];
-    for (int i = 0; i < p * n; i++) {
-      f[i] = prop_rand(1, 10);
-      dg[i] = prop_rand(1, 12);
-      wg[i] = prop_rand(1, 8);
-    }
-    plc_ir_run *r = rand_run(p, vpp, scheds[sc], mu, f, dg, wg);
-    for (int st = 0; st < p; st++)
-      grad_sync(&r->stages[st].bwd, prop_rand(1, 9), r->stages[st].bwd.n - 1);
+    plc_ir_run *r = synced_run(iter);
+    int p = r->nstages;
     plc_result base, again, fresh;
     plc_analyse(&base, r);
     for (int st = 0; st < p; st++)
@@ -747,22 +757,10 @@ static void test_step_reanalysis(void)
  * and the first part alone already has the step and what it is made of. */
 static void test_first_then_rest(void)
 {
-  static const char *const scheds[5] = {"1f1b", "interleaved", "zb_h1", "dualpipe", "dualpipev"};
   int bad = 0;
   unsigned long seed = prop_seed;
   for (int iter = 0; iter < 30; iter++) {
-    int sc = iter % 5, vpp = sc == 1 ? 2 : 1, n = sc == 1 ? 2 : 1;
-    int p = sc == 3 ? 2 * (int)prop_rand(1, 3) : (int)prop_rand(2, 4);
-    long mu = sc == 4 ? 2L * p : p * prop_rand(2, 3);
-    long f[8], dg[8], wg[8];
-    for (int i = 0; i < p * n; i++) {
-      f[i] = prop_rand(1, 10);
-      dg[i] = prop_rand(1, 12);
-      wg[i] = prop_rand(1, 8);
-    }
-    plc_ir_run *r = rand_run(p, vpp, scheds[sc], mu, f, dg, wg);
-    for (int st = 0; st < p; st++)
-      grad_sync(&r->stages[st].bwd, prop_rand(1, 9), r->stages[st].bwd.n - 1);
+    plc_ir_run *r = synced_run(iter);
     plc_result whole, parts, first;
     plc_analyse(&whole, r);
     plc_analyse_first(&first, r);
