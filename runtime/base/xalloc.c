@@ -28,29 +28,62 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Advise transparent huge pages for the heap's next growth (where the
+ * kernel allows them through madvise): a process's first touch of each
+ * 4 KiB page is a page fault, and they were most of plc's system time
+ * (search-70b: 1,900 of them; llama3-405b-h100: 1,950; bench/large, whose
+ * step takes 43 MiB: 6,600), where a 2 MiB page takes one.  The kernel
+ * gives a huge page only to a whole aligned 2 MiB none of whose 4 KiB
+ * pages has been touched, and malloc writes where it grows before the
+ * advice can be given.  So the break first moves to 4 KiB short of a
+ * 2 MiB boundary (the gap is address space, never touched); malloc's
+ * growth starts there and writes its headers in that one page, and what
+ * lies past the boundary is advised untouched.  Advice only: nothing
+ * changes where the kernel gives none, or under ASan and valgrind, whose
+ * heaps are not glibc's. */
+static void plc_x_huge_heap(void)
+{
+#if defined(HAVE_MADVISE) && defined(HAVE_SBRK) && defined(MADV_HUGEPAGE)
+  uintptr_t huge = (uintptr_t)2 << 20, page = 4096, at = (uintptr_t)sbrk(0);
+  uintptr_t to = ((at + page + huge - 1) & ~(huge - 1)) - page;
+  if (at == (uintptr_t)-1 || (to > at && sbrk((intptr_t)(to - at)) == (void *)-1))
+    return;
+  /* Small blocks until one makes the heap grow, so that the headers malloc
+   * writes on growing (the block's and the rest's) stay in that one page.
+   * A static binary's malloc began its heap before main; its rest is used
+   * up first, in at most a few hundred blocks that go back to malloc. */
+  void *held[512], *grow = NULL;
+  size_t n = 0;
+  while (!grow && n < sizeof held / sizeof *held) {
+    void *before = sbrk(0);
+    if (!(held[n++] = malloc(1024)))
+      break;
+    if (sbrk(0) != before)
+      grow = held[n - 1];
+  }
+  uintptr_t lo = ((uintptr_t)grow + huge - 1) & ~(huge - 1);
+  uintptr_t hi = (uintptr_t)sbrk(0) & ~(page - 1);
+  if (grow && hi > lo)
+    madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+  while (n)
+    free(held[--n]);
+#endif
+}
+
 /* A search compiles each candidate in its own arena and frees it; glibc
  * gave the heap's top back to the kernel each time and took page faults to
  * use it again (search-70b: 5,500 faults, a third of its CPU time).  So
- * freed memory stays up to 64 MiB, and the heap grows 16 MiB at a time. */
+ * freed memory stays up to 64 MiB, the heap grows 64 MiB at a time, and
+ * blocks up to 32 MiB come from the heap rather than from their own
+ * mappings, which are faulted in page by page and unmapped when freed. */
 void plc_xalloc_keep_heap(void)
 {
 #ifdef HAVE_MALLOPT
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
-  mallopt(M_TOP_PAD, 16 << 20);
+  mallopt(M_TOP_PAD, 64 << 20);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
 #endif
-#if defined(HAVE_MADVISE) && defined(HAVE_SBRK) && defined(MADV_HUGEPAGE)
-  /* The heap's first 16 MiB or more (its first growth) in transparent huge
-   * pages where the kernel allows them: a process's first touch of each
-   * 4 KiB page was a page fault (search-70b: 1,900 of them, most of its
-   * system time); a 2 MiB page takes one.  Advice only: nothing changes
-   * where the kernel gives none. */
-  void *first = malloc(1);
-  uintptr_t page = 4096, lo = ((uintptr_t)first + page - 1) & ~(page - 1);
-  uintptr_t hi = (uintptr_t)sbrk(0) & ~(page - 1);
-  if (first && hi > lo)
-    madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-  free(first);
-#endif
+  plc_x_huge_heap();
 }
 
 void plc_xalloc_fail(void)
