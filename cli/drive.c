@@ -187,6 +187,18 @@ static int plc_drive_order_ok(plc_drive *d, const plc_drive_run *r)
   return 0;
 }
 
+/* The sensitivity rows of a run (one re-analysis per exposed row: the
+ * costly part).  Only reports print them, so only a run the driver asks
+ * for has them: a train read for an assertion or by another train's
+ * fields (llama3-405b-h100's third) does not, unless printed after. */
+static void plc_drive_sense(plc_drive_run *r)
+{
+  plc_blocks_keep(r->ir);
+  plc_sensitivity(&r->res, r->ir);
+  plc_blocks_keep_end();
+  r->sensed = 1;
+}
+
 /* Evaluate the train's instance, lower and analyse it into r. */
 static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
 {
@@ -235,8 +247,8 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
   }
   plc_result_memory(&r->res);
   plc_drive_memory_warn(d, r, r->res.mem);
-  if (d->sensitivity) /* one re-analysis per exposed row: the costly part */
-    plc_sensitivity(&r->res, r->ir);
+  if (d->sensitivity && !r->read_at.src && d->nesting == 1)
+    plc_drive_sense(r); /* the driver asked for it: it is printed */
   plc_blocks_keep_end();
   r->state = PLC_RUN_DONE;
 }
@@ -280,7 +292,11 @@ static plc_drive_run *plc_drive_start(plc_drive *d, const plc_ast *decl, const p
 plc_drive_run *plc_drive_train(plc_drive *d, const plc_ast *decl)
 {
   plc_drive_run *r = plc_drive_start(d, decl, NULL, NULL);
-  return r->state == PLC_RUN_DONE ? r : NULL;
+  if (r->state != PLC_RUN_DONE)
+    return NULL;
+  if (d->sensitivity && !r->sensed) /* read by another run first */
+    plc_drive_sense(r);
+  return r;
 }
 
 /* Append "A reads B.field" to the chain of a cycle message. */

@@ -28,6 +28,7 @@ typedef struct plc_drive_run {
   int errors0, promoted0, warnings0;
   long err_reads0;
   int mem_checked;             /* the early memory check ran, and it fits */
+  int sensed;                  /* its sensitivity rows are computed */
 } plc_drive_run;
 
 typedef struct plc_drive {
