@@ -19,6 +19,7 @@
 #include "eval.h"
 #include "import.h"
 #include "load.h"
+#include "lower.h"
 #include "output.h"
 #include "parse.h"
 #include "report_json.h"
@@ -547,6 +548,9 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
                        .noverrides = (int)cli->ndefines};
   plc_drive_init(&d, s, prog, &o);
   d.sensitivity = cli->action == PLC_ACT_REPORT && !cli->nevals;
+  /* the plan's trains share the instances they lower alike (a variant of
+   * a train, one read by an assertion: llama3-405b-h100's three) */
+  s->ev.lower_cache = plc_lcache_new("trains' ");
   d.skip_asserts = s->failed_asserts;
   d.nskip = s->nfailed_asserts;
   const plc_ast **trains;
@@ -605,6 +609,8 @@ static void plc_cli_evaluate(plc_cli *cli, plc_sema *s, plc_program *prog)
     cli->failed_asserts += d.failed_asserts;
   }
   plc_drive_free(&d);
+  plc_lcache_free(s->ev.lower_cache);
+  s->ev.lower_cache = NULL;
 }
 
 /* One file of --compare: compiled and evaluated on its own, so two

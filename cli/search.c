@@ -549,6 +549,7 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   c->drive.unfit_stops = 1; /* skipped anyway: no analysis for it */
   c->drive.warn_stops = 1; /* likewise */
   c->sema.ev.lower_cache = cache; /* the trees are shared: so are instances */
+  c->sema.ev.lower_share_times = 1; /* no sensitivity rows */
   c->drive.cut = S->cut ? plc_search_cut : NULL;
   c->drive.cut_ctx = wk;
   free(c->diag.first_warning); /* the plan's own warnings are the main compilation's */
@@ -772,7 +773,7 @@ static plc_sresult *plc_search_threads(plc_search *S)
     w[t].stride = (uint64_t)jobs * n;
     w[t].show_progress = t == 0 && o->progress;
     w[t].res = plc_sresult_new(S);
-    w[t].cache = plc_lcache_new();
+    w[t].cache = plc_lcache_new("");
   }
   for (int t = 1; t < jobs; t++)
     if (pthread_create(&th[t], NULL, plc_search_work, &w[t]) != 0) {

@@ -134,10 +134,12 @@ typedef struct plc_eval {
   const plc_env *xenv;
   void (*xread)(void *ctx, int slot, const char *name, const plc_value *v, const plc_loc *use);
   void *xread_ctx;
-  /* The cache itself (a search's worker thread owns it), or NULL.  When
-   * set, no sensitivity analysis will change the lowered op times in place,
-   * so lowering may share them between copies. */
+  /* The cache itself (a search's worker thread owns it, or the driver of
+   * a plan's trains), or NULL. */
   struct plc_lcache *lower_cache;
+  /* No sensitivity analysis will change the lowered op times in place (a
+   * search's candidates), so lowering may share them between copies. */
+  int lower_share_times;
   /* A search's early check (drive.c), or NULL: lowering calls it with the
    * run's memory figures (stage memory, no op lowered yet) and stops,
    * failing the run, when it returns 1 (the run does not fit) or 2 (it

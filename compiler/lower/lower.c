@@ -1047,7 +1047,7 @@ static plc_ir_op plc_lower_dup(plc_lower *L, const plc_ir_op *f)
 static plc_ir_op plc_lower_replica(plc_lower *L, const plc_ir_op *f)
 {
   plc_ir_op op = *f;
-  if (!L->ev->lower_cache) {
+  if (!L->ev->lower_share_times) {
     op.time = plc_arena_mpq(L->ar);
     mpq_set(op.time, f->time);
   }
@@ -1409,6 +1409,7 @@ struct plc_lcache {
   int *rindex, nrindex; /* open addressing: rid + 1 */
   long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
+  const char *whose;  /* ... on a line saying whose cache it is */
 };
 
 struct plc_xlog {
@@ -1427,10 +1428,11 @@ struct plc_xlog {
  * small, and one of many does not grow without bound. */
 #define PLC_XCACHE_MAX 16384
 
-plc_lcache *plc_lcache_new(void)
+plc_lcache *plc_lcache_new(const char *whose)
 {
   plc_lcache *X = plc_xcalloc(1, sizeof(plc_lcache));
   X->ar = plc_arena_new();
+  X->whose = whose;
   return X;
 }
 
@@ -1452,8 +1454,8 @@ void plc_lcache_free(plc_lcache *x)
     return;
   const char *st = getenv("PLC_LOWER_XCACHE_STATS");
   if (st && *st && strcmp(st, "0"))
-    fprintf(stderr, "plc: lowering cache: %d entries, %ld hits, %ld misses; %ld runs did not "
-            "fit before their ops\n", x->n, x->hits, x->misses, x->unfit);
+    fprintf(stderr, "plc: %slowering cache: %d entries, %ld hits, %ld misses; %ld runs did "
+            "not fit before their ops\n", x->whose, x->n, x->hits, x->misses, x->unfit);
   for (int i = 0; i < x->n; i++)
     plc_xentry_free(&x->e[i]);
   free(x->e);

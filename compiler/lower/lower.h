@@ -76,9 +76,12 @@ typedef struct plc_lower {
 
 /* A cache of lowered template instances that outlives one compilation: a
  * search's candidates share their syntax trees, so an instance that read
- * the same values lowers to the same ops in each.  One per thread. */
+ * the same values lowers to the same ops in each; so do a plan's trains.
+ * One per thread.  With PLC_LOWER_XCACHE_STATS=1, freeing it prints its
+ * counts on stderr, on a line that begins "plc: " followed by whose (e.g.
+ * "" for a search's, "trains' " for the plan's trains'). */
 typedef struct plc_lcache plc_lcache;
-plc_lcache *plc_lcache_new(void);
+plc_lcache *plc_lcache_new(const char *whose);
 void plc_lcache_free(plc_lcache *x);
 
 /* Lower one train (decl is its DECL node; train its instance). */
