@@ -48,17 +48,18 @@ static void plc_x_huge_heap(void)
   uintptr_t to = ((at + page + huge - 1) & ~(huge - 1)) - page;
   if (at == (uintptr_t)-1 || (to > at && sbrk((intptr_t)(to - at)) == (void *)-1))
     return;
-  /* Small blocks until one makes the heap grow, so that the headers malloc
-   * writes on growing (the block's and the rest's) stay in that one page.
-   * A static binary's malloc began its heap before main; its rest is used
-   * up first, in at most a few hundred blocks that go back to malloc. */
-  void *held[512], *grow = NULL;
+  /* Small blocks until one lies past the moved break (the heap grew
+   * there), so that the headers malloc writes on growing (the block's and
+   * the rest's) stay in that one page.  A static binary's malloc began its
+   * heap before main: the rest of it is used up first, in at most about
+   * 130 blocks that go back to malloc.  Where the heap is not at the
+   * break (valgrind, ASan) the first block is past it, and no range is. */
+  void *held[256], *grow = NULL;
   size_t n = 0;
   while (!grow && n < sizeof held / sizeof *held) {
-    void *before = sbrk(0);
     if (!(held[n++] = malloc(1024)))
       break;
-    if (sbrk(0) != before)
+    if ((uintptr_t)held[n - 1] >= to)
       grow = held[n - 1];
   }
   uintptr_t lo = ((uintptr_t)grow + huge - 1) & ~(huge - 1);
