@@ -490,6 +490,8 @@ static plc_q_status plc_lit_value(plc_quantity *r, plc_lit *l)
   return plc_q_commit(r, t, plc_dim_none());
 }
 
+int plc_q_gmp_only;
+
 plc_q_status plc_q_parse_number(plc_quantity *r, const char *text, size_t len)
 {
   plc_lit l = { NULL, 0, 0, 0, 0 };
