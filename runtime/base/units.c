@@ -105,10 +105,13 @@ const plc_unit *plc_unit_lookup(const char *name, size_t len)
 {
   if (!name)
     return NULL;
+  if (len == 0)
+    return NULL; /* no unit has an empty name */
   for (size_t i = 0; i < PLC_NUNITS; i++) {
     const char *n = plc_units[i].name;
-    /* name is not NUL-terminated: compare lengths, then bytes. */
-    if (strlen(n) == len && memcmp(n, name, len) == 0)
+    /* name is not NUL-terminated: the first byte (which rules out most
+     * names at once), then lengths, then bytes. */
+    if (n[0] == name[0] && strlen(n) == len && memcmp(n, name, len) == 0)
       return &plc_units[i];
   }
   return NULL;
@@ -119,8 +122,63 @@ const plc_unit *plc_unit_at(size_t i)
   return i < PLC_NUNITS ? &plc_units[i] : NULL;
 }
 
+/* A scale's text "n" or "n/d" as longs in lowest terms, n, d > 0 (every
+ * table entry is one); 0 for anything else. */
+static int plc_unit_scale_long(const char *t, long *n, long *d)
+{
+  long *part = n;
+  int digits = 0;
+  *n = 0;
+  *d = 1;
+  for (;; t++) {
+    if (*t >= '0' && *t <= '9') {
+      if (++digits > 18)
+        return 0;
+      *part = *part * 10 + (*t - '0');
+    } else if (*t == '/' && part == n && digits) {
+      part = d;
+      *d = 0;
+      digits = 0;
+    } else {
+      break;
+    }
+  }
+  if (*t || !digits || !*n || !*d)
+    return 0;
+  unsigned long g = plc_q_small_gcd((unsigned long)*n, (unsigned long)*d);
+  *n /= (long)g; /* "2/4" as 1/2, as mpq_canonicalize would */
+  *d /= (long)g;
+  return 1;
+}
+
+/* r->v *= n/d (n, d > 0) on longs, in lowest terms as mpq_mul leaves
+ * it; 0 when r->v or a product does not fit (r untouched then). */
+static int plc_unit_mul_small(plc_quantity *r, long n, long d)
+{
+  long a, b;
+  if (plc_q_gmp_only || !plc_q_small_get(mpq_numref(r->v), &a) ||
+      !plc_q_small_get(mpq_denref(r->v), &b))
+    return 0;
+  /* a/b and n/d are each in lowest terms, so cancelling across (a with d,
+   * n with b) leaves the product in lowest terms; g1, g2 > 0 as b, d > 0 */
+  unsigned long g1 = plc_q_small_gcd((unsigned long)(a < 0 ? -a : a), (unsigned long)d);
+  unsigned long g2 = plc_q_small_gcd((unsigned long)n, (unsigned long)b);
+  long x, y;
+  if (__builtin_mul_overflow(a / (long)g1, n / (long)g2, &x) ||
+      __builtin_mul_overflow(b / (long)g2, d / (long)g1, &y) || x == LONG_MIN)
+    return 0;
+  plc_q_small_set(r->v, x, (unsigned long)y);
+  return 1;
+}
+
 void plc_q_apply_unit(plc_quantity *r, const plc_unit *u)
 {
+  long n, d;
+  if (plc_unit_scale_long(u->scale, &n, &d) && plc_unit_mul_small(r, n, d)) {
+    for (int i = 0; i < PLC_NDIM; i++)
+      r->dim.e[i] = u->e[i];
+    return;
+  }
   mpq_t s;
   mpq_init(s);
   /* The table's own text: always valid, but canonicalize as for any
