@@ -222,6 +222,58 @@ static void test_buffer_boundary(void)
   free(text);
 }
 
+/* A number is matched as a run of the bytes a literal can hold and the
+ * longest literal kept (lexer.l, plc_lex_num_match); the rest is given back
+ * and scanned again, with the columns a literal of just those bytes has. */
+static void test_number_give_back(void)
+{
+  /* 1e+2 = 100, then the name e at column 5 */
+  CHECK_SCAN("1e+2e", "1:1 number 100 1\n1:5 identifier e\n");
+  /* an exponent without digits is no exponent: 1E, then the name E at 2 */
+  CHECK_SCAN("1E-", "1:1 number 1 1\n1:2 identifier E\n1:3 '-'\n");
+  CHECK_SCAN("1E-3E", "1:1 number 1/1000 1\n1:5 identifier E\n");
+  /* 3 KB = 3000 B; '/' and x follow as tokens of their own */
+  CHECK_SCAN("3 KB/x", "1:1 number 3000 B\n1:5 '/'\n1:6 identifier x\n");
+  /* 2 Kbit/s = 2 * 125 B/s; the second '/' is given back */
+  CHECK_SCAN("2 Kbit/s/", "1:1 number 250 B/s\n1:9 '/'\n");
+  /* 1 min = 60 s; min/h is no unit, min is */
+  CHECK_SCAN("1 min/h", "1:1 number 60 s\n1:6 '/'\n1:7 identifier h\n");
+  /* a point needs a digit after it: 4, '.', the name e5 */
+  CHECK_SCAN("4.e5", "1:1 number 4 1\n1:2 '.'\n1:3 identifier e5\n");
+  /* '_' only between digits: 56, then the name _ at 4 */
+  CHECK_SCAN("5_6_", "1:1 number 56 1\n1:4 identifier _\n");
+  CHECK_SCAN("7..9", "1:1 number 7 1\n1:2 '..'\n1:4 number 9 1\n");
+  /* blanks and a tab before '%': 6% = 3/50; blanks before no unit are not
+   * part of the literal: the tab at 3 goes to 9, x at 10 */
+  CHECK_SCAN("6 \t%", "1:1 number 3/50 1\n");
+  CHECK_SCAN("8 \t x", "1:1 number 8 1\n1:10 identifier x\n");
+  /* MICRO SIGN + s = 1 us; the sign alone is no unit */
+  CHECK_SCAN("1 \xc2\xb5s", "1:1 number 1/1000000 s\n");
+  CHECK_SCAN("2 - 1", "1:1 number 2 1\n1:3 '-'\n1:5 number 1 1\n");
+}
+
+/* The start of a multi-byte sequence without the rest is one bad byte at a
+ * time, each where it is, and the scanner goes on after it. */
+static void test_partial_utf8(void)
+{
+  /* E2 80 is two bytes of a three-byte sequence: E2 at column 1, 80 (a
+   * continuation byte, no column of its own) at 2; the line shows one
+   * U+FFFD for both (diag.c) */
+  CHECK_ERROR("\xe2\x80y", 3,
+              "t.plan:1:1: error: invalid UTF-8 byte 0xe2 in source file\n"
+              " \xef\xbf\xbdy\n ^\n"
+              "t.plan:1:2: error: invalid UTF-8 byte 0x80 in source file\n"
+              " \xef\xbf\xbdy\n  ^\n");
+  /* F0 9F 98 lacks its fourth byte: F0 at 2, 9F and 98 both at 3 */
+  CHECK_ERROR("x\xf0\x9f\x98", 4,
+              "t.plan:1:2: error: invalid UTF-8 byte 0xf0 in source file\n"
+              " x\xef\xbf\xbd\n  ^\n"
+              "t.plan:1:3: error: invalid UTF-8 byte 0x9f in source file\n"
+              " x\xef\xbf\xbd\n   ^\n"
+              "t.plan:1:3: error: invalid UTF-8 byte 0x98 in source file\n"
+              " x\xef\xbf\xbd\n   ^\n");
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -235,6 +287,8 @@ int main(void)
     {"shortcuts give the same tokens", test_fast_paths},
     {"shortcuts give the same errors", test_fast_path_errors},
     {"a token across the scanner's buffer", test_buffer_boundary},
+    {"a number's run given back", test_number_give_back},
+    {"partial UTF-8 sequences", test_partial_utf8},
     {NULL, NULL},
   };
   return plc_cu_run("lexer", tests);
