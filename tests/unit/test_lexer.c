@@ -274,6 +274,67 @@ static void test_partial_utf8(void)
               " x\xef\xbf\xbd\n   ^\n");
 }
 
+/* A comment is skipped to its line's end in C while that end is in the
+ * scanner's buffer, else the CMT rules match the rest (lexer.l).  The
+ * scanner's first read ends at byte 8192; 129 filler lines of 63 bytes
+ * (8127) and a line of s blanks (s = 0..63) come first, so the comment line
+ * 131 starts at byte 8128 + s: inside the first read up to s = 18, across
+ * its end from s = 19 ('#' before, the rest after; the newline, a valid
+ * three-byte character and a bad byte on both sides in turn).  Line 131 is
+ * '#' (column 1), ten c (2..11), U+2192 (12), nine c (13..21), 0xFF (22),
+ * twenty d; y starts line 132. */
+static void test_comment_across_buffer(void)
+{
+  for (int s = 0; s < 64; s++) {
+    size_t n = 129 * 63 + (size_t)s + 1 + 46;
+    char *text = malloc(n + 1), *p = text;
+    for (int i = 0; i < 129; i++) {
+      memcpy(p, "# ", 2);
+      memset(p + 2, 'a', 60);
+      p[62] = '\n';
+      p += 63;
+    }
+    memset(p, ' ', (size_t)s);
+    p += s;
+    *p++ = '\n';
+    memcpy(p, "#cccccccccc\xe2\x86\x92" "ccccccccc\xff" "dddddddddddddddddddd\ny", 46);
+    p += 46;
+    *p = '\0';
+    char *errs;
+    int nerr;
+    char *got = scan(text, (size_t)(p - text), &errs, &nerr);
+    plc_cu_str_eq(got, "132:1 identifier y\n", __LINE__, __FILE__);
+    plc_cu_str_eq(errs,
+                  "t.plan:131:22: error: invalid UTF-8 byte 0xff in source file\n"
+                  " #cccccccccc\xe2\x86\x92" "ccccccccc\xef\xbf\xbd" "dddddddddddddddddddd\n"
+                  "                      ^\n",
+                  __LINE__, __FILE__);
+    free(got);
+    free(errs);
+    free(text);
+  }
+  /* "x #" and a newline on line 131: for s = 61 the '#' is the first read's
+   * last byte and the newline (the ';' at column 4) the next read's first */
+  for (int s = 0; s < 64; s++) {
+    char *text = malloc(129 * 63 + (size_t)s + 1 + 5 + 1), *p = text;
+    for (int i = 0; i < 129; i++) {
+      memcpy(p, "# ", 2);
+      memset(p + 2, 'a', 60);
+      p[62] = '\n';
+      p += 63;
+    }
+    memset(p, ' ', (size_t)s);
+    p += s;
+    *p++ = '\n';
+    memcpy(p, "x #\ny", 6);
+    p += 5;
+    char *got = scan(text, (size_t)(p - text), NULL, NULL);
+    plc_cu_str_eq(got, "131:1 identifier x\n131:4 ';'\n132:1 identifier y\n", __LINE__, __FILE__);
+    free(got);
+    free(text);
+  }
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -289,6 +350,7 @@ int main(void)
     {"a token across the scanner's buffer", test_buffer_boundary},
     {"a number's run given back", test_number_give_back},
     {"partial UTF-8 sequences", test_partial_utf8},
+    {"a comment across the scanner's buffer", test_comment_across_buffer},
     {NULL, NULL},
   };
   return plc_cu_run("lexer", tests);
