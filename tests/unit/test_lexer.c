@@ -122,6 +122,12 @@ static void test_columns(void)
   CHECK_SCAN("\"\xc3\xa9\" x", "1:1 string \"\xc3\xa9\"\n1:5 identifier x\n");
   CHECK_SCAN("# \xe2\x86\x92 arrow\nx", "2:1 identifier x\n");
   CHECK_SCAN("\"a\\\"b\\n\"", "1:1 string \"a\"b\n\"\n");
+  /* the newline rule takes the indentation after it: a tab at 1 goes to 9,
+   * two blanks to 11; two blanks to 3 and a tab to 9; blank, CR, blank:
+   * one column each */
+  CHECK_SCAN("a\n\t  b\n  \tc\n \r d",
+             "1:1 identifier a\n1:2 ';'\n2:11 identifier b\n2:12 ';'\n3:9 identifier c\n"
+             "3:10 ';'\n4:4 identifier d\n");
 }
 
 static void check_error(const char *text, size_t len, const char *want, unsigned line)
