@@ -91,13 +91,26 @@ static void plc_fmt_sig_round(mpz_t q, long *dec, const mpq_t v, int sig)
  * zero), with a leading '-' when neg and q != 0.  dec <= 0 appends -dec
  * zeros; dec > 0 inserts a point dec digits from the right, padding with
  * leading zeros ("0.003"). */
-static char *plc_fmt_render_dig(const char *dig, size_t nd, long dec, int neg)
+static size_t plc_fmt_render_pad(size_t nd, long dec)
+{
+  return dec > 0 && (size_t)dec + 1 > nd ? (size_t)dec + 1 - nd : 0;
+}
+
+/* Bytes the text takes at most, without the NUL: the padded digits, the
+ * zeros appended, a sign and a point. */
+static size_t plc_fmt_render_len(size_t nd, long dec)
+{
+  return plc_fmt_render_pad(nd, dec) + nd + (dec < 0 ? (size_t)-dec : 0) + 2;
+}
+
+/* The text written at out (plc_fmt_render_len bytes of room); returns its
+ * end, where no NUL is written. */
+static char *plc_fmt_render_at(char *out, const char *dig, size_t nd, long dec, int neg)
 {
   int zero = nd == 1 && dig[0] == '0';
-  size_t pad = dec > 0 && (size_t)dec + 1 > nd ? (size_t)dec + 1 - nd : 0;
+  size_t pad = plc_fmt_render_pad(nd, dec);
   size_t total = pad + nd; /* digits, padded */
   size_t zeros = dec < 0 && !zero ? (size_t)-dec : 0;
-  char *out = plc_xmalloc(total + zeros + 3);
   char *o = out;
   if (neg && !zero)
     *o++ = '-';
@@ -111,7 +124,13 @@ static char *plc_fmt_render_dig(const char *dig, size_t nd, long dec, int neg)
   }
   o += total;
   memset(o, '0', zeros);
-  o[zeros] = '\0';
+  return o + zeros;
+}
+
+static char *plc_fmt_render_dig(const char *dig, size_t nd, long dec, int neg)
+{
+  char *out = plc_xmalloc(plc_fmt_render_len(nd, dec) + 1);
+  *plc_fmt_render_at(out, dig, nd, dec, neg) = '\0';
   return out;
 }
 
@@ -260,6 +279,7 @@ static char *plc_fmt_wrender(plc_fmt_w q, long dec, int neg)
 }
 
 static void plc_fmt_trim(char *s);
+static char *plc_fmt_trim_end(char *s, char *end);
 
 /* plc_fmt_sig of (neg ? -a : a)/d, a, d > 0, sig clamped; NULL when a
  * product overflows. */
@@ -298,17 +318,20 @@ static int plc_fmt_wtext(const char *t, plc_fmt_w *n, plc_fmt_w *d)
 }
 
 /* "10.500" -> "10.5", "10.0" -> "10"; strings without a point unchanged. */
-static void plc_fmt_trim(char *s)
+/* The same on s[0..end), returning the new end (no NUL written). */
+static char *plc_fmt_trim_end(char *s, char *end)
 {
-  char *pt = strchr(s, '.');
+  char *pt = memchr(s, '.', (size_t)(end - s));
   if (!pt)
-    return;
-  char *end = s + strlen(s);
+    return end;
   while (end > pt + 1 && end[-1] == '0')
     end--;
-  if (end == pt + 1)
-    end = pt;
-  *end = '\0';
+  return end == pt + 1 ? pt : end;
+}
+
+static void plc_fmt_trim(char *s)
+{
+  *plc_fmt_trim_end(s, s + strlen(s)) = '\0';
 }
 
 /* ---- public number formatters --------------------------------------- */
@@ -609,6 +632,36 @@ static char *plc_fmt_wsplit(const mpq_t v, const plc_ladder *l, int sig,
   return s;
 }
 
+/* plc_q_format's text ("<number> <unit>") for a value with ladder l, in one
+ * allocation; NULL when the fast path cannot tell. */
+static char *plc_fmt_wformat(const mpq_t v, const plc_ladder *l, int sig)
+{
+  plc_fmt_w a, d, q;
+  if (!plc_fmt_wget(mpq_numref(v), &a) || !plc_fmt_wget(mpq_denref(v), &d))
+    return NULL;
+  char dig[40];
+  size_t nd = 1;
+  long dec = 0;
+  const char *unit = l->zero;
+  dig[0] = '0'; /* zero: "0" in the zero unit */
+  if (a != 0) {
+    int i = plc_fmt_wpick(l, a, d, sig);
+    if (i < 0 || !plc_fmt_wmul(&a, a, l->sd[i]) || !plc_fmt_wmul(&d, d, l->sn[i]))
+      return NULL;
+    dec = sig - 1 - plc_fmt_wexp10(a, d);
+    if (!plc_fmt_wround(&q, a, d, dec))
+      return NULL;
+    nd = plc_fmt_wstr(dig, q);
+    unit = l->unit[i];
+  }
+  size_t ul = strlen(unit);
+  char *out = plc_xmalloc(plc_fmt_render_len(nd, dec) + 1 + ul + 1);
+  char *e = plc_fmt_trim_end(out, plc_fmt_render_at(out, dig, nd, dec, mpq_sgn(v) < 0));
+  *e++ = ' ';
+  memcpy(e, unit, ul + 1);
+  return out;
+}
+
 static const plc_ladder *plc_fmt_ladder(plc_dim d)
 {
   for (size_t i = 0; i < sizeof plc_ladders / sizeof plc_ladders[0]; i++)
@@ -671,6 +724,10 @@ char *plc_q_format(const plc_quantity *q, int sig, int exact)
 {
   if (exact)
     return plc_q_format_exact(q);
+  const plc_ladder *l = plc_fmt_ladder(q->dim);
+  char *fast = l ? plc_fmt_wformat(q->v, l, plc_fmt_clamp_sig(sig)) : NULL;
+  if (fast)
+    return fast;
   char *unit;
   char *s = plc_q_format_split(q, sig, &unit);
   if (*unit)
