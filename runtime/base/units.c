@@ -11,6 +11,7 @@
 
 #include "quantity.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* Exponent vectors, in the order B, s, FLOP. */
@@ -101,17 +102,46 @@ static const plc_unit plc_units[] = {
 
 #define PLC_NUNITS (sizeof plc_units / sizeof plc_units[0])
 
-const plc_unit *plc_unit_lookup(const char *name, size_t len)
+/* Every number with a unit in a plan is looked up here, and a scan of the
+ * whole table took some 400 instructions a name: the entries are chained
+ * by a hash of their first byte and length, in table order (so the first
+ * entry of a name is found, as a scan finds it), built once. */
+#define PLC_UNIT_BUCKETS 64
+static short plc_unit_head[PLC_UNIT_BUCKETS], plc_unit_next[PLC_NUNITS];
+static pthread_once_t plc_unit_once = PTHREAD_ONCE_INIT;
+
+static unsigned plc_unit_bucket(unsigned char first, size_t len)
 {
-  if (!name)
-    return NULL;
-  if (len == 0)
-    return NULL; /* no unit has an empty name */
+  return (first * 7u + (unsigned)len) % PLC_UNIT_BUCKETS;
+}
+
+static void plc_unit_index(void)
+{
+  short tail[PLC_UNIT_BUCKETS];
+  for (int b = 0; b < PLC_UNIT_BUCKETS; b++)
+    plc_unit_head[b] = tail[b] = -1;
   for (size_t i = 0; i < PLC_NUNITS; i++) {
     const char *n = plc_units[i].name;
-    /* name is not NUL-terminated: the first byte (which rules out most
-     * names at once), then lengths, then bytes. */
-    if (n[0] == name[0] && strlen(n) == len && memcmp(n, name, len) == 0)
+    unsigned b = plc_unit_bucket((unsigned char)n[0], strlen(n));
+    plc_unit_next[i] = -1;
+    if (tail[b] < 0)
+      plc_unit_head[b] = (short)i;
+    else
+      plc_unit_next[tail[b]] = (short)i;
+    tail[b] = (short)i;
+  }
+}
+
+const plc_unit *plc_unit_lookup(const char *name, size_t len)
+{
+  if (!name || len == 0)
+    return NULL; /* no unit has an empty name */
+  pthread_once(&plc_unit_once, plc_unit_index);
+  /* name is not NUL-terminated: compare lengths, then bytes */
+  for (short i = plc_unit_head[plc_unit_bucket((unsigned char)name[0], len)]; i >= 0;
+       i = plc_unit_next[i]) {
+    const char *n = plc_units[i].name;
+    if (strlen(n) == len && memcmp(n, name, len) == 0)
       return &plc_units[i];
   }
   return NULL;

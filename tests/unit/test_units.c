@@ -124,6 +124,30 @@ static void test_lookup(void)
   CU_ASSERT_PTR_NULL(plc_unit_lookup("G", 1));
   CU_ASSERT_PTR_NULL(plc_unit_lookup(NULL, 0));
   CU_ASSERT_PTR_NULL(plc_unit_lookup("B\0", 2));
+  /* the hashed lookup finds each entry by its name, as a scan of the table
+   * from the start does (the first entry of a name), also out of a longer
+   * text; one byte more or less finds the entry a scan finds, or none */
+  char buf[16];
+  for (size_t i = 0; plc_unit_at(i); i++) {
+    const char *n = plc_unit_at(i)->name;
+    size_t len = strlen(n);
+    const plc_unit *first = NULL;
+    for (size_t j = 0; plc_unit_at(j) && !first; j++)
+      if (strcmp(plc_unit_at(j)->name, n) == 0)
+        first = plc_unit_at(j);
+    snprintf(buf, sizeof buf, "%sx", n);
+    PLC_CU_ASSERT_MSG(plc_unit_lookup(buf, len) == first, n);
+    const plc_unit *shorter = NULL, *longer = NULL;
+    for (size_t j = 0; plc_unit_at(j); j++) {
+      const char *m = plc_unit_at(j)->name;
+      if (!shorter && len > 1 && strlen(m) == len - 1 && !memcmp(m, n, len - 1))
+        shorter = plc_unit_at(j);
+      if (!longer && !strcmp(m, buf))
+        longer = plc_unit_at(j);
+    }
+    PLC_CU_ASSERT_MSG(plc_unit_lookup(n, len - 1) == (len > 1 ? shorter : NULL), n);
+    PLC_CU_ASSERT_MSG(plc_unit_lookup(buf, len + 1) == longer, n);
+  }
 }
 
 static void test_required_names(void)
