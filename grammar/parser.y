@@ -24,10 +24,8 @@ typedef void *yyscan_t;
 /* Bison's default copies only line and column fields; carry the file too. */
 #define YYLLOC_DEFAULT(Cur, Rhs, N)                                     \
   do {                                                                  \
-    if (N) {                                                            \
-      (Cur).src = YYRHSLOC(Rhs, 1).src;                                 \
-      (Cur).first_line = YYRHSLOC(Rhs, 1).first_line;                   \
-      (Cur).first_column = YYRHSLOC(Rhs, 1).first_column;               \
+    if (N) { /* the first symbol's location, extended to the last's */ \
+      (Cur) = YYRHSLOC(Rhs, 1);                                         \
       (Cur).last_line = YYRHSLOC(Rhs, N).last_line;                     \
       (Cur).last_column = YYRHSLOC(Rhs, N).last_column;                 \
     } else {                                                            \

@@ -123,6 +123,11 @@ void plc_q_apply_unit(plc_quantity *r, const plc_unit *u);
 /* Iterate over the unit table (for --help, docs and tests); NULL at the end. */
 const plc_unit *plc_unit_at(size_t i);
 
+/* Nonzero: the formatters and the literal reader skip their machine-integer
+ * fast paths and compute everything with GMP, the reference the fast paths
+ * must match digit for digit.  For tests only; 0 by default. */
+extern int plc_q_gmp_only;
+
 /* Formatting (all results malloc'd; free with free()).
  *
  * Rounding: round half away from zero (0.0025 -> "0.003", -0.0025 ->

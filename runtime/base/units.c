@@ -11,6 +11,7 @@
 
 #include "quantity.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* Exponent vectors, in the order B, s, FLOP. */
@@ -101,13 +102,45 @@ static const plc_unit plc_units[] = {
 
 #define PLC_NUNITS (sizeof plc_units / sizeof plc_units[0])
 
-const plc_unit *plc_unit_lookup(const char *name, size_t len)
+/* Every number with a unit in a plan is looked up here, and a scan of the
+ * whole table took some 400 instructions a name: the entries are chained
+ * by a hash of their first byte and length, in table order (so the first
+ * entry of a name is found, as a scan finds it), built once. */
+#define PLC_UNIT_BUCKETS 64
+static short plc_unit_head[PLC_UNIT_BUCKETS], plc_unit_next[PLC_NUNITS];
+static pthread_once_t plc_unit_once = PTHREAD_ONCE_INIT;
+
+static unsigned plc_unit_bucket(unsigned char first, size_t len)
 {
-  if (!name)
-    return NULL;
+  return (first * 7u + (unsigned)len) % PLC_UNIT_BUCKETS;
+}
+
+static void plc_unit_index(void)
+{
+  short tail[PLC_UNIT_BUCKETS];
+  for (int b = 0; b < PLC_UNIT_BUCKETS; b++)
+    plc_unit_head[b] = tail[b] = -1;
   for (size_t i = 0; i < PLC_NUNITS; i++) {
     const char *n = plc_units[i].name;
-    /* name is not NUL-terminated: compare lengths, then bytes. */
+    unsigned b = plc_unit_bucket((unsigned char)n[0], strlen(n));
+    plc_unit_next[i] = -1;
+    if (tail[b] < 0)
+      plc_unit_head[b] = (short)i;
+    else
+      plc_unit_next[tail[b]] = (short)i;
+    tail[b] = (short)i;
+  }
+}
+
+const plc_unit *plc_unit_lookup(const char *name, size_t len)
+{
+  if (!name || len == 0)
+    return NULL; /* no unit has an empty name */
+  pthread_once(&plc_unit_once, plc_unit_index);
+  /* name is not NUL-terminated: compare lengths, then bytes */
+  for (short i = plc_unit_head[plc_unit_bucket((unsigned char)name[0], len)]; i >= 0;
+       i = plc_unit_next[i]) {
+    const char *n = plc_units[i].name;
     if (strlen(n) == len && memcmp(n, name, len) == 0)
       return &plc_units[i];
   }
@@ -119,8 +152,63 @@ const plc_unit *plc_unit_at(size_t i)
   return i < PLC_NUNITS ? &plc_units[i] : NULL;
 }
 
+/* A scale's text "n" or "n/d" as longs in lowest terms, n, d > 0 (every
+ * table entry is one); 0 for anything else. */
+static int plc_unit_scale_long(const char *t, long *n, long *d)
+{
+  long *part = n;
+  int digits = 0;
+  *n = 0;
+  *d = 1;
+  for (;; t++) {
+    if (*t >= '0' && *t <= '9') {
+      if (++digits > 18)
+        return 0;
+      *part = *part * 10 + (*t - '0');
+    } else if (*t == '/' && part == n && digits) {
+      part = d;
+      *d = 0;
+      digits = 0;
+    } else {
+      break;
+    }
+  }
+  if (*t || !digits || !*n || !*d)
+    return 0;
+  unsigned long g = plc_q_small_gcd((unsigned long)*n, (unsigned long)*d);
+  *n /= (long)g; /* "2/4" as 1/2, as mpq_canonicalize would */
+  *d /= (long)g;
+  return 1;
+}
+
+/* r->v *= n/d (n, d > 0) on longs, in lowest terms as mpq_mul leaves
+ * it; 0 when r->v or a product does not fit (r untouched then). */
+static int plc_unit_mul_small(plc_quantity *r, long n, long d)
+{
+  long a, b;
+  if (plc_q_gmp_only || !plc_q_small_get(mpq_numref(r->v), &a) ||
+      !plc_q_small_get(mpq_denref(r->v), &b))
+    return 0;
+  /* a/b and n/d are each in lowest terms, so cancelling across (a with d,
+   * n with b) leaves the product in lowest terms; g1, g2 > 0 as b, d > 0 */
+  unsigned long g1 = plc_q_small_gcd((unsigned long)(a < 0 ? -a : a), (unsigned long)d);
+  unsigned long g2 = plc_q_small_gcd((unsigned long)n, (unsigned long)b);
+  long x, y;
+  if (__builtin_mul_overflow(a / (long)g1, n / (long)g2, &x) ||
+      __builtin_mul_overflow(b / (long)g2, d / (long)g1, &y) || x == LONG_MIN)
+    return 0;
+  plc_q_small_set(r->v, x, (unsigned long)y);
+  return 1;
+}
+
 void plc_q_apply_unit(plc_quantity *r, const plc_unit *u)
 {
+  long n, d;
+  if (plc_unit_scale_long(u->scale, &n, &d) && plc_unit_mul_small(r, n, d)) {
+    for (int i = 0; i < PLC_NDIM; i++)
+      r->dim.e[i] = u->e[i];
+    return;
+  }
   mpq_t s;
   mpq_init(s);
   /* The table's own text: always valid, but canonicalize as for any

@@ -43,34 +43,62 @@ static void plc_table_free(plc_table *t)
   t->n = t->cap = 0;
 }
 
+/* s (len bytes) padded with blanks to w bytes at o, on the right when left
+ * (printf's "%-*s") else on the left ("%*s"); returns the end. */
+static char *plc_table_cell(char *o, const char *s, size_t len, size_t w, int left)
+{
+  size_t pad = w > len ? w - len : 0;
+  if (!left) {
+    memset(o, ' ', pad);
+    o += pad;
+  }
+  memcpy(o, s, len);
+  o += len;
+  if (left) {
+    memset(o, ' ', pad);
+    o += pad;
+  }
+  return o;
+}
+
 /* Print with columns padded to their widths; the first column left-aligned,
- * the others right-aligned (numbers), the last left-aligned (text). */
+ * the others right-aligned (numbers), the last left-aligned (text).  The
+ * table is laid out in one buffer and written at once: a report prints a
+ * hundred cells, and a printf or fwrite per cell took most of its
+ * instructions. */
 static void plc_table_print(FILE *out, plc_table *t, int text_last)
 {
   int rows = t->n / t->cols;
-  int *w = plc_xcalloc((size_t)t->cols, sizeof *w);
+  size_t *w = plc_xcalloc((size_t)t->cols, sizeof *w);
+  size_t *len = plc_xmalloc((t->n > 0 ? (size_t)t->n : 1) * sizeof *len);
+  size_t line = 3 + 2 * (size_t)t->cols; /* indent, separators, newline */
   for (int i = 0; i < t->n; i++) {
-    int len = (int)strlen(t->cells[i]);
-    if (len > w[i % t->cols])
-      w[i % t->cols] = len;
+    len[i] = strlen(t->cells[i]);
+    if (len[i] > w[i % t->cols])
+      w[i % t->cols] = len[i];
   }
+  for (int c = 0; c < t->cols; c++)
+    line += w[c];
+  char *buf = plc_xmalloc((size_t)rows * line + 1), *o = buf;
   for (int r = 0; r < rows; r++) {
-    fputs("  ", out);
+    *o++ = ' ';
+    *o++ = ' ';
     for (int c = 0; c < t->cols; c++) {
-      const char *s = t->cells[r * t->cols + c];
+      int i = r * t->cols + c;
       int left = c == 0 || (text_last && c == t->cols - 1);
       int last = c == t->cols - 1;
-      if (left && last)
-        fputs(s, out);
-      else if (left)
-        fprintf(out, "%-*s", w[c], s);
-      else
-        fprintf(out, "%*s", w[c], s);
-      if (!last)
-        fputs("  ", out);
+      /* a left-aligned last cell takes no padding */
+      o = plc_table_cell(o, t->cells[i], len[i], left && last ? 0 : w[c], left);
+      if (!last) {
+        *o++ = ' ';
+        *o++ = ' ';
+      }
     }
-    fputc('\n', out);
+    *o++ = '\n';
   }
+  fwrite(buf, 1, (size_t)(o - buf), out);
+  free(buf);
+  free(len);
   free(w);
   plc_table_free(t);
 }

@@ -15,13 +15,22 @@
 
 char *plc_report_sprintf(const char *fmt, ...)
 {
+  /* Formatted once into a stack buffer (nearly every text fits), a second
+   * time only into a buffer of the length the first pass found. */
+  char buf[256];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  char *s = plc_xmalloc(n > 0 ? (size_t)n + 1 : 1);
+  size_t len = n > 0 ? (size_t)n : 0;
+  char *s = plc_xmalloc(len + 1);
+  if (len < sizeof buf) {
+    memcpy(s, buf, len);
+    s[len] = '\0';
+    return s;
+  }
   va_start(ap, fmt);
-  vsnprintf(s, n > 0 ? (size_t)n + 1 : 1, fmt, ap);
+  vsnprintf(s, len + 1, fmt, ap);
   va_end(ap);
   return s;
 }
@@ -50,11 +59,13 @@ char *plc_report_pct(const plc_report_opts *o, mpq_srcptr v)
   mpq_t p;
   mpq_init(p);
   mpq_set_ui(p, 100, 1);
-  mpq_mul(p, p, v);
-  char *n = plc_fmt_sig(p, o->digits), *s = plc_report_sprintf("%s%%", n);
-  free(n);
+  plc_q_rat_mul(p, p, v); /* on longs when it fits */
+  char *n = plc_fmt_sig(p, o->digits);
   mpq_clear(p);
-  return s;
+  size_t len = strlen(n);
+  n = plc_xrealloc(n, len + 2);
+  memcpy(n + len, "%", 2);
+  return n;
 }
 
 char *plc_report_num(const plc_report_opts *o, mpq_srcptr v)

@@ -337,6 +337,264 @@ static void test_format_split(void)
   split_is_at(__LINE__, "-5/2", dim3(2, -1, 0), "-2.5", "B^2/s");
 }
 
+/* ---- the machine-integer fast path against the GMP path -------------- */
+
+/* Every formatter has a fast path on unsigned __int128 that gives up where a
+ * product would overflow; plc_q_gmp_only turns it off.  Both must print the
+ * same text for any value: edge values (0, 2^63 and 2^64 and 2^128
+ * boundaries, powers of ten and their neighbours, huge values), random
+ * ratios of every size, exact rounding ties at each precision, and values
+ * just below each unit's threshold where rounding carries to the next. */
+
+static unsigned long long fp_state = 0x9e3779b97f4a7c15ULL;
+
+static unsigned long long fp_rand(void) /* xorshift64*: the same every run */
+{
+  fp_state ^= fp_state >> 12;
+  fp_state ^= fp_state << 25;
+  fp_state ^= fp_state >> 27;
+  return fp_state * 0x2545f4914f6cdd1dULL;
+}
+
+static long fp_range(long lo, long hi)
+{
+  return lo + (long)(fp_rand() % (unsigned long long)(hi - lo + 1));
+}
+
+/* z := a random integer below 2^bits, of any shape. */
+static void fp_int(mpz_t z, int bits)
+{
+  mpz_set_ui(z, 0);
+  for (int b = 0; b < bits; b += 64) {
+    mpz_mul_2exp(z, z, 64);
+    mpz_add_ui(z, z, (unsigned long)fp_rand());
+  }
+  if (bits > 0)
+    mpz_fdiv_r_2exp(z, z, (mp_bitcnt_t)bits);
+}
+
+static long fp_mismatches;
+
+/* Both paths' text of one call; a mismatch is reported with the value. */
+#define FP_BOTH(expr, what)                                                   \
+  do {                                                                       \
+    plc_q_gmp_only = 0;                                                      \
+    char *fast_ = (expr);                                                    \
+    plc_q_gmp_only = 1;                                                      \
+    char *slow_ = (expr);                                                    \
+    plc_q_gmp_only = 0;                                                      \
+    if ((fast_ == NULL) != (slow_ == NULL) ||                                \
+        (fast_ && strcmp(fast_, slow_) != 0)) {                              \
+      if (fp_mismatches++ < 5) {                                             \
+        char *v_ = plc_fmt_exact(v);                                         \
+        char msg_[400];                                                      \
+        snprintf(msg_, sizeof msg_, "%s of %.200s: fast %s, GMP %s", what,   \
+                 v_, fast_ ? fast_ : "NULL", slow_ ? slow_ : "NULL");        \
+        PLC_CU_ASSERT_MSG(0, msg_);                                          \
+        free(v_);                                                            \
+      }                                                                      \
+    }                                                                        \
+    free(fast_);                                                             \
+    free(slow_);                                                             \
+  } while (0)
+
+static const plc_dim fp_dims[] = {
+  {{0, 0, 0}}, {{1, 0, 0}}, {{0, 1, 0}}, {{1, -1, 0}}, {{0, 0, 1}},
+  {{0, -1, 1}}, {{2, -1, 0}},
+};
+#define FP_NDIMS (sizeof fp_dims / sizeof fp_dims[0])
+
+/* Every formatter on v; full covers all precisions, else a random few. */
+static void fp_check(const mpq_t v, int full)
+{
+  int sigs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 17, 18, 19, 20, 21, 25,
+                30, 38, 39, 40, 60, 1000};
+  int nsig = (int)(sizeof sigs / sizeof sigs[0]);
+  for (int k = 0; k < nsig; k++) {
+    int sig = full ? sigs[k] : sigs[fp_range(0, nsig - 1)];
+    if (!full && k > 3)
+      break;
+    FP_BOTH(plc_fmt_sig(v, sig), "sig");
+    FP_BOTH(plc_fmt_fixed(v, sig == 1000 ? 0 : sig), "fixed");
+  }
+  FP_BOTH(plc_fmt_exact(v), "exact");
+  plc_quantity q;
+  q.v[0] = *v; /* read only */
+  for (size_t i = 0; i < FP_NDIMS; i++) {
+    q.dim = fp_dims[i];
+    int sig = full ? (int)fp_range(1, 8) : 4;
+    char *u1 = NULL, *u2 = NULL;
+    FP_BOTH(plc_q_format(&q, sig, 0), "quantity");
+    FP_BOTH(plc_q_format(&q, sig, 1), "exact quantity");
+    plc_q_gmp_only = 0;
+    char *n1 = plc_q_format_split(&q, sig, &u1);
+    plc_q_gmp_only = 1;
+    char *n2 = plc_q_format_split(&q, sig, &u2);
+    plc_q_gmp_only = 0;
+    if ((strcmp(n1, n2) || strcmp(u1, u2)) && fp_mismatches++ < 5) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "split: fast %s %s, GMP %s %s", n1, u1, n2, u2);
+      PLC_CU_ASSERT_MSG(0, msg);
+    }
+    free(n1);
+    free(n2);
+    free(u1);
+    free(u2);
+    for (size_t j = 0; plc_unit_at(j); j++)
+      if (full || fp_range(0, 15) == 0)
+        FP_BOTH(plc_q_format_in(&q, plc_unit_at(j), sig), "in a unit");
+  }
+}
+
+/* v and -v. */
+static void fp_check_pm(mpq_t v, int full)
+{
+  mpq_canonicalize(v);
+  fp_check(v, full);
+  mpq_neg(v, v);
+  fp_check(v, full);
+}
+
+static void test_fast_edges(void)
+{
+  static const char *const nums[] = {
+    "0", "1", "2", "5", "9", "10", "99", "100", "999", "1000", "12345",
+    "4294967295", "4294967297", "999999999999999999", "1000000000000000000",
+    "9999999999999999999", "10000000000000000000", "9223372036854775807",
+    "9223372036854775808", "18446744073709551615", "18446744073709551616",
+    "18446744073709551617", "99999999999999999999999999999999999999",
+    "100000000000000000000000000000000000000",
+    "170141183460469231731687303715884105728",
+    "340282366920938463463374607431768211455",
+    "340282366920938463463374607431768211456",
+    "340282366920938463463374607431768211457",
+    "10000000000000000000000000000000000000000",
+  };
+  static const char *const dens[] = {
+    "1", "2", "3", "7", "8", "1000", "1000000000", "1000000000000000000",
+    "9223372036854775807", "18446744073709551615", "18446744073709551616",
+    "170141183460469231731687303715884105728",
+    "340282366920938463463374607431768211455",
+    "340282366920938463463374607431768211456",
+    "147808829414345923316083210206383297601", /* 3^80 */
+  };
+  mpq_t v;
+  mpq_init(v);
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+    for (size_t j = 0; j < sizeof dens / sizeof dens[0]; j++) {
+      mpz_set_str(mpq_numref(v), nums[i], 10);
+      mpz_set_str(mpq_denref(v), dens[j], 10);
+      fp_check_pm(v, 1);
+    }
+  mpq_clear(v);
+  CU_ASSERT_EQUAL(fp_mismatches, 0);
+}
+
+static void test_fast_random(void)
+{
+  mpq_t v;
+  mpz_t p;
+  mpq_init(v);
+  mpz_init(p);
+  for (int n = 0; n < 4000; n++) {
+    switch (n % 3) {
+    case 0: /* any ratio up to 140 bits a side */
+      fp_int(mpq_numref(v), (int)fp_range(0, 140));
+      fp_int(mpq_denref(v), (int)fp_range(1, 140));
+      if (mpz_sgn(mpq_denref(v)) == 0)
+        mpz_set_ui(mpq_denref(v), 1);
+      break;
+    case 1: /* a short mantissa times a power of ten, as plans write */
+      fp_int(mpq_numref(v), (int)fp_range(1, 40));
+      mpz_ui_pow_ui(p, 10, (unsigned long)fp_range(0, 30));
+      if (fp_rand() & 1)
+        mpz_mul(mpq_numref(v), mpq_numref(v), p);
+      else
+        mpz_set(mpq_denref(v), p);
+      break;
+    default: /* a machine-integer ratio, as plans compute */
+      fp_int(mpq_numref(v), (int)fp_range(0, 64));
+      fp_int(mpq_denref(v), (int)fp_range(1, 64));
+      if (mpz_sgn(mpq_denref(v)) == 0)
+        mpz_set_ui(mpq_denref(v), 1);
+    }
+    fp_check_pm(v, n < 300);
+    mpz_set_ui(mpq_denref(v), 1);
+  }
+  mpq_clear(v);
+  mpz_clear(p);
+  CU_ASSERT_EQUAL(fp_mismatches, 0);
+}
+
+/* Exact ties: p digits and a 5, times 10^j, at precisions p and p +- 1; and
+ * p nines and a 5 (9.995), which carries into a new digit. */
+static void test_fast_ties(void)
+{
+  mpq_t v;
+  mpz_t p;
+  mpq_init(v);
+  mpz_init(p);
+  for (int n = 0; n < 1500; n++) {
+    long digits = fp_range(1, 24), j = fp_range(-30, 30);
+    mpz_ui_pow_ui(p, 10, (unsigned long)digits);
+    if (n % 4 == 0) {
+      mpz_sub_ui(mpq_numref(v), p, 1); /* 99...9 */
+    } else {
+      fp_int(mpq_numref(v), 80);
+      mpz_mod(mpq_numref(v), mpq_numref(v), p);
+    }
+    mpz_mul_ui(mpq_numref(v), mpq_numref(v), 10);
+    mpz_add_ui(mpq_numref(v), mpq_numref(v), 5);
+    mpz_ui_pow_ui(p, 10, (unsigned long)(j < 0 ? -j : j));
+    mpz_set_ui(mpq_denref(v), 1);
+    if (j < 0)
+      mpz_set(mpq_denref(v), p);
+    else
+      mpz_mul(mpq_numref(v), mpq_numref(v), p);
+    fp_check_pm(v, n < 200);
+  }
+  mpq_clear(v);
+  mpz_clear(p);
+  CU_ASSERT_EQUAL(fp_mismatches, 0);
+}
+
+/* Around every ladder threshold t (as rationals 10^k, 1/10^6, 60000): t,
+ * t times 1 - 5/10^(s+1) (rounds up to t at s digits: the carry), and
+ * those plus or minus 1/10^30. */
+static void test_fast_thresholds(void)
+{
+  static const char *const ts[] = {
+    "1", "1000", "1000000", "1000000000", "1000000000000",
+    "1000000000000000", "1000000000000000000", "1/1000000", "1/1000",
+    "1/1000000000", "60", "3600", "60000",
+  };
+  mpq_t v, t, x, e;
+  mpq_inits(v, t, x, e, NULL);
+  mpq_set_str(e, "1/1000000000000000000000000000000", 10);
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+    mpq_set_str(t, ts[i], 10);
+    for (int s = 0; s <= 9; s++) {
+      mpq_set(v, t);
+      if (s > 0) { /* v = t * (1 - 5/10^(s+1)) */
+        mpz_ui_pow_ui(mpq_denref(x), 10, (unsigned long)s + 1);
+        mpz_sub_ui(mpq_numref(x), mpq_denref(x), 5);
+        mpq_canonicalize(x);
+        mpq_mul(v, t, x);
+      }
+      for (int k = -1; k <= 1; k++) {
+        mpq_set(x, v);
+        if (k < 0)
+          mpq_sub(x, x, e);
+        else if (k > 0)
+          mpq_add(x, x, e);
+        fp_check_pm(x, 1);
+      }
+    }
+  }
+  mpq_clears(v, t, x, e, NULL);
+  CU_ASSERT_EQUAL(fp_mismatches, 0);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -352,6 +610,10 @@ int main(void)
     {"exact quantities", test_format_exact},
     {"format in a given unit", test_format_in},
     {"number and unit apart", test_format_split},
+    {"fast path = GMP: edge values", test_fast_edges},
+    {"fast path = GMP: random values", test_fast_random},
+    {"fast path = GMP: rounding ties", test_fast_ties},
+    {"fast path = GMP: unit thresholds", test_fast_thresholds},
     {NULL, NULL},
   };
   return plc_cu_run("format", tests);

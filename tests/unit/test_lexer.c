@@ -122,6 +122,12 @@ static void test_columns(void)
   CHECK_SCAN("\"\xc3\xa9\" x", "1:1 string \"\xc3\xa9\"\n1:5 identifier x\n");
   CHECK_SCAN("# \xe2\x86\x92 arrow\nx", "2:1 identifier x\n");
   CHECK_SCAN("\"a\\\"b\\n\"", "1:1 string \"a\"b\n\"\n");
+  /* the newline rule takes the indentation after it: a tab at 1 goes to 9,
+   * two blanks to 11; two blanks to 3 and a tab to 9; blank, CR, blank:
+   * one column each */
+  CHECK_SCAN("a\n\t  b\n  \tc\n \r d",
+             "1:1 identifier a\n1:2 ';'\n2:11 identifier b\n2:12 ';'\n3:9 identifier c\n"
+             "3:10 ';'\n4:4 identifier d\n");
 }
 
 static void check_error(const char *text, size_t len, const char *want, unsigned line)
@@ -222,6 +228,119 @@ static void test_buffer_boundary(void)
   free(text);
 }
 
+/* A number is matched as a run of the bytes a literal can hold and the
+ * longest literal kept (lexer.l, plc_lex_num_match); the rest is given back
+ * and scanned again, with the columns a literal of just those bytes has. */
+static void test_number_give_back(void)
+{
+  /* 1e+2 = 100, then the name e at column 5 */
+  CHECK_SCAN("1e+2e", "1:1 number 100 1\n1:5 identifier e\n");
+  /* an exponent without digits is no exponent: 1E, then the name E at 2 */
+  CHECK_SCAN("1E-", "1:1 number 1 1\n1:2 identifier E\n1:3 '-'\n");
+  CHECK_SCAN("1E-3E", "1:1 number 1/1000 1\n1:5 identifier E\n");
+  /* 3 KB = 3000 B; '/' and x follow as tokens of their own */
+  CHECK_SCAN("3 KB/x", "1:1 number 3000 B\n1:5 '/'\n1:6 identifier x\n");
+  /* 2 Kbit/s = 2 * 125 B/s; the second '/' is given back */
+  CHECK_SCAN("2 Kbit/s/", "1:1 number 250 B/s\n1:9 '/'\n");
+  /* 1 min = 60 s; min/h is no unit, min is */
+  CHECK_SCAN("1 min/h", "1:1 number 60 s\n1:6 '/'\n1:7 identifier h\n");
+  /* a point needs a digit after it: 4, '.', the name e5 */
+  CHECK_SCAN("4.e5", "1:1 number 4 1\n1:2 '.'\n1:3 identifier e5\n");
+  /* '_' only between digits: 56, then the name _ at 4 */
+  CHECK_SCAN("5_6_", "1:1 number 56 1\n1:4 identifier _\n");
+  CHECK_SCAN("7..9", "1:1 number 7 1\n1:2 '..'\n1:4 number 9 1\n");
+  /* blanks and a tab before '%': 6% = 3/50; blanks before no unit are not
+   * part of the literal: the tab at 3 goes to 9, x at 10 */
+  CHECK_SCAN("6 \t%", "1:1 number 3/50 1\n");
+  CHECK_SCAN("8 \t x", "1:1 number 8 1\n1:10 identifier x\n");
+  /* MICRO SIGN + s = 1 us; the sign alone is no unit */
+  CHECK_SCAN("1 \xc2\xb5s", "1:1 number 1/1000000 s\n");
+  CHECK_SCAN("2 - 1", "1:1 number 2 1\n1:3 '-'\n1:5 number 1 1\n");
+}
+
+/* The start of a multi-byte sequence without the rest is one bad byte at a
+ * time, each where it is, and the scanner goes on after it. */
+static void test_partial_utf8(void)
+{
+  /* E2 80 is two bytes of a three-byte sequence: E2 at column 1, 80 (a
+   * continuation byte, no column of its own) at 2; the line shows one
+   * U+FFFD for both (diag.c) */
+  CHECK_ERROR("\xe2\x80y", 3,
+              "t.plan:1:1: error: invalid UTF-8 byte 0xe2 in source file\n"
+              " \xef\xbf\xbdy\n ^\n"
+              "t.plan:1:2: error: invalid UTF-8 byte 0x80 in source file\n"
+              " \xef\xbf\xbdy\n  ^\n");
+  /* F0 9F 98 lacks its fourth byte: F0 at 2, 9F and 98 both at 3 */
+  CHECK_ERROR("x\xf0\x9f\x98", 4,
+              "t.plan:1:2: error: invalid UTF-8 byte 0xf0 in source file\n"
+              " x\xef\xbf\xbd\n  ^\n"
+              "t.plan:1:3: error: invalid UTF-8 byte 0x9f in source file\n"
+              " x\xef\xbf\xbd\n   ^\n"
+              "t.plan:1:3: error: invalid UTF-8 byte 0x98 in source file\n"
+              " x\xef\xbf\xbd\n   ^\n");
+}
+
+/* A comment is skipped to its line's end in C while that end is in the
+ * scanner's buffer, else the CMT rules match the rest (lexer.l).  The
+ * scanner's first read ends at byte 8192; 129 filler lines of 63 bytes
+ * (8127) and a line of s blanks (s = 0..63) come first, so the comment line
+ * 131 starts at byte 8128 + s: inside the first read up to s = 18, across
+ * its end from s = 19 ('#' before, the rest after; the newline, a valid
+ * three-byte character and a bad byte on both sides in turn).  Line 131 is
+ * '#' (column 1), ten c (2..11), U+2192 (12), nine c (13..21), 0xFF (22),
+ * twenty d; y starts line 132. */
+static void test_comment_across_buffer(void)
+{
+  for (int s = 0; s < 64; s++) {
+    size_t n = 129 * 63 + (size_t)s + 1 + 46;
+    char *text = malloc(n + 1), *p = text;
+    for (int i = 0; i < 129; i++) {
+      memcpy(p, "# ", 2);
+      memset(p + 2, 'a', 60);
+      p[62] = '\n';
+      p += 63;
+    }
+    memset(p, ' ', (size_t)s);
+    p += s;
+    *p++ = '\n';
+    memcpy(p, "#cccccccccc\xe2\x86\x92" "ccccccccc\xff" "dddddddddddddddddddd\ny", 46);
+    p += 46;
+    *p = '\0';
+    char *errs;
+    int nerr;
+    char *got = scan(text, (size_t)(p - text), &errs, &nerr);
+    plc_cu_str_eq(got, "132:1 identifier y\n", __LINE__, __FILE__);
+    plc_cu_str_eq(errs,
+                  "t.plan:131:22: error: invalid UTF-8 byte 0xff in source file\n"
+                  " #cccccccccc\xe2\x86\x92" "ccccccccc\xef\xbf\xbd" "dddddddddddddddddddd\n"
+                  "                      ^\n",
+                  __LINE__, __FILE__);
+    free(got);
+    free(errs);
+    free(text);
+  }
+  /* "x #" and a newline on line 131: for s = 61 the '#' is the first read's
+   * last byte and the newline (the ';' at column 4) the next read's first */
+  for (int s = 0; s < 64; s++) {
+    char *text = malloc(129 * 63 + (size_t)s + 1 + 5 + 1), *p = text;
+    for (int i = 0; i < 129; i++) {
+      memcpy(p, "# ", 2);
+      memset(p + 2, 'a', 60);
+      p[62] = '\n';
+      p += 63;
+    }
+    memset(p, ' ', (size_t)s);
+    p += s;
+    *p++ = '\n';
+    memcpy(p, "x #\ny", 6);
+    p += 5;
+    char *got = scan(text, (size_t)(p - text), NULL, NULL);
+    plc_cu_str_eq(got, "131:1 identifier x\n131:4 ';'\n132:1 identifier y\n", __LINE__, __FILE__);
+    free(got);
+    free(text);
+  }
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -235,6 +354,9 @@ int main(void)
     {"shortcuts give the same tokens", test_fast_paths},
     {"shortcuts give the same errors", test_fast_path_errors},
     {"a token across the scanner's buffer", test_buffer_boundary},
+    {"a number's run given back", test_number_give_back},
+    {"partial UTF-8 sequences", test_partial_utf8},
+    {"a comment across the scanner's buffer", test_comment_across_buffer},
     {NULL, NULL},
   };
   return plc_cu_run("lexer", tests);

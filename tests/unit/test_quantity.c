@@ -621,6 +621,89 @@ static void test_status_str(void)
   CU_ASSERT_STRING_EQUAL(plc_q_status_str(PLC_Q_SYNTAX), "malformed number");
 }
 
+/* The literal reader's machine-integer path (mantissas up to 18 digits,
+ * scaled by up to 10^+-18) against the GMP one (plc_q_gmp_only): the same
+ * status, and the same value whenever it is read, over edge and random
+ * literals of every form. */
+static unsigned long long lit_state = 0x243f6a8885a308d3ULL;
+
+static unsigned long long lit_rand(void) /* xorshift64*: the same every run */
+{
+  lit_state ^= lit_state >> 12;
+  lit_state ^= lit_state << 25;
+  lit_state ^= lit_state >> 27;
+  return lit_state * 0x2545f4914f6cdd1dULL;
+}
+
+static int lit_mismatches;
+
+static void lit_both(const char *text)
+{
+  plc_quantity a, b;
+  plc_q_init(&a);
+  plc_q_init(&b);
+  plc_q_gmp_only = 0;
+  plc_q_status sa = plc_q_parse_number(&a, text, strlen(text));
+  plc_q_gmp_only = 1;
+  plc_q_status sb = plc_q_parse_number(&b, text, strlen(text));
+  plc_q_gmp_only = 0;
+  int same = sa == sb && (sa != PLC_Q_OK || (mpq_equal(a.v, b.v) &&
+                                             plc_dim_eq(a.dim, b.dim) &&
+                                             mpz_cmp_ui(mpq_denref(a.v), 0) > 0));
+  if (same && sa == PLC_Q_OK) { /* canonical, as GMP leaves it */
+    mpq_t c;
+    mpq_init(c);
+    mpq_set(c, a.v);
+    mpq_canonicalize(c);
+    same = mpz_cmp(mpq_numref(c), mpq_numref(a.v)) == 0 &&
+           mpz_cmp(mpq_denref(c), mpq_denref(a.v)) == 0;
+    mpq_clear(c);
+  }
+  if (!same && lit_mismatches++ < 5) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "literal \"%.100s\": fast and GMP differ", text);
+    PLC_CU_ASSERT_MSG(0, msg);
+  }
+  plc_q_clear(&a);
+  plc_q_clear(&b);
+}
+
+static void test_parse_fast(void)
+{
+  static const char *const edges[] = {
+    "0", "0.0", "-0", "1", "-1", ".5", "5.", "0.000000000000000001",
+    "999999999999999999", "9999999999999999999", "999999999999999999e0",
+    "9223372036854775807", "9223372036854775808", "922337203685477580.7e1",
+    "9.223372036854775807e18", "9.223372036854775808e18", "1e18", "1e19",
+    "1e-18", "1e-19", "123456789012345678e-18", "1234567890123456789e-18",
+    "99999999999999999e2", "9.99e18", "9.2e18", "10e17", "1_000_000",
+    "3.35", "2.6e10", "1E+3", "-1e-3", "0.1e-17", "0e18", "00000000000000000001",
+    "000000000000000000001", "1.5e-18", "25e-2", "125e-3", "1e", "1__0", ".",
+    /* huge and tiny: GMP's alone */
+    "100000000000000000000000000000000000000000000000000", "1e999", "-1e-999", "1e1001",
+    "123456789012345678901234567890e-300", "0.000000000000000000000000000001",
+  };
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+    lit_both(edges[i]);
+  char buf[80];
+  for (int n = 0; n < 20000; n++) {
+    char *o = buf;
+    if (lit_rand() % 4 == 0)
+      *o++ = '-';
+    int nd = 1 + (int)(lit_rand() % 22), point = (int)(lit_rand() % (nd + 2)) - 1;
+    for (int k = 0; k < nd; k++) {
+      if (k == point)
+        *o++ = '.';
+      *o++ = (char)('0' + (k == 0 && lit_rand() % 2 ? 9 : lit_rand() % 10));
+    }
+    if (lit_rand() % 2)
+      o += sprintf(o, "e%d", (int)(lit_rand() % 51) - 25);
+    *o = '\0';
+    lit_both(buf);
+  }
+  CU_ASSERT_EQUAL(lit_mismatches, 0);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -641,6 +724,7 @@ int main(void)
     {"literals: length", test_parse_length},
     {"literals: syntax errors", test_parse_syntax},
     {"literals: limits", test_parse_limits},
+    {"literals: fast path = GMP", test_parse_fast},
     {"status strings", test_status_str},
     {"floor and ceil against GMP", test_floor_ceil},
     {NULL, NULL},

@@ -124,6 +124,30 @@ static void test_lookup(void)
   CU_ASSERT_PTR_NULL(plc_unit_lookup("G", 1));
   CU_ASSERT_PTR_NULL(plc_unit_lookup(NULL, 0));
   CU_ASSERT_PTR_NULL(plc_unit_lookup("B\0", 2));
+  /* the hashed lookup finds each entry by its name, as a scan of the table
+   * from the start does (the first entry of a name), also out of a longer
+   * text; one byte more or less finds the entry a scan finds, or none */
+  char buf[16];
+  for (size_t i = 0; plc_unit_at(i); i++) {
+    const char *n = plc_unit_at(i)->name;
+    size_t len = strlen(n);
+    const plc_unit *first = NULL;
+    for (size_t j = 0; plc_unit_at(j) && !first; j++)
+      if (strcmp(plc_unit_at(j)->name, n) == 0)
+        first = plc_unit_at(j);
+    snprintf(buf, sizeof buf, "%sx", n);
+    PLC_CU_ASSERT_MSG(plc_unit_lookup(buf, len) == first, n);
+    const plc_unit *shorter = NULL, *longer = NULL;
+    for (size_t j = 0; plc_unit_at(j); j++) {
+      const char *m = plc_unit_at(j)->name;
+      if (!shorter && len > 1 && strlen(m) == len - 1 && !memcmp(m, n, len - 1))
+        shorter = plc_unit_at(j);
+      if (!longer && !strcmp(m, buf))
+        longer = plc_unit_at(j);
+    }
+    PLC_CU_ASSERT_MSG(plc_unit_lookup(n, len - 1) == (len > 1 ? shorter : NULL), n);
+    PLC_CU_ASSERT_MSG(plc_unit_lookup(buf, len + 1) == longer, n);
+  }
 }
 
 static void test_required_names(void)
@@ -312,6 +336,66 @@ static void test_apply_unit_scales(void)
   plc_q_clear(&a), plc_q_clear(&b), plc_q_clear(&q);
 }
 
+/* plc_q_apply_unit's machine-integer path against GMP's (plc_q_gmp_only):
+ * every unit times edge and random values, the same canonical product. */
+static void test_apply_unit_fast(void)
+{
+  static const char *const vals[] = {
+    "0", "1", "-1", "3/4", "-7/8", "125/3", "1/1000000000",
+    "9223372036854775807", "-9223372036854775807", "9223372036854775807/8",
+    "1/9223372036854775807", "73786976294838206464", "1/73786976294838206464",
+    "1000000000000000000", "999999999999/1024",
+  };
+  unsigned long long st = 0x13198a2e03707344ULL;
+  int bad = 0;
+  for (size_t i = 0; i < sizeof vals / sizeof vals[0] + 300; i++) {
+    mpq_t v;
+    mpq_init(v);
+    if (i < sizeof vals / sizeof vals[0]) {
+      mpq_set_str(v, vals[i], 10);
+    } else { /* random ratios of up to 64 bits */
+      st ^= st >> 12, st ^= st << 25, st ^= st >> 27;
+      unsigned long long a = st * 0x2545f4914f6cdd1dULL;
+      st ^= st >> 12, st ^= st << 25, st ^= st >> 27;
+      unsigned long long b = st * 0x2545f4914f6cdd1dULL;
+      mpz_set_ui(mpq_numref(v), (unsigned long)(a >> (a % 64)));
+      mpz_set_ui(mpq_denref(v), (unsigned long)((b >> (b % 64)) | 1));
+      if (a & 1)
+        mpq_neg(v, v);
+    }
+    mpq_canonicalize(v);
+    for (size_t j = 0; plc_unit_at(j); j++) {
+      plc_quantity a, b;
+      plc_q_init(&a);
+      plc_q_init(&b);
+      mpq_set(a.v, v);
+      mpq_set(b.v, v);
+      plc_q_gmp_only = 0;
+      plc_q_apply_unit(&a, plc_unit_at(j));
+      plc_q_gmp_only = 1;
+      plc_q_apply_unit(&b, plc_unit_at(j));
+      plc_q_gmp_only = 0;
+      mpq_t c;
+      mpq_init(c);
+      mpq_set(c, a.v);
+      mpq_canonicalize(c);
+      if ((!mpq_equal(a.v, b.v) || !plc_dim_eq(a.dim, b.dim) ||
+           mpz_cmp(mpq_numref(c), mpq_numref(a.v)) || mpz_cmp(mpq_denref(c), mpq_denref(a.v))) &&
+          bad++ < 5) {
+        char msg[120];
+        snprintf(msg, sizeof msg, "value %zu times %s: fast and GMP differ", i,
+                 plc_unit_at(j)->name);
+        PLC_CU_ASSERT_MSG(0, msg);
+      }
+      mpq_clear(c);
+      plc_q_clear(&a);
+      plc_q_clear(&b);
+    }
+    mpq_clear(v);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -324,6 +408,7 @@ int main(void)
     {"every table entry matches its name", test_table_consistent},
     {"name decomposition can fail", test_decompose_rejects},
     {"apply_unit multiplies", test_apply_unit_scales},
+    {"apply_unit fast path = GMP", test_apply_unit_fast},
     {NULL, NULL},
   };
   return plc_cu_run("units", tests);
