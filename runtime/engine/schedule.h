@@ -217,6 +217,10 @@ typedef struct plc_sched_sim {
                            (the lowest on ties) */
   int p;
   int exact_only;       /* set to skip the machine-integer path (tests) */
+  int full_walk;        /* set to time every block: no skipping of the
+                           steady phase's repeats (tests) */
+  int skipped;          /* blocks the last run did not walk (steady
+                           repeats, schedule_sim.c), 0 on the mpz path */
   /* set by the caller: times has an entry per chunk, stage st's local
    * chunk k (chunk / p) at st x (nchunks / p) + k, so a stage's chunks can
    * take different times (DualPipe's second direction on device s runs
@@ -252,6 +256,7 @@ typedef struct plc_sched_sim {
    * without a gcd per operation. */
   mpz_t den;
   plc_sched_int *endi, *freei, *busyi, *duri, *warmi, *steadyi;
+  plc_sched_int *busyq; /* busy at recent period boundaries (schedule_sim.c) */
   mpz_t *endz, *freez, *busyz, *durz, *warmz, *steadyz;
   mpz_t zstart, zgap, zdur;
 } plc_sched_sim;

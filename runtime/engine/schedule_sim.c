@@ -38,6 +38,9 @@
 enum { D_F, D_B, D_W, D_FB, D_P2P, D_FBO, D_BS, D_FBS, D_NW, D_N };
 #define D_IN 6 /* the entries read from plc_sched_times */
 
+/* Multiples of the order's period tried for the state's (time_steps64_run). */
+#define PERIOD_MULT 6
+
 /* One thing a block waits for: the F or the B of (mb, chunk). */
 typedef struct sim_dep {
   int key, isb, mb, chunk;
@@ -67,24 +70,53 @@ typedef struct prep_dep {
   int32_t pos, lat;
 } prep_dep;
 
+/* The order's periodic range (prep_period), where it has one: every step
+ * i in [pa, phi) is step i - q again (same stage, durations and
+ * latencies, no mark, and each dependency q positions later), and each
+ * stage has a step in every q consecutive positions of [pa - q, phi), so
+ * its previous step is one of them and q later than the previous step's.
+ * A span for the walk that reads every dependency, another for the walk
+ * that reads only those on other stages (non-negative times): the
+ * dependencies it compares are those it reads.  reach: how far back a
+ * step of the range reads (at least q, for the stage's previous step);
+ * tail: the least position a step at phi - q or later reads. */
+typedef struct prep_span {
+  int pa, phi, reach, tail;
+} prep_span;
+
+typedef struct prep_period {
+  int q;              /* 0: none */
+  prep_span all, far;
+} prep_period;
+
 struct plc_sched_prep {
   const plc_sched *s;
   int per_chunk, fb_pairs;
   int n, ndep, cap_dep;
   prep_step *step;    /* s->nblocks once prepared */
   prep_dep *dep;
+  prep_period per;    /* per.q == 0: none found */
 };
 
-/* Preparing: the work queue's state. */
+/* Preparing: the level sweeps' state. */
 typedef struct prep_run {
   const plc_sched *s;
   plc_sched_prep *pr;
-  int head, count;
-  int *cursor, *queue;
-  unsigned char *queued;
+  int nact;
+  int *cursor;         /* per stage, its next block */
+  int *active;         /* the nact stages with blocks left, in stage order */
+  int *wait;           /* per stage, the ended slot its next block was last
+                          found waiting for, or -1 */
   int *ended;          /* per part, F(mb, c) at 2 key, B at 2 key + 1 (key = mb x
                           nchunks + c): the step that ends it; -1 until it ran */
   int *warm_at, *steady_at; /* per stage: the blocks marked MARK_WARM, MARK_STEADY */
+  /* the steady phase's repeat (prep_repeat): */
+  int m;               /* microbatches a repeat moves on; 0: none is looked for */
+  int *rep;            /* per stage, the blocks of a repeat (0: none) */
+  int *idx_of;         /* per position, its block; */
+  int *pos_of;         /* per block, its position (-1 before it runs) */
+  int *off_of;         /* per position, its first dependency */
+  int tried;           /* the position copying was last tried at */
   int *cstage, *cslot; /* per chunk: its stage, and its times entry less stage x per */
   int per;             /* times entries per stage */
   int zero;            /* the D_ZERO entry */
@@ -170,6 +202,7 @@ void plc_sched_sim_clear(plc_sched_sim *sim)
   free(sim->duri);
   free(sim->warmi);
   free(sim->steadyi);
+  free(sim->busyq);
   mpq_drop(sim->warmup, sim->cap_p);
   mpq_drop(sim->steady, sim->cap_p);
   mpq_drop(sim->cooldown, sim->cap_p);
@@ -218,6 +251,7 @@ static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
     sim->busyi = plc_xrealloc(sim->busyi, (size_t)p * sizeof(plc_sched_int));
     sim->warmi = plc_xrealloc(sim->warmi, (size_t)p * sizeof(plc_sched_int));
     sim->steadyi = plc_xrealloc(sim->steadyi, (size_t)p * sizeof(plc_sched_int));
+    sim->busyq = plc_xrealloc(sim->busyq, (size_t)p * (PERIOD_MULT + 1) * sizeof(plc_sched_int));
     sim->cap_p = p;
   }
   if (n > sim->cap_n) {
@@ -268,23 +302,6 @@ int plc_sched_deps(const plc_sched *s, const plc_sched_block *b, plc_sched_dep o
 }
 
 /* ---- preparing ------------------------------------------------------- */
-
-static void push(prep_run *r, int st)
-{
-  if (r->queued[st])
-    return;
-  r->queued[st] = 1;
-  r->queue[(r->head + r->count++) % r->s->par.p] = st;
-}
-
-static int pop(prep_run *r)
-{
-  int st = r->queue[r->head];
-  r->head = (r->head + 1) % r->s->par.p;
-  r->count--;
-  r->queued[st] = 0;
-  return st;
-}
 
 /* The position of the step that ended d, or -1 while it has not. */
 static int dep_pos(const prep_run *r, const sim_dep *d)
@@ -359,36 +376,422 @@ static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, const int *
   pr->ndep += nd;
 }
 
-/* Mark a part ended by the step at pos and queue who may wait for it. */
-static inline void finish_part(prep_run *r, int isb, int mb, int c, int pos)
+/* Run stage st's next block in the sweep that started at position level
+ * when everything it waits for ended in an earlier sweep; returns whether
+ * it ran. */
+/* Note that block idx runs at position pos, its dependencies from off. */
+static inline void prep_at(prep_run *r, int idx, int pos, int off)
 {
-  const plc_sched *s = r->s;
-  int first, last, key = mb * s->nchunks + c;
-  mb_range(s, mb, &first, &last);
-  r->ended[2 * key + isb] = pos;
-  int next = isb ? (c > first ? c - 1 : -1) : (c < last ? c + 1 : -1);
-  if (next >= 0)
-    push(r, r->cstage[next]);
+  r->idx_of[pos] = idx;
+  r->pos_of[idx] = pos;
+  r->off_of[pos] = off;
 }
 
-static void prep_stage(prep_run *r, int st)
+/* The parts block b ends, ended at pos. */
+static inline void prep_ended(prep_run *r, const plc_sched_block *b, int pos)
+{
+  int nc = r->s->nchunks;
+  if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
+    r->ended[2 * (b->mb * nc + b->chunk)] = pos;
+  else if (b->phase == PLC_SCHED_B)
+    r->ended[2 * (b->mb * nc + b->chunk) + 1] = pos;
+  if (b->phase == PLC_SCHED_FB)
+    r->ended[2 * (b->mb2 * nc + b->chunk2) + 1] = pos;
+}
+
+static int prep_try(prep_run *r, int st, int level)
 {
   const plc_sched *s = r->s;
-  for (int cur = r->cursor[st], end = s->start[st + 1]; cur < end; r->cursor[st] = ++cur) {
-    const plc_sched_block *b = &s->blocks[cur];
-    sim_dep d[4];
-    int at[4], nd = block_deps(s, b, d);
-    for (int i = 0; i < nd; i++)
-      if ((at[i] = dep_pos(r, &d[i])) < 0)
-        return;
-    prep_add(r, st, cur, d, at, nd);
-    int pos = r->pr->n - 1;
-    if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
-      finish_part(r, 0, b->mb, b->chunk, pos);
-    if (b->phase == PLC_SCHED_B)
-      finish_part(r, 1, b->mb, b->chunk, pos);
-    if (b->phase == PLC_SCHED_FB)
-      finish_part(r, 1, b->mb2, b->chunk2, pos);
+  int w = r->wait[st];
+  if (w >= 0 && (unsigned)r->ended[w] >= (unsigned)level) /* -1 too: not yet */
+    return 0;
+  int cur = r->cursor[st];
+  const plc_sched_block *b = &s->blocks[cur];
+  sim_dep d[4];
+  int at[4], nd = block_deps(s, b, d);
+  for (int i = 0; i < nd; i++) {
+    int slot = 2 * d[i].key + d[i].isb;
+    at[i] = r->ended[slot];
+    if ((unsigned)at[i] >= (unsigned)level) {
+      r->wait[st] = slot;
+      return 0;
+    }
+  }
+  r->wait[st] = -1;
+  int off = r->pr->ndep;
+  prep_add(r, st, cur, d, at, nd);
+  int pos = r->pr->n - 1;
+  prep_at(r, cur, pos, off);
+  prep_ended(r, b, pos);
+  r->cursor[st] = cur + 1;
+  return 1;
+}
+
+/* ---- the steady phase's repeat ------------------------------------------ */
+
+/* In a steady phase each stage runs, every m microbatches (1 for 1f1b and
+ * zb_h1, Megatron's group for interleaved), the same blocks again for the
+ * microbatches m later, and the sweeps repeat.  Sweeping is most of
+ * preparing, so once the stages' next blocks are those of q positions
+ * back each moved on by its stage's repeat (prep_repeat_from), the order
+ * is continued by copying: the step at n is the one at n - q again for
+ * the block its stage has next, when that block is the one q back moved
+ * on by m microbatches (prep_shifted), and each block it waits for is
+ * the one the copied step waited for, moved on by its stage's repeat, so
+ * moved on by m microbatches too (checked): a dependency (F of the
+ * previous chunk, F and B of the next, B for a W) moves with its
+ * microbatch, and each part is ended by one block only.  Every block then
+ * waits for the blocks it waits for in the schedule, each already placed
+ * before it: the order is one to time the schedule in (the times do not
+ * depend on which), and copying stops at the first step for which that is
+ * not shown, the sweeps carrying on from there.  The copied range is
+ * periodic by construction, which timing uses (prep_period). */
+
+/* Is a block b moved on by m microbatches (DualPipe: within its half)? */
+static int prep_shifted(const plc_sched *s, const plc_sched_block *a, const plc_sched_block *b,
+                        int m)
+{
+  if (a->phase != b->phase || a->split != b->split || a->chunk != b->chunk ||
+      a->mb != b->mb + m)
+    return 0;
+  if (a->phase == PLC_SCHED_FB && (a->chunk2 != b->chunk2 || a->mb2 != b->mb2 + m))
+    return 0;
+  if (s->place == PLC_SCHED_PLACE_BIDIR) {
+    int h = s->par.mu / 2;
+    if ((a->mb >= h) != (b->mb >= h) ||
+        (a->phase == PLC_SCHED_FB && (a->mb2 >= h) != (b->mb2 >= h)))
+      return 0;
+  }
+  return 1;
+}
+
+/* Each stage's repeat: from the block in the middle of its list, the
+ * distance to that block moved on by m microbatches; 0 when a stage has
+ * none (then nothing is copied). */
+static void prep_repeat_init(prep_run *r)
+{
+  const plc_sched *s = r->s;
+  const plc_sched_placement pl = s->place;
+  r->m = pl == PLC_SCHED_PLACE_ROUND ? (s->par.group ? s->par.group : s->par.p) : 1;
+  for (int st = 0; st < s->par.p; st++) {
+    int a = s->start[st], e = s->start[st + 1], i = a + (e - a) / 2;
+    r->rep[st] = 0;
+    for (int j = i + 1; i < e && j < e && !r->rep[st]; j++)
+      if (prep_shifted(s, &s->blocks[j], &s->blocks[i], r->m))
+        r->rep[st] = j - i;
+    if (!r->rep[st])
+      r->m = 0;
+  }
+}
+
+/* The position the copying starts from: q back, every stage's next block
+ * was its next one now less its repeat; -1 when there is none. */
+static int prep_repeat_from(const prep_run *r)
+{
+  const int *start = r->s->start;
+  int p = r->s->par.p, from = r->pr->n;
+  for (int st = 0; st < p; st++) {
+    int c = r->cursor[st] - r->rep[st];
+    if (c < start[st] || r->cursor[st] >= start[st + 1])
+      return -1;
+    from = r->pos_of[c] < from ? r->pos_of[c] : from;
+  }
+  for (int st = 0; st < p; st++) {
+    int c = r->cursor[st] - r->rep[st];
+    if (c > start[st] && r->pos_of[c - 1] >= from)
+      return -1;
+  }
+  return from < r->pr->n ? from : -1;
+}
+
+/* The position of the block that ends, m microbatches later, the part
+ * block ib of stage sb ends (an F&B's by its stage's repeat, as it ends
+ * two); -1 when it has not run or is not known. */
+static int prep_moved(const prep_run *r, int ib, int sb)
+{
+  const plc_sched *s = r->s;
+  const plc_sched_block *b = &s->blocks[ib];
+  if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_B) {
+    if (b->mb + r->m >= s->par.mu)
+      return -1;
+    return r->ended[2 * ((b->mb + r->m) * s->nchunks + b->chunk) + (b->phase == PLC_SCHED_B)];
+  }
+  int jb = ib + r->rep[sb];
+  if (jb >= s->start[sb + 1] || !prep_shifted(s, &s->blocks[jb], b, r->m))
+    return -1;
+  return r->pos_of[jb];
+}
+
+/* Copying's state: where it started (x1, the copies from x2 = x1 + q),
+ * and per span (all, far) the run of steps that are each the one q back
+ * moved on (their dependencies too) so far, and the longest. */
+typedef struct prep_copying {
+  int x1, x2, q;
+  int bulk_end;        /* the end of the last period copied at once */
+  prep_span run[2], best[2];
+} prep_copying;
+
+/* Run c of the copies ends before position end (a step that is not the
+ * one q back moved on): kept when the longest, from a period after the
+ * copying started (step x2 + q's previous of its stage is a copy). */
+static void prep_run_end(prep_copying *c, int k, int end)
+{
+  prep_span *run = &c->run[k];
+  int pa = run->pa > c->x2 + c->q ? run->pa : c->x2 + c->q;
+  if (end - pa > c->best[k].phi - c->best[k].pa)
+    c->best[k] = (prep_span){pa, end, run->reach, 0};
+  *run = (prep_span){end + 1, 0, c->q, 0};
+}
+
+/* The span's run k after the copy at n: reach grows, or the run ends
+ * there when the copy is not the step q back moved on (not exact). */
+static inline void prep_run_step(prep_copying *c, int k, int exact, int n, int least)
+{
+  if (!exact)
+    prep_run_end(c, k, n);
+  else if (n - least > c->run[k].reach)
+    c->run[k].reach = n - least;
+}
+
+/* Copy a whole period at n = pr->n at once, when every step of it is
+ * shown right and exact in advance: the q steps before n (the template)
+ * have no mark, each stage st's next rep[st] blocks are its template
+ * blocks moved on by m microbatches and none is marked, and every
+ * dependency of the template was placed at x1 or later (so its copy's is
+ * q later).  Then the steps are the template's, their dependencies q
+ * later, each the step q back moved on (the runs go on, reaching back as
+ * far as the template's steps do), and nothing else is checked per step.
+ * Returns whether it copied. */
+static int prep_copy_period(prep_run *r, prep_copying *c)
+{
+  const plc_sched *s = r->s;
+  const plc_sched_block *blocks = s->blocks;
+  plc_sched_prep *pr = r->pr;
+  int n = pr->n, q = c->q, p = s->par.p, m = r->m;
+  if (n + q > s->nblocks)
+    return 0;
+  int fast = s->place != PLC_SCHED_PLACE_BIDIR;
+  for (int st = 0; st < p; st++) {
+    int a = r->cursor[st], e = a + r->rep[st], back = r->rep[st];
+    if (e > s->start[st + 1] || (r->warm_at[st] >= a && r->warm_at[st] < e) ||
+        (r->steady_at[st] >= a && r->steady_at[st] < e))
+      return 0;
+    for (int i = a; i < e; i++) {
+      const plc_sched_block *x = &blocks[i], *y = &blocks[i - back];
+      if (x->mb != y->mb + m || x->chunk != y->chunk || x->phase != y->phase ||
+          x->split != y->split || ((x->phase == PLC_SCHED_FB || !fast) && !prep_shifted(s, x, y, m)))
+        return 0;
+    }
+  }
+  int off = r->off_of[n - q], nd = pr->ndep - off, reach[2] = {0, 0};
+  /* a template copied at once itself passes (its dependencies are q
+   * later than its own template's, and reach back as far) */
+  for (int i = n - q; i < n && c->bulk_end != n; i++) {
+    const prep_step *k = &pr->step[i];
+    if (k->mark != MARK_NONE)
+      return 0;
+    const prep_dep *d = &pr->dep[r->off_of[i]];
+    for (int j = 0; j < k->ndep; j++) {
+      if (d[j].pos < c->x1)
+        return 0;
+      reach[0] = i - d[j].pos > reach[0] ? i - d[j].pos : reach[0];
+      if (j < k->nfar)
+        reach[1] = i - d[j].pos > reach[1] ? i - d[j].pos : reach[1];
+    }
+  }
+  for (int k = 0; k < 2; k++)
+    c->run[k].reach = reach[k] > c->run[k].reach ? reach[k] : c->run[k].reach;
+  if (pr->ndep + nd > pr->cap_dep) {
+    pr->cap_dep = 2 * pr->cap_dep + nd;
+    pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
+  }
+  const prep_dep *od = &pr->dep[off];
+  prep_dep *dd = &pr->dep[pr->ndep];
+  for (int j = 0; j < nd; j++)
+    dd[j] = (prep_dep){od[j].pos + q, od[j].lat};
+  int nc = s->nchunks;
+  for (int st = 0; st < p; st++) {
+    int a = r->cursor[st], e = a + r->rep[st], back = r->rep[st];
+    for (int i = a; i < e; i++) {
+      const plc_sched_block *b = &s->blocks[i];
+      int pos = r->pos_of[i - back] + q, key = 2 * (b->mb * nc + b->chunk);
+      r->pos_of[i] = pos;
+      r->idx_of[pos] = i;
+      if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
+        r->ended[key] = pos;
+      else if (b->phase == PLC_SCHED_B)
+        r->ended[key + 1] = pos;
+      if (b->phase == PLC_SCHED_FB)
+        r->ended[2 * (b->mb2 * nc + b->chunk2) + 1] = pos;
+    }
+    r->cursor[st] = e;
+  }
+  for (int i = 0; i < q; i++) { /* one loop: no memcpy (a string move for valgrind) */
+    pr->step[n + i] = pr->step[n - q + i];
+    r->off_of[n + i] = r->off_of[n - q + i] + nd;
+  }
+  pr->n = n + q;
+  c->bulk_end = n + q;
+  pr->ndep += nd;
+  return 1;
+}
+
+/* Copy the order from q back while it is shown right (see above), and
+ * note the spans timing may skip in.  The step at n copies the one at
+ * src = n - q.  A dependency placed at x1 or later moved on is the one q
+ * positions later (its copy, holding its block moved on); one placed
+ * before, the block that ends its part moved on, found by the part
+ * (prep_moved).  One loop with the tables in locals: it is most of a
+ * large step's preparing. */
+static int prep_repeat(prep_run *r, int from)
+{
+  const plc_sched *s = r->s;
+  plc_sched_prep *pr = r->pr;
+  const plc_sched_block *blocks = s->blocks;
+  const int *start = s->start, *rep = r->rep, *warm_at = r->warm_at, *steady_at = r->steady_at;
+  int *cursor = r->cursor, *idx_of = r->idx_of, *pos_of = r->pos_of, *off_of = r->off_of;
+  int *ended = r->ended;
+  prep_step *step = pr->step;
+  prep_dep *dep = pr->dep;
+  int n = pr->n, ndep = pr->ndep, m = r->m, nc = s->nchunks, q = n - from, x1 = from;
+  int plain = s->place != PLC_SCHED_PLACE_BIDIR; /* no half to stay in */
+  prep_copying c = {.x1 = from, .x2 = n, .q = q};
+  for (int k = 0; k < 2; k++)
+    c.run[k] = (prep_span){c.x2, 0, q, 0};
+  for (;; n++) {
+    if ((n - c.x2) % q == 0) {
+      pr->n = n;
+      pr->ndep = ndep;
+      while (prep_copy_period(r, &c))
+        ;
+      n = pr->n;
+      ndep = pr->ndep;
+      dep = pr->dep;
+    }
+    const prep_step *o = &step[n - q];
+    int st = o->st, idx = cursor[st], io = idx_of[n - q];
+    if (idx != io + rep[st] || idx >= start[st + 1])
+      break;
+    const plc_sched_block *a = &blocks[idx], *b = &blocks[io];
+    if (a->mb != b->mb + m || a->chunk != b->chunk || a->phase != b->phase ||
+        a->split != b->split || ((a->phase == PLC_SCHED_FB || !plain) && !prep_shifted(s, a, b, m)))
+      break;
+    if (ndep + 4 > pr->cap_dep) {
+      pr->cap_dep = 2 * pr->cap_dep + 4;
+      dep = pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
+    }
+    const prep_dep *od = &dep[off_of[n - q]];
+    prep_dep *nd = &dep[ndep];
+    int nk = o->ndep, nfar = o->nfar, ex_all = 1, ex_far = 1, l_all = n, l_far = n, j;
+    for (j = 0; j < nk; j++) {
+      int pb = od[j].pos, np = pb + q;
+      if (pb < x1) {
+        np = prep_moved(r, idx_of[pb], step[pb].st);
+        if (np < 0)
+          break;
+        if (np != pb + q) {
+          ex_all = 0;
+          ex_far &= j >= nfar;
+        }
+      }
+      nd[j] = (prep_dep){np, od[j].lat};
+      l_all = np < l_all ? np : l_all;
+      if (j < nfar)
+        l_far = np < l_far ? np : l_far;
+    }
+    if (j < nk)
+      break;
+    prep_step *k = &step[n];
+    *k = *o;
+    k->mark = idx == warm_at[st] ? MARK_WARM : idx == steady_at[st] ? MARK_STEADY : MARK_NONE;
+    idx_of[n] = idx;
+    pos_of[idx] = n;
+    off_of[n] = ndep;
+    int key = 2 * (a->mb * nc + a->chunk);
+    if (a->phase == PLC_SCHED_F || a->phase == PLC_SCHED_FB)
+      ended[key] = n;
+    else if (a->phase == PLC_SCHED_B)
+      ended[key + 1] = n;
+    if (a->phase == PLC_SCHED_FB)
+      ended[2 * (a->mb2 * nc + a->chunk2) + 1] = n;
+    cursor[st] = idx + 1;
+    ndep += nk;
+    int plain_step = k->mark == MARK_NONE && o->mark == MARK_NONE;
+    prep_run_step(&c, 0, ex_all && plain_step, n, l_all);
+    prep_run_step(&c, 1, ex_far && plain_step, n, l_far);
+  }
+  pr->n = n;
+  pr->ndep = ndep;
+  for (int k = 0; k < 2; k++)
+    prep_run_end(&c, k, n);
+  if (c.best[1].phi - c.best[1].pa > pr->per.far.phi - pr->per.far.pa)
+    pr->per = (prep_period){.q = q, .all = c.best[0], .far = c.best[1]};
+  return n - c.x2;
+}
+
+/* A span's tail (prep_span), once the order is complete: the least
+ * position the steps from phi - q on read (every dependency, or those on
+ * other stages). */
+static void prep_tail_of(const prep_run *r, prep_span *sp, int q, int far)
+{
+  const plc_sched_prep *pr = r->pr;
+  sp->tail = pr->n;
+  for (int i = sp->phi - q; i < pr->n; i++) {
+    const prep_step *k = &pr->step[i];
+    const prep_dep *d = &pr->dep[r->off_of[i]];
+    for (int j = 0, nj = far ? k->nfar : k->ndep; j < nj; j++)
+      sp->tail = d[j].pos < sp->tail ? d[j].pos : sp->tail;
+  }
+}
+
+static void prep_tail(prep_run *r)
+{
+  prep_period *per = &r->pr->per;
+  if (!per->q)
+    return;
+  if (per->all.phi - per->all.pa < 2 * per->q)
+    per->all.phi = per->all.pa = 0;
+  if (per->far.phi - per->far.pa < 2 * per->q)
+    per->far.phi = per->far.pa = 0;
+  if (per->all.phi)
+    prep_tail_of(r, &per->all, per->q, 0);
+  if (per->far.phi)
+    prep_tail_of(r, &per->far, per->q, 1);
+}
+
+/* The order in sweeps: each runs every stage's next block that waits only
+ * for blocks of earlier sweeps, so a block's sweep is the length of the
+ * longest chain of blocks ending in it (every block taking one unit).  In
+ * a steady phase the sweeps repeat (prep_period_find) where a work queue's
+ * order drifts.  Ends when a sweep runs nothing: every block has run, or
+ * the order deadlocks. */
+static void prep_sweeps(prep_run *r)
+{
+  const int *start = r->s->start;
+  plc_sched_prep *pr = r->pr;
+  while (r->nact > 0) {
+    int from;
+    if (r->m && r->tried != pr->n && (from = prep_repeat_from(r)) >= 0 &&
+        prep_repeat(r, from) > 0) {
+      r->tried = pr->n;
+      int keep = 0;
+      for (int a = 0; a < r->nact; a++)
+        if (r->cursor[r->active[a]] < start[r->active[a] + 1])
+          r->active[keep++] = r->active[a];
+      r->nact = keep;
+      continue;
+    }
+    r->tried = pr->n;
+    int level = pr->n, keep = 0;
+    for (int a = 0; a < r->nact; a++) {
+      int st = r->active[a];
+      prep_try(r, st, level);
+      if (r->cursor[st] < start[st + 1])
+        r->active[keep++] = st;
+    }
+    r->nact = keep;
+    if (pr->n == level)
+      break;
   }
 }
 
@@ -462,8 +865,14 @@ static void prep_run_init(prep_run *r)
   r->per = r->pr->per_chunk ? s->nchunks / p : 1;
   r->zero = p * r->per * D_N;
   r->cursor = plc_xmalloc((size_t)p * sizeof *r->cursor);
-  r->queue = plc_xmalloc((size_t)p * sizeof *r->queue);
-  r->queued = plc_xcalloc((size_t)p, 1);
+  size_t nb = (size_t)s->nblocks + 1;
+  r->rep = plc_xmalloc((size_t)p * sizeof *r->rep);
+  r->idx_of = plc_xmalloc(nb * sizeof *r->idx_of);
+  r->off_of = plc_xmalloc(nb * sizeof *r->off_of);
+  r->pos_of = plc_xmalloc(nb * sizeof *r->pos_of);
+  memset(r->pos_of, -1, nb * sizeof *r->pos_of);
+  r->active = plc_xmalloc((size_t)p * sizeof *r->active);
+  r->wait = plc_xmalloc((size_t)p * sizeof *r->wait);
   r->warm_at = plc_xmalloc((size_t)p * sizeof *r->warm_at);
   r->steady_at = plc_xmalloc((size_t)p * sizeof *r->steady_at);
   r->ended = plc_xmalloc((2 * keys + 1) * sizeof *r->ended);
@@ -478,16 +887,23 @@ static void prep_run_init(prep_run *r)
   }
   for (int st = 0; st < p; st++) {
     r->cursor[st] = s->start[st];
+    r->wait[st] = -1;
     prep_phases(r, st);
-    push(r, st);
+    if (s->start[st] < s->start[st + 1])
+      r->active[r->nact++] = st;
   }
+  prep_repeat_init(r);
 }
 
 static void prep_run_free(prep_run *r)
 {
   free(r->cursor);
-  free(r->queue);
-  free(r->queued);
+  free(r->active);
+  free(r->wait);
+  free(r->rep);
+  free(r->idx_of);
+  free(r->off_of);
+  free(r->pos_of);
   free(r->warm_at);
   free(r->steady_at);
   free(r->ended);
@@ -505,9 +921,10 @@ plc_sched_prep *plc_sched_prepare(const plc_sched *s, int per_chunk, int fb_pair
   pr->dep = plc_xmalloc(((size_t)pr->cap_dep + 1) * sizeof *pr->dep);
   prep_run r = {.s = s, .pr = pr};
   prep_run_init(&r);
-  while (r.count > 0)
-    prep_stage(&r, pop(&r));
+  prep_sweeps(&r);
   int ok = deadlock(&r, msg, msglen);
+  if (ok)
+    prep_tail(&r);
   prep_run_free(&r);
   if (!ok) {
     plc_sched_prep_free(pr);
@@ -536,21 +953,21 @@ static void mark64(plc_sched_sim *sim, int st, int mark, plc_sched_int start)
     sim->steadyi[st] = start - sim->busyi[st] - sim->warmi[st];
 }
 
-/* Walk the order on the machine-integer path: no sum can overflow, as
- * fast_fits bounds the whole step.  When no block takes a negative time a
- * stage is never free before a block of its own has ended, so a
- * dependency on the same stage (an earlier block of it) cannot delay a
- * start and only those on other stages are read. */
-/* time_steps64's loop, with nonneg a constant in each copy (the loop
- * is most of a large step's re-analysis: a test less per block). */
-static inline __attribute__((always_inline)) void time_steps64_loop(sim_run *r, const int nonneg)
+/* Walk steps [from, to) of the order on the machine-integer path, dep
+ * at from's dependencies; returns to's.  No sum can overflow, as
+ * fast_fits bounds the whole step.  When no block takes a negative time
+ * (nonneg, a constant in each copy: the loop is most of a large step's
+ * re-analysis) a stage is never free before a block of its own has
+ * ended, so a dependency on the same stage (an earlier block of it)
+ * cannot delay a start and only those on other stages are read. */
+static inline __attribute__((always_inline)) const prep_dep *
+time_steps64_loop(sim_run *r, int from, int to, const prep_dep *dep, const int nonneg)
 {
   plc_sched_sim *sim = r->sim;
   const plc_sched_int *d = sim->duri;
   plc_sched_int *end = sim->endi, *freei = sim->freei, *busyi = sim->busyi;
-  const prep_dep *dep = r->pr->dep;
-  const prep_step *k = r->pr->step;
-  for (int i = 0, n = r->pr->n; i < n; i++, k++) {
+  const prep_step *k = r->pr->step + from;
+  for (int i = from; i < to; i++, k++) {
     int st = k->st;
     plc_sched_int start = freei[st];
     const prep_dep *stop = dep + (nonneg ? k->nfar : k->ndep);
@@ -566,14 +983,120 @@ static inline __attribute__((always_inline)) void time_steps64_loop(sim_run *r, 
     end[i] = freei[st] = start + dur;
     busyi[st] += dur;
   }
+  return dep;
+}
+
+/* Skipping the steady phase.  Let the order's periodic range be [a, h)
+ * with period q (prep_period: step i is step i - q with every position it
+ * reads, its dependencies and its stage's previous step, q earlier; same
+ * durations and latencies; no marks), w at least q and at least how far
+ * back any step of the range reads, and x = a + j q with x >= w + q.
+ * Suppose the walk has timed every step before x and
+ *     (*)  end[t] = end[t - q] + L   for every t in [x - w, x),
+ * one constant L.  Then (*) holds for every t in [x - w, h), by induction
+ * on t >= x: step t starts at the largest of its stage's previous end and
+ * its dependencies' ends plus their latencies (those the walk reads);
+ * each position it reads is u >= t - w, where (*) holds already (checked
+ * below x, the induction at or above it), and step t - q reads u - q with
+ * the same latency, so step t starts L after step t - q and, taking as
+ * long, ends L after it.  Max and + commute with adding a constant: this
+ * is the max-plus shift invariance.  So with y = x + k q <= h, every end
+ * in [x, y) is end[t - m q] + m L for the m that brings t - m q into
+ * [x - q, x), each stage's last end before y is its last before x plus
+ * k L (a stage has a step in every q steps of the range, so its last
+ * before y is its last before x moved by k q), and its busy time grows by
+ * k times what it grew by over [x - q, x) (the same blocks again); the
+ * range has no marks, so no idle phase is read in it.  The walk then
+ * carries on at y with exactly the state a full walk reaches there, once
+ * it has written the ends in [x, y) that steps at y or later read (those
+ * at or after the least position the tail reads, and each stage's last
+ * step, within q of y).  When (*) does not hold at any x (a transient
+ * longer than the range, a state that repeats only every 2q, or times
+ * that never settle) nothing is skipped. */
+
+/* (*) at x: every end in [x - w, x) is the end q earlier plus L. */
+static int period_holds(const plc_sched_int *end, int x, int q, int w, plc_sched_int *lambda)
+{
+  plc_sched_int l = end[x - 1] - end[x - 1 - q];
+  for (int t = x - w; t < x; t++)
+    if (end[t] - end[t - q] != l)
+      return 0;
+  *lambda = l;
+  return 1;
+}
+
+/* The jump from x to y = x + k q once (*) holds with L = l, for the
+ * period q (a multiple of the order's, see time_steps64_run); from is
+ * the least position a step at y or later reads, busyq each stage's busy
+ * time at x - q.  Returns y. */
+static int period_jump(sim_run *r, int x, int q, int k, plc_sched_int l, int from,
+                       const plc_sched_int *busyq)
+{
+  plc_sched_sim *sim = r->sim;
+  int y = x + k * q;
+  plc_sched_int *end = sim->endi;
+  if (from < x)
+    from = x;
+  for (int t = from; t < y; t++) {
+    int m = (t - x) / q + 1;
+    end[t] = end[t - m * q] + (plc_sched_int)m * l;
+  }
+  for (int st = 0; st < r->s->par.p; st++) {
+    sim->freei[st] += (plc_sched_int)k * l;
+    sim->busyi[st] += (plc_sched_int)k * (sim->busyi[st] - busyq[st]);
+  }
+  sim->skipped = y - x;
+  return y;
+}
+
+/* The walk of the whole order, skipping the steady phase's repeats when
+ * the state repeats (unless sim->full_walk).  The state may repeat only
+ * every j periods of the order (a critical cycle of the max-plus system
+ * spanning several periods: its cyclicity), so at each period boundary
+ * x the check is tried for the periods j q, j = 1..PERIOD_MULT, the
+ * order being periodic with each of them on [pa + (j - 1) q, phi). */
+static inline __attribute__((always_inline)) void time_steps64_run(sim_run *r, const int nonneg)
+{
+  const plc_sched_prep *pr = r->pr;
+  const prep_span *per = nonneg ? &pr->per.far : &pr->per.all;
+  plc_sched_sim *sim = r->sim;
+  const prep_dep *dep = pr->dep;
+  int i = 0, p = r->s->par.p;
+  sim->skipped = 0;
+  if (pr->per.q && per->phi && !sim->full_walk) {
+    const prep_dep *at[PERIOD_MULT + 1]; /* the walk's dependency at each boundary */
+    int q = pr->per.q, w = per->reach < q ? q : per->reach, b = 0;
+    for (int x = per->pa; x <= per->phi; x += q, b++) {
+      dep = time_steps64_loop(r, i, x, dep, nonneg);
+      i = x;
+      at[b % (PERIOD_MULT + 1)] = dep;
+      memcpy(&sim->busyq[(size_t)(b % (PERIOD_MULT + 1)) * p], sim->busyi,
+             (size_t)p * sizeof *sim->busyq);
+      for (int j = 1; j <= PERIOD_MULT && j <= b; j++) {
+        int qj = j * q, wj = w < qj ? qj : w, k = (per->phi - x) / qj;
+        plc_sched_int l;
+        if (k < 1 || x < wj + qj || !period_holds(sim->endi, x, qj, wj, &l))
+          continue;
+        /* what steps at y = x + k qj or later read: within the range, at
+         * most wj back; from phi - q on, down to the tail */
+        int back = (b - j) % (PERIOD_MULT + 1), y = x + k * qj;
+        int from = per->tail < y - wj ? per->tail : y - wj;
+        i = period_jump(r, x, qj, k, l, from, &sim->busyq[(size_t)back * p]);
+        dep += (size_t)k * (size_t)(dep - at[back]);
+        goto done;
+      }
+    }
+  }
+done:
+  time_steps64_loop(r, i, pr->n, dep, nonneg);
 }
 
 static void time_steps64(sim_run *r)
 {
   if (r->nonneg)
-    time_steps64_loop(r, 1);
+    time_steps64_run(r, 1);
   else
-    time_steps64_loop(r, 0);
+    time_steps64_run(r, 0);
 }
 
 static void set_qz(mpq_t q, const mpz_t v, const mpz_t den)
@@ -831,6 +1354,7 @@ static void sim_time(const plc_sched *s, const plc_sched_prep *pr, const plc_sch
   sim_run r = {.s = s, .t = times, .sim = sim, .pr = pr, .nt = nt};
   r.fast = sim->used_fast = scale_setup(&r);
   r.nonneg = r.fast && durs_nonneg(&r);
+  sim->skipped = 0;
   if (!r.fast)
     sim_grow_z(sim, s->nblocks);
   sim_start(&r);
