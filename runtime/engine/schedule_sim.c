@@ -843,19 +843,18 @@ static int deadlock(const prep_run *r, char *msg, size_t len)
 static void prep_phases(prep_run *r, int st)
 {
   const plc_sched *s = r->s;
-  int end = s->start[st + 1], first_b = end, last_f = -1;
-  for (int i = s->start[st]; i < end; i++) {
-    int ph = s->blocks[i].phase;
-    if (ph != PLC_SCHED_F && first_b == end)
-      first_b = i;
-    if (ph == PLC_SCHED_F || ph == PLC_SCHED_FB)
-      last_f = i;
-  }
+  const plc_sched_block *b = s->blocks;
+  int end = s->start[st + 1], first_b = s->start[st], last_f = end - 1;
+  while (first_b < end && b[first_b].phase == PLC_SCHED_F) /* from each end */
+    first_b++;
+  while (last_f >= s->start[st] && b[last_f].phase != PLC_SCHED_F &&
+         b[last_f].phase != PLC_SCHED_FB)
+    last_f--;
   r->warm_at[st] = first_b < end ? first_b : end - 1;
   r->steady_at[st] = last_f > first_b ? last_f : -1;
 }
 
-/* The queue's scratch and the per-chunk and per-stage tables of r (free
+/* The sweeps' scratch and the per-chunk and per-stage tables of r (free
  * with prep_run_free). */
 static void prep_run_init(prep_run *r)
 {
@@ -1037,10 +1036,9 @@ static int period_jump(sim_run *r, int x, int q, int k, plc_sched_int l, int fro
   plc_sched_int *end = sim->endi;
   if (from < x)
     from = x;
-  for (int t = from; t < y; t++) {
-    int m = (t - x) / q + 1;
-    end[t] = end[t - m * q] + (plc_sched_int)m * l;
-  }
+  for (int m = (from - x) / q + 1, t = from; t < y; m++) /* t - m q in [x - q, x) */
+    for (int stop = x + m * q < y ? x + m * q : y; t < stop; t++)
+      end[t] = end[t - m * q] + (plc_sched_int)m * l;
   for (int st = 0; st < r->s->par.p; st++) {
     sim->freei[st] += (plc_sched_int)k * l;
     sim->busyi[st] += (plc_sched_int)k * (sim->busyi[st] - busyq[st]);
