@@ -72,14 +72,14 @@ typedef struct prep_dep {
 
 /* The order's periodic range (prep_period), where it has one: every step
  * i in [pa, phi) is step i - q again (same stage, durations and
- * latencies, no mark, and each dependency q positions later), and each
- * stage has a step in every q consecutive positions of [pa - q, phi), so
- * its previous step is one of them and q later than the previous step's.
- * A span for the walk that reads every dependency, another for the walk
- * that reads only those on other stages (non-negative times): the
- * dependencies it compares are those it reads.  reach: how far back a
- * step of the range reads (at least q, for the stage's previous step);
- * tail: the least position a step at phi - q or later reads. */
+ * latencies, no mark, each dependency and its stage's previous step q
+ * positions later), and each stage has a step in every q consecutive
+ * positions of [pa - q, phi).  A span for the walk that reads every
+ * dependency, another for the walk that reads only those on other stages
+ * (non-negative times): the dependencies it compares are those it reads.
+ * reach: how far back a step of the range reads (a dependency, its
+ * stage's previous step); tail: the least position a step at phi - q or
+ * later reads. */
 typedef struct prep_span {
   int pa, phi, reach, tail;
 } prep_span;
@@ -116,6 +116,8 @@ typedef struct prep_run {
   int *idx_of;         /* per position, its block; */
   int *pos_of;         /* per block, its position (-1 before it runs) */
   int *off_of;         /* per position, its first dependency */
+  int *prev_of;        /* per position, its stage's previous step's (or -1) */
+  int *last_pos;       /* per stage, its last step's position (or -1) */
   int tried;           /* the position copying was last tried at */
   int *cstage, *cslot; /* per chunk: its stage, and its times entry less stage x per */
   int per;             /* times entries per stage */
@@ -380,11 +382,13 @@ static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, const int *
  * when everything it waits for ended in an earlier sweep; returns whether
  * it ran. */
 /* Note that block idx runs at position pos, its dependencies from off. */
-static inline void prep_at(prep_run *r, int idx, int pos, int off)
+static inline void prep_at(prep_run *r, int st, int idx, int pos, int off)
 {
   r->idx_of[pos] = idx;
   r->pos_of[idx] = pos;
   r->off_of[pos] = off;
+  r->prev_of[pos] = r->last_pos[st];
+  r->last_pos[st] = pos;
 }
 
 /* The parts block b ends, ended at pos. */
@@ -421,7 +425,7 @@ static int prep_try(prep_run *r, int st, int level)
   int off = r->pr->ndep;
   prep_add(r, st, cur, d, at, nd);
   int pos = r->pr->n - 1;
-  prep_at(r, cur, pos, off);
+  prep_at(r, st, cur, pos, off);
   prep_ended(r, b, pos);
   r->cursor[st] = cur + 1;
   return 1;
@@ -532,15 +536,13 @@ typedef struct prep_copying {
 } prep_copying;
 
 /* Run c of the copies ends before position end (a step that is not the
- * one q back moved on): kept when the longest, from a period after the
- * copying started (step x2 + q's previous of its stage is a copy). */
+ * one q back moved on): kept when the longest. */
 static void prep_run_end(prep_copying *c, int k, int end)
 {
   prep_span *run = &c->run[k];
-  int pa = run->pa > c->x2 + c->q ? run->pa : c->x2 + c->q;
-  if (end - pa > c->best[k].phi - c->best[k].pa)
-    c->best[k] = (prep_span){pa, end, run->reach, 0};
-  *run = (prep_span){end + 1, 0, c->q, 0};
+  if (end - run->pa > c->best[k].phi - c->best[k].pa)
+    c->best[k] = (prep_span){run->pa, end, run->reach, 0};
+  *run = (prep_span){end + 1, 0, 0, 0};
 }
 
 /* The span's run k after the copy at n: reach grows, or the run ends
@@ -598,6 +600,11 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
       if (j < k->nfar)
         reach[1] = i - d[j].pos > reach[1] ? i - d[j].pos : reach[1];
     }
+    int link = i - r->prev_of[i]; /* a copy's (x2 <= prev_of < i), as the template is one */
+    if (r->prev_of[i] < c->x2)
+      return 0;
+    reach[0] = link > reach[0] ? link : reach[0];
+    reach[1] = link > reach[1] ? link : reach[1];
   }
   for (int k = 0; k < 2; k++)
     c->run[k].reach = reach[k] > c->run[k].reach ? reach[k] : c->run[k].reach;
@@ -629,7 +636,10 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
   for (int i = 0; i < q; i++) { /* one loop: no memcpy (a string move for valgrind) */
     pr->step[n + i] = pr->step[n - q + i];
     r->off_of[n + i] = r->off_of[n - q + i] + nd;
+    r->prev_of[n + i] = r->prev_of[n - q + i] + q;
   }
+  for (int st = 0; st < p; st++) /* every stage has steps in the template */
+    r->last_pos[st] += q;
   pr->n = n + q;
   c->bulk_end = n + q;
   pr->ndep += nd;
@@ -657,7 +667,7 @@ static int prep_repeat(prep_run *r, int from)
   int plain = s->place != PLC_SCHED_PLACE_BIDIR; /* no half to stay in */
   prep_copying c = {.x1 = from, .x2 = n, .q = q};
   for (int k = 0; k < 2; k++)
-    c.run[k] = (prep_span){c.x2, 0, q, 0};
+    c.run[k] = (prep_span){c.x2, 0, 0, 0};
   for (;; n++) {
     if ((n - c.x2) % q == 0) {
       pr->n = n;
@@ -682,7 +692,11 @@ static int prep_repeat(prep_run *r, int from)
     }
     const prep_dep *od = &dep[off_of[n - q]];
     prep_dep *nd = &dep[ndep];
-    int nk = o->ndep, nfar = o->nfar, ex_all = 1, ex_far = 1, l_all = n, l_far = n, j;
+    /* its stage's previous step: exact when a copy (q after the copied
+     * step's, the steps between copied in order) */
+    int prev = r->last_pos[st];
+    int nk = o->ndep, nfar = o->nfar, ex_all = prev >= c.x2, ex_far = ex_all, j;
+    int l_all = prev >= 0 ? prev : n, l_far = l_all;
     for (j = 0; j < nk; j++) {
       int pb = od[j].pos, np = pb + q;
       if (pb < x1) {
@@ -707,6 +721,8 @@ static int prep_repeat(prep_run *r, int from)
     idx_of[n] = idx;
     pos_of[idx] = n;
     off_of[n] = ndep;
+    r->prev_of[n] = prev;
+    r->last_pos[st] = n;
     int key = 2 * (a->mb * nc + a->chunk);
     if (a->phase == PLC_SCHED_F || a->phase == PLC_SCHED_FB)
       ended[key] = n;
@@ -739,6 +755,8 @@ static void prep_tail_of(const prep_run *r, prep_span *sp, int q, int far)
   for (int i = sp->phi - q; i < pr->n; i++) {
     const prep_step *k = &pr->step[i];
     const prep_dep *d = &pr->dep[r->off_of[i]];
+    if (r->prev_of[i] >= 0 && r->prev_of[i] < sp->tail)
+      sp->tail = r->prev_of[i];
     for (int j = 0, nj = far ? k->nfar : k->ndep; j < nj; j++)
       sp->tail = d[j].pos < sp->tail ? d[j].pos : sp->tail;
   }
@@ -868,6 +886,9 @@ static void prep_run_init(prep_run *r)
   r->rep = plc_xmalloc((size_t)p * sizeof *r->rep);
   r->idx_of = plc_xmalloc(nb * sizeof *r->idx_of);
   r->off_of = plc_xmalloc(nb * sizeof *r->off_of);
+  r->prev_of = plc_xmalloc(nb * sizeof *r->prev_of);
+  r->last_pos = plc_xmalloc((size_t)p * sizeof *r->last_pos);
+  memset(r->last_pos, -1, (size_t)p * sizeof *r->last_pos);
   r->pos_of = plc_xmalloc(nb * sizeof *r->pos_of);
   memset(r->pos_of, -1, nb * sizeof *r->pos_of);
   r->active = plc_xmalloc((size_t)p * sizeof *r->active);
@@ -902,6 +923,8 @@ static void prep_run_free(prep_run *r)
   free(r->rep);
   free(r->idx_of);
   free(r->off_of);
+  free(r->prev_of);
+  free(r->last_pos);
   free(r->pos_of);
   free(r->warm_at);
   free(r->steady_at);
@@ -986,32 +1009,37 @@ time_steps64_loop(sim_run *r, int from, int to, const prep_dep *dep, const int n
 }
 
 /* Skipping the steady phase.  Let the order's periodic range be [a, h)
- * with period q (prep_period: step i is step i - q with every position it
- * reads, its dependencies and its stage's previous step, q earlier; same
- * durations and latencies; no marks), w at least q and at least how far
- * back any step of the range reads, and x = a + j q with x >= w + q.
- * Suppose the walk has timed every step before x and
+ * with period q (prep_period: step i is step i - q, with every position
+ * it reads, its dependencies and its stage's previous step, q earlier;
+ * same durations and latencies; no marks), w at least how far back any
+ * step of the range reads, and x >= a with x >= w + q.  Suppose the walk
+ * has timed every step before x and
  *     (*)  end[t] = end[t - q] + L   for every t in [x - w, x),
- * one constant L.  Then (*) holds for every t in [x - w, h), by induction
- * on t >= x: step t starts at the largest of its stage's previous end and
- * its dependencies' ends plus their latencies (those the walk reads);
- * each position it reads is u >= t - w, where (*) holds already (checked
- * below x, the induction at or above it), and step t - q reads u - q with
- * the same latency, so step t starts L after step t - q and, taking as
- * long, ends L after it.  Max and + commute with adding a constant: this
- * is the max-plus shift invariance.  So with y = x + k q <= h, every end
- * in [x, y) is end[t - m q] + m L for the m that brings t - m q into
- * [x - q, x), each stage's last end before y is its last before x plus
- * k L (a stage has a step in every q steps of the range, so its last
- * before y is its last before x moved by k q), and its busy time grows by
- * k times what it grew by over [x - q, x) (the same blocks again); the
- * range has no marks, so no idle phase is read in it.  The walk then
- * carries on at y with exactly the state a full walk reaches there, once
- * it has written the ends in [x, y) that steps at y or later read (those
- * at or after the least position the tail reads, and each stage's last
- * step, within q of y).  When (*) does not hold at any x (a transient
- * longer than the range, a state that repeats only every 2q, or times
- * that never settle) nothing is skipped. */
+ * one constant L.  Then end[t] = end[t - q] + L for every t in [x, h),
+ * by induction on t: step t starts at the largest of its stage's previous
+ * end and its dependencies' ends plus their latencies (those the walk
+ * reads; 0 for a stage's first step, which the range has not); each
+ * position it reads is u >= t - w, where the equation holds already
+ * (checked below x, the induction at or above it), and step t - q reads
+ * u - q with the same latency, so step t starts L after step t - q and,
+ * taking as long, ends L after it.  Max and + commute with adding a
+ * constant: this is the max-plus shift invariance.  So with y = x + k q
+ * <= h:
+ *  - every end in [x, y) is end[t - m q] + m L for the m that brings
+ *    t - m q into [x - q, x) (the equation m times, each at a t >= x);
+ *  - each stage's last end before y is its last before x plus k L: a
+ *    stage has a step in every q steps of the range, so its last step
+ *    before y is its last before x (at x - q or later) moved by k q;
+ *  - its busy time grows by k times what it grew by over [x - q, x) (the
+ *    same blocks again), and no idle phase is read in [x, y) (no marks).
+ * The walk then carries on at y with exactly the state a full walk
+ * reaches there, once it has written the ends in [x, y) that steps at y
+ * or later read: within the range at most w back, after it (from h - q
+ * on) down to the tail (prep_span).  The same holds for a multiple j q
+ * of the period from x >= a + (j - 1) q, where step i is step i - j q.
+ * When (*) does not hold at any x (a transient longer than the range, a
+ * state that repeats only every 7 q or more, times that never settle)
+ * nothing is skipped. */
 
 /* (*) at x: every end in [x - w, x) is the end q earlier plus L. */
 static int period_holds(const plc_sched_int *end, int x, int q, int w, plc_sched_int *lambda)
@@ -1063,7 +1091,7 @@ static inline __attribute__((always_inline)) void time_steps64_run(sim_run *r, c
   sim->skipped = 0;
   if (pr->per.q && per->phi && !sim->full_walk) {
     const prep_dep *at[PERIOD_MULT + 1]; /* the walk's dependency at each boundary */
-    int q = pr->per.q, w = per->reach < q ? q : per->reach, b = 0;
+    int q = pr->per.q, w = per->reach, b = 0;
     for (int x = per->pa; x <= per->phi; x += q, b++) {
       dep = time_steps64_loop(r, i, x, dep, nonneg);
       i = x;
@@ -1071,14 +1099,14 @@ static inline __attribute__((always_inline)) void time_steps64_run(sim_run *r, c
       memcpy(&sim->busyq[(size_t)(b % (PERIOD_MULT + 1)) * p], sim->busyi,
              (size_t)p * sizeof *sim->busyq);
       for (int j = 1; j <= PERIOD_MULT && j <= b; j++) {
-        int qj = j * q, wj = w < qj ? qj : w, k = (per->phi - x) / qj;
+        int qj = j * q, k = (per->phi - x) / qj;
         plc_sched_int l;
-        if (k < 1 || x < wj + qj || !period_holds(sim->endi, x, qj, wj, &l))
+        if (k < 1 || x < w + qj || !period_holds(sim->endi, x, qj, w, &l))
           continue;
         /* what steps at y = x + k qj or later read: within the range, at
-         * most wj back; from phi - q on, down to the tail */
+         * most w back; from phi - q on, down to the tail */
         int back = (b - j) % (PERIOD_MULT + 1), y = x + k * qj;
-        int from = per->tail < y - wj ? per->tail : y - wj;
+        int from = per->tail < y - w ? per->tail : y - w;
         i = period_jump(r, x, qj, k, l, from, &sim->busyq[(size_t)back * p]);
         dep += (size_t)k * (size_t)(dep - at[back]);
         goto done;
