@@ -96,6 +96,15 @@ struct plc_sched_prep {
   prep_step *step;    /* s->nblocks once prepared */
   prep_dep *dep;
   prep_period per;    /* per.q == 0: none found */
+  /* The unwritten copies: steps [v_lo, v_hi) are each the step of the
+   * template period [v_lo - q, v_lo) (q = v_q, the order's period) a
+   * whole number u of periods back,
+   * with their dependencies u q later and at offsets u v_d later (v_d
+   * dependencies a period, the template's from v_off), written only when
+   * a walk needs them (prep_fill; filled, a byte a period): a walk that
+   * skips them never touches their memory. */
+  int v_lo, v_hi, v_q, v_off, v_d;
+  unsigned char *filled;
 };
 
 /* Preparing: the level sweeps' state. */
@@ -532,6 +541,7 @@ static int prep_moved(const prep_run *r, int ib, int sb)
 typedef struct prep_copying {
   int x1, x2, q;
   int bulk_end;        /* the end of the last period copied at once */
+  int virt;            /* the unwritten copies are this copying's */
   prep_span run[2], best[2];
 } prep_copying;
 
@@ -553,6 +563,57 @@ static inline void prep_run_step(prep_copying *c, int k, int exact, int n, int l
     prep_run_end(c, k, n);
   else if (n - least > c->run[k].reach)
     c->run[k].reach = n - least;
+}
+
+/* Write the unwritten copies in [from, to) (see plc_sched_prep), whole
+ * periods at a time, and with r (while preparing) their tables too.
+ * Writing leaves what the prepared order is unchanged: a walk of a
+ * const prep may call it. */
+static void prep_fill_run(plc_sched_prep *pr, prep_run *r, int from, int to)
+{
+  int q = pr->v_q;
+  if (pr->v_hi <= pr->v_lo || to <= pr->v_lo || from >= pr->v_hi)
+    return;
+  int u0 = from > pr->v_lo ? (from - pr->v_lo) / q : 0;
+  int u1 = ((to < pr->v_hi ? to : pr->v_hi) - pr->v_lo + q - 1) / q;
+  for (int u = u0; u < u1; u++) {
+    if (pr->filled[u])
+      continue;
+    pr->filled[u] = 1;
+    int t0 = pr->v_lo + u * q, tt0 = pr->v_lo - q, shift = (u + 1) * q;
+    long dshift = (long)(u + 1) * pr->v_d;
+    for (int i = 0, off = pr->v_off; i < q; i++) {
+      const prep_step *k = &pr->step[tt0 + i];
+      pr->step[t0 + i] = *k;
+      for (int j = 0; j < k->ndep; j++)
+        pr->dep[off + dshift + j] = (prep_dep){pr->dep[off + j].pos + shift, pr->dep[off + j].lat};
+      if (r) {
+        r->idx_of[t0 + i] = r->idx_of[tt0 + i] + (u + 1) * r->rep[k->st];
+        r->off_of[t0 + i] = r->off_of[tt0 + i] + (int)dshift;
+        r->prev_of[t0 + i] = r->prev_of[tt0 + i] + shift;
+      }
+      off += k->ndep;
+    }
+  }
+}
+
+static void prep_fill(const plc_sched_prep *pr, int from, int to)
+{
+  prep_fill_run((plc_sched_prep *)pr, NULL, from, to);
+}
+
+/* prep_moved for the step at pb, which may be an unwritten copy (its
+ * block is its template's moved on by its stage's repeat a period). */
+static int prep_moved_from(const prep_run *r, int pb)
+{
+  const plc_sched_prep *pr = r->pr;
+  int u = 0;
+  if (pb >= pr->v_lo && pb < pr->v_hi && !pr->filled[(pb - pr->v_lo) / pr->v_q]) {
+    u = (pb - pr->v_lo) / pr->v_q + 1;
+    pb -= u * pr->v_q;
+  }
+  int st = pr->step[pb].st;
+  return prep_moved(r, r->idx_of[pb] + u * r->rep[st], st);
 }
 
 /* Copy a whole period at n = pr->n at once, when every step of it is
@@ -585,7 +646,12 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
         return 0;
     }
   }
-  int off = r->off_of[n - q], nd = pr->ndep - off, reach[2] = {0, 0};
+  /* a period copied from one copied at once is left unwritten (the first
+   * such starts the range, the template before it written) */
+  int virt = c->bulk_end == n && (pr->v_hi == pr->v_lo || (c->virt && pr->v_hi == n));
+  int more = virt && pr->v_hi > pr->v_lo; /* the template unwritten too */
+  int off = more ? 0 : r->off_of[n - q], nd = more ? pr->v_d : pr->ndep - off;
+  int reach[2] = {0, 0};
   /* a template copied at once itself passes (its dependencies are q
    * later than its own template's, and reach back as far) */
   for (int i = n - q; i < n && c->bulk_end != n; i++) {
@@ -608,13 +674,21 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
   }
   for (int k = 0; k < 2; k++)
     c->run[k].reach = reach[k] > c->run[k].reach ? reach[k] : c->run[k].reach;
+  if (virt && !more) {
+    c->virt = 1;
+    pr->v_lo = pr->v_hi = n;
+    pr->v_q = q;
+    pr->v_off = off;
+    pr->v_d = nd;
+    pr->filled = plc_xcalloc((size_t)(s->nblocks / q + 2), 1);
+  }
   if (pr->ndep + nd > pr->cap_dep) {
     pr->cap_dep = 2 * pr->cap_dep + nd;
     pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
   }
   const prep_dep *od = &pr->dep[off];
   prep_dep *dd = &pr->dep[pr->ndep];
-  for (int j = 0; j < nd; j++)
+  for (int j = 0; j < nd && !virt; j++)
     dd[j] = (prep_dep){od[j].pos + q, od[j].lat};
   int nc = s->nchunks;
   for (int st = 0; st < p; st++) {
@@ -623,7 +697,8 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
       const plc_sched_block *b = &s->blocks[i];
       int pos = r->pos_of[i - back] + q, key = 2 * (b->mb * nc + b->chunk);
       r->pos_of[i] = pos;
-      r->idx_of[pos] = i;
+      if (!virt)
+        r->idx_of[pos] = i;
       if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
         r->ended[key] = pos;
       else if (b->phase == PLC_SCHED_B)
@@ -633,11 +708,13 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
     }
     r->cursor[st] = e;
   }
-  for (int i = 0; i < q; i++) { /* one loop: no memcpy (a string move for valgrind) */
+  for (int i = 0; i < q && !virt; i++) { /* one loop: no memcpy (a string move for valgrind) */
     pr->step[n + i] = pr->step[n - q + i];
     r->off_of[n + i] = r->off_of[n - q + i] + nd;
     r->prev_of[n + i] = r->prev_of[n - q + i] + q;
   }
+  if (virt)
+    pr->v_hi = n + q;
   for (int st = 0; st < p; st++) /* every stage has steps in the template */
     r->last_pos[st] += q;
   pr->n = n + q;
@@ -674,6 +751,7 @@ static int prep_repeat(prep_run *r, int from)
       pr->ndep = ndep;
       while (prep_copy_period(r, &c))
         ;
+      prep_fill_run(pr, r, pr->n - q, pr->n); /* the next copies read it */
       n = pr->n;
       ndep = pr->ndep;
       dep = pr->dep;
@@ -700,7 +778,7 @@ static int prep_repeat(prep_run *r, int from)
     for (j = 0; j < nk; j++) {
       int pb = od[j].pos, np = pb + q;
       if (pb < x1) {
-        np = prep_moved(r, idx_of[pb], step[pb].st);
+        np = prep_moved_from(r, pb);
         if (np < 0)
           break;
         if (np != pb + q) {
@@ -748,9 +826,10 @@ static int prep_repeat(prep_run *r, int from)
 /* A span's tail (prep_span), once the order is complete: the least
  * position the steps from phi - q on read (every dependency, or those on
  * other stages). */
-static void prep_tail_of(const prep_run *r, prep_span *sp, int q, int far)
+static void prep_tail_of(prep_run *r, prep_span *sp, int q, int far)
 {
-  const plc_sched_prep *pr = r->pr;
+  plc_sched_prep *pr = r->pr;
+  prep_fill_run(pr, r, sp->phi - q, pr->n);
   sp->tail = pr->n;
   for (int i = sp->phi - q; i < pr->n; i++) {
     const prep_step *k = &pr->step[i];
@@ -961,6 +1040,7 @@ void plc_sched_prep_free(plc_sched_prep *prep)
     return;
   free(prep->step);
   free(prep->dep);
+  free(prep->filled);
   free(prep);
 }
 
@@ -988,6 +1068,7 @@ time_steps64_loop(sim_run *r, int from, int to, const prep_dep *dep, const int n
   plc_sched_sim *sim = r->sim;
   const plc_sched_int *d = sim->duri;
   plc_sched_int *end = sim->endi, *freei = sim->freei, *busyi = sim->busyi;
+  prep_fill(r->pr, from, to);
   const prep_step *k = r->pr->step + from;
   for (int i = from; i < to; i++, k++) {
     int st = k->st;
@@ -1139,6 +1220,7 @@ static void time_stepsz(sim_run *r)
   mpz_t *d = sim->durz;
   const prep_dep *dep = r->pr->dep;
   int *block = NULL; /* per stage, the index of its next block, when recording */
+  prep_fill(r->pr, 0, r->pr->n);
   if (sim->rec_start) {
     block = plc_xmalloc((size_t)r->s->par.p * sizeof *block);
     memcpy(block, r->s->start, (size_t)r->s->par.p * sizeof *block);
