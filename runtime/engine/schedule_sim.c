@@ -542,6 +542,8 @@ typedef struct prep_copying {
   int x1, x2, q;
   int bulk_end;        /* the end of the last period copied at once */
   int virt;            /* the unwritten copies are this copying's */
+  int bulk_clean;      /* none of that period's dependencies was placed before x1 */
+  int bulk_reach[2];   /* how far back its steps read (all, far) */
   prep_span run[2], best[2];
 } prep_copying;
 
@@ -617,20 +619,30 @@ static int prep_moved_from(const prep_run *r, int pb)
 }
 
 /* Copy a whole period at n = pr->n at once, when every step of it is
- * shown right and exact in advance: the q steps before n (the template)
- * have no mark, each stage st's next rep[st] blocks are its template
- * blocks moved on by m microbatches and none is marked, and every
- * dependency of the template was placed at x1 or later (so its copy's is
- * q later).  Then the steps are the template's, their dependencies q
- * later, each the step q back moved on (the runs go on, reaching back as
- * far as the template's steps do), and nothing else is checked per step.
- * Returns whether it copied. */
+ * shown right in advance: each stage st's next rep[st] blocks are its
+ * blocks of the q steps before n (the template) moved on by m
+ * microbatches, none of them marked, and each dependency of the template
+ * moved on is found: placed at x1 or later, the step q later (its copy,
+ * holding its block moved on), else by its part (prep_moved_from).  Each
+ * step is then the template's, without a mark, its stage's previous step
+ * q later when that was placed at x1 or later (a copy of it is, and the
+ * steps between are copies of other stages' steps), else the stage's
+ * last before n.  A step with a dependency or previous step found
+ * otherwise than q later, or whose template has a mark, is not the one q
+ * back moved on and ends the runs.  A template copied at once with no
+ * dependency placed before x1 (clean) has none of those: every copy is
+ * the template's with everything q later (the runs go on, reaching back
+ * as far as the template's steps, bulk_reach, whether or not those were
+ * in a run), and only the blocks are checked per step.  Returns whether
+ * it copied. */
 static int prep_copy_period(prep_run *r, prep_copying *c)
 {
   const plc_sched *s = r->s;
   const plc_sched_block *blocks = s->blocks;
   plc_sched_prep *pr = r->pr;
   int n = pr->n, q = c->q, p = s->par.p, m = r->m;
+  int clean = c->bulk_end == n && c->bulk_clean; /* a template copied at once, none of its
+                                                    dependencies placed before x1 */
   if (n + q > s->nblocks)
     return 0;
   int fast = s->place != PLC_SCHED_PLACE_BIDIR;
@@ -648,32 +660,23 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
   }
   /* a period copied from one copied at once is left unwritten (the first
    * such starts the range, the template before it written) */
-  int virt = c->bulk_end == n && (pr->v_hi == pr->v_lo || (c->virt && pr->v_hi == n));
+  int breach[2] = {0, 0};
+  int virt = clean && (pr->v_hi == pr->v_lo || (c->virt && pr->v_hi == n)), low = 0;
   int more = virt && pr->v_hi > pr->v_lo; /* the template unwritten too */
   int off = more ? 0 : r->off_of[n - q], nd = more ? pr->v_d : pr->ndep - off;
-  int reach[2] = {0, 0};
-  /* a template copied at once itself passes (its dependencies are q
-   * later than its own template's, and reach back as far) */
-  for (int i = n - q; i < n && c->bulk_end != n; i++) {
-    const prep_step *k = &pr->step[i];
-    if (k->mark != MARK_NONE)
-      return 0;
-    const prep_dep *d = &pr->dep[r->off_of[i]];
-    for (int j = 0; j < k->ndep; j++) {
-      if (d[j].pos < c->x1)
-        return 0;
-      reach[0] = i - d[j].pos > reach[0] ? i - d[j].pos : reach[0];
-      if (j < k->nfar)
-        reach[1] = i - d[j].pos > reach[1] ? i - d[j].pos : reach[1];
-    }
-    int link = i - r->prev_of[i]; /* a copy's (x2 <= prev_of < i), as the template is one */
-    if (r->prev_of[i] < c->x2)
-      return 0;
-    reach[0] = link > reach[0] ? link : reach[0];
-    reach[1] = link > reach[1] ? link : reach[1];
+  if (pr->ndep + nd > pr->cap_dep) { /* unwritten ones keep their room */
+    pr->cap_dep = 2 * pr->cap_dep + nd;
+    pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
   }
-  for (int k = 0; k < 2; k++)
-    c->run[k].reach = reach[k] > c->run[k].reach ? reach[k] : c->run[k].reach;
+  const prep_dep *od = &pr->dep[off];
+  prep_dep *dd = &pr->dep[pr->ndep];
+  for (int j = 0; j < nd && !virt; j++) {
+    int pb = od[j].pos, np = pb >= c->x1 || clean ? pb + q : prep_moved_from(r, pb);
+    if (np < 0)
+      return 0;
+    low |= np < c->x1;
+    dd[j] = (prep_dep){np, od[j].lat};
+  }
   if (virt && !more) {
     c->virt = 1;
     pr->v_lo = pr->v_hi = n;
@@ -682,14 +685,6 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
     pr->v_d = nd;
     pr->filled = plc_xcalloc((size_t)(s->nblocks / q + 2), 1);
   }
-  if (pr->ndep + nd > pr->cap_dep) {
-    pr->cap_dep = 2 * pr->cap_dep + nd;
-    pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
-  }
-  const prep_dep *od = &pr->dep[off];
-  prep_dep *dd = &pr->dep[pr->ndep];
-  for (int j = 0; j < nd && !virt; j++)
-    dd[j] = (prep_dep){od[j].pos + q, od[j].lat};
   int nc = s->nchunks;
   for (int st = 0; st < p; st++) {
     int a = r->cursor[st], e = a + r->rep[st], back = r->rep[st];
@@ -708,10 +703,37 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
     }
     r->cursor[st] = e;
   }
-  for (int i = 0; i < q && !virt; i++) { /* one loop: no memcpy (a string move for valgrind) */
-    pr->step[n + i] = pr->step[n - q + i];
-    r->off_of[n + i] = r->off_of[n - q + i] + nd;
-    r->prev_of[n + i] = r->prev_of[n - q + i] + q;
+  for (int i = n - q, jo = 0; i < n && !virt; i++) { /* no memcpy (a string move for valgrind) */
+    const prep_step *k = &pr->step[i];
+    int t = i + q, prev = r->prev_of[i];
+    pr->step[t] = *k;
+    pr->step[t].mark = MARK_NONE;
+    r->off_of[t] = r->off_of[i] + nd;
+    r->prev_of[t] = prev >= c->x1 ? prev + q : r->last_pos[k->st];
+    if (clean)
+      continue;
+    int exact[2], least[2] = {r->prev_of[t], r->prev_of[t]};
+    exact[0] = exact[1] = prev >= c->x1 && k->mark == MARK_NONE;
+    for (int j = 0; j < k->ndep; j++, jo++) {
+      int np = dd[jo].pos;
+      if (np != od[jo].pos + q) {
+        exact[0] = 0;
+        exact[1] &= j >= k->nfar;
+      }
+      least[0] = np < least[0] ? np : least[0];
+      if (j < k->nfar)
+        least[1] = np < least[1] ? np : least[1];
+    }
+    prep_run_step(c, 0, exact[0], t, least[0]);
+    prep_run_step(c, 1, exact[1], t, least[1]);
+    for (int k2 = 0; k2 < 2; k2++) /* every copy's, for the clean copies of it */
+      breach[k2] = t - least[k2] > breach[k2] ? t - least[k2] : breach[k2];
+  }
+  for (int k2 = 0; k2 < 2; k2++) {
+    if (clean) /* copies of the template reach back as far as it does */
+      c->run[k2].reach = c->bulk_reach[k2] > c->run[k2].reach ? c->bulk_reach[k2] : c->run[k2].reach;
+    else
+      c->bulk_reach[k2] = breach[k2];
   }
   if (virt)
     pr->v_hi = n + q;
@@ -719,6 +741,7 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
     r->last_pos[st] += q;
   pr->n = n + q;
   c->bulk_end = n + q;
+  c->bulk_clean = !low;
   pr->ndep += nd;
   return 1;
 }

@@ -1133,7 +1133,7 @@ static void test_steady_skip(void)
   for (int i = 0; i < 8; i++)
     mpq_inits(busy[i], warm[i], steady[i], NULL);
   int skipped = 0, uniform = 0, skipped_uniform = 0;
-  for (int it = 0; it < 400; it++) {
+  for (int it = 0; it < 2000; it++) {
     plc_sched s = rnd_long_sched();
     int kind = rnd(4), chunks = s.nchunks > s.par.p && rnd(3) == 0;
     /* every third with times per chunk (and DualPipe's F&B pairs) */
