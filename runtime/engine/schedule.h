@@ -206,7 +206,10 @@ typedef int64_t plc_sched_int;
  * before it.  None of that depends on the times, only on the blocks and
  * on per_chunk and fb_pairs (plc_sched_sim), so a simulation through it
  * gives the times a run of the schedule itself gives, and only has to
- * propagate them.  Opaque; see plc_sched_prepare. */
+ * propagate them.  It also notes where the order repeats (a steady
+ * phase), so a run can skip the repeats when its times repeat too
+ * (schedule_sim.c); a walk may write parts of it not written yet, so
+ * one prep serves one thread at a time.  Opaque; see plc_sched_prepare. */
 typedef struct plc_sched_prep plc_sched_prep;
 
 /* Simulator results and scratch, reusable across runs. */

@@ -3,20 +3,24 @@
  * Every stage runs its blocks in order; a block starts at max(the stage is
  * free, each dependency's end, plus the p2p latency of the dependency's
  * stage when that is another stage).  A run has two parts.  Preparing
- * finds an order to time the blocks in: stages are advanced from a work
- * queue, a stage running until its next block waits for something not
- * done, queued again when a block it may wait for ends (the next F of the
- * microbatch lives on the stage of chunk c+1, the next B on that of c-1);
- * the order they run in is kept, each block with its dependencies as
- * positions in it.  Each block ends once and queues at most two stages,
- * so this is linear in blocks + dependencies, and an order that never
- * finishes is a deadlock.  Timing then walks that order once.  Since a
- * block's start depends only on blocks before it in the order (its own
- * stage's previous block and what it waits for), the order does not
- * change a time, and it does not depend on the times: a schedule
- * simulated again with other times (a re-analysis) is prepared once
- * (plc_sched_prepare).  Without times (validation) only the order is
- * found.  Times are integers over their common denominator: machine
+ * finds an order to time the blocks in: in sweeps, each running every
+ * stage's next block that waits only for blocks of earlier sweeps (the
+ * next F of the microbatch lives on the stage of chunk c+1, the next B on
+ * that of c-1); the order they run in is kept, each block with its
+ * dependencies as positions in it.  A sweep that runs nothing with
+ * blocks left is a deadlock.  In a steady phase the sweeps repeat, every
+ * m microbatches, q positions on: from there the order is copied rather
+ * than swept, each copy checked (prep_repeat), whole periods at a time,
+ * and periods copied from copies are left unwritten until a walk needs
+ * them.  Timing then walks that order once.  Since a block's start
+ * depends only on blocks before it in the order (its own stage's
+ * previous block and what it waits for), the order does not change a
+ * time, and it does not depend on the times: a schedule simulated again
+ * with other times (a re-analysis) is prepared once (plc_sched_prepare).
+ * Where the copied order's times repeat too (each period L later than the
+ * one before), the walk jumps over the repeats (time_steps64_run; the
+ * proof before period_holds).  Without times (validation) only the order
+ * is found.  Times are integers over their common denominator: machine
  * integers (plc_sched_int) when the whole step provably fits, else mpz_t,
  * so no step canonicalises a fraction. */
 #ifdef HAVE_CONFIG_H
