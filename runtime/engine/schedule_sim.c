@@ -1140,10 +1140,13 @@ time_steps64_loop(sim_run *r, int from, int to, const prep_dep *dep, const int n
  *    before y is its last before x (at x - q or later) moved by k q;
  *  - its busy time grows by k times what it grew by over [x - q, x) (the
  *    same blocks again), and no idle phase is read in [x, y) (no marks).
- * The walk then carries on at y with exactly the state a full walk
- * reaches there, once it has written the ends in [x, y) that steps at y
- * or later read: within the range at most w back, after it (from h - q
- * on) down to the tail (prep_span).  The same holds for a multiple j q
+ * The walk then has exactly the state a full walk reaches at y, once it
+ * has written the ends in [x, y) that steps at y or later read: within
+ * the range at most w back, after it (from h - q on) down to the tail
+ * (prep_span).  The steps [y, h) left in the range (less than a period)
+ * end L after the step q before them, by the same equation, so they are
+ * timed without reading their dependencies (period_replay, which reads
+ * ends from y - q on), and the walk carries on at h.  The same holds for a multiple j q
  * of the period from x >= a + (j - 1) q, where step i is step i - j q.
  * When (*) does not hold at any x (a transient longer than the range, a
  * state that repeats only every 7 q or more, times that never settle)
@@ -1183,6 +1186,26 @@ static int period_jump(sim_run *r, int x, int q, int k, plc_sched_int l, int fro
   return y;
 }
 
+/* The steps [from, to) of the range after a jump (from >= x): each ends
+ * L after the step q before it (the equation above, t >= x), so they are
+ * timed from it without reading their dependencies.  Returns how many
+ * dependencies they have. */
+static size_t period_replay(sim_run *r, int from, int to, int q, plc_sched_int l)
+{
+  plc_sched_sim *sim = r->sim;
+  const plc_sched_int *d = sim->duri;
+  plc_sched_int *end = sim->endi;
+  size_t nd = 0;
+  prep_fill(r->pr, from, to);
+  const prep_step *k = r->pr->step + from;
+  for (int t = from; t < to; t++, k++) {
+    end[t] = sim->freei[k->st] = end[t - q] + l;
+    sim->busyi[k->st] += d[k->dur] + d[k->dur2];
+    nd += k->ndep;
+  }
+  return nd;
+}
+
 /* The walk of the whole order, skipping the steady phase's repeats when
  * the state repeats (unless sim->full_walk).  The state may repeat only
  * every j periods of the order (a critical cycle of the max-plus system
@@ -1215,8 +1238,11 @@ static inline __attribute__((always_inline)) void time_steps64_run(sim_run *r, c
          * most w back; from phi - q on, down to the tail */
         int back = (b - j) % (PERIOD_MULT + 1), y = x + k * qj;
         int from = per->tail < y - w ? per->tail : y - w;
+        from = from < y - qj ? from : y - qj; /* what period_replay reads */
         i = period_jump(r, x, qj, k, l, from, &sim->busyq[(size_t)back * p]);
         dep += (size_t)k * (size_t)(dep - at[back]);
+        dep += period_replay(r, i, per->phi, qj, l);
+        i = per->phi;
         goto done;
       }
     }
