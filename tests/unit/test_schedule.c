@@ -1,8 +1,10 @@
 /* test_schedule.c - CUnit tests of the pipeline schedules as data
  * (runtime/engine/schedule.h): block orders against the sources, every
  * block once, in-flight counts, the closed-form bubbles as exact oracles
- * (and where they part from the simulation), custom orders, and random
- * properties of the simulator. */
+ * (and where they part from the simulation), custom orders, random
+ * properties of the simulator, and its skipping of the steady phase's
+ * repeats against the full walk, the mpz run and a reference that times
+ * the blocks without the prepared order. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
