@@ -120,8 +120,8 @@ typedef struct prep_run {
   int *active;         /* the nact stages with blocks left, in stage order */
   int *wait;           /* per stage, the ended slot its next block was last
                           found waiting for, or -1 */
-  int *ended;          /* per part, F(mb, c) at 2 key, B at 2 key + 1 (key = mb x
-                          nchunks + c): the step that ends it; -1 until it ran */
+  int *ended;          /* per part, F(mb, c) at 2 key, B at 2 key + 1 (part_key):
+                          the step that ends it; -1 until it ran */
   int *warm_at, *steady_at; /* per stage: the blocks marked MARK_WARM, MARK_STEADY */
   /* the steady phase's repeat (prep_repeat): */
   int m;               /* microbatches a repeat moves on; 0: none is looked for */
@@ -168,6 +168,13 @@ static inline void mb_range(const plc_sched *s, int mb, int *first, int *last)
     *first = 0;
     *last = s->nchunks - 1;
   }
+}
+
+/* A part's key (F and B of (mb, chunk)), chunk-major: a stage's blocks
+ * of one chunk, microbatch after microbatch, end parts side by side. */
+static inline int part_key(const plc_sched *s, int mb, int chunk)
+{
+  return chunk * s->par.mu + mb;
 }
 
 static void mpq_grow(mpq_t **a, int old, int n)
@@ -278,16 +285,16 @@ static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
 /* The dependencies of one part (F or B of (mb, c)) appended to d. */
 static inline int part_deps(const plc_sched *s, int isb, int mb, int c, sim_dep *d)
 {
-  int first, last, n = 0, key = mb * s->nchunks + c;
+  int first, last, n = 0, key = part_key(s, mb, c);
   mb_range(s, mb, &first, &last);
   if (!isb) {
     if (c > first)
-      d[n++] = (sim_dep){key - 1, 0, mb, c - 1};
+      d[n++] = (sim_dep){part_key(s, mb, c - 1), 0, mb, c - 1};
     return n;
   }
   d[n++] = (sim_dep){key, 0, mb, c};
   if (c < last)
-    d[n++] = (sim_dep){key + 1, 1, mb, c + 1};
+    d[n++] = (sim_dep){part_key(s, mb, c + 1), 1, mb, c + 1};
   return n;
 }
 
@@ -297,7 +304,7 @@ static inline int block_deps(const plc_sched *s, const plc_sched_block *b, sim_d
   case PLC_SCHED_F: return part_deps(s, 0, b->mb, b->chunk, d);
   case PLC_SCHED_B: return part_deps(s, 1, b->mb, b->chunk, d);
   case PLC_SCHED_W:
-    d[0] = (sim_dep){b->mb * s->nchunks + b->chunk, 1, b->mb, b->chunk};
+    d[0] = (sim_dep){part_key(s, b->mb, b->chunk), 1, b->mb, b->chunk};
     return 1;
   default: {
     int n = part_deps(s, 0, b->mb, b->chunk, d);
@@ -407,13 +414,13 @@ static inline void prep_at(prep_run *r, int st, int idx, int pos, int off)
 /* The parts block b ends, ended at pos. */
 static inline void prep_ended(prep_run *r, const plc_sched_block *b, int pos)
 {
-  int nc = r->s->nchunks;
+  const plc_sched *s = r->s;
   if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
-    r->ended[2 * (b->mb * nc + b->chunk)] = pos;
+    r->ended[2 * part_key(s, b->mb, b->chunk)] = pos;
   else if (b->phase == PLC_SCHED_B)
-    r->ended[2 * (b->mb * nc + b->chunk) + 1] = pos;
+    r->ended[2 * part_key(s, b->mb, b->chunk) + 1] = pos;
   if (b->phase == PLC_SCHED_FB)
-    r->ended[2 * (b->mb2 * nc + b->chunk2) + 1] = pos;
+    r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos;
 }
 
 static int prep_try(prep_run *r, int st, int level)
@@ -531,7 +538,7 @@ static int prep_moved(const prep_run *r, int ib, int sb)
   if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_B) {
     if (b->mb + r->m >= s->par.mu)
       return -1;
-    return r->ended[2 * ((b->mb + r->m) * s->nchunks + b->chunk) + (b->phase == PLC_SCHED_B)];
+    return r->ended[2 * part_key(s, b->mb + r->m, b->chunk) + (b->phase == PLC_SCHED_B)];
   }
   int jb = ib + r->rep[sb];
   if (jb >= s->start[sb + 1] || !prep_shifted(s, &s->blocks[jb], b, r->m))
@@ -689,12 +696,11 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
     pr->v_d = nd;
     pr->filled = plc_xcalloc((size_t)(s->nblocks / q + 2), 1);
   }
-  int nc = s->nchunks;
   for (int st = 0; st < p; st++) {
     int a = r->cursor[st], e = a + r->rep[st], back = r->rep[st];
     for (int i = a; i < e; i++) {
       const plc_sched_block *b = &s->blocks[i];
-      int pos = r->pos_of[i - back] + q, key = 2 * (b->mb * nc + b->chunk);
+      int pos = r->pos_of[i - back] + q, key = 2 * part_key(s, b->mb, b->chunk);
       r->pos_of[i] = pos;
       if (!virt)
         r->idx_of[pos] = i;
@@ -703,7 +709,7 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
       else if (b->phase == PLC_SCHED_B)
         r->ended[key + 1] = pos;
       if (b->phase == PLC_SCHED_FB)
-        r->ended[2 * (b->mb2 * nc + b->chunk2) + 1] = pos;
+        r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos;
     }
     r->cursor[st] = e;
   }
@@ -767,7 +773,7 @@ static int prep_repeat(prep_run *r, int from)
   int *ended = r->ended;
   prep_step *step = pr->step;
   prep_dep *dep = pr->dep;
-  int n = pr->n, ndep = pr->ndep, m = r->m, nc = s->nchunks, q = n - from, x1 = from;
+  int n = pr->n, ndep = pr->ndep, m = r->m, q = n - from, x1 = from;
   int plain = s->place != PLC_SCHED_PLACE_BIDIR; /* no half to stay in */
   prep_copying c = {.x1 = from, .x2 = n, .q = q};
   for (int k = 0; k < 2; k++)
@@ -828,13 +834,13 @@ static int prep_repeat(prep_run *r, int from)
     off_of[n] = ndep;
     r->prev_of[n] = prev;
     r->last_pos[st] = n;
-    int key = 2 * (a->mb * nc + a->chunk);
+    int key = 2 * part_key(s, a->mb, a->chunk);
     if (a->phase == PLC_SCHED_F || a->phase == PLC_SCHED_FB)
       ended[key] = n;
     else if (a->phase == PLC_SCHED_B)
       ended[key + 1] = n;
     if (a->phase == PLC_SCHED_FB)
-      ended[2 * (a->mb2 * nc + a->chunk2) + 1] = n;
+      ended[2 * part_key(s, a->mb2, a->chunk2) + 1] = n;
     cursor[st] = idx + 1;
     ndep += nk;
     int plain_step = k->mark == MARK_NONE && o->mark == MARK_NONE;
