@@ -111,6 +111,13 @@ struct plc_sched_prep {
   unsigned char *filled;
 };
 
+/* Preparing: per position in the order, its block, its first dependency
+ * and its stage's previous step's position (or -1), together: only the
+ * written positions' memory is touched (prep_fill_run). */
+typedef struct prep_pos {
+  int idx, off, prev;
+} prep_pos;
+
 /* Preparing: the level sweeps' state. */
 typedef struct prep_run {
   const plc_sched *s;
@@ -126,10 +133,8 @@ typedef struct prep_run {
   /* the steady phase's repeat (prep_repeat): */
   int m;               /* microbatches a repeat moves on; 0: none is looked for */
   int *rep;            /* per stage, the blocks of a repeat (0: none) */
-  int *idx_of;         /* per position, its block; */
+  prep_pos *at;        /* per position (prep_pos) */
   int *pos_of;         /* per block, its position (-1 before it runs) */
-  int *off_of;         /* per position, its first dependency */
-  int *prev_of;        /* per position, its stage's previous step's (or -1) */
   int *last_pos;       /* per stage, its last step's position (or -1) */
   int tried;           /* the position copying was last tried at */
   int *cstage, *cslot; /* per chunk: its stage, and its times entry less stage x per */
@@ -404,10 +409,10 @@ static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, const int *
 /* Note that block idx runs at position pos, its dependencies from off. */
 static inline void prep_at(prep_run *r, int st, int idx, int pos, int off)
 {
-  r->idx_of[pos] = idx;
+  r->at[pos].idx = idx;
   r->pos_of[idx] = pos;
-  r->off_of[pos] = off;
-  r->prev_of[pos] = r->last_pos[st];
+  r->at[pos].off = off;
+  r->at[pos].prev = r->last_pos[st];
   r->last_pos[st] = pos;
 }
 
@@ -601,9 +606,9 @@ static void prep_fill_run(plc_sched_prep *pr, prep_run *r, int from, int to)
       for (int j = 0; j < k->ndep; j++)
         pr->dep[off + dshift + j] = (prep_dep){pr->dep[off + j].pos + shift, pr->dep[off + j].lat};
       if (r) {
-        r->idx_of[t0 + i] = r->idx_of[tt0 + i] + (u + 1) * r->rep[k->st];
-        r->off_of[t0 + i] = r->off_of[tt0 + i] + (int)dshift;
-        r->prev_of[t0 + i] = r->prev_of[tt0 + i] + shift;
+        r->at[t0 + i].idx = r->at[tt0 + i].idx + (u + 1) * r->rep[k->st];
+        r->at[t0 + i].off = r->at[tt0 + i].off + (int)dshift;
+        r->at[t0 + i].prev = r->at[tt0 + i].prev + shift;
       }
       off += k->ndep;
     }
@@ -626,7 +631,7 @@ static int prep_moved_from(const prep_run *r, int pb)
     pb -= u * pr->v_q;
   }
   int st = pr->step[pb].st;
-  return prep_moved(r, r->idx_of[pb] + u * r->rep[st], st);
+  return prep_moved(r, r->at[pb].idx + u * r->rep[st], st);
 }
 
 /* Copy a whole period at n = pr->n at once, when every step of it is
@@ -674,7 +679,7 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
   int breach[2] = {0, 0};
   int virt = clean && (pr->v_hi == pr->v_lo || (c->virt && pr->v_hi == n)), low = 0;
   int more = virt && pr->v_hi > pr->v_lo; /* the template unwritten too */
-  int off = more ? 0 : r->off_of[n - q], nd = more ? pr->v_d : pr->ndep - off;
+  int off = more ? 0 : r->at[n - q].off, nd = more ? pr->v_d : pr->ndep - off;
   if (pr->ndep + nd > pr->cap_dep) { /* unwritten ones keep their room */
     pr->cap_dep = 2 * pr->cap_dep + nd;
     pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
@@ -703,7 +708,7 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
       int pos = r->pos_of[i - back] + q, key = 2 * part_key(s, b->mb, b->chunk);
       r->pos_of[i] = pos;
       if (!virt)
-        r->idx_of[pos] = i;
+        r->at[pos].idx = i;
       if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
         r->ended[key] = pos;
       else if (b->phase == PLC_SCHED_B)
@@ -715,14 +720,14 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
   }
   for (int i = n - q, jo = 0; i < n && !virt; i++) { /* no memcpy (a string move for valgrind) */
     const prep_step *k = &pr->step[i];
-    int t = i + q, prev = r->prev_of[i];
+    int t = i + q, prev = r->at[i].prev;
     pr->step[t] = *k;
     pr->step[t].mark = MARK_NONE;
-    r->off_of[t] = r->off_of[i] + nd;
-    r->prev_of[t] = prev >= c->x1 ? prev + q : r->last_pos[k->st];
+    r->at[t].off = r->at[i].off + nd;
+    r->at[t].prev = prev >= c->x1 ? prev + q : r->last_pos[k->st];
     if (clean)
       continue;
-    int exact[2], least[2] = {r->prev_of[t], r->prev_of[t]};
+    int exact[2], least[2] = {r->at[t].prev, r->at[t].prev};
     exact[0] = exact[1] = prev >= c->x1 && k->mark == MARK_NONE;
     for (int j = 0; j < k->ndep; j++, jo++) {
       int np = dd[jo].pos;
@@ -769,7 +774,8 @@ static int prep_repeat(prep_run *r, int from)
   plc_sched_prep *pr = r->pr;
   const plc_sched_block *blocks = s->blocks;
   const int *start = s->start, *rep = r->rep, *warm_at = r->warm_at, *steady_at = r->steady_at;
-  int *cursor = r->cursor, *idx_of = r->idx_of, *pos_of = r->pos_of, *off_of = r->off_of;
+  int *cursor = r->cursor, *pos_of = r->pos_of;
+  prep_pos *at = r->at;
   int *ended = r->ended;
   prep_step *step = pr->step;
   prep_dep *dep = pr->dep;
@@ -790,7 +796,7 @@ static int prep_repeat(prep_run *r, int from)
       dep = pr->dep;
     }
     const prep_step *o = &step[n - q];
-    int st = o->st, idx = cursor[st], io = idx_of[n - q];
+    int st = o->st, idx = cursor[st], io = at[n - q].idx;
     if (idx != io + rep[st] || idx >= start[st + 1])
       break;
     const plc_sched_block *a = &blocks[idx], *b = &blocks[io];
@@ -801,7 +807,7 @@ static int prep_repeat(prep_run *r, int from)
       pr->cap_dep = 2 * pr->cap_dep + 4;
       dep = pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
     }
-    const prep_dep *od = &dep[off_of[n - q]];
+    const prep_dep *od = &dep[at[n - q].off];
     prep_dep *nd = &dep[ndep];
     /* its stage's previous step: exact when a copy (q after the copied
      * step's, the steps between copied in order) */
@@ -829,10 +835,10 @@ static int prep_repeat(prep_run *r, int from)
     prep_step *k = &step[n];
     *k = *o;
     k->mark = idx == warm_at[st] ? MARK_WARM : idx == steady_at[st] ? MARK_STEADY : MARK_NONE;
-    idx_of[n] = idx;
+    at[n].idx = idx;
     pos_of[idx] = n;
-    off_of[n] = ndep;
-    r->prev_of[n] = prev;
+    at[n].off = ndep;
+    r->at[n].prev = prev;
     r->last_pos[st] = n;
     int key = 2 * part_key(s, a->mb, a->chunk);
     if (a->phase == PLC_SCHED_F || a->phase == PLC_SCHED_FB)
@@ -866,9 +872,9 @@ static void prep_tail_of(prep_run *r, prep_span *sp, int q, int far)
   sp->tail = pr->n;
   for (int i = sp->phi - q; i < pr->n; i++) {
     const prep_step *k = &pr->step[i];
-    const prep_dep *d = &pr->dep[r->off_of[i]];
-    if (r->prev_of[i] >= 0 && r->prev_of[i] < sp->tail)
-      sp->tail = r->prev_of[i];
+    const prep_dep *d = &pr->dep[r->at[i].off];
+    if (r->at[i].prev >= 0 && r->at[i].prev < sp->tail)
+      sp->tail = r->at[i].prev;
     for (int j = 0, nj = far ? k->nfar : k->ndep; j < nj; j++)
       sp->tail = d[j].pos < sp->tail ? d[j].pos : sp->tail;
   }
@@ -996,9 +1002,7 @@ static void prep_run_init(prep_run *r)
   r->cursor = plc_xmalloc((size_t)p * sizeof *r->cursor);
   size_t nb = (size_t)s->nblocks + 1;
   r->rep = plc_xmalloc((size_t)p * sizeof *r->rep);
-  r->idx_of = plc_xmalloc(nb * sizeof *r->idx_of);
-  r->off_of = plc_xmalloc(nb * sizeof *r->off_of);
-  r->prev_of = plc_xmalloc(nb * sizeof *r->prev_of);
+  r->at = plc_xmalloc(nb * sizeof *r->at);
   r->last_pos = plc_xmalloc((size_t)p * sizeof *r->last_pos);
   memset(r->last_pos, -1, (size_t)p * sizeof *r->last_pos);
   r->pos_of = plc_xmalloc(nb * sizeof *r->pos_of);
@@ -1033,9 +1037,7 @@ static void prep_run_free(prep_run *r)
   free(r->active);
   free(r->wait);
   free(r->rep);
-  free(r->idx_of);
-  free(r->off_of);
-  free(r->prev_of);
+  free(r->at);
   free(r->last_pos);
   free(r->pos_of);
   free(r->warm_at);
