@@ -762,12 +762,13 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
 }
 
 /* Copy the order from q back while it is shown right (see above), and
- * note the spans timing may skip in.  The step at n copies the one at
- * src = n - q.  A dependency placed at x1 or later moved on is the one q
- * positions later (its copy, holding its block moved on); one placed
- * before, the block that ends its part moved on, found by the part
- * (prep_moved).  One loop with the tables in locals: it is most of a
- * large step's preparing. */
+ * note the spans timing may skip in: at each period boundary whole
+ * periods at once while they pass (prep_copy_period), else step by step,
+ * the step at n copying the one at src = n - q.  A dependency placed at
+ * x1 or later moved on is the one q positions later (its copy, holding
+ * its block moved on); one placed before, the block that ends its part
+ * moved on, found by the part (prep_moved_from).  Returns the steps
+ * copied. */
 static int prep_repeat(prep_run *r, int from)
 {
   const plc_sched *s = r->s;
