@@ -76,14 +76,9 @@ int plc_sched_max_stage_blocks(plc_sched_placement pl, const plc_sched_params *p
 
 /* ---- emitting ---------------------------------------------------------- */
 
-static plc_sched_block *put(plc_sched_block *o, plc_sched_phase ph, int mb, int chunk)
+static inline plc_sched_block *put(plc_sched_block *o, plc_sched_phase ph, int mb, int chunk)
 {
-  o->phase = (uint8_t)ph;
-  o->split = 0;
-  o->mb = mb;
-  o->chunk = chunk;
-  o->mb2 = -1;
-  o->chunk2 = -1;
+  *o = (plc_sched_block){.phase = (uint8_t)ph, .mb = mb, .chunk = chunk, .mb2 = -1, .chunk2 = -1};
   return o;
 }
 
@@ -140,7 +135,7 @@ static void vp_start(vp_iter *it, int g, int v, int mu)
   *it = (vp_iter){0, g >= mu ? mu : g, 0, 0, g, v, mu};
 }
 
-static void vp_next(vp_iter *it, int *mb, int *j)
+static inline __attribute__((always_inline)) void vp_next(vp_iter *it, int *mb, int *j)
 {
   *mb = it->m0 + it->i;
   *j = it->j;

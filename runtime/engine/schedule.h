@@ -206,7 +206,10 @@ typedef int64_t plc_sched_int;
  * before it.  None of that depends on the times, only on the blocks and
  * on per_chunk and fb_pairs (plc_sched_sim), so a simulation through it
  * gives the times a run of the schedule itself gives, and only has to
- * propagate them.  Opaque; see plc_sched_prepare. */
+ * propagate them.  It also notes where the order repeats (a steady
+ * phase), so a run can skip the repeats when its times repeat too
+ * (schedule_sim.c); a walk may write parts of it not written yet, so
+ * one prep serves one thread at a time.  Opaque; see plc_sched_prepare. */
 typedef struct plc_sched_prep plc_sched_prep;
 
 /* Simulator results and scratch, reusable across runs. */
@@ -217,6 +220,10 @@ typedef struct plc_sched_sim {
                            (the lowest on ties) */
   int p;
   int exact_only;       /* set to skip the machine-integer path (tests) */
+  int full_walk;        /* set to time every block: no skipping of the
+                           steady phase's repeats (tests) */
+  int skipped;          /* blocks the last run did not walk (steady
+                           repeats, schedule_sim.c), 0 on the mpz path */
   /* set by the caller: times has an entry per chunk, stage st's local
    * chunk k (chunk / p) at st x (nchunks / p) + k, so a stage's chunks can
    * take different times (DualPipe's second direction on device s runs
@@ -252,6 +259,7 @@ typedef struct plc_sched_sim {
    * without a gcd per operation. */
   mpz_t den;
   plc_sched_int *endi, *freei, *busyi, *duri, *warmi, *steadyi;
+  plc_sched_int *busyq; /* busy at recent period boundaries (schedule_sim.c) */
   mpz_t *endz, *freez, *busyz, *durz, *warmz, *steadyz;
   mpz_t zstart, zgap, zdur;
 } plc_sched_sim;

@@ -3,20 +3,24 @@
  * Every stage runs its blocks in order; a block starts at max(the stage is
  * free, each dependency's end, plus the p2p latency of the dependency's
  * stage when that is another stage).  A run has two parts.  Preparing
- * finds an order to time the blocks in: stages are advanced from a work
- * queue, a stage running until its next block waits for something not
- * done, queued again when a block it may wait for ends (the next F of the
- * microbatch lives on the stage of chunk c+1, the next B on that of c-1);
- * the order they run in is kept, each block with its dependencies as
- * positions in it.  Each block ends once and queues at most two stages,
- * so this is linear in blocks + dependencies, and an order that never
- * finishes is a deadlock.  Timing then walks that order once.  Since a
- * block's start depends only on blocks before it in the order (its own
- * stage's previous block and what it waits for), the order does not
- * change a time, and it does not depend on the times: a schedule
- * simulated again with other times (a re-analysis) is prepared once
- * (plc_sched_prepare).  Without times (validation) only the order is
- * found.  Times are integers over their common denominator: machine
+ * finds an order to time the blocks in: in sweeps, each running every
+ * stage's next block that waits only for blocks of earlier sweeps (the
+ * next F of the microbatch lives on the stage of chunk c+1, the next B on
+ * that of c-1); the order they run in is kept, each block with its
+ * dependencies as positions in it.  A sweep that runs nothing with
+ * blocks left is a deadlock.  In a steady phase the sweeps repeat, every
+ * m microbatches, q positions on: from there the order is copied rather
+ * than swept, each copy checked (prep_repeat), whole periods at a time,
+ * and periods copied from copies are left unwritten until a walk needs
+ * them.  Timing then walks that order once.  Since a block's start
+ * depends only on blocks before it in the order (its own stage's
+ * previous block and what it waits for), the order does not change a
+ * time, and it does not depend on the times: a schedule simulated again
+ * with other times (a re-analysis) is prepared once (plc_sched_prepare).
+ * Where the copied order's times repeat too (each period L later than the
+ * one before), the walk jumps over the repeats (time_steps64_run; the
+ * proof before period_holds).  Without times (validation) only the order
+ * is found.  Times are integers over their common denominator: machine
  * integers (plc_sched_int) when the whole step provably fits, else mpz_t,
  * so no step canonicalises a fraction. */
 #ifdef HAVE_CONFIG_H
@@ -37,6 +41,9 @@
  * whose duration is one entry. */
 enum { D_F, D_B, D_W, D_FB, D_P2P, D_FBO, D_BS, D_FBS, D_NW, D_N };
 #define D_IN 6 /* the entries read from plc_sched_times */
+
+/* Multiples of the order's period tried for the state's (time_steps64_run). */
+#define PERIOD_MULT 6
 
 /* One thing a block waits for: the F or the B of (mb, chunk). */
 typedef struct sim_dep {
@@ -67,24 +74,69 @@ typedef struct prep_dep {
   int32_t pos, lat;
 } prep_dep;
 
+/* The order's periodic range (prep_period), where it has one: every step
+ * i in [pa, phi) is step i - q again (same stage, durations and
+ * latencies, no mark, each dependency and its stage's previous step q
+ * positions later), and each stage has a step in every q consecutive
+ * positions of [pa - q, phi).  A span for the walk that reads every
+ * dependency, another for the walk that reads only those on other stages
+ * (non-negative times): the dependencies it compares are those it reads.
+ * reach: how far back a step of the range reads (a dependency, its
+ * stage's previous step); tail: the least position a step at phi - q or
+ * later reads. */
+typedef struct prep_span {
+  int pa, phi, reach, tail;
+} prep_span;
+
+typedef struct prep_period {
+  int q;              /* 0: none */
+  prep_span all, far;
+} prep_period;
+
 struct plc_sched_prep {
   const plc_sched *s;
   int per_chunk, fb_pairs;
   int n, ndep, cap_dep;
   prep_step *step;    /* s->nblocks once prepared */
   prep_dep *dep;
+  prep_period per;    /* per.q == 0: none found */
+  /* The unwritten copies: steps [v_lo, v_hi) are each the step of the
+   * template period [v_lo - q, v_lo) (q = v_q, the order's period) a
+   * whole number u of periods back,
+   * with their dependencies u q later and at offsets u v_d later (v_d
+   * dependencies a period, the template's from v_off), written only when
+   * a walk needs them (prep_fill; filled, a byte a period): a walk that
+   * skips them never touches their memory. */
+  int v_lo, v_hi, v_q, v_off, v_d;
+  unsigned char *filled;
 };
 
-/* Preparing: the work queue's state. */
+/* Preparing: per position in the order, its block, its first dependency
+ * and its stage's previous step's position (or -1), together: only the
+ * written positions' memory is touched (prep_fill_run). */
+typedef struct prep_pos {
+  int idx, off, prev;
+} prep_pos;
+
+/* Preparing: the level sweeps' state. */
 typedef struct prep_run {
   const plc_sched *s;
   plc_sched_prep *pr;
-  int head, count;
-  int *cursor, *queue;
-  unsigned char *queued;
-  int *ended;          /* per part, F(mb, c) at 2 key, B at 2 key + 1 (key = mb x
-                          nchunks + c): the step that ends it; -1 until it ran */
+  int nact;
+  int *cursor;         /* per stage, its next block */
+  int *active;         /* the nact stages with blocks left, in stage order */
+  int *wait;           /* per stage, the ended slot its next block was last
+                          found waiting for, or -1 */
+  int *ended;          /* per part, F(mb, c) at 2 key, B at 2 key + 1 (part_key):
+                          the step that ends it; -1 until it ran */
   int *warm_at, *steady_at; /* per stage: the blocks marked MARK_WARM, MARK_STEADY */
+  /* the steady phase's repeat (prep_repeat): */
+  int m;               /* microbatches a repeat moves on; 0: none is looked for */
+  int *rep;            /* per stage, the blocks of a repeat (0: none) */
+  prep_pos *at;        /* per position (prep_pos) */
+  int *pos_of;         /* per block, its position (-1 before it runs) */
+  int *last_pos;       /* per stage, its last step's position (or -1) */
+  int tried;           /* the position copying was last tried at */
   int *cstage, *cslot; /* per chunk: its stage, and its times entry less stage x per */
   int per;             /* times entries per stage */
   int zero;            /* the D_ZERO entry */
@@ -121,6 +173,13 @@ static inline void mb_range(const plc_sched *s, int mb, int *first, int *last)
     *first = 0;
     *last = s->nchunks - 1;
   }
+}
+
+/* A part's key (F and B of (mb, chunk)), chunk-major: a stage's blocks
+ * of one chunk, microbatch after microbatch, end parts side by side. */
+static inline int part_key(const plc_sched *s, int mb, int chunk)
+{
+  return chunk * s->par.mu + mb;
 }
 
 static void mpq_grow(mpq_t **a, int old, int n)
@@ -170,6 +229,7 @@ void plc_sched_sim_clear(plc_sched_sim *sim)
   free(sim->duri);
   free(sim->warmi);
   free(sim->steadyi);
+  free(sim->busyq);
   mpq_drop(sim->warmup, sim->cap_p);
   mpq_drop(sim->steady, sim->cap_p);
   mpq_drop(sim->cooldown, sim->cap_p);
@@ -218,6 +278,7 @@ static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
     sim->busyi = plc_xrealloc(sim->busyi, (size_t)p * sizeof(plc_sched_int));
     sim->warmi = plc_xrealloc(sim->warmi, (size_t)p * sizeof(plc_sched_int));
     sim->steadyi = plc_xrealloc(sim->steadyi, (size_t)p * sizeof(plc_sched_int));
+    sim->busyq = plc_xrealloc(sim->busyq, (size_t)p * (PERIOD_MULT + 1) * sizeof(plc_sched_int));
     sim->cap_p = p;
   }
   if (n > sim->cap_n) {
@@ -229,16 +290,16 @@ static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
 /* The dependencies of one part (F or B of (mb, c)) appended to d. */
 static inline int part_deps(const plc_sched *s, int isb, int mb, int c, sim_dep *d)
 {
-  int first, last, n = 0, key = mb * s->nchunks + c;
+  int first, last, n = 0, key = part_key(s, mb, c);
   mb_range(s, mb, &first, &last);
   if (!isb) {
     if (c > first)
-      d[n++] = (sim_dep){key - 1, 0, mb, c - 1};
+      d[n++] = (sim_dep){part_key(s, mb, c - 1), 0, mb, c - 1};
     return n;
   }
   d[n++] = (sim_dep){key, 0, mb, c};
   if (c < last)
-    d[n++] = (sim_dep){key + 1, 1, mb, c + 1};
+    d[n++] = (sim_dep){part_key(s, mb, c + 1), 1, mb, c + 1};
   return n;
 }
 
@@ -248,7 +309,7 @@ static inline int block_deps(const plc_sched *s, const plc_sched_block *b, sim_d
   case PLC_SCHED_F: return part_deps(s, 0, b->mb, b->chunk, d);
   case PLC_SCHED_B: return part_deps(s, 1, b->mb, b->chunk, d);
   case PLC_SCHED_W:
-    d[0] = (sim_dep){b->mb * s->nchunks + b->chunk, 1, b->mb, b->chunk};
+    d[0] = (sim_dep){part_key(s, b->mb, b->chunk), 1, b->mb, b->chunk};
     return 1;
   default: {
     int n = part_deps(s, 0, b->mb, b->chunk, d);
@@ -268,23 +329,6 @@ int plc_sched_deps(const plc_sched *s, const plc_sched_block *b, plc_sched_dep o
 }
 
 /* ---- preparing ------------------------------------------------------- */
-
-static void push(prep_run *r, int st)
-{
-  if (r->queued[st])
-    return;
-  r->queued[st] = 1;
-  r->queue[(r->head + r->count++) % r->s->par.p] = st;
-}
-
-static int pop(prep_run *r)
-{
-  int st = r->queue[r->head];
-  r->head = (r->head + 1) % r->s->par.p;
-  r->count--;
-  r->queued[st] = 0;
-  return st;
-}
 
 /* The position of the step that ended d, or -1 while it has not. */
 static int dep_pos(const prep_run *r, const sim_dep *d)
@@ -359,36 +403,532 @@ static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, const int *
   pr->ndep += nd;
 }
 
-/* Mark a part ended by the step at pos and queue who may wait for it. */
-static inline void finish_part(prep_run *r, int isb, int mb, int c, int pos)
+/* Run stage st's next block in the sweep that started at position level
+ * when everything it waits for ended in an earlier sweep; returns whether
+ * it ran. */
+/* Note that block idx runs at position pos, its dependencies from off. */
+static inline void prep_at(prep_run *r, int st, int idx, int pos, int off)
 {
-  const plc_sched *s = r->s;
-  int first, last, key = mb * s->nchunks + c;
-  mb_range(s, mb, &first, &last);
-  r->ended[2 * key + isb] = pos;
-  int next = isb ? (c > first ? c - 1 : -1) : (c < last ? c + 1 : -1);
-  if (next >= 0)
-    push(r, r->cstage[next]);
+  r->at[pos].idx = idx;
+  r->pos_of[idx] = pos;
+  r->at[pos].off = off;
+  r->at[pos].prev = r->last_pos[st];
+  r->last_pos[st] = pos;
 }
 
-static void prep_stage(prep_run *r, int st)
+/* The parts block b ends, ended at pos. */
+static inline void prep_ended(prep_run *r, const plc_sched_block *b, int pos)
 {
   const plc_sched *s = r->s;
-  for (int cur = r->cursor[st], end = s->start[st + 1]; cur < end; r->cursor[st] = ++cur) {
-    const plc_sched_block *b = &s->blocks[cur];
-    sim_dep d[4];
-    int at[4], nd = block_deps(s, b, d);
-    for (int i = 0; i < nd; i++)
-      if ((at[i] = dep_pos(r, &d[i])) < 0)
-        return;
-    prep_add(r, st, cur, d, at, nd);
-    int pos = r->pr->n - 1;
-    if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
-      finish_part(r, 0, b->mb, b->chunk, pos);
-    if (b->phase == PLC_SCHED_B)
-      finish_part(r, 1, b->mb, b->chunk, pos);
-    if (b->phase == PLC_SCHED_FB)
-      finish_part(r, 1, b->mb2, b->chunk2, pos);
+  if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
+    r->ended[2 * part_key(s, b->mb, b->chunk)] = pos;
+  else if (b->phase == PLC_SCHED_B)
+    r->ended[2 * part_key(s, b->mb, b->chunk) + 1] = pos;
+  if (b->phase == PLC_SCHED_FB)
+    r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos;
+}
+
+static int prep_try(prep_run *r, int st, int level)
+{
+  const plc_sched *s = r->s;
+  int w = r->wait[st];
+  if (w >= 0 && (unsigned)r->ended[w] >= (unsigned)level) /* -1 too: not yet */
+    return 0;
+  int cur = r->cursor[st];
+  const plc_sched_block *b = &s->blocks[cur];
+  sim_dep d[4];
+  int at[4], nd = block_deps(s, b, d);
+  for (int i = 0; i < nd; i++) {
+    int slot = 2 * d[i].key + d[i].isb;
+    at[i] = r->ended[slot];
+    if ((unsigned)at[i] >= (unsigned)level) {
+      r->wait[st] = slot;
+      return 0;
+    }
+  }
+  r->wait[st] = -1;
+  int off = r->pr->ndep;
+  prep_add(r, st, cur, d, at, nd);
+  int pos = r->pr->n - 1;
+  prep_at(r, st, cur, pos, off);
+  prep_ended(r, b, pos);
+  r->cursor[st] = cur + 1;
+  return 1;
+}
+
+/* ---- the steady phase's repeat ------------------------------------------ */
+
+/* In a steady phase each stage runs, every m microbatches (1 for 1f1b and
+ * zb_h1, Megatron's group for interleaved), the same blocks again for the
+ * microbatches m later, and the sweeps repeat.  Sweeping is most of
+ * preparing, so once the stages' next blocks are those of q positions
+ * back each moved on by its stage's repeat (prep_repeat_from), the order
+ * is continued by copying: the step at n is the one at n - q again for
+ * the block its stage has next, when that block is the one q back moved
+ * on by m microbatches (prep_shifted), and each block it waits for is
+ * the one the copied step waited for, moved on by its stage's repeat, so
+ * moved on by m microbatches too (checked): a dependency (F of the
+ * previous chunk, F and B of the next, B for a W) moves with its
+ * microbatch, and each part is ended by one block only.  Every block then
+ * waits for the blocks it waits for in the schedule, each already placed
+ * before it: the order is one to time the schedule in (the times do not
+ * depend on which), and copying stops at the first step for which that is
+ * not shown, the sweeps carrying on from there.  The copied range is
+ * periodic by construction, which timing uses (prep_period). */
+
+/* Is a block b moved on by m microbatches (DualPipe: within its half)? */
+static int prep_shifted(const plc_sched *s, const plc_sched_block *a, const plc_sched_block *b,
+                        int m)
+{
+  if (a->phase != b->phase || a->split != b->split || a->chunk != b->chunk ||
+      a->mb != b->mb + m)
+    return 0;
+  if (a->phase == PLC_SCHED_FB && (a->chunk2 != b->chunk2 || a->mb2 != b->mb2 + m))
+    return 0;
+  if (s->place == PLC_SCHED_PLACE_BIDIR) {
+    int h = s->par.mu / 2;
+    if ((a->mb >= h) != (b->mb >= h) ||
+        (a->phase == PLC_SCHED_FB && (a->mb2 >= h) != (b->mb2 >= h)))
+      return 0;
+  }
+  return 1;
+}
+
+/* Each stage's repeat: from the block in the middle of its list, the
+ * distance to that block moved on by m microbatches; 0 when a stage has
+ * none (then nothing is copied). */
+static void prep_repeat_init(prep_run *r)
+{
+  const plc_sched *s = r->s;
+  const plc_sched_placement pl = s->place;
+  r->m = pl == PLC_SCHED_PLACE_ROUND ? (s->par.group ? s->par.group : s->par.p) : 1;
+  for (int st = 0; st < s->par.p; st++) {
+    int a = s->start[st], e = s->start[st + 1], i = a + (e - a) / 2;
+    r->rep[st] = 0;
+    for (int j = i + 1; i < e && j < e && !r->rep[st]; j++)
+      if (prep_shifted(s, &s->blocks[j], &s->blocks[i], r->m))
+        r->rep[st] = j - i;
+    if (!r->rep[st])
+      r->m = 0;
+  }
+}
+
+/* The position the copying starts from: q back, every stage's next block
+ * was its next one now less its repeat; -1 when there is none. */
+static int prep_repeat_from(const prep_run *r)
+{
+  const int *start = r->s->start;
+  int p = r->s->par.p, from = r->pr->n;
+  for (int st = 0; st < p; st++) {
+    int c = r->cursor[st] - r->rep[st];
+    if (c < start[st] || r->cursor[st] >= start[st + 1])
+      return -1;
+    from = r->pos_of[c] < from ? r->pos_of[c] : from;
+  }
+  for (int st = 0; st < p; st++) {
+    int c = r->cursor[st] - r->rep[st];
+    if (c > start[st] && r->pos_of[c - 1] >= from)
+      return -1;
+  }
+  return from < r->pr->n ? from : -1;
+}
+
+/* The position of the block that ends, m microbatches later, the part
+ * block ib of stage sb ends (an F&B's by its stage's repeat, as it ends
+ * two); -1 when it has not run or is not known. */
+static int prep_moved(const prep_run *r, int ib, int sb)
+{
+  const plc_sched *s = r->s;
+  const plc_sched_block *b = &s->blocks[ib];
+  if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_B) {
+    if (b->mb + r->m >= s->par.mu)
+      return -1;
+    return r->ended[2 * part_key(s, b->mb + r->m, b->chunk) + (b->phase == PLC_SCHED_B)];
+  }
+  int jb = ib + r->rep[sb];
+  if (jb >= s->start[sb + 1] || !prep_shifted(s, &s->blocks[jb], b, r->m))
+    return -1;
+  return r->pos_of[jb];
+}
+
+/* Copying's state: where it started (x1, the copies from x2 = x1 + q),
+ * and per span (all, far) the run of steps that are each the one q back
+ * moved on (their dependencies too) so far, and the longest. */
+typedef struct prep_copying {
+  int x1, x2, q;
+  int bulk_end;        /* the end of the last period copied at once */
+  int virt;            /* the unwritten copies are this copying's */
+  int bulk_clean;      /* none of that period's dependencies was placed before x1 */
+  int bulk_reach[2];   /* how far back its steps read (all, far) */
+  prep_span run[2], best[2];
+} prep_copying;
+
+/* Run c of the copies ends before position end (a step that is not the
+ * one q back moved on): kept when the longest. */
+static void prep_run_end(prep_copying *c, int k, int end)
+{
+  prep_span *run = &c->run[k];
+  if (end - run->pa > c->best[k].phi - c->best[k].pa)
+    c->best[k] = (prep_span){run->pa, end, run->reach, 0};
+  *run = (prep_span){end + 1, 0, 0, 0};
+}
+
+/* The span's run k after the copy at n: reach grows, or the run ends
+ * there when the copy is not the step q back moved on (not exact). */
+static inline void prep_run_step(prep_copying *c, int k, int exact, int n, int least)
+{
+  if (!exact)
+    prep_run_end(c, k, n);
+  else if (n - least > c->run[k].reach)
+    c->run[k].reach = n - least;
+}
+
+/* Write the unwritten copies in [from, to) (see plc_sched_prep), whole
+ * periods at a time, and with r (while preparing) their tables too.
+ * Writing leaves what the prepared order is unchanged: a walk of a
+ * const prep may call it. */
+static void prep_fill_run(plc_sched_prep *pr, prep_run *r, int from, int to)
+{
+  int q = pr->v_q;
+  if (pr->v_hi <= pr->v_lo || to <= pr->v_lo || from >= pr->v_hi)
+    return;
+  int u0 = from > pr->v_lo ? (from - pr->v_lo) / q : 0;
+  int u1 = ((to < pr->v_hi ? to : pr->v_hi) - pr->v_lo + q - 1) / q;
+  for (int u = u0; u < u1; u++) {
+    if (pr->filled[u])
+      continue;
+    pr->filled[u] = 1;
+    int t0 = pr->v_lo + u * q, tt0 = pr->v_lo - q, shift = (u + 1) * q;
+    long dshift = (long)(u + 1) * pr->v_d;
+    for (int i = 0, off = pr->v_off; i < q; i++) {
+      const prep_step *k = &pr->step[tt0 + i];
+      pr->step[t0 + i] = *k;
+      for (int j = 0; j < k->ndep; j++)
+        pr->dep[off + dshift + j] = (prep_dep){pr->dep[off + j].pos + shift, pr->dep[off + j].lat};
+      if (r) {
+        r->at[t0 + i].idx = r->at[tt0 + i].idx + (u + 1) * r->rep[k->st];
+        r->at[t0 + i].off = r->at[tt0 + i].off + (int)dshift;
+        r->at[t0 + i].prev = r->at[tt0 + i].prev + shift;
+      }
+      off += k->ndep;
+    }
+  }
+}
+
+static void prep_fill(const plc_sched_prep *pr, int from, int to)
+{
+  prep_fill_run((plc_sched_prep *)pr, NULL, from, to);
+}
+
+/* prep_moved for the step at pb, which may be an unwritten copy (its
+ * block is its template's moved on by its stage's repeat a period). */
+static int prep_moved_from(const prep_run *r, int pb)
+{
+  const plc_sched_prep *pr = r->pr;
+  int u = 0;
+  if (pb >= pr->v_lo && pb < pr->v_hi && !pr->filled[(pb - pr->v_lo) / pr->v_q]) {
+    u = (pb - pr->v_lo) / pr->v_q + 1;
+    pb -= u * pr->v_q;
+  }
+  int st = pr->step[pb].st;
+  return prep_moved(r, r->at[pb].idx + u * r->rep[st], st);
+}
+
+/* Copy a whole period at n = pr->n at once, when every step of it is
+ * shown right in advance: each stage st's next rep[st] blocks are its
+ * blocks of the q steps before n (the template) moved on by m
+ * microbatches, none of them marked, and each dependency of the template
+ * moved on is found: placed at x1 or later, the step q later (its copy,
+ * holding its block moved on), else by its part (prep_moved_from).  Each
+ * step is then the template's, without a mark, its stage's previous step
+ * q later when that was placed at x1 or later (a copy of it is, and the
+ * steps between are copies of other stages' steps), else the stage's
+ * last before n.  A step with a dependency or previous step found
+ * otherwise than q later, or whose template has a mark, is not the one q
+ * back moved on and ends the runs.  A template copied at once with no
+ * dependency placed before x1 (clean) has none of those: every copy is
+ * the template's with everything q later (the runs go on, reaching back
+ * as far as the template's steps, bulk_reach, whether or not those were
+ * in a run), and only the blocks are checked per step.  Returns whether
+ * it copied. */
+static int prep_copy_period(prep_run *r, prep_copying *c)
+{
+  const plc_sched *s = r->s;
+  const plc_sched_block *blocks = s->blocks;
+  plc_sched_prep *pr = r->pr;
+  int n = pr->n, q = c->q, p = s->par.p, m = r->m;
+  int clean = c->bulk_end == n && c->bulk_clean; /* a template copied at once, none of its
+                                                    dependencies placed before x1 */
+  if (n + q > s->nblocks)
+    return 0;
+  int fast = s->place != PLC_SCHED_PLACE_BIDIR;
+  for (int st = 0; st < p; st++) {
+    int a = r->cursor[st], e = a + r->rep[st], back = r->rep[st];
+    if (e > s->start[st + 1] || (r->warm_at[st] >= a && r->warm_at[st] < e) ||
+        (r->steady_at[st] >= a && r->steady_at[st] < e))
+      return 0;
+    for (int i = a; i < e; i++) {
+      const plc_sched_block *x = &blocks[i], *y = &blocks[i - back];
+      if (x->mb != y->mb + m || x->chunk != y->chunk || x->phase != y->phase ||
+          x->split != y->split || ((x->phase == PLC_SCHED_FB || !fast) && !prep_shifted(s, x, y, m)))
+        return 0;
+    }
+  }
+  /* a period copied from one copied at once is left unwritten (the first
+   * such starts the range, the template before it written) */
+  int breach[2] = {0, 0};
+  int virt = clean && (pr->v_hi == pr->v_lo || (c->virt && pr->v_hi == n)), low = 0;
+  int more = virt && pr->v_hi > pr->v_lo; /* the template unwritten too */
+  int off = more ? 0 : r->at[n - q].off, nd = more ? pr->v_d : pr->ndep - off;
+  if (pr->ndep + nd > pr->cap_dep) { /* unwritten ones keep their room */
+    pr->cap_dep = 2 * pr->cap_dep + nd;
+    pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
+  }
+  const prep_dep *od = &pr->dep[off];
+  prep_dep *dd = &pr->dep[pr->ndep];
+  for (int j = 0; j < nd && !virt; j++) {
+    int pb = od[j].pos, np = pb >= c->x1 || clean ? pb + q : prep_moved_from(r, pb);
+    if (np < 0)
+      return 0;
+    low |= np < c->x1;
+    dd[j] = (prep_dep){np, od[j].lat};
+  }
+  if (virt && !more) {
+    c->virt = 1;
+    pr->v_lo = pr->v_hi = n;
+    pr->v_q = q;
+    pr->v_off = off;
+    pr->v_d = nd;
+    pr->filled = plc_xcalloc((size_t)(s->nblocks / q + 2), 1);
+  }
+  for (int st = 0; st < p; st++) {
+    int a = r->cursor[st], e = a + r->rep[st], back = r->rep[st];
+    for (int i = a; i < e; i++) {
+      const plc_sched_block *b = &s->blocks[i];
+      int pos = r->pos_of[i - back] + q, key = 2 * part_key(s, b->mb, b->chunk);
+      r->pos_of[i] = pos;
+      if (!virt)
+        r->at[pos].idx = i;
+      if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
+        r->ended[key] = pos;
+      else if (b->phase == PLC_SCHED_B)
+        r->ended[key + 1] = pos;
+      if (b->phase == PLC_SCHED_FB)
+        r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos;
+    }
+    r->cursor[st] = e;
+  }
+  for (int i = n - q, jo = 0; i < n && !virt; i++) { /* no memcpy (a string move for valgrind) */
+    const prep_step *k = &pr->step[i];
+    int t = i + q, prev = r->at[i].prev;
+    pr->step[t] = *k;
+    pr->step[t].mark = MARK_NONE;
+    r->at[t].off = r->at[i].off + nd;
+    r->at[t].prev = prev >= c->x1 ? prev + q : r->last_pos[k->st];
+    if (clean)
+      continue;
+    int exact[2], least[2] = {r->at[t].prev, r->at[t].prev};
+    exact[0] = exact[1] = prev >= c->x1 && k->mark == MARK_NONE;
+    for (int j = 0; j < k->ndep; j++, jo++) {
+      int np = dd[jo].pos;
+      if (np != od[jo].pos + q) {
+        exact[0] = 0;
+        exact[1] &= j >= k->nfar;
+      }
+      least[0] = np < least[0] ? np : least[0];
+      if (j < k->nfar)
+        least[1] = np < least[1] ? np : least[1];
+    }
+    prep_run_step(c, 0, exact[0], t, least[0]);
+    prep_run_step(c, 1, exact[1], t, least[1]);
+    for (int k2 = 0; k2 < 2; k2++) /* every copy's, for the clean copies of it */
+      breach[k2] = t - least[k2] > breach[k2] ? t - least[k2] : breach[k2];
+  }
+  for (int k2 = 0; k2 < 2; k2++) {
+    if (clean) /* copies of the template reach back as far as it does */
+      c->run[k2].reach = c->bulk_reach[k2] > c->run[k2].reach ? c->bulk_reach[k2] : c->run[k2].reach;
+    else
+      c->bulk_reach[k2] = breach[k2];
+  }
+  if (virt)
+    pr->v_hi = n + q;
+  for (int st = 0; st < p; st++) /* every stage has steps in the template */
+    r->last_pos[st] += q;
+  pr->n = n + q;
+  c->bulk_end = n + q;
+  c->bulk_clean = !low;
+  pr->ndep += nd;
+  return 1;
+}
+
+/* Copy the order from q back while it is shown right (see above), and
+ * note the spans timing may skip in: at each period boundary whole
+ * periods at once while they pass (prep_copy_period), else step by step,
+ * the step at n copying the one at src = n - q.  A dependency placed at
+ * x1 or later moved on is the one q positions later (its copy, holding
+ * its block moved on); one placed before, the block that ends its part
+ * moved on, found by the part (prep_moved_from).  Returns the steps
+ * copied. */
+static int prep_repeat(prep_run *r, int from)
+{
+  const plc_sched *s = r->s;
+  plc_sched_prep *pr = r->pr;
+  const plc_sched_block *blocks = s->blocks;
+  const int *start = s->start, *rep = r->rep, *warm_at = r->warm_at, *steady_at = r->steady_at;
+  int *cursor = r->cursor, *pos_of = r->pos_of;
+  prep_pos *at = r->at;
+  int *ended = r->ended;
+  prep_step *step = pr->step;
+  prep_dep *dep = pr->dep;
+  int n = pr->n, ndep = pr->ndep, m = r->m, q = n - from, x1 = from;
+  int plain = s->place != PLC_SCHED_PLACE_BIDIR; /* no half to stay in */
+  prep_copying c = {.x1 = from, .x2 = n, .q = q};
+  for (int k = 0; k < 2; k++)
+    c.run[k] = (prep_span){c.x2, 0, 0, 0};
+  for (;; n++) {
+    if ((n - c.x2) % q == 0) {
+      pr->n = n;
+      pr->ndep = ndep;
+      while (prep_copy_period(r, &c))
+        ;
+      prep_fill_run(pr, r, pr->n - q, pr->n); /* the next copies read it */
+      n = pr->n;
+      ndep = pr->ndep;
+      dep = pr->dep;
+    }
+    const prep_step *o = &step[n - q];
+    int st = o->st, idx = cursor[st], io = at[n - q].idx;
+    if (idx != io + rep[st] || idx >= start[st + 1])
+      break;
+    const plc_sched_block *a = &blocks[idx], *b = &blocks[io];
+    if (a->mb != b->mb + m || a->chunk != b->chunk || a->phase != b->phase ||
+        a->split != b->split || ((a->phase == PLC_SCHED_FB || !plain) && !prep_shifted(s, a, b, m)))
+      break;
+    if (ndep + 4 > pr->cap_dep) {
+      pr->cap_dep = 2 * pr->cap_dep + 4;
+      dep = pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
+    }
+    const prep_dep *od = &dep[at[n - q].off];
+    prep_dep *nd = &dep[ndep];
+    /* its stage's previous step: exact when a copy (q after the copied
+     * step's, the steps between copied in order) */
+    int prev = r->last_pos[st];
+    int nk = o->ndep, nfar = o->nfar, ex_all = prev >= c.x2, ex_far = ex_all, j;
+    int l_all = prev >= 0 ? prev : n, l_far = l_all;
+    for (j = 0; j < nk; j++) {
+      int pb = od[j].pos, np = pb + q;
+      if (pb < x1) {
+        np = prep_moved_from(r, pb);
+        if (np < 0)
+          break;
+        if (np != pb + q) {
+          ex_all = 0;
+          ex_far &= j >= nfar;
+        }
+      }
+      nd[j] = (prep_dep){np, od[j].lat};
+      l_all = np < l_all ? np : l_all;
+      if (j < nfar)
+        l_far = np < l_far ? np : l_far;
+    }
+    if (j < nk)
+      break;
+    prep_step *k = &step[n];
+    *k = *o;
+    k->mark = idx == warm_at[st] ? MARK_WARM : idx == steady_at[st] ? MARK_STEADY : MARK_NONE;
+    at[n].idx = idx;
+    pos_of[idx] = n;
+    at[n].off = ndep;
+    r->at[n].prev = prev;
+    r->last_pos[st] = n;
+    int key = 2 * part_key(s, a->mb, a->chunk);
+    if (a->phase == PLC_SCHED_F || a->phase == PLC_SCHED_FB)
+      ended[key] = n;
+    else if (a->phase == PLC_SCHED_B)
+      ended[key + 1] = n;
+    if (a->phase == PLC_SCHED_FB)
+      ended[2 * part_key(s, a->mb2, a->chunk2) + 1] = n;
+    cursor[st] = idx + 1;
+    ndep += nk;
+    int plain_step = k->mark == MARK_NONE && o->mark == MARK_NONE;
+    prep_run_step(&c, 0, ex_all && plain_step, n, l_all);
+    prep_run_step(&c, 1, ex_far && plain_step, n, l_far);
+  }
+  pr->n = n;
+  pr->ndep = ndep;
+  for (int k = 0; k < 2; k++)
+    prep_run_end(&c, k, n);
+  if (c.best[1].phi - c.best[1].pa > pr->per.far.phi - pr->per.far.pa)
+    pr->per = (prep_period){.q = q, .all = c.best[0], .far = c.best[1]};
+  return n - c.x2;
+}
+
+/* A span's tail (prep_span), once the order is complete: the least
+ * position the steps from phi - q on read (every dependency, or those on
+ * other stages). */
+static void prep_tail_of(prep_run *r, prep_span *sp, int q, int far)
+{
+  plc_sched_prep *pr = r->pr;
+  prep_fill_run(pr, r, sp->phi - q, pr->n);
+  sp->tail = pr->n;
+  for (int i = sp->phi - q; i < pr->n; i++) {
+    const prep_step *k = &pr->step[i];
+    const prep_dep *d = &pr->dep[r->at[i].off];
+    if (r->at[i].prev >= 0 && r->at[i].prev < sp->tail)
+      sp->tail = r->at[i].prev;
+    for (int j = 0, nj = far ? k->nfar : k->ndep; j < nj; j++)
+      sp->tail = d[j].pos < sp->tail ? d[j].pos : sp->tail;
+  }
+}
+
+static void prep_tail(prep_run *r)
+{
+  prep_period *per = &r->pr->per;
+  if (!per->q)
+    return;
+  if (per->all.phi - per->all.pa < 2 * per->q)
+    per->all.phi = per->all.pa = 0;
+  if (per->far.phi - per->far.pa < 2 * per->q)
+    per->far.phi = per->far.pa = 0;
+  if (per->all.phi)
+    prep_tail_of(r, &per->all, per->q, 0);
+  if (per->far.phi)
+    prep_tail_of(r, &per->far, per->q, 1);
+}
+
+/* The order in sweeps: each runs every stage's next block that waits only
+ * for blocks of earlier sweeps, so a block's sweep is the length of the
+ * longest chain of blocks ending in it (every block taking one unit).  In
+ * a steady phase the sweeps repeat (prep_period_find) where a work queue's
+ * order drifts.  Ends when a sweep runs nothing: every block has run, or
+ * the order deadlocks. */
+static void prep_sweeps(prep_run *r)
+{
+  const int *start = r->s->start;
+  plc_sched_prep *pr = r->pr;
+  while (r->nact > 0) {
+    int from;
+    if (r->m && r->tried != pr->n && (from = prep_repeat_from(r)) >= 0 &&
+        prep_repeat(r, from) > 0) {
+      r->tried = pr->n;
+      int keep = 0;
+      for (int a = 0; a < r->nact; a++)
+        if (r->cursor[r->active[a]] < start[r->active[a] + 1])
+          r->active[keep++] = r->active[a];
+      r->nact = keep;
+      continue;
+    }
+    r->tried = pr->n;
+    int level = pr->n, keep = 0;
+    for (int a = 0; a < r->nact; a++) {
+      int st = r->active[a];
+      prep_try(r, st, level);
+      if (r->cursor[st] < start[st + 1])
+        r->active[keep++] = st;
+    }
+    r->nact = keep;
+    if (pr->n == level)
+      break;
   }
 }
 
@@ -440,19 +980,18 @@ static int deadlock(const prep_run *r, char *msg, size_t len)
 static void prep_phases(prep_run *r, int st)
 {
   const plc_sched *s = r->s;
-  int end = s->start[st + 1], first_b = end, last_f = -1;
-  for (int i = s->start[st]; i < end; i++) {
-    int ph = s->blocks[i].phase;
-    if (ph != PLC_SCHED_F && first_b == end)
-      first_b = i;
-    if (ph == PLC_SCHED_F || ph == PLC_SCHED_FB)
-      last_f = i;
-  }
+  const plc_sched_block *b = s->blocks;
+  int end = s->start[st + 1], first_b = s->start[st], last_f = end - 1;
+  while (first_b < end && b[first_b].phase == PLC_SCHED_F) /* from each end */
+    first_b++;
+  while (last_f >= s->start[st] && b[last_f].phase != PLC_SCHED_F &&
+         b[last_f].phase != PLC_SCHED_FB)
+    last_f--;
   r->warm_at[st] = first_b < end ? first_b : end - 1;
   r->steady_at[st] = last_f > first_b ? last_f : -1;
 }
 
-/* The queue's scratch and the per-chunk and per-stage tables of r (free
+/* The sweeps' scratch and the per-chunk and per-stage tables of r (free
  * with prep_run_free). */
 static void prep_run_init(prep_run *r)
 {
@@ -462,8 +1001,15 @@ static void prep_run_init(prep_run *r)
   r->per = r->pr->per_chunk ? s->nchunks / p : 1;
   r->zero = p * r->per * D_N;
   r->cursor = plc_xmalloc((size_t)p * sizeof *r->cursor);
-  r->queue = plc_xmalloc((size_t)p * sizeof *r->queue);
-  r->queued = plc_xcalloc((size_t)p, 1);
+  size_t nb = (size_t)s->nblocks + 1;
+  r->rep = plc_xmalloc((size_t)p * sizeof *r->rep);
+  r->at = plc_xmalloc(nb * sizeof *r->at);
+  r->last_pos = plc_xmalloc((size_t)p * sizeof *r->last_pos);
+  memset(r->last_pos, -1, (size_t)p * sizeof *r->last_pos);
+  r->pos_of = plc_xmalloc(nb * sizeof *r->pos_of);
+  memset(r->pos_of, -1, nb * sizeof *r->pos_of);
+  r->active = plc_xmalloc((size_t)p * sizeof *r->active);
+  r->wait = plc_xmalloc((size_t)p * sizeof *r->wait);
   r->warm_at = plc_xmalloc((size_t)p * sizeof *r->warm_at);
   r->steady_at = plc_xmalloc((size_t)p * sizeof *r->steady_at);
   r->ended = plc_xmalloc((2 * keys + 1) * sizeof *r->ended);
@@ -478,16 +1024,23 @@ static void prep_run_init(prep_run *r)
   }
   for (int st = 0; st < p; st++) {
     r->cursor[st] = s->start[st];
+    r->wait[st] = -1;
     prep_phases(r, st);
-    push(r, st);
+    if (s->start[st] < s->start[st + 1])
+      r->active[r->nact++] = st;
   }
+  prep_repeat_init(r);
 }
 
 static void prep_run_free(prep_run *r)
 {
   free(r->cursor);
-  free(r->queue);
-  free(r->queued);
+  free(r->active);
+  free(r->wait);
+  free(r->rep);
+  free(r->at);
+  free(r->last_pos);
+  free(r->pos_of);
   free(r->warm_at);
   free(r->steady_at);
   free(r->ended);
@@ -505,9 +1058,10 @@ plc_sched_prep *plc_sched_prepare(const plc_sched *s, int per_chunk, int fb_pair
   pr->dep = plc_xmalloc(((size_t)pr->cap_dep + 1) * sizeof *pr->dep);
   prep_run r = {.s = s, .pr = pr};
   prep_run_init(&r);
-  while (r.count > 0)
-    prep_stage(&r, pop(&r));
+  prep_sweeps(&r);
   int ok = deadlock(&r, msg, msglen);
+  if (ok)
+    prep_tail(&r);
   prep_run_free(&r);
   if (!ok) {
     plc_sched_prep_free(pr);
@@ -522,6 +1076,7 @@ void plc_sched_prep_free(plc_sched_prep *prep)
     return;
   free(prep->step);
   free(prep->dep);
+  free(prep->filled);
   free(prep);
 }
 
@@ -536,21 +1091,22 @@ static void mark64(plc_sched_sim *sim, int st, int mark, plc_sched_int start)
     sim->steadyi[st] = start - sim->busyi[st] - sim->warmi[st];
 }
 
-/* Walk the order on the machine-integer path: no sum can overflow, as
- * fast_fits bounds the whole step.  When no block takes a negative time a
- * stage is never free before a block of its own has ended, so a
- * dependency on the same stage (an earlier block of it) cannot delay a
- * start and only those on other stages are read. */
-/* time_steps64's loop, with nonneg a constant in each copy (the loop
- * is most of a large step's re-analysis: a test less per block). */
-static inline __attribute__((always_inline)) void time_steps64_loop(sim_run *r, const int nonneg)
+/* Walk steps [from, to) of the order on the machine-integer path, dep
+ * at from's dependencies; returns to's.  No sum can overflow, as
+ * fast_fits bounds the whole step.  When no block takes a negative time
+ * (nonneg, a constant in each copy: the loop is most of a large step's
+ * re-analysis) a stage is never free before a block of its own has
+ * ended, so a dependency on the same stage (an earlier block of it)
+ * cannot delay a start and only those on other stages are read. */
+static inline __attribute__((always_inline)) const prep_dep *
+time_steps64_loop(sim_run *r, int from, int to, const prep_dep *dep, const int nonneg)
 {
   plc_sched_sim *sim = r->sim;
   const plc_sched_int *d = sim->duri;
   plc_sched_int *end = sim->endi, *freei = sim->freei, *busyi = sim->busyi;
-  const prep_dep *dep = r->pr->dep;
-  const prep_step *k = r->pr->step;
-  for (int i = 0, n = r->pr->n; i < n; i++, k++) {
+  prep_fill(r->pr, from, to);
+  const prep_step *k = r->pr->step + from;
+  for (int i = from; i < to; i++, k++) {
     int st = k->st;
     plc_sched_int start = freei[st];
     const prep_dep *stop = dep + (nonneg ? k->nfar : k->ndep);
@@ -566,14 +1122,150 @@ static inline __attribute__((always_inline)) void time_steps64_loop(sim_run *r, 
     end[i] = freei[st] = start + dur;
     busyi[st] += dur;
   }
+  return dep;
+}
+
+/* Skipping the steady phase.  Let the order's periodic range be [a, h)
+ * with period q (prep_period: step i is step i - q, with every position
+ * it reads, its dependencies and its stage's previous step, q earlier;
+ * same durations and latencies; no marks), w at least how far back any
+ * step of the range reads, and x >= a with x >= w + q.  Suppose the walk
+ * has timed every step before x and
+ *     (*)  end[t] = end[t - q] + L   for every t in [x - w, x),
+ * one constant L.  Then end[t] = end[t - q] + L for every t in [x, h),
+ * by induction on t: step t starts at the largest of its stage's previous
+ * end and its dependencies' ends plus their latencies (those the walk
+ * reads; 0 for a stage's first step, which the range has not); each
+ * position it reads is u >= t - w, where the equation holds already
+ * (checked below x, the induction at or above it), and step t - q reads
+ * u - q with the same latency, so step t starts L after step t - q and,
+ * taking as long, ends L after it.  Max and + commute with adding a
+ * constant: this is the max-plus shift invariance.  So with y = x + k q
+ * <= h:
+ *  - every end in [x, y) is end[t - m q] + m L for the m that brings
+ *    t - m q into [x - q, x) (the equation m times, each at a t >= x);
+ *  - each stage's last end before y is its last before x plus k L: a
+ *    stage has a step in every q steps of the range, so its last step
+ *    before y is its last before x (at x - q or later) moved by k q;
+ *  - its busy time grows by k times what it grew by over [x - q, x) (the
+ *    same blocks again), and no idle phase is read in [x, y) (no marks).
+ * The walk then has exactly the state a full walk reaches at y, once it
+ * has written the ends in [x, y) that steps at y or later read: within
+ * the range at most w back, after it (from h - q on) down to the tail
+ * (prep_span).  The steps [y, h) left in the range (less than a period)
+ * end L after the step q before them, by the same equation, so they are
+ * timed without reading their dependencies (period_replay, which reads
+ * ends from y - q on), and the walk carries on at h.  The same holds for a multiple j q
+ * of the period from x >= a + (j - 1) q, where step i is step i - j q.
+ * When (*) does not hold at any x (a transient longer than the range, a
+ * state that repeats only every 7 q or more, times that never settle)
+ * nothing is skipped. */
+
+/* (*) at x: every end in [x - w, x) is the end q earlier plus L. */
+static int period_holds(const plc_sched_int *end, int x, int q, int w, plc_sched_int *lambda)
+{
+  plc_sched_int l = end[x - 1] - end[x - 1 - q];
+  for (int t = x - w; t < x; t++)
+    if (end[t] - end[t - q] != l)
+      return 0;
+  *lambda = l;
+  return 1;
+}
+
+/* The jump from x to y = x + k q once (*) holds with L = l, for the
+ * period q (a multiple of the order's, see time_steps64_run); from is
+ * the least position a step at y or later reads, busyq each stage's busy
+ * time at x - q.  Returns y. */
+static int period_jump(sim_run *r, int x, int q, int k, plc_sched_int l, int from,
+                       const plc_sched_int *busyq)
+{
+  plc_sched_sim *sim = r->sim;
+  int y = x + k * q;
+  plc_sched_int *end = sim->endi;
+  if (from < x)
+    from = x;
+  for (int m = (from - x) / q + 1, t = from; t < y; m++) /* t - m q in [x - q, x) */
+    for (int stop = x + m * q < y ? x + m * q : y; t < stop; t++)
+      end[t] = end[t - m * q] + (plc_sched_int)m * l;
+  for (int st = 0; st < r->s->par.p; st++) {
+    sim->freei[st] += (plc_sched_int)k * l;
+    sim->busyi[st] += (plc_sched_int)k * (sim->busyi[st] - busyq[st]);
+  }
+  sim->skipped = y - x;
+  return y;
+}
+
+/* The steps [from, to) of the range after a jump (from >= x): each ends
+ * L after the step q before it (the equation above, t >= x), so they are
+ * timed from it without reading their dependencies.  Returns how many
+ * dependencies they have. */
+static size_t period_replay(sim_run *r, int from, int to, int q, plc_sched_int l)
+{
+  plc_sched_sim *sim = r->sim;
+  const plc_sched_int *d = sim->duri;
+  plc_sched_int *end = sim->endi;
+  size_t nd = 0;
+  prep_fill(r->pr, from, to);
+  const prep_step *k = r->pr->step + from;
+  for (int t = from; t < to; t++, k++) {
+    end[t] = sim->freei[k->st] = end[t - q] + l;
+    sim->busyi[k->st] += d[k->dur] + d[k->dur2];
+    nd += k->ndep;
+  }
+  return nd;
+}
+
+/* The walk of the whole order, skipping the steady phase's repeats when
+ * the state repeats (unless sim->full_walk).  The state may repeat only
+ * every j periods of the order (a critical cycle of the max-plus system
+ * spanning several periods: its cyclicity), so at each period boundary
+ * x the check is tried for the periods j q, j = 1..PERIOD_MULT, the
+ * order being periodic with each of them on [pa + (j - 1) q, phi). */
+static inline __attribute__((always_inline)) void time_steps64_run(sim_run *r, const int nonneg)
+{
+  const plc_sched_prep *pr = r->pr;
+  const prep_span *per = nonneg ? &pr->per.far : &pr->per.all;
+  plc_sched_sim *sim = r->sim;
+  const prep_dep *dep = pr->dep;
+  int i = 0, p = r->s->par.p;
+  sim->skipped = 0;
+  if (pr->per.q && per->phi && !sim->full_walk) {
+    const prep_dep *at[PERIOD_MULT + 1]; /* the walk's dependency at each boundary */
+    int q = pr->per.q, w = per->reach, b = 0;
+    for (int x = per->pa; x <= per->phi; x += q, b++) {
+      dep = time_steps64_loop(r, i, x, dep, nonneg);
+      i = x;
+      at[b % (PERIOD_MULT + 1)] = dep;
+      memcpy(&sim->busyq[(size_t)(b % (PERIOD_MULT + 1)) * p], sim->busyi,
+             (size_t)p * sizeof *sim->busyq);
+      for (int j = 1; j <= PERIOD_MULT && j <= b; j++) {
+        int qj = j * q, k = (per->phi - x) / qj;
+        plc_sched_int l;
+        if (k < 1 || x < w + qj || !period_holds(sim->endi, x, qj, w, &l))
+          continue;
+        /* what steps at y = x + k qj or later read: within the range, at
+         * most w back; from phi - q on, down to the tail */
+        int back = (b - j) % (PERIOD_MULT + 1), y = x + k * qj;
+        int from = per->tail < y - w ? per->tail : y - w;
+        from = from < y - qj ? from : y - qj; /* what period_replay reads */
+        i = period_jump(r, x, qj, k, l, from, &sim->busyq[(size_t)back * p]);
+        dep += (size_t)k * (size_t)(dep - at[back]);
+        dep += period_replay(r, i, per->phi, qj, l);
+        i = per->phi;
+        goto done;
+      }
+    }
+  }
+done:
+  time_steps64_loop(r, i, pr->n, dep, nonneg);
 }
 
 static void time_steps64(sim_run *r)
 {
   if (r->nonneg)
-    time_steps64_loop(r, 1);
+    time_steps64_run(r, 1);
   else
-    time_steps64_loop(r, 0);
+    time_steps64_run(r, 0);
 }
 
 static void set_qz(mpq_t q, const mpz_t v, const mpz_t den)
@@ -590,6 +1282,7 @@ static void time_stepsz(sim_run *r)
   mpz_t *d = sim->durz;
   const prep_dep *dep = r->pr->dep;
   int *block = NULL; /* per stage, the index of its next block, when recording */
+  prep_fill(r->pr, 0, r->pr->n);
   if (sim->rec_start) {
     block = plc_xmalloc((size_t)r->s->par.p * sizeof *block);
     memcpy(block, r->s->start, (size_t)r->s->par.p * sizeof *block);
@@ -831,6 +1524,7 @@ static void sim_time(const plc_sched *s, const plc_sched_prep *pr, const plc_sch
   sim_run r = {.s = s, .t = times, .sim = sim, .pr = pr, .nt = nt};
   r.fast = sim->used_fast = scale_setup(&r);
   r.nonneg = r.fast && durs_nonneg(&r);
+  sim->skipped = 0;
   if (!r.fast)
     sim_grow_z(sim, s->nblocks);
   sim_start(&r);

@@ -1,8 +1,10 @@
 /* test_schedule.c - CUnit tests of the pipeline schedules as data
  * (runtime/engine/schedule.h): block orders against the sources, every
  * block once, in-flight counts, the closed-form bubbles as exact oracles
- * (and where they part from the simulation), custom orders, and random
- * properties of the simulator. */
+ * (and where they part from the simulation), custom orders, random
+ * properties of the simulator, and its skipping of the steady phase's
+ * repeats against the full walk, the mpz run and a reference that times
+ * the blocks without the prepared order. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -963,6 +965,228 @@ static void test_per_chunk_times(void)
   plc_sched_sim_clear(&b);
 }
 
+/* ---- the steady phase skipped --------------------------------------------- */
+
+/* The reference: each block's start and end by passes over the stages,
+ * each running its next block once every block it waits for has ended
+ * (found by name among all the blocks), without plc_sched_prepare's
+ * order; per-stage times (per_chunk off).  Fills makespan, busy and the
+ * idle phases as schedule.h defines them; 0 on a deadlock. */
+static int naive_sim(const plc_sched *s, const plc_sched_times *t, mpq_t makespan, mpq_t *busy,
+                     mpq_t *warm, mpq_t *steady)
+{
+  int n = s->nblocks, p = s->par.p, left = n;
+  mpq_t *st_end = malloc((size_t)n * sizeof *st_end), *free_at = malloc((size_t)p * sizeof *free_at);
+  int *done = calloc((size_t)n, sizeof *done), *cur = malloc((size_t)p * sizeof *cur);
+  int *stage = malloc((size_t)n * sizeof *stage);
+  mpq_t start, e, dur;
+  mpq_inits(start, e, dur, NULL);
+  for (int i = 0; i < n; i++)
+    mpq_init(st_end[i]);
+  for (int st = 0; st < p; st++) {
+    mpq_init(free_at[st]);
+    cur[st] = s->start[st];
+    mpq_set_ui(busy[st], 0, 1);
+    mpq_set_ui(warm[st], 0, 1);
+    mpq_set_ui(steady[st], 0, 1);
+    for (int i = s->start[st]; i < s->start[st + 1]; i++)
+      stage[i] = st;
+  }
+  for (int progress = 1; progress && left > 0;) {
+    progress = 0;
+    for (int st = 0; st < p; st++) {
+      while (cur[st] < s->start[st + 1]) {
+        const plc_sched_block *b = &s->blocks[cur[st]];
+        plc_sched_dep d[4];
+        int nd = plc_sched_deps(s, b, d), ready = 1;
+        mpq_set(start, free_at[st]);
+        for (int k = 0; k < nd && ready; k++) {
+          int at = -1;
+          for (int i = 0; i < n && at < 0; i++) {
+            const plc_sched_block *o = &s->blocks[i];
+            if (d[k].phase == PLC_SCHED_F && (o->phase == PLC_SCHED_F || o->phase == PLC_SCHED_FB) &&
+                o->mb == d[k].mb && o->chunk == d[k].chunk)
+              at = i;
+            if (d[k].phase == PLC_SCHED_B &&
+                ((o->phase == PLC_SCHED_B && o->mb == d[k].mb && o->chunk == d[k].chunk) ||
+                 (o->phase == PLC_SCHED_FB && o->mb2 == d[k].mb && o->chunk2 == d[k].chunk)))
+              at = i;
+          }
+          if (at < 0 || !done[at]) {
+            ready = 0;
+            break;
+          }
+          mpq_set(e, st_end[at]);
+          if (stage[at] != st)
+            mpq_add(e, e, t[stage[at]].p2p);
+          if (mpq_cmp(e, start) > 0)
+            mpq_set(start, e);
+        }
+        if (!ready)
+          break;
+        const plc_sched_times *tt = &t[st];
+        switch (b->phase) {
+        case PLC_SCHED_F: mpq_set(dur, tt->f); break;
+        case PLC_SCHED_W: mpq_set(dur, tt->w); break;
+        case PLC_SCHED_B: mpq_set(dur, tt->b); break;
+        default: mpq_set(dur, tt->fb); break;
+        }
+        if (b->split && b->phase != PLC_SCHED_W)
+          mpq_sub(dur, dur, tt->w);
+        /* the gap before the block, by phase (as test_idle_phases_recorded) */
+        int first_b = s->start[st + 1], last_f = -1;
+        for (int i = s->start[st]; i < s->start[st + 1]; i++) {
+          int ph = s->blocks[i].phase;
+          if (ph != PLC_SCHED_F && first_b == s->start[st + 1])
+            first_b = i;
+          if (ph == PLC_SCHED_F || ph == PLC_SCHED_FB)
+            last_f = i;
+        }
+        mpq_sub(e, start, free_at[st]);
+        if (cur[st] <= first_b)
+          mpq_add(warm[st], warm[st], e);
+        else if (cur[st] <= last_f)
+          mpq_add(steady[st], steady[st], e);
+        mpq_add(st_end[cur[st]], start, dur);
+        mpq_set(free_at[st], st_end[cur[st]]);
+        mpq_add(busy[st], busy[st], dur);
+        done[cur[st]++] = 1;
+        left--;
+        progress = 1;
+      }
+    }
+  }
+  mpq_set_ui(makespan, 0, 1);
+  for (int st = 0; st < p; st++)
+    if (mpq_cmp(free_at[st], makespan) > 0)
+      mpq_set(makespan, free_at[st]);
+  for (int i = 0; i < n; i++)
+    mpq_clear(st_end[i]);
+  for (int st = 0; st < p; st++)
+    mpq_clear(free_at[st]);
+  mpq_clears(start, e, dur, NULL);
+  free(st_end);
+  free(free_at);
+  free(done);
+  free(cur);
+  free(stage);
+  return left == 0;
+}
+
+/* A random schedule long enough for its steady phase to repeat. */
+static plc_sched rnd_long_sched(void)
+{
+  for (;;) {
+    plc_sched_kind k = (plc_sched_kind)rnd(PLC_SCHED_NKINDS);
+    int p = 1 + rnd(6);
+    plc_sched_params par = {p, 1, p + rnd(10 * p + 20), 0};
+    if (k == PLC_SCHED_INTERLEAVED) {
+      par.v = 2 + rnd(3);
+      par.group = rnd(3) ? 0 : p + rnd(p + 1);
+    }
+    if (k >= PLC_SCHED_DUALPIPE)
+      par.v = 2;
+    plc_sched s;
+    if (!plc_sched_generate(k, &par, &s))
+      return s;
+  }
+}
+
+/* Times for a long run: uniform over the stages (their steady phase
+ * repeats soon), or each stage its own (a slow stage paces the others,
+ * maybe only after a long transient, maybe never exactly), with p2p
+ * time or without, sometimes a W longer than its B (negative split
+ * blocks: the walk reads every dependency then). */
+static void rnd_long_times(plc_sched_times *t, int n, int kind)
+{
+  rnd_times(t, n);
+  for (int i = 1; i < n && kind == 0; i++) {
+    mpq_set(t[i].f, t[0].f);
+    mpq_set(t[i].b, t[0].b);
+    mpq_set(t[i].w, t[0].w);
+    mpq_set(t[i].fb, t[0].fb);
+    mpq_set(t[i].p2p, t[0].p2p);
+  }
+  if (kind == 2)
+    mpq_set_si(t[rnd(n)].w, 30, 1);
+  if (kind == 3)
+    for (int i = 0; i < n; i++)
+      mpq_set_ui(t[i].p2p, 0, 1);
+}
+
+/* Skipping the steady phase's repeats (schedule_sim.c) gives exactly the
+ * figures of the walk of every block (sim->full_walk), of the mpz path
+ * (which never skips), and of a reference that times the blocks without
+ * the prepared order, on random long schedules of every kind with times
+ * that repeat soon, late or never; and it does skip in most of the
+ * uniform runs (so the comparison tests something). */
+static void test_steady_skip(void)
+{
+  plc_sched_sim fast, full, slow;
+  plc_sched_sim_init(&fast);
+  plc_sched_sim_init(&full);
+  plc_sched_sim_init(&slow);
+  full.full_walk = 1;
+  slow.exact_only = 1;
+  plc_sched_times t[32];
+  plc_sched_times_init(t, 32);
+  mpq_t mk, busy[8], warm[8], steady[8];
+  mpq_init(mk);
+  for (int i = 0; i < 8; i++)
+    mpq_inits(busy[i], warm[i], steady[i], NULL);
+  int skipped = 0, uniform = 0, skipped_uniform = 0;
+  for (int it = 0; it < 2000; it++) {
+    plc_sched s = rnd_long_sched();
+    int kind = rnd(4), chunks = s.nchunks > s.par.p && rnd(3) == 0;
+    /* every third with times per chunk (and DualPipe's F&B pairs) */
+    fast.per_chunk = full.per_chunk = slow.per_chunk = chunks;
+    fast.fb_pairs = full.fb_pairs = slow.fb_pairs = chunks && s.nchunks == 2 * s.par.p && rnd(2);
+    rnd_long_times(t, chunks ? s.nchunks : s.par.p, kind);
+    for (int i = 0; chunks && i < s.nchunks; i++)
+      mpq_add(t[i].fbo, t[i].f, t[i].b);
+    sim_ok(&s, t, &fast);
+    sim_ok(&s, t, &full);
+    sim_ok(&s, t, &slow);
+    CU_ASSERT(fast.used_fast && full.skipped == 0 && slow.skipped == 0);
+    skipped += fast.skipped > 0;
+    if (kind == 0 && !chunks && s.par.mu >= 4 * s.par.p * s.par.v) {
+      uniform++;
+      skipped_uniform += fast.skipped > 0;
+    }
+    PLC_CU_ASSERT_MSG(same_results(&fast, &full), "skipping differs from the full walk");
+    PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "skipping differs from the mpz run");
+    if (it % 4 == 0 && s.nblocks < 1500 && !chunks) {
+      CU_ASSERT(naive_sim(&s, t, mk, busy, warm, steady));
+      int same = mpq_equal(mk, fast.makespan);
+      for (int st = 0; st < s.par.p; st++)
+        same &= mpq_equal(busy[st], fast.busy[st]) && mpq_equal(warm[st], fast.warmup[st]) &&
+                mpq_equal(steady[st], fast.steady[st]);
+      PLC_CU_ASSERT_MSG(same, "the prepared order's run differs from the reference's");
+    }
+    plc_sched_free(&s);
+  }
+  CU_ASSERT(skipped > 40);
+  CU_ASSERT(uniform > 10 && 2 * skipped_uniform > uniform);
+  fast.per_chunk = full.per_chunk = fast.fb_pairs = full.fb_pairs = 0;
+  /* one steady interleaved schedule: most of its blocks skipped */
+  plc_sched s = gen(PLC_SCHED_INTERLEAVED, 4, 2, 64, 0);
+  set_times(t, 4, 3, 5, 2, 8, 2);
+  mpq_set_si(t[0].p2p, 1, 3);
+  mpq_set_si(t[2].p2p, 1, 3);
+  sim_ok(&s, t, &fast);
+  sim_ok(&s, t, &full);
+  CU_ASSERT(2 * fast.skipped > s.nblocks);
+  CU_ASSERT(same_results(&fast, &full));
+  plc_sched_free(&s);
+  mpq_clear(mk);
+  for (int i = 0; i < 8; i++)
+    mpq_clears(busy[i], warm[i], steady[i], NULL);
+  plc_sched_times_clear(t, 32);
+  plc_sched_sim_clear(&fast);
+  plc_sched_sim_clear(&full);
+  plc_sched_sim_clear(&slow);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -990,6 +1214,7 @@ int main(void)
     {"times per chunk (DualPipe's two model stages)", test_per_chunk_times},
     {"a prepared schedule simulated again", test_prepared_reruns},
     {"idle phases from the recorded blocks", test_idle_phases_recorded},
+    {"the steady phase's repeats skipped", test_steady_skip},
     {NULL, NULL},
   };
   return plc_cu_run("schedule", tests);
