@@ -7,6 +7,7 @@
 #include "schema.h"
 #include "xalloc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ static const char *const plc_builtins[] = {"min", "max", "abs", "floor", "ceil",
 #define PLC_NBUILTINS (sizeof plc_builtins / sizeof plc_builtins[0])
 
 long plc_eval_max_steps = PLC_EVAL_MAX_STEPS;
+int plc_eval_call_memo = 1;
 
 /* Evaluation recurses (expressions, calls, definitions): helpers with large
  * locals (buffers, candidate lists, GMP temporaries) are kept out of line so
@@ -91,6 +93,127 @@ char *plc_value_describe(const plc_value *v)
     return s;
   }
   return plc_xstrdup(names[v->tag]);
+}
+
+/* ---- call memo: types ------------------------------------------------- */
+
+/* Templates call the same plan functions with the same arguments over and
+ * over (mg_tokens(run) in most lets of megatron's templates, and every
+ * instance of a candidate asks mg_gemm_eff(device, run, f) again): a call of
+ * a top-level function whose arguments are known numbers, booleans, strings
+ * or declarations is evaluated once per compilation and its result kept
+ * (plc_cmemo_call).  A replay is indistinguishable from evaluating the body:
+ *  - what the evaluation tells lowering (eval.h: the watched layer fields,
+ *    the cross-candidate cache's reads) is told again: a recording keeps
+ *    the field reads of the body, and a replay repeats them as
+ *    plc_eval_field_h does, less those made while a definition was
+ *    evaluated for the first time (it is known since, and read without);
+ *  - the steps the body would count now are counted, and it is not
+ *    replayed where a limit of plc(5) could be reached (evaluated then);
+ *  - only a call that reported nothing, read no error and no run result
+ *    and gave a known number, boolean or string is kept.  Values never
+ *    change once made: a kept one is shared. */
+#define PLC_CMEMO_ARGS 8
+
+typedef struct plc_cread { /* a field read within a recorded call */
+  const plc_obj *o;
+  const char *name;
+  const plc_value *v;
+  const plc_loc *use;
+  const plc_env *wenv; /* the env its binding is in (eval.h, watch), or NULL */
+  int widx;            /* the binding's number there */
+  int dry;             /* ev->dry then */
+} plc_cread;
+
+typedef struct plc_centry {
+  struct plc_centry *next; /* of the same table slot */
+  const plc_ast *def;
+  unsigned hash;
+  int n, nreads;
+  plc_value *args[PLC_CMEMO_ARGS];
+  plc_value *result;
+  long steps;  /* steps the body counts (once its first evaluations are done) */
+  int nest, depth; /* the deepest nest and depth it reached, from the call's */
+  plc_cread *reads;
+} plc_centry;
+
+typedef struct plc_cmemo {
+  plc_centry **tab;
+  size_t cap, n;
+  plc_cread *log; /* field reads of the calls being recorded */
+  size_t nlog, caplog;
+  int open;       /* calls being recorded */
+  long fresh;     /* steps of definitions evaluated first while recording */
+  long volatile_reads; /* reads of run results (known only once evaluated) */
+} plc_cmemo;
+
+/* A definition evaluated for the first time while a call is recorded. */
+typedef struct plc_cmemo_fresh {
+  size_t nlog;
+  long steps, fresh;
+} plc_cmemo_fresh;
+
+static inline int plc_cmemo_fresh_begin(plc_eval *ev, plc_cmemo_fresh *fr)
+{
+  plc_cmemo *m = ev->cmemo;
+  if (!m || !m->open)
+    return 0;
+  fr->nlog = m->nlog;
+  fr->steps = ev->steps;
+  fr->fresh = m->fresh;
+  return 1;
+}
+
+/* Its reads and steps are not the recorded calls': every call being
+ * recorded began before it (the ones begun within have ended), and reads
+ * it without evaluating it again. */
+static inline void plc_cmemo_fresh_end(plc_eval *ev, const plc_cmemo_fresh *fr)
+{
+  ev->cmemo->nlog = fr->nlog;
+  ev->cmemo->fresh = fr->fresh + (ev->steps - fr->steps);
+}
+
+static void plc_cmemo_log(plc_eval *ev, const plc_cread *r)
+{
+  plc_cmemo *m = ev->cmemo;
+  if (m->nlog == m->caplog) {
+    size_t cap = m->caplog ? 2 * m->caplog : 64;
+    plc_cread *log = plc_arena_alloc_raw(ev->arena, cap * sizeof *log);
+    if (m->nlog)
+      memcpy(log, m->log, m->nlog * sizeof *log);
+    m->log = log;
+    m->caplog = cap;
+  }
+  m->log[m->nlog++] = *r;
+}
+
+static PLC_NOINLINE void plc_cmemo_note(plc_eval *ev, const plc_obj *o, const char *name,
+                                        const plc_value *v, const plc_loc *use,
+                                        const plc_env *wenv, int widx)
+{
+  plc_cread r = {o, name, v, use, wenv, widx, ev->dry};
+  plc_cmemo_log(ev, &r);
+}
+
+/* Field i of env read while watched (eval.h, watch): as a bit. */
+static inline void plc_eval_watch_read(plc_eval *ev, const plc_env *env, size_t i)
+{
+  const plc_value *v = env->b[i].val;
+  /* in a branch not taken a number's or boolean's value is not used */
+  if (i < 32 && !(ev->dry && v && (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL)))
+    ev->watch_reads |= 1u << i;
+}
+
+/* A field of o read: told to the cross-candidate cache (eval.h, xread). */
+static inline void plc_eval_xread(plc_eval *ev, const plc_obj *o, const char *name,
+                                  const plc_value *v, const plc_loc *use)
+{
+  if (ev->xread)
+    for (int k = 0; k < 4; k++)
+      if (o == ev->xwatch[k]) {
+        ev->xread(ev->xread_ctx, k, name, v, use);
+        break;
+      }
 }
 
 /* ---- environments ------------------------------------------------------ */
@@ -523,19 +646,18 @@ static plc_binding *plc_obj_late(plc_eval *ev, plc_obj *o, const plc_binding *b)
 }
 
 static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
-                                     const plc_loc *use);
+                                     const plc_loc *use, const plc_env **wenv, int *widx);
 
 /* plc_eval_field for a name of hash h (0: not known, see plc_env_find). */
 static plc_value *plc_eval_field_h(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
                                    const plc_loc *use)
 {
-  plc_value *v = plc_eval_field_of(ev, o, name, hash, use);
-  if (ev->xread)
-    for (int k = 0; k < 4; k++)
-      if (o == ev->xwatch[k]) {
-        ev->xread(ev->xread_ctx, k, name, v, use);
-        break;
-      }
+  const plc_env *wenv = NULL;
+  int widx = 0;
+  plc_value *v = plc_eval_field_of(ev, o, name, hash, use, &wenv, &widx);
+  plc_eval_xread(ev, o, name, v, use);
+  if (ev->cmemo && ev->cmemo->open)
+    plc_cmemo_note(ev, o, name, v, use, wenv, widx);
   return v;
 }
 
@@ -545,16 +667,16 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
 }
 
 static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
-                                     const plc_loc *use)
+                                     const plc_loc *use, const plc_env **wenv, int *widx)
 {
   for (plc_obj *cur = o; cur; cur = cur->base) {
     plc_binding *b = plc_env_find(cur->env, name, hash);
     if (!b)
       continue;
-    /* in a branch not taken a number's or boolean's value is not used */
-    if (o == ev->watch && b - cur->env->b < 32 &&
-        !(ev->dry && b->val && (b->val->tag == PLC_V_NUM || b->val->tag == PLC_V_BOOL)))
-      ev->watch_reads |= 1u << (b - cur->env->b);
+    if (o == ev->watch)
+      plc_eval_watch_read(ev, cur->env, (size_t)(b - cur->env->b));
+    *wenv = cur->env; /* for a recorded call (plc_cread) */
+    *widx = (int)(b - cur->env->b);
     if (cur == o || !plc_eval_is_late_item(b))
       return plc_eval_binding(ev, b, use);
     /* an item of the base, evaluated late: memoised in the derived object */
@@ -567,6 +689,8 @@ static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, 
     return plc_eval_default(ev, o, f, use);
   const plc_field *r = o->kind == PLC_DECL_TRAIN ? plc_schema_field_h(PLC_SCHEMA_RESULT, name, hash)
                                                  : NULL;
+  if (r && ev->cmemo) /* a result: known only once its run is evaluated */
+    ev->cmemo->volatile_reads++;
   if (r && !ev->abstract && ev->result) { /* a result of the evaluated run */
     plc_value *v = ev->result(ev, o, name, use);
     if (v)
@@ -656,10 +780,15 @@ plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
     return plc_value_err(ev);
   }
   b->busy = 1;
-  ev->depth++;
+  if (++ev->depth > ev->depth_hw)
+    ev->depth_hw = ev->depth;
   int dry = ev->dry; /* a definition has its real value wherever it is used */
   ev->dry = 0;
+  plc_cmemo_fresh fr;
+  int fresh = plc_cmemo_fresh_begin(ev, &fr);
   plc_value *v = plc_eval_definition(ev, b);
+  if (fresh)
+    plc_cmemo_fresh_end(ev, &fr);
   ev->dry = dry;
   ev->depth--;
   b->busy = 0;
@@ -1129,6 +1258,10 @@ static plc_value *plc_eval_member(plc_eval *ev, const plc_ast *e, plc_env *env)
 
 static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_ast *e,
                                    plc_env *env);
+static plc_value *plc_eval_body(plc_eval *ev, const plc_value *f, plc_env *call,
+                                const plc_ast *e);
+static plc_value *plc_cmemo_call(plc_eval *ev, const plc_value *f, plc_env *call,
+                                 const plc_ast *e);
 
 static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
@@ -1158,7 +1291,18 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
     if (ev->abstract && (a->tag == PLC_V_ANY || !a->known))
       return plc_value_any(ev); /* the body is checked once on its own */
   }
-  if (++ev->depth > PLC_EVAL_MAX_DEPTH) {
+  if (plc_eval_call_memo && !ev->abstract && f->env == ev->global && ev->diag)
+    return plc_cmemo_call(ev, f, call, e);
+  return plc_eval_body(ev, f, call, e);
+}
+
+/* The body of a call, its arguments bound in call. */
+static plc_value *plc_eval_body(plc_eval *ev, const plc_value *f, plc_env *call,
+                                const plc_ast *e)
+{
+  if (++ev->depth > ev->depth_hw)
+    ev->depth_hw = ev->depth;
+  if (ev->depth > PLC_EVAL_MAX_DEPTH) {
     ev->depth--;
     plc_error(ev->diag, &e->loc, "calls nested too deeply (more than %d calls and definitions)",
               PLC_EVAL_MAX_DEPTH);
@@ -1168,6 +1312,185 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
   plc_value *v = plc_eval_expr(ev, f->def->a, call);
   ev->depth--;
   return v;
+}
+
+/* ---- call memo --------------------------------------------------------- */
+
+static int plc_cmemo_arg_ok(const plc_value *v)
+{
+  switch (v->tag) {
+  case PLC_V_NUM: return v->known && v->dim_known;
+  case PLC_V_BOOL: return v->known;
+  case PLC_V_STR: return v->s != NULL;
+  case PLC_V_OBJ: return v->obj != NULL;
+  default: return 0;
+  }
+}
+
+static unsigned plc_cmemo_arg_hash(const plc_value *v)
+{
+  switch (v->tag) {
+  case PLC_V_NUM: {
+    unsigned long h = mpz_getlimbn(mpq_numref(v->q), 0) * 0x9e3779b97f4a7c15UL +
+                      mpz_getlimbn(mpq_denref(v->q), 0) + (unsigned long)mpq_sgn(v->q);
+    for (int i = 0; i < PLC_NDIM; i++)
+      h = h * 31 + (unsigned long)v->dim.e[i];
+    return (unsigned)(h ^ h >> 32);
+  }
+  case PLC_V_BOOL: return 7u + (unsigned)v->b;
+  case PLC_V_STR: return plc_name_fnv(v->s);
+  default: return (unsigned)((uintptr_t)v->obj >> 4);
+  }
+}
+
+static int plc_cmemo_arg_same(const plc_value *a, const plc_value *b)
+{
+  if (a == b)
+    return 1;
+  if (a->tag != b->tag)
+    return 0;
+  switch (a->tag) {
+  case PLC_V_NUM: return plc_dim_eq(a->dim, b->dim) && mpq_equal(a->q, b->q);
+  case PLC_V_BOOL: return a->b == b->b;
+  case PLC_V_STR: return !strcmp(a->s, b->s);
+  default: return a->obj == b->obj;
+  }
+}
+
+static int plc_cmemo_result_ok(const plc_value *v)
+{
+  return (v->tag == PLC_V_NUM && v->known && v->dim_known) ||
+         (v->tag == PLC_V_BOOL && v->known) || (v->tag == PLC_V_STR && v->s);
+}
+
+static plc_cmemo *plc_cmemo_new(plc_eval *ev)
+{
+  plc_cmemo *m = plc_arena_alloc(ev->arena, sizeof *m);
+  m->cap = 256;
+  m->tab = plc_arena_alloc(ev->arena, m->cap * sizeof *m->tab);
+  return ev->cmemo = m;
+}
+
+static void plc_cmemo_add(plc_eval *ev, plc_centry *x)
+{
+  plc_cmemo *m = ev->cmemo;
+  if (2 * (m->n + 1) > m->cap) {
+    size_t cap = 2 * m->cap;
+    plc_centry **tab = plc_arena_alloc(ev->arena, cap * sizeof *tab);
+    for (size_t i = 0; i < m->cap; i++)
+      for (plc_centry *y = m->tab[i], *next; y; y = next) {
+        next = y->next;
+        y->next = tab[y->hash & (cap - 1)];
+        tab[y->hash & (cap - 1)] = y;
+      }
+    m->tab = tab;
+    m->cap = cap;
+  }
+  x->next = m->tab[x->hash & (m->cap - 1)];
+  m->tab[x->hash & (m->cap - 1)] = x;
+  m->n++;
+}
+
+/* Can x be replayed here, with no limit of plc(5) reached by its body? */
+static int plc_cmemo_fits(const plc_eval *ev, const plc_centry *x)
+{
+  return !ev->stopped && ev->steps + x->steps <= plc_eval_max_steps &&
+         ev->nest + x->nest < PLC_EVAL_MAX_NEST && ev->depth + x->depth < PLC_EVAL_MAX_DEPTH;
+}
+
+static plc_value *plc_cmemo_replay(plc_eval *ev, const plc_centry *x)
+{
+  ev->steps += x->steps;
+  if (ev->nest + x->nest > ev->nest_hw)
+    ev->nest_hw = ev->nest + x->nest;
+  if (ev->depth + x->depth > ev->depth_hw)
+    ev->depth_hw = ev->depth + x->depth;
+  int dry = ev->dry;
+  for (int i = 0; i < x->nreads; i++) {
+    const plc_cread *r = &x->reads[i];
+    ev->dry = r->dry;
+    if (r->o == ev->watch && r->wenv)
+      plc_eval_watch_read(ev, r->wenv, (size_t)r->widx);
+    plc_eval_xread(ev, r->o, r->name, r->v, r->use);
+    if (ev->cmemo->open) /* a call being recorded reads it too */
+      plc_cmemo_log(ev, r);
+  }
+  ev->dry = dry;
+  return x->result;
+}
+
+/* Evaluate the body, recording it; kept when it can be replayed. */
+static PLC_NOINLINE plc_value *plc_cmemo_record(plc_eval *ev, const plc_value *f, plc_env *call,
+                                                const plc_ast *e, unsigned hash)
+{
+  plc_cmemo *m = ev->cmemo;
+  size_t log0 = m->nlog;
+  long steps0 = ev->steps, fresh0 = m->fresh, vol0 = m->volatile_reads;
+  long err0 = ev->err_reads;
+  int errors0 = ev->diag->errors;
+  int nest0 = ev->nest, depth0 = ev->depth, nest_hw = ev->nest_hw, depth_hw = ev->depth_hw;
+  ev->nest_hw = nest0;
+  ev->depth_hw = depth0;
+  m->open++;
+  plc_value *v = plc_eval_body(ev, f, call, e);
+  m->open--;
+  int nest = ev->nest_hw - nest0, depth = ev->depth_hw - depth0;
+  if (nest_hw > ev->nest_hw)
+    ev->nest_hw = nest_hw;
+  if (depth_hw > ev->depth_hw)
+    ev->depth_hw = depth_hw;
+  if (!ev->stopped && ev->diag->errors == errors0 && ev->err_reads == err0 &&
+      m->volatile_reads == vol0 && plc_cmemo_result_ok(v)) {
+    plc_centry *x = plc_arena_alloc_raw(ev->arena, sizeof *x);
+    x->def = f->def;
+    x->hash = hash;
+    x->n = (int)call->n;
+    for (size_t i = 0; i < call->n; i++)
+      x->args[i] = call->b[i].val;
+    x->result = v;
+    x->steps = (ev->steps - steps0) - (m->fresh - fresh0);
+    x->nest = nest;
+    x->depth = depth;
+    x->nreads = (int)(m->nlog - log0);
+    x->reads = plc_arena_alloc_raw(ev->arena, (x->nreads ? x->nreads : 1) * sizeof *x->reads);
+    if (x->nreads)
+      memcpy(x->reads, m->log + log0, (size_t)x->nreads * sizeof *x->reads);
+    plc_cmemo_add(ev, x);
+  }
+  if (!m->open)
+    m->nlog = 0;
+  return v;
+}
+
+/* A call of a top-level function, its arguments bound (and evaluated) in
+ * call: replayed, or evaluated and recorded. */
+static PLC_NOINLINE plc_value *plc_cmemo_call(plc_eval *ev, const plc_value *f, plc_env *call,
+                                              const plc_ast *e)
+{
+  size_t n = call->n;
+  if (n > PLC_CMEMO_ARGS)
+    return plc_eval_body(ev, f, call, e);
+  unsigned h = (unsigned)((uintptr_t)f->def >> 4);
+  for (size_t i = 0; i < n; i++) {
+    const plc_value *a = call->b[i].val;
+    if (!plc_cmemo_arg_ok(a))
+      return plc_eval_body(ev, f, call, e);
+    h = h * 0x01000193u ^ plc_cmemo_arg_hash(a);
+  }
+  plc_cmemo *m = ev->cmemo ? ev->cmemo : plc_cmemo_new(ev);
+  for (const plc_centry *x = m->tab[h & (m->cap - 1)]; x; x = x->next) {
+    if (x->hash != h || x->def != f->def || x->n != (int)n)
+      continue;
+    size_t i = 0;
+    while (i < n && plc_cmemo_arg_same(x->args[i], call->b[i].val))
+      i++;
+    if (i < n)
+      continue;
+    if (!plc_cmemo_fits(ev, x)) /* where a limit may be reached, as it would be */
+      return plc_eval_body(ev, f, call, e);
+    return plc_cmemo_replay(ev, x);
+  }
+  return plc_cmemo_record(ev, f, call, e, h);
 }
 
 /* The arguments of a builtin call, a list argument counting as its
@@ -1399,7 +1722,8 @@ plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   if (!plc_eval_limits(ev, e))
     return plc_value_err(ev);
-  ev->nest++;
+  if (++ev->nest > ev->nest_hw)
+    ev->nest_hw = ev->nest;
   plc_value *v = plc_eval_node(ev, e, env);
   ev->nest--;
   if (!ev->dry || !v->known || (v->tag != PLC_V_NUM && v->tag != PLC_V_BOOL))

@@ -146,7 +146,14 @@ typedef struct plc_eval {
    * fits, but its layout was warned about, and a search skips it). */
   int (*lower_unfit)(void *ctx, const struct plc_ir_run *run);
   void *lower_unfit_ctx;
+  /* The memo of calls of top-level plan functions (eval.c, "call memo"),
+   * NULL until the first, and the deepest nest and depth reached (for it). */
+  struct plc_cmemo *cmemo;
+  int nest_hw, depth_hw;
 } plc_eval;
+
+/* 0: no call memo (tests compare the evaluator with and without it). */
+extern int plc_eval_call_memo;
 
 /* Limits of plc(5) LIMITS.  Nested calls and definitions; nested expressions
  * in all (so a deep expression in each of many nested calls cannot overflow
