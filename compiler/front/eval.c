@@ -118,6 +118,7 @@ char *plc_value_describe(const plc_value *v)
 typedef struct plc_cread { /* a field read within a recorded call */
   const plc_obj *o;
   const char *name;
+  unsigned hash;       /* as plc_eval_field_h was given it */
   const plc_value *v;
   const plc_loc *use;
   const plc_env *wenv; /* the env its binding is in (eval.h, watch), or NULL */
@@ -134,6 +135,7 @@ typedef struct plc_centry {
   plc_value *result;
   long steps;  /* steps the body counts (once its first evaluations are done) */
   int nest, depth; /* the deepest nest and depth it reached, from the call's */
+  int named;   /* it read names other than parameters and top-level functions */
   plc_cread *reads;
 } plc_centry;
 
@@ -145,12 +147,13 @@ typedef struct plc_cmemo {
   int open;       /* calls being recorded */
   long fresh;     /* steps of definitions evaluated first while recording */
   long volatile_reads; /* reads of run results (known only once evaluated) */
+  long named;     /* reads of names other than parameters and top-level functions */
 } plc_cmemo;
 
 /* A definition evaluated for the first time while a call is recorded. */
 typedef struct plc_cmemo_fresh {
   size_t nlog;
-  long steps, fresh;
+  long steps, fresh, named;
 } plc_cmemo_fresh;
 
 static inline int plc_cmemo_fresh_begin(plc_eval *ev, plc_cmemo_fresh *fr)
@@ -161,6 +164,7 @@ static inline int plc_cmemo_fresh_begin(plc_eval *ev, plc_cmemo_fresh *fr)
   fr->nlog = m->nlog;
   fr->steps = ev->steps;
   fr->fresh = m->fresh;
+  fr->named = m->named;
   return 1;
 }
 
@@ -171,6 +175,7 @@ static inline void plc_cmemo_fresh_end(plc_eval *ev, const plc_cmemo_fresh *fr)
 {
   ev->cmemo->nlog = fr->nlog;
   ev->cmemo->fresh = fr->fresh + (ev->steps - fr->steps);
+  ev->cmemo->named = fr->named; /* the definition's names: its value is what is read */
 }
 
 static void plc_cmemo_log(plc_eval *ev, const plc_cread *r)
@@ -188,10 +193,10 @@ static void plc_cmemo_log(plc_eval *ev, const plc_cread *r)
 }
 
 static PLC_NOINLINE void plc_cmemo_note(plc_eval *ev, const plc_obj *o, const char *name,
-                                        const plc_value *v, const plc_loc *use,
+                                        unsigned hash, const plc_value *v, const plc_loc *use,
                                         const plc_env *wenv, int widx)
 {
-  plc_cread r = {o, name, v, use, wenv, widx, ev->dry};
+  plc_cread r = {o, name, hash, v, use, wenv, widx, ev->dry};
   plc_cmemo_log(ev, &r);
 }
 
@@ -657,7 +662,7 @@ static plc_value *plc_eval_field_h(plc_eval *ev, plc_obj *o, const char *name, u
   plc_value *v = plc_eval_field_of(ev, o, name, hash, use, &wenv, &widx);
   plc_eval_xread(ev, o, name, v, use);
   if (ev->cmemo && ev->cmemo->open)
-    plc_cmemo_note(ev, o, name, v, use, wenv, widx);
+    plc_cmemo_note(ev, o, name, hash, v, use, wenv, widx);
   return v;
 }
 
@@ -1117,6 +1122,15 @@ static int plc_eval_inherited(const plc_obj *o, const char *name, unsigned hash)
   return f && f->dflt;
 }
 
+/* A name read while a call is recorded, bound in x (not the parameters):
+ * only a top-level function keeps the call shareable (plc_cshare). */
+static PLC_NOINLINE void plc_cmemo_name_read(plc_eval *ev, const plc_env *x, const plc_value *v)
+{
+  if (!(x == ev->global && v->tag == PLC_V_FUNC && !v->builtin && v->def &&
+        v->def->kind == PLC_AST_LET && v->env == ev->global))
+    ev->cmemo->named++;
+}
+
 static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   plc_obj *late = NULL;
@@ -1127,13 +1141,18 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
     plc_binding *b = plc_env_find(x, e->name, h);
     /* in a declaration's body its fields are names: those it inherits or
      * leaves at their defaults too (dp = 512 / (tp * pp * cp)) */
-    if (!b && x->self && plc_eval_inherited(x->self, e->name, h))
+    if (!b && x->self && plc_eval_inherited(x->self, e->name, h)) {
+      if (ev->cmemo && ev->cmemo->open)
+        ev->cmemo->named++;
       return plc_eval_field_h(ev, late && plc_obj_derives(late, x->self) ? late : x->self,
                               e->name, h, &e->loc);
+    }
     if (!b)
       continue;
     if (late && x->self && x->self != late && plc_eval_is_late_item(b) &&
         plc_obj_derives(late, x->self)) {
+      if (ev->cmemo && ev->cmemo->open)
+        ev->cmemo->named++;
       plc_value *v = plc_eval_field_h(ev, late, e->name, h, &e->loc);
       if (v)
         return v;
@@ -1141,9 +1160,14 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
     if (x == ev->xenv && ev->xread && !b->def) { /* bound by lowering: an option */
       plc_value *v = plc_eval_binding(ev, b, &e->loc);
       ev->xread(ev->xread_ctx, 4, e->name, v, &e->loc);
+      if (ev->cmemo && ev->cmemo->open)
+        ev->cmemo->named++;
       return v;
     }
-    return plc_eval_binding(ev, b, &e->loc);
+    plc_value *v = plc_eval_binding(ev, b, &e->loc);
+    if (ev->cmemo && ev->cmemo->open && !x->call)
+      plc_cmemo_name_read(ev, x, v);
+    return v;
   }
   for (size_t i = 0; i < PLC_NBUILTINS; i++)
     if (!strcmp(plc_builtins[i], e->name)) {
@@ -1281,6 +1305,7 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
   if (ev->dry) /* an untaken branch: the function's body is checked on its own */
     return plc_value_any(ev);
   plc_env *call = plc_env_new(ev, f->env);
+  call->call = 1;
   if (!plc_eval_bind_args(ev, &f->def->params, &e->list, env, call, "function", f->def->name,
                           &e->loc))
     return plc_value_err(ev);
@@ -1391,12 +1416,17 @@ static void plc_cmemo_add(plc_eval *ev, plc_centry *x)
   m->n++;
 }
 
-/* Can x be replayed here, with no limit of plc(5) reached by its body? */
-static int plc_cmemo_fits(const plc_eval *ev, const plc_centry *x)
+/* Can a body of these steps, nest and depth be replayed here, with no
+ * limit of plc(5) reached? */
+static int plc_cmemo_fits(const plc_eval *ev, long steps, int nest, int depth)
 {
-  return !ev->stopped && ev->steps + x->steps <= plc_eval_max_steps &&
-         ev->nest + x->nest < PLC_EVAL_MAX_NEST && ev->depth + x->depth < PLC_EVAL_MAX_DEPTH;
+  return !ev->stopped && ev->steps + steps <= plc_eval_max_steps &&
+         ev->nest + nest < PLC_EVAL_MAX_NEST && ev->depth + depth < PLC_EVAL_MAX_DEPTH;
 }
+
+static void plc_cshare_store(plc_eval *ev, plc_env *call, const plc_centry *x);
+static plc_value *plc_cshare_try(plc_eval *ev, const plc_value *f, plc_env *call,
+                                 unsigned hash);
 
 static plc_value *plc_cmemo_replay(plc_eval *ev, const plc_centry *x)
 {
@@ -1405,6 +1435,8 @@ static plc_value *plc_cmemo_replay(plc_eval *ev, const plc_centry *x)
     ev->nest_hw = ev->nest + x->nest;
   if (ev->depth + x->depth > ev->depth_hw)
     ev->depth_hw = ev->depth + x->depth;
+  if (x->named && ev->cmemo->open)
+    ev->cmemo->named++;
   int dry = ev->dry;
   for (int i = 0; i < x->nreads; i++) {
     const plc_cread *r = &x->reads[i];
@@ -1426,7 +1458,7 @@ static PLC_NOINLINE plc_value *plc_cmemo_record(plc_eval *ev, const plc_value *f
   plc_cmemo *m = ev->cmemo;
   size_t log0 = m->nlog;
   long steps0 = ev->steps, fresh0 = m->fresh, vol0 = m->volatile_reads;
-  long err0 = ev->err_reads;
+  long err0 = ev->err_reads, named0 = m->named;
   int errors0 = ev->diag->errors;
   int nest0 = ev->nest, depth0 = ev->depth, nest_hw = ev->nest_hw, depth_hw = ev->depth_hw;
   ev->nest_hw = nest0;
@@ -1451,11 +1483,14 @@ static PLC_NOINLINE plc_value *plc_cmemo_record(plc_eval *ev, const plc_value *f
     x->steps = (ev->steps - steps0) - (m->fresh - fresh0);
     x->nest = nest;
     x->depth = depth;
+    x->named = m->named != named0;
     x->nreads = (int)(m->nlog - log0);
     x->reads = plc_arena_alloc_raw(ev->arena, (x->nreads ? x->nreads : 1) * sizeof *x->reads);
     if (x->nreads)
       memcpy(x->reads, m->log + log0, (size_t)x->nreads * sizeof *x->reads);
     plc_cmemo_add(ev, x);
+    if (ev->cshare && !x->named)
+      plc_cshare_store(ev, call, x);
   }
   if (!m->open)
     m->nlog = 0;
@@ -1486,11 +1521,276 @@ static PLC_NOINLINE plc_value *plc_cmemo_call(plc_eval *ev, const plc_value *f, 
       i++;
     if (i < n)
       continue;
-    if (!plc_cmemo_fits(ev, x)) /* where a limit may be reached, as it would be */
+    if (!plc_cmemo_fits(ev, x->steps, x->nest, x->depth)) /* as a limit would be reached */
       return plc_eval_body(ev, f, call, e);
     return plc_cmemo_replay(ev, x);
   }
+  if (ev->cshare) {
+    plc_value *v = plc_cshare_try(ev, f, call, h);
+    if (v)
+      return v;
+  }
   return plc_cmemo_record(ev, f, call, e, h);
+}
+
+/* ---- calls shared by compilations ---------------------------------------- */
+
+/* A search compiles each candidate on its own, from the same syntax trees:
+ * a call made in one (mg_qkv_flops(model, run), say) is made again in the
+ * next with other objects, most often with fields of the same values.  A
+ * recorded call is kept across compilations when its body read nothing
+ * but its parameters, top-level functions and fields of its declaration
+ * arguments, each a known number, boolean or string (the body's values are
+ * then functions of those).  It is replayed when its scalar arguments are
+ * the same and every field it read (in order) already has the same value
+ * in this compilation (checked without evaluating anything): the fields
+ * are then read again for real (what they tell lowering is told, nothing
+ * is evaluated), the body's steps counted, and its result copied. */
+typedef struct plc_sread {
+  int arg;               /* of the declaration argument */
+  const char *name;      /* interned, or a copy */
+  unsigned hash;
+  const plc_loc *use;
+  int dry;
+  plc_value *v;          /* its value, copied */
+} plc_sread;
+
+typedef struct plc_sentry {
+  struct plc_sentry *next;
+  const plc_ast *def;
+  unsigned hash;
+  int n, nreads;
+  plc_value *args[PLC_CMEMO_ARGS];   /* scalars, copied; NULL: a declaration */
+  signed char alias[PLC_CMEMO_ARGS]; /* a declaration's first argument */
+  plc_value *result;
+  long steps;
+  int nest, depth;
+  plc_sread *reads;
+} plc_sentry;
+
+struct plc_cshare {
+  plc_arena *ar;
+  plc_sentry **tab;
+  size_t cap, n;
+};
+
+/* At most this many calls are kept (a search of many candidates). */
+#define PLC_CSHARE_MAX 65536
+
+struct plc_cshare *plc_cshare_new(void)
+{
+  struct plc_cshare *sh = plc_xcalloc(1, sizeof *sh);
+  sh->ar = plc_arena_new();
+  sh->cap = 1024;
+  sh->tab = plc_arena_alloc(sh->ar, sh->cap * sizeof *sh->tab);
+  return sh;
+}
+
+void plc_cshare_free(struct plc_cshare *sh)
+{
+  if (!sh)
+    return;
+  plc_arena_free(sh->ar);
+  free(sh);
+}
+
+static plc_value *plc_cshare_copy(plc_arena *ar, const plc_value *v)
+{
+  plc_value *c = plc_arena_alloc(ar, sizeof *c);
+  c->tag = v->tag;
+  c->known = v->known;
+  c->dim_known = v->dim_known;
+  c->dim = v->dim;
+  c->b = v->b;
+  if (v->tag == PLC_V_NUM) {
+    c->q = plc_arena_mpq(ar);
+    mpq_set(c->q, v->q);
+  } else if (v->tag == PLC_V_STR) {
+    size_t n = strlen(v->s) + 1;
+    char *s = plc_arena_alloc_raw(ar, n);
+    memcpy(s, v->s, n);
+    c->s = s;
+  }
+  return c;
+}
+
+/* The key of a call: its function, its scalar arguments, and which of its
+ * declaration arguments are the same one (alias). */
+static unsigned plc_cshare_key(const plc_ast *def, const plc_env *call, signed char *alias)
+{
+  unsigned h = (unsigned)((uintptr_t)def >> 4);
+  for (size_t i = 0; i < call->n; i++) {
+    const plc_value *a = call->b[i].val;
+    alias[i] = -1;
+    if (a->tag == PLC_V_OBJ) {
+      for (size_t j = 0; j <= i && alias[i] < 0; j++)
+        if (call->b[j].val->tag == PLC_V_OBJ && call->b[j].val->obj == a->obj)
+          alias[i] = (signed char)j;
+      h = h * 0x01000193u ^ (0x5bd1e995u + (unsigned)alias[i]);
+    } else
+      h = h * 0x01000193u ^ plc_cmemo_arg_hash(a);
+  }
+  return h;
+}
+
+/* Keep x, the call just recorded with these arguments, unless it read a
+ * field of something other than its declaration arguments, or a value
+ * other than a known number, boolean or string. */
+static void plc_cshare_store(plc_eval *ev, plc_env *call, const plc_centry *x)
+{
+  struct plc_cshare *sh = ev->cshare;
+  if (sh->n >= PLC_CSHARE_MAX)
+    return;
+  int arg[256];
+  if (x->nreads > 256)
+    return;
+  for (int i = 0; i < x->nreads; i++) {
+    const plc_cread *r = &x->reads[i];
+    arg[i] = -1;
+    for (size_t j = 0; j < call->n && arg[i] < 0; j++)
+      if (call->b[j].val->tag == PLC_V_OBJ && call->b[j].val->obj == r->o)
+        arg[i] = (int)j;
+    if (arg[i] < 0 || !r->v || !plc_cmemo_result_ok(r->v))
+      return;
+  }
+  plc_sentry *y = plc_arena_alloc(sh->ar, sizeof *y);
+  y->def = x->def;
+  y->n = x->n;
+  y->hash = plc_cshare_key(x->def, call, y->alias);
+  for (int i = 0; i < x->n; i++)
+    y->args[i] = x->args[i]->tag == PLC_V_OBJ ? NULL : plc_cshare_copy(sh->ar, x->args[i]);
+  y->result = plc_cshare_copy(sh->ar, x->result);
+  y->steps = x->steps;
+  y->nest = x->nest;
+  y->depth = x->depth;
+  y->nreads = x->nreads;
+  y->reads = plc_arena_alloc(sh->ar, ((size_t)x->nreads + 1) * sizeof *y->reads);
+  for (int i = 0; i < x->nreads; i++) {
+    const plc_cread *r = &x->reads[i];
+    plc_sread *w = &y->reads[i];
+    w->arg = arg[i];
+    w->name = r->name;
+    if (!plc_name_interned_hash(r->name)) { /* not in the names' pool: kept here */
+      size_t n = strlen(r->name) + 1;
+      char *s = plc_arena_alloc_raw(sh->ar, n);
+      memcpy(s, r->name, n);
+      w->name = s;
+    }
+    w->hash = r->hash;
+    w->use = r->use;
+    w->dry = r->dry;
+    w->v = plc_cshare_copy(sh->ar, r->v);
+  }
+  if (2 * (sh->n + 1) > sh->cap) {
+    size_t cap = 2 * sh->cap;
+    plc_sentry **tab = plc_arena_alloc(sh->ar, cap * sizeof *tab);
+    for (size_t i = 0; i < sh->cap; i++)
+      for (plc_sentry *z = sh->tab[i], *next; z; z = next) {
+        next = z->next;
+        z->next = tab[z->hash & (cap - 1)];
+        tab[z->hash & (cap - 1)] = z;
+      }
+    sh->tab = tab;
+    sh->cap = cap;
+  }
+  y->next = sh->tab[y->hash & (sh->cap - 1)];
+  sh->tab[y->hash & (sh->cap - 1)] = y;
+  sh->n++;
+}
+
+/* Has field r of o the value r->v already, so that reading it evaluates
+ * nothing?  (As plc_eval_field_of finds it, without evaluating.) */
+static int plc_cshare_holds(const plc_obj *o, const plc_sread *r)
+{
+  const plc_value *v = NULL;
+  for (const plc_obj *cur = o; cur; cur = cur->base) {
+    plc_binding *b = plc_env_find(cur->env, r->name, r->hash);
+    if (!b)
+      continue;
+    if (cur == o || !plc_eval_is_late_item(b))
+      v = b->val;
+    else if (o->late_cap) {
+      plc_binding *late = *plc_obj_late_slot((plc_obj *)o, b->name, b->hash);
+      v = late ? late->val : NULL;
+    }
+    return v && plc_cmemo_result_ok(v) && plc_cmemo_arg_same(v, r->v);
+  }
+  unsigned hash = r->hash;
+  if (!hash && plc_schema_closed(o->kind))
+    hash = plc_name_hash(r->name);
+  const plc_field *f = plc_schema_field_h(o->kind, r->name, hash);
+  mpq_srcptr num = f && f->dflt ? plc_schema_default_num(o->kind, f) : NULL;
+  if (!num || r->v->tag != PLC_V_NUM || !mpq_equal(num, r->v->q))
+    return 0;
+  for (int i = 0; i < PLC_NDIM; i++)
+    if (r->v->dim.e[i] != f->e[i])
+      return 0;
+  return 1;
+}
+
+static int plc_cshare_same(const plc_sentry *y, const plc_ast *def, const plc_env *call,
+                           const signed char *alias, unsigned hash)
+{
+  if (y->hash != hash || y->def != def || y->n != (int)call->n)
+    return 0;
+  for (size_t i = 0; i < call->n; i++)
+    if (y->alias[i] != alias[i] ||
+        (y->args[i] && !plc_cmemo_arg_same(y->args[i], call->b[i].val)))
+      return 0;
+  for (int i = 0; i < y->nreads; i++)
+    if (!plc_cshare_holds(call->b[y->reads[i].arg].val->obj, &y->reads[i]))
+      return 0;
+  return 1;
+}
+
+/* A kept call that holds here, replayed (and recorded in this
+ * compilation's memo), or NULL. */
+static PLC_NOINLINE plc_value *plc_cshare_try(plc_eval *ev, const plc_value *f, plc_env *call,
+                                              unsigned hash)
+{
+  struct plc_cshare *sh = ev->cshare;
+  signed char alias[PLC_CMEMO_ARGS];
+  unsigned key = plc_cshare_key(f->def, call, alias);
+  const plc_sentry *y = sh->tab[key & (sh->cap - 1)];
+  while (y && !plc_cshare_same(y, f->def, call, alias, key))
+    y = y->next;
+  if (!y || !plc_cmemo_fits(ev, y->steps, y->nest, y->depth))
+    return NULL;
+  plc_cmemo *m = ev->cmemo;
+  size_t log0 = m->nlog;
+  m->open++;
+  int dry = ev->dry;
+  for (int i = 0; i < y->nreads; i++) { /* read as the body did: known, so told only */
+    const plc_sread *r = &y->reads[i];
+    ev->dry = r->dry;
+    plc_eval_field_h(ev, call->b[r->arg].val->obj, r->name, r->hash, r->use);
+  }
+  ev->dry = dry;
+  m->open--;
+  ev->steps += y->steps;
+  if (ev->nest + y->nest > ev->nest_hw)
+    ev->nest_hw = ev->nest + y->nest;
+  if (ev->depth + y->depth > ev->depth_hw)
+    ev->depth_hw = ev->depth + y->depth;
+  plc_centry *x = plc_arena_alloc_raw(ev->arena, sizeof *x);
+  x->def = f->def;
+  x->hash = hash;
+  x->n = (int)call->n;
+  for (size_t i = 0; i < call->n; i++)
+    x->args[i] = call->b[i].val;
+  x->result = plc_cshare_copy(ev->arena, y->result);
+  x->steps = y->steps;
+  x->nest = y->nest;
+  x->depth = y->depth;
+  x->named = 0;
+  x->nreads = (int)(m->nlog - log0);
+  x->reads = plc_arena_alloc_raw(ev->arena, (x->nreads ? x->nreads : 1) * sizeof *x->reads);
+  if (x->nreads)
+    memcpy(x->reads, m->log + log0, (size_t)x->nreads * sizeof *x->reads);
+  plc_cmemo_add(ev, x);
+  if (!m->open)
+    m->nlog = 0;
+  return x->result;
 }
 
 /* The arguments of a builtin call, a list argument counting as its

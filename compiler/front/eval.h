@@ -87,6 +87,7 @@ struct plc_env {
   plc_obj *self;       /* instance whose items these bindings are, if any */
   plc_obj *late;       /* a derived object on whose behalf a base's item is
                           evaluated: base items found beyond resolve via it */
+  int call;            /* a call's parameters (eval.c, plc_cshare) */
 };
 
 /* A name's bit in plc_env.names: from the top of its hash (the index
@@ -150,7 +151,17 @@ typedef struct plc_eval {
    * NULL until the first, and the deepest nest and depth reached (for it). */
   struct plc_cmemo *cmemo;
   int nest_hw, depth_hw;
+  /* Calls kept across compilations (a search's worker thread owns it), or
+   * NULL: see plc_cshare_new. */
+  struct plc_cshare *cshare;
 } plc_eval;
+
+/* A memo of calls shared by compilations of the same syntax trees (a
+ * search's candidates): a call whose result depends only on its scalar
+ * arguments and fields of its declaration arguments is replayed in another
+ * compilation once those fields have the same values there. */
+struct plc_cshare *plc_cshare_new(void);
+void plc_cshare_free(struct plc_cshare *sh);
 
 /* 0: no call memo (tests compare the evaluator with and without it). */
 extern int plc_eval_call_memo;
