@@ -1574,6 +1574,8 @@ struct plc_cshare {
   size_t cap, n;
 };
 
+_Thread_local long plc_cshare_replays;
+
 /* At most this many calls are kept (a search of many candidates). */
 #define PLC_CSHARE_MAX 65536
 
@@ -1756,6 +1758,7 @@ static PLC_NOINLINE plc_value *plc_cshare_try(plc_eval *ev, const plc_value *f, 
     y = y->next;
   if (!y || !plc_cmemo_fits(ev, y->steps, y->nest, y->depth))
     return NULL;
+  plc_cshare_replays++;
   plc_cmemo *m = ev->cmemo;
   size_t log0 = m->nlog;
   m->open++;

@@ -162,6 +162,8 @@ typedef struct plc_eval {
  * compilation once those fields have the same values there. */
 struct plc_cshare *plc_cshare_new(void);
 void plc_cshare_free(struct plc_cshare *sh);
+/* Calls this thread replayed from one (for tests). */
+extern _Thread_local long plc_cshare_replays;
 
 /* 0: no call memo (tests compare the evaluator with and without it). */
 extern int plc_eval_call_memo;
