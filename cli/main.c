@@ -848,6 +848,8 @@ int main(int argc, char **argv)
   plc_json_init(); /* before any thread: jansson's allocator is global */
   const char *nf = getenv("PLC_SIM_NO_FAST"); /* tests: the rational interpreter only */
   plc_sim_no_fast = nf && *nf && strcmp(nf, "0");
+  const char *nm = getenv("PLC_EVAL_NO_CALL_MEMO"); /* tests: every call evaluated */
+  plc_eval_call_memo = !(nm && *nm && strcmp(nm, "0"));
   int rc = plc_cli_parse(&argc, argv, &cli, &prog, &diag);
   plc_output out;
   if (rc < 0 && plc_output_open(&out, cli.deps.M ? NULL : cli.out_path) != 0)

@@ -61,6 +61,7 @@ typedef struct plc_sworker {
   int show_progress;
   plc_sresult *res;
   plc_lcache *cache;  /* instances its candidates lowered (lower.h) */
+  struct plc_cshare *calls; /* calls its candidates evaluated (eval.h) */
   uint64_t cut;       /* candidates it passed without ranking (plc_search_cut) */
 } plc_sworker;
 
@@ -549,6 +550,7 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   c->drive.unfit_stops = 1; /* skipped anyway: no analysis for it */
   c->drive.warn_stops = 1; /* likewise */
   c->sema.ev.lower_cache = cache; /* the trees are shared: so are instances */
+  c->sema.ev.cshare = wk->calls;  /* and calls */
   c->sema.ev.lower_share_times = 1; /* no sensitivity rows */
   c->drive.cut = S->cut ? plc_search_cut : NULL;
   c->drive.cut_ctx = wk;
@@ -774,6 +776,7 @@ static plc_sresult *plc_search_threads(plc_search *S)
     w[t].show_progress = t == 0 && o->progress;
     w[t].res = plc_sresult_new(S);
     w[t].cache = plc_lcache_new("");
+    w[t].calls = plc_cshare_new();
   }
   for (int t = 1; t < jobs; t++)
     if (pthread_create(&th[t], NULL, plc_search_work, &w[t]) != 0) {
@@ -795,6 +798,7 @@ static plc_sresult *plc_search_threads(plc_search *S)
       fprintf(stderr, "plc: search: %llu candidates passed, cut before ranking\n",
               (unsigned long long)w[t].cut);
     plc_lcache_free(w[t].cache);
+    plc_cshare_free(w[t].calls);
   }
   if (o->progress)
     plc_search_progress(S, 1);

@@ -7,6 +7,7 @@
 #include "schema.h"
 #include "xalloc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ static const char *const plc_builtins[] = {"min", "max", "abs", "floor", "ceil",
 #define PLC_NBUILTINS (sizeof plc_builtins / sizeof plc_builtins[0])
 
 long plc_eval_max_steps = PLC_EVAL_MAX_STEPS;
+int plc_eval_call_memo = 1;
 
 /* Evaluation recurses (expressions, calls, definitions): helpers with large
  * locals (buffers, candidate lists, GMP temporaries) are kept out of line so
@@ -91,6 +93,132 @@ char *plc_value_describe(const plc_value *v)
     return s;
   }
   return plc_xstrdup(names[v->tag]);
+}
+
+/* ---- call memo: types ------------------------------------------------- */
+
+/* Templates call the same plan functions with the same arguments over and
+ * over (mg_tokens(run) in most lets of megatron's templates, and every
+ * instance of a candidate asks mg_gemm_eff(device, run, f) again): a call of
+ * a top-level function whose arguments are known numbers, booleans, strings
+ * or declarations is evaluated once per compilation and its result kept
+ * (plc_cmemo_call).  A replay is indistinguishable from evaluating the body:
+ *  - what the evaluation tells lowering (eval.h: the watched layer fields,
+ *    the cross-candidate cache's reads) is told again: a recording keeps
+ *    the field reads of the body, and a replay repeats them as
+ *    plc_eval_field_h does, less those made while a definition was
+ *    evaluated for the first time (it is known since, and read without);
+ *  - the steps the body would count now are counted, and it is not
+ *    replayed where a limit of plc(5) could be reached (evaluated then);
+ *  - only a call that reported nothing, read no error and no run result
+ *    and gave a known number, boolean or string is kept.  Values never
+ *    change once made: a kept one is shared. */
+#define PLC_CMEMO_ARGS 8
+
+typedef struct plc_cread { /* a field read within a recorded call */
+  const plc_obj *o;
+  const char *name;
+  unsigned hash;       /* as plc_eval_field_h was given it */
+  const plc_value *v;
+  const plc_loc *use;
+  const plc_env *wenv; /* the env its binding is in (eval.h, watch), or NULL */
+  int widx;            /* the binding's number there */
+  int dry;             /* ev->dry then */
+} plc_cread;
+
+typedef struct plc_centry {
+  struct plc_centry *next; /* of the same table slot */
+  const plc_ast *def;
+  unsigned hash;
+  int n, nreads;
+  plc_value *args[PLC_CMEMO_ARGS];
+  plc_value *result;
+  long steps;  /* steps the body counts (once its first evaluations are done) */
+  int nest, depth; /* the deepest nest and depth it reached, from the call's */
+  int named;   /* it read names other than parameters and top-level functions */
+  plc_cread *reads;
+} plc_centry;
+
+typedef struct plc_cmemo {
+  plc_centry **tab;
+  size_t cap, n;
+  plc_cread *log; /* field reads of the calls being recorded */
+  size_t nlog, caplog;
+  int open;       /* calls being recorded */
+  long fresh;     /* steps of definitions evaluated first while recording */
+  long volatile_reads; /* reads of run results (known only once evaluated) */
+  long named;     /* reads of names other than parameters and top-level functions */
+} plc_cmemo;
+
+/* A definition evaluated for the first time while a call is recorded. */
+typedef struct plc_cmemo_fresh {
+  size_t nlog;
+  long steps, fresh, named;
+} plc_cmemo_fresh;
+
+static inline int plc_cmemo_fresh_begin(plc_eval *ev, plc_cmemo_fresh *fr)
+{
+  plc_cmemo *m = ev->cmemo;
+  if (!m || !m->open)
+    return 0;
+  fr->nlog = m->nlog;
+  fr->steps = ev->steps;
+  fr->fresh = m->fresh;
+  fr->named = m->named;
+  return 1;
+}
+
+/* Its reads and steps are not the recorded calls': every call being
+ * recorded began before it (the ones begun within have ended), and reads
+ * it without evaluating it again. */
+static inline void plc_cmemo_fresh_end(plc_eval *ev, const plc_cmemo_fresh *fr)
+{
+  ev->cmemo->nlog = fr->nlog;
+  ev->cmemo->fresh = fr->fresh + (ev->steps - fr->steps);
+  ev->cmemo->named = fr->named; /* the definition's names: its value is what is read */
+}
+
+static void plc_cmemo_log(plc_eval *ev, const plc_cread *r)
+{
+  plc_cmemo *m = ev->cmemo;
+  if (m->nlog == m->caplog) {
+    size_t cap = m->caplog ? 2 * m->caplog : 64;
+    plc_cread *log = plc_arena_alloc_raw(ev->arena, cap * sizeof *log);
+    if (m->nlog)
+      memcpy(log, m->log, m->nlog * sizeof *log);
+    m->log = log;
+    m->caplog = cap;
+  }
+  m->log[m->nlog++] = *r;
+}
+
+static PLC_NOINLINE void plc_cmemo_note(plc_eval *ev, const plc_obj *o, const char *name,
+                                        unsigned hash, const plc_value *v, const plc_loc *use,
+                                        const plc_env *wenv, int widx)
+{
+  plc_cread r = {o, name, hash, v, use, wenv, widx, ev->dry};
+  plc_cmemo_log(ev, &r);
+}
+
+/* Field i of env read while watched (eval.h, watch): as a bit. */
+static inline void plc_eval_watch_read(plc_eval *ev, const plc_env *env, size_t i)
+{
+  const plc_value *v = env->b[i].val;
+  /* in a branch not taken a number's or boolean's value is not used */
+  if (i < 32 && !(ev->dry && v && (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL)))
+    ev->watch_reads |= 1u << i;
+}
+
+/* A field of o read: told to the cross-candidate cache (eval.h, xread). */
+static inline void plc_eval_xread(plc_eval *ev, const plc_obj *o, const char *name,
+                                  const plc_value *v, const plc_loc *use)
+{
+  if (ev->xread)
+    for (int k = 0; k < 4; k++)
+      if (o == ev->xwatch[k]) {
+        ev->xread(ev->xread_ctx, k, name, v, use);
+        break;
+      }
 }
 
 /* ---- environments ------------------------------------------------------ */
@@ -523,19 +651,18 @@ static plc_binding *plc_obj_late(plc_eval *ev, plc_obj *o, const plc_binding *b)
 }
 
 static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
-                                     const plc_loc *use);
+                                     const plc_loc *use, const plc_env **wenv, int *widx);
 
 /* plc_eval_field for a name of hash h (0: not known, see plc_env_find). */
 static plc_value *plc_eval_field_h(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
                                    const plc_loc *use)
 {
-  plc_value *v = plc_eval_field_of(ev, o, name, hash, use);
-  if (ev->xread)
-    for (int k = 0; k < 4; k++)
-      if (o == ev->xwatch[k]) {
-        ev->xread(ev->xread_ctx, k, name, v, use);
-        break;
-      }
+  const plc_env *wenv = NULL;
+  int widx = 0;
+  plc_value *v = plc_eval_field_of(ev, o, name, hash, use, &wenv, &widx);
+  plc_eval_xread(ev, o, name, v, use);
+  if (ev->cmemo && ev->cmemo->open)
+    plc_cmemo_note(ev, o, name, hash, v, use, wenv, widx);
   return v;
 }
 
@@ -545,16 +672,16 @@ plc_value *plc_eval_field(plc_eval *ev, plc_obj *o, const char *name, const plc_
 }
 
 static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
-                                     const plc_loc *use)
+                                     const plc_loc *use, const plc_env **wenv, int *widx)
 {
   for (plc_obj *cur = o; cur; cur = cur->base) {
     plc_binding *b = plc_env_find(cur->env, name, hash);
     if (!b)
       continue;
-    /* in a branch not taken a number's or boolean's value is not used */
-    if (o == ev->watch && b - cur->env->b < 32 &&
-        !(ev->dry && b->val && (b->val->tag == PLC_V_NUM || b->val->tag == PLC_V_BOOL)))
-      ev->watch_reads |= 1u << (b - cur->env->b);
+    if (o == ev->watch)
+      plc_eval_watch_read(ev, cur->env, (size_t)(b - cur->env->b));
+    *wenv = cur->env; /* for a recorded call (plc_cread) */
+    *widx = (int)(b - cur->env->b);
     if (cur == o || !plc_eval_is_late_item(b))
       return plc_eval_binding(ev, b, use);
     /* an item of the base, evaluated late: memoised in the derived object */
@@ -567,6 +694,8 @@ static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, 
     return plc_eval_default(ev, o, f, use);
   const plc_field *r = o->kind == PLC_DECL_TRAIN ? plc_schema_field_h(PLC_SCHEMA_RESULT, name, hash)
                                                  : NULL;
+  if (r && ev->cmemo) /* a result: known only once its run is evaluated */
+    ev->cmemo->volatile_reads++;
   if (r && !ev->abstract && ev->result) { /* a result of the evaluated run */
     plc_value *v = ev->result(ev, o, name, use);
     if (v)
@@ -656,10 +785,15 @@ plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
     return plc_value_err(ev);
   }
   b->busy = 1;
-  ev->depth++;
+  if (++ev->depth > ev->depth_hw)
+    ev->depth_hw = ev->depth;
   int dry = ev->dry; /* a definition has its real value wherever it is used */
   ev->dry = 0;
+  plc_cmemo_fresh fr;
+  int fresh = plc_cmemo_fresh_begin(ev, &fr);
   plc_value *v = plc_eval_definition(ev, b);
+  if (fresh)
+    plc_cmemo_fresh_end(ev, &fr);
   ev->dry = dry;
   ev->depth--;
   b->busy = 0;
@@ -988,6 +1122,15 @@ static int plc_eval_inherited(const plc_obj *o, const char *name, unsigned hash)
   return f && f->dflt;
 }
 
+/* A name read while a call is recorded, bound in x (not the parameters):
+ * only a top-level function keeps the call shareable (plc_cshare). */
+static PLC_NOINLINE void plc_cmemo_name_read(plc_eval *ev, const plc_env *x, const plc_value *v)
+{
+  if (!(x == ev->global && v->tag == PLC_V_FUNC && !v->builtin && v->def &&
+        v->def->kind == PLC_AST_LET && v->env == ev->global))
+    ev->cmemo->named++;
+}
+
 static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   plc_obj *late = NULL;
@@ -998,13 +1141,18 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
     plc_binding *b = plc_env_find(x, e->name, h);
     /* in a declaration's body its fields are names: those it inherits or
      * leaves at their defaults too (dp = 512 / (tp * pp * cp)) */
-    if (!b && x->self && plc_eval_inherited(x->self, e->name, h))
+    if (!b && x->self && plc_eval_inherited(x->self, e->name, h)) {
+      if (ev->cmemo && ev->cmemo->open)
+        ev->cmemo->named++;
       return plc_eval_field_h(ev, late && plc_obj_derives(late, x->self) ? late : x->self,
                               e->name, h, &e->loc);
+    }
     if (!b)
       continue;
     if (late && x->self && x->self != late && plc_eval_is_late_item(b) &&
         plc_obj_derives(late, x->self)) {
+      if (ev->cmemo && ev->cmemo->open)
+        ev->cmemo->named++;
       plc_value *v = plc_eval_field_h(ev, late, e->name, h, &e->loc);
       if (v)
         return v;
@@ -1012,9 +1160,14 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
     if (x == ev->xenv && ev->xread && !b->def) { /* bound by lowering: an option */
       plc_value *v = plc_eval_binding(ev, b, &e->loc);
       ev->xread(ev->xread_ctx, 4, e->name, v, &e->loc);
+      if (ev->cmemo && ev->cmemo->open)
+        ev->cmemo->named++;
       return v;
     }
-    return plc_eval_binding(ev, b, &e->loc);
+    plc_value *v = plc_eval_binding(ev, b, &e->loc);
+    if (ev->cmemo && ev->cmemo->open && !x->call)
+      plc_cmemo_name_read(ev, x, v);
+    return v;
   }
   for (size_t i = 0; i < PLC_NBUILTINS; i++)
     if (!strcmp(plc_builtins[i], e->name)) {
@@ -1129,6 +1282,10 @@ static plc_value *plc_eval_member(plc_eval *ev, const plc_ast *e, plc_env *env)
 
 static plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f, const plc_ast *e,
                                    plc_env *env);
+static plc_value *plc_eval_body(plc_eval *ev, const plc_value *f, plc_env *call,
+                                const plc_ast *e);
+static plc_value *plc_cmemo_call(plc_eval *ev, const plc_value *f, plc_env *call,
+                                 const plc_ast *e);
 
 static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
@@ -1148,6 +1305,7 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
   if (ev->dry) /* an untaken branch: the function's body is checked on its own */
     return plc_value_any(ev);
   plc_env *call = plc_env_new(ev, f->env);
+  call->call = 1;
   if (!plc_eval_bind_args(ev, &f->def->params, &e->list, env, call, "function", f->def->name,
                           &e->loc))
     return plc_value_err(ev);
@@ -1158,7 +1316,18 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
     if (ev->abstract && (a->tag == PLC_V_ANY || !a->known))
       return plc_value_any(ev); /* the body is checked once on its own */
   }
-  if (++ev->depth > PLC_EVAL_MAX_DEPTH) {
+  if (plc_eval_call_memo && !ev->abstract && f->env == ev->global && ev->diag)
+    return plc_cmemo_call(ev, f, call, e);
+  return plc_eval_body(ev, f, call, e);
+}
+
+/* The body of a call, its arguments bound in call. */
+static plc_value *plc_eval_body(plc_eval *ev, const plc_value *f, plc_env *call,
+                                const plc_ast *e)
+{
+  if (++ev->depth > ev->depth_hw)
+    ev->depth_hw = ev->depth;
+  if (ev->depth > PLC_EVAL_MAX_DEPTH) {
     ev->depth--;
     plc_error(ev->diag, &e->loc, "calls nested too deeply (more than %d calls and definitions)",
               PLC_EVAL_MAX_DEPTH);
@@ -1168,6 +1337,463 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
   plc_value *v = plc_eval_expr(ev, f->def->a, call);
   ev->depth--;
   return v;
+}
+
+/* ---- call memo --------------------------------------------------------- */
+
+static int plc_cmemo_arg_ok(const plc_value *v)
+{
+  switch (v->tag) {
+  case PLC_V_NUM: return v->known && v->dim_known;
+  case PLC_V_BOOL: return v->known;
+  case PLC_V_STR: return v->s != NULL;
+  case PLC_V_OBJ: return v->obj != NULL;
+  default: return 0;
+  }
+}
+
+static unsigned plc_cmemo_arg_hash(const plc_value *v)
+{
+  switch (v->tag) {
+  case PLC_V_NUM: {
+    unsigned long h = mpz_getlimbn(mpq_numref(v->q), 0) * 0x9e3779b97f4a7c15UL +
+                      mpz_getlimbn(mpq_denref(v->q), 0) + (unsigned long)mpq_sgn(v->q);
+    for (int i = 0; i < PLC_NDIM; i++)
+      h = h * 31 + (unsigned long)v->dim.e[i];
+    return (unsigned)(h ^ h >> 32);
+  }
+  case PLC_V_BOOL: return 7u + (unsigned)v->b;
+  case PLC_V_STR: return plc_name_fnv(v->s);
+  default: return (unsigned)((uintptr_t)v->obj >> 4);
+  }
+}
+
+static int plc_cmemo_arg_same(const plc_value *a, const plc_value *b)
+{
+  if (a == b)
+    return 1;
+  if (a->tag != b->tag)
+    return 0;
+  switch (a->tag) {
+  case PLC_V_NUM: return plc_dim_eq(a->dim, b->dim) && mpq_equal(a->q, b->q);
+  case PLC_V_BOOL: return a->b == b->b;
+  case PLC_V_STR: return !strcmp(a->s, b->s);
+  default: return a->obj == b->obj;
+  }
+}
+
+static int plc_cmemo_result_ok(const plc_value *v)
+{
+  return (v->tag == PLC_V_NUM && v->known && v->dim_known) ||
+         (v->tag == PLC_V_BOOL && v->known) || (v->tag == PLC_V_STR && v->s);
+}
+
+static plc_cmemo *plc_cmemo_new(plc_eval *ev)
+{
+  plc_cmemo *m = plc_arena_alloc(ev->arena, sizeof *m);
+  m->cap = 256;
+  m->tab = plc_arena_alloc(ev->arena, m->cap * sizeof *m->tab);
+  return ev->cmemo = m;
+}
+
+static void plc_cmemo_add(plc_eval *ev, plc_centry *x)
+{
+  plc_cmemo *m = ev->cmemo;
+  if (2 * (m->n + 1) > m->cap) {
+    size_t cap = 2 * m->cap;
+    plc_centry **tab = plc_arena_alloc(ev->arena, cap * sizeof *tab);
+    for (size_t i = 0; i < m->cap; i++)
+      for (plc_centry *y = m->tab[i], *next; y; y = next) {
+        next = y->next;
+        y->next = tab[y->hash & (cap - 1)];
+        tab[y->hash & (cap - 1)] = y;
+      }
+    m->tab = tab;
+    m->cap = cap;
+  }
+  x->next = m->tab[x->hash & (m->cap - 1)];
+  m->tab[x->hash & (m->cap - 1)] = x;
+  m->n++;
+}
+
+/* Can a body of these steps, nest and depth be replayed here, with no
+ * limit of plc(5) reached? */
+static int plc_cmemo_fits(const plc_eval *ev, long steps, int nest, int depth)
+{
+  return !ev->stopped && ev->steps + steps <= plc_eval_max_steps &&
+         ev->nest + nest < PLC_EVAL_MAX_NEST && ev->depth + depth < PLC_EVAL_MAX_DEPTH;
+}
+
+static void plc_cshare_store(plc_eval *ev, plc_env *call, const plc_centry *x);
+static plc_value *plc_cshare_try(plc_eval *ev, const plc_value *f, plc_env *call,
+                                 unsigned hash);
+
+static plc_value *plc_cmemo_replay(plc_eval *ev, const plc_centry *x)
+{
+  ev->steps += x->steps;
+  if (ev->nest + x->nest > ev->nest_hw)
+    ev->nest_hw = ev->nest + x->nest;
+  if (ev->depth + x->depth > ev->depth_hw)
+    ev->depth_hw = ev->depth + x->depth;
+  if (x->named && ev->cmemo->open)
+    ev->cmemo->named++;
+  int dry = ev->dry;
+  for (int i = 0; i < x->nreads; i++) {
+    const plc_cread *r = &x->reads[i];
+    ev->dry = r->dry;
+    if (r->o == ev->watch && r->wenv)
+      plc_eval_watch_read(ev, r->wenv, (size_t)r->widx);
+    plc_eval_xread(ev, r->o, r->name, r->v, r->use);
+    if (ev->cmemo->open) /* a call being recorded reads it too */
+      plc_cmemo_log(ev, r);
+  }
+  ev->dry = dry;
+  return x->result;
+}
+
+/* Evaluate the body, recording it; kept when it can be replayed. */
+static PLC_NOINLINE plc_value *plc_cmemo_record(plc_eval *ev, const plc_value *f, plc_env *call,
+                                                const plc_ast *e, unsigned hash)
+{
+  plc_cmemo *m = ev->cmemo;
+  size_t log0 = m->nlog;
+  long steps0 = ev->steps, fresh0 = m->fresh, vol0 = m->volatile_reads;
+  long err0 = ev->err_reads, named0 = m->named;
+  int errors0 = ev->diag->errors;
+  int nest0 = ev->nest, depth0 = ev->depth, nest_hw = ev->nest_hw, depth_hw = ev->depth_hw;
+  ev->nest_hw = nest0;
+  ev->depth_hw = depth0;
+  m->open++;
+  plc_value *v = plc_eval_body(ev, f, call, e);
+  m->open--;
+  int nest = ev->nest_hw - nest0, depth = ev->depth_hw - depth0;
+  if (nest_hw > ev->nest_hw)
+    ev->nest_hw = nest_hw;
+  if (depth_hw > ev->depth_hw)
+    ev->depth_hw = depth_hw;
+  if (!ev->stopped && ev->diag->errors == errors0 && ev->err_reads == err0 &&
+      m->volatile_reads == vol0 && plc_cmemo_result_ok(v)) {
+    plc_centry *x = plc_arena_alloc_raw(ev->arena, sizeof *x);
+    x->def = f->def;
+    x->hash = hash;
+    x->n = (int)call->n;
+    for (size_t i = 0; i < call->n; i++)
+      x->args[i] = call->b[i].val;
+    x->result = v;
+    x->steps = (ev->steps - steps0) - (m->fresh - fresh0);
+    x->nest = nest;
+    x->depth = depth;
+    x->named = m->named != named0;
+    x->nreads = (int)(m->nlog - log0);
+    x->reads = plc_arena_alloc_raw(ev->arena, (x->nreads ? x->nreads : 1) * sizeof *x->reads);
+    if (x->nreads)
+      memcpy(x->reads, m->log + log0, (size_t)x->nreads * sizeof *x->reads);
+    plc_cmemo_add(ev, x);
+    if (ev->cshare && !x->named)
+      plc_cshare_store(ev, call, x);
+  }
+  if (!m->open)
+    m->nlog = 0;
+  return v;
+}
+
+/* A call of a top-level function, its arguments bound (and evaluated) in
+ * call: replayed, or evaluated and recorded. */
+static PLC_NOINLINE plc_value *plc_cmemo_call(plc_eval *ev, const plc_value *f, plc_env *call,
+                                              const plc_ast *e)
+{
+  size_t n = call->n;
+  if (n > PLC_CMEMO_ARGS)
+    return plc_eval_body(ev, f, call, e);
+  unsigned h = (unsigned)((uintptr_t)f->def >> 4);
+  for (size_t i = 0; i < n; i++) {
+    const plc_value *a = call->b[i].val;
+    if (!plc_cmemo_arg_ok(a))
+      return plc_eval_body(ev, f, call, e);
+    h = h * 0x01000193u ^ plc_cmemo_arg_hash(a);
+  }
+  plc_cmemo *m = ev->cmemo ? ev->cmemo : plc_cmemo_new(ev);
+  for (const plc_centry *x = m->tab[h & (m->cap - 1)]; x; x = x->next) {
+    if (x->hash != h || x->def != f->def || x->n != (int)n)
+      continue;
+    size_t i = 0;
+    while (i < n && plc_cmemo_arg_same(x->args[i], call->b[i].val))
+      i++;
+    if (i < n)
+      continue;
+    if (!plc_cmemo_fits(ev, x->steps, x->nest, x->depth)) /* as a limit would be reached */
+      return plc_eval_body(ev, f, call, e);
+    return plc_cmemo_replay(ev, x);
+  }
+  if (ev->cshare) {
+    plc_value *v = plc_cshare_try(ev, f, call, h);
+    if (v)
+      return v;
+  }
+  return plc_cmemo_record(ev, f, call, e, h);
+}
+
+/* ---- calls shared by compilations ---------------------------------------- */
+
+/* A search compiles each candidate on its own, from the same syntax trees:
+ * a call made in one (mg_qkv_flops(model, run), say) is made again in the
+ * next with other objects, most often with fields of the same values.  A
+ * recorded call is kept across compilations when its body read nothing
+ * but its parameters, top-level functions and fields of its declaration
+ * arguments, each a known number, boolean or string (the body's values are
+ * then functions of those).  It is replayed when its scalar arguments are
+ * the same and every field it read (in order) already has the same value
+ * in this compilation (checked without evaluating anything): the fields
+ * are then read again for real (what they tell lowering is told, nothing
+ * is evaluated), the body's steps counted, and its result copied. */
+typedef struct plc_sread {
+  int arg;               /* of the declaration argument */
+  const char *name;      /* interned, or a copy */
+  unsigned hash;
+  const plc_loc *use;
+  int dry;
+  plc_value *v;          /* its value, copied */
+} plc_sread;
+
+typedef struct plc_sentry {
+  struct plc_sentry *next;
+  const plc_ast *def;
+  unsigned hash;
+  int n, nreads;
+  plc_value *args[PLC_CMEMO_ARGS];   /* scalars, copied; NULL: a declaration */
+  signed char alias[PLC_CMEMO_ARGS]; /* a declaration's first argument */
+  plc_value *result;
+  long steps;
+  int nest, depth;
+  plc_sread *reads;
+} plc_sentry;
+
+struct plc_cshare {
+  plc_arena *ar;
+  plc_sentry **tab;
+  size_t cap, n;
+};
+
+_Thread_local long plc_cshare_replays;
+
+/* At most this many calls are kept (a search of many candidates). */
+#define PLC_CSHARE_MAX 65536
+
+struct plc_cshare *plc_cshare_new(void)
+{
+  struct plc_cshare *sh = plc_xcalloc(1, sizeof *sh);
+  sh->ar = plc_arena_new();
+  sh->cap = 1024;
+  sh->tab = plc_arena_alloc(sh->ar, sh->cap * sizeof *sh->tab);
+  return sh;
+}
+
+void plc_cshare_free(struct plc_cshare *sh)
+{
+  if (!sh)
+    return;
+  plc_arena_free(sh->ar);
+  free(sh);
+}
+
+static plc_value *plc_cshare_copy(plc_arena *ar, const plc_value *v)
+{
+  plc_value *c = plc_arena_alloc(ar, sizeof *c);
+  c->tag = v->tag;
+  c->known = v->known;
+  c->dim_known = v->dim_known;
+  c->dim = v->dim;
+  c->b = v->b;
+  if (v->tag == PLC_V_NUM) {
+    c->q = plc_arena_mpq(ar);
+    mpq_set(c->q, v->q);
+  } else if (v->tag == PLC_V_STR) {
+    size_t n = strlen(v->s) + 1;
+    char *s = plc_arena_alloc_raw(ar, n);
+    memcpy(s, v->s, n);
+    c->s = s;
+  }
+  return c;
+}
+
+/* The key of a call: its function, its scalar arguments, and which of its
+ * declaration arguments are the same one (alias). */
+static unsigned plc_cshare_key(const plc_ast *def, const plc_env *call, signed char *alias)
+{
+  unsigned h = (unsigned)((uintptr_t)def >> 4);
+  for (size_t i = 0; i < call->n; i++) {
+    const plc_value *a = call->b[i].val;
+    alias[i] = -1;
+    if (a->tag == PLC_V_OBJ) {
+      for (size_t j = 0; j <= i && alias[i] < 0; j++)
+        if (call->b[j].val->tag == PLC_V_OBJ && call->b[j].val->obj == a->obj)
+          alias[i] = (signed char)j;
+      h = h * 0x01000193u ^ (0x5bd1e995u + (unsigned)alias[i]);
+    } else
+      h = h * 0x01000193u ^ plc_cmemo_arg_hash(a);
+  }
+  return h;
+}
+
+/* Keep x, the call just recorded with these arguments, unless it read a
+ * field of something other than its declaration arguments, or a value
+ * other than a known number, boolean or string. */
+static void plc_cshare_store(plc_eval *ev, plc_env *call, const plc_centry *x)
+{
+  struct plc_cshare *sh = ev->cshare;
+  if (sh->n >= PLC_CSHARE_MAX)
+    return;
+  int arg[256];
+  if (x->nreads > 256)
+    return;
+  for (int i = 0; i < x->nreads; i++) {
+    const plc_cread *r = &x->reads[i];
+    arg[i] = -1;
+    for (size_t j = 0; j < call->n && arg[i] < 0; j++)
+      if (call->b[j].val->tag == PLC_V_OBJ && call->b[j].val->obj == r->o)
+        arg[i] = (int)j;
+    if (arg[i] < 0 || !r->v || !plc_cmemo_result_ok(r->v))
+      return;
+  }
+  plc_sentry *y = plc_arena_alloc(sh->ar, sizeof *y);
+  y->def = x->def;
+  y->n = x->n;
+  y->hash = plc_cshare_key(x->def, call, y->alias);
+  for (int i = 0; i < x->n; i++)
+    y->args[i] = x->args[i]->tag == PLC_V_OBJ ? NULL : plc_cshare_copy(sh->ar, x->args[i]);
+  y->result = plc_cshare_copy(sh->ar, x->result);
+  y->steps = x->steps;
+  y->nest = x->nest;
+  y->depth = x->depth;
+  y->nreads = x->nreads;
+  y->reads = plc_arena_alloc(sh->ar, ((size_t)x->nreads + 1) * sizeof *y->reads);
+  for (int i = 0; i < x->nreads; i++) {
+    const plc_cread *r = &x->reads[i];
+    plc_sread *w = &y->reads[i];
+    w->arg = arg[i];
+    w->name = r->name;
+    if (!plc_name_interned_hash(r->name)) { /* not in the names' pool: kept here */
+      size_t n = strlen(r->name) + 1;
+      char *s = plc_arena_alloc_raw(sh->ar, n);
+      memcpy(s, r->name, n);
+      w->name = s;
+    }
+    w->hash = r->hash;
+    w->use = r->use;
+    w->dry = r->dry;
+    w->v = plc_cshare_copy(sh->ar, r->v);
+  }
+  if (2 * (sh->n + 1) > sh->cap) {
+    size_t cap = 2 * sh->cap;
+    plc_sentry **tab = plc_arena_alloc(sh->ar, cap * sizeof *tab);
+    for (size_t i = 0; i < sh->cap; i++)
+      for (plc_sentry *z = sh->tab[i], *next; z; z = next) {
+        next = z->next;
+        z->next = tab[z->hash & (cap - 1)];
+        tab[z->hash & (cap - 1)] = z;
+      }
+    sh->tab = tab;
+    sh->cap = cap;
+  }
+  y->next = sh->tab[y->hash & (sh->cap - 1)];
+  sh->tab[y->hash & (sh->cap - 1)] = y;
+  sh->n++;
+}
+
+/* Has field r of o the value r->v already, so that reading it evaluates
+ * nothing?  (As plc_eval_field_of finds it, without evaluating.) */
+static int plc_cshare_holds(const plc_obj *o, const plc_sread *r)
+{
+  const plc_value *v = NULL;
+  for (const plc_obj *cur = o; cur; cur = cur->base) {
+    plc_binding *b = plc_env_find(cur->env, r->name, r->hash);
+    if (!b)
+      continue;
+    if (cur == o || !plc_eval_is_late_item(b))
+      v = b->val;
+    else if (o->late_cap) {
+      plc_binding *late = *plc_obj_late_slot((plc_obj *)o, b->name, b->hash);
+      v = late ? late->val : NULL;
+    }
+    return v && plc_cmemo_result_ok(v) && plc_cmemo_arg_same(v, r->v);
+  }
+  unsigned hash = r->hash;
+  if (!hash && plc_schema_closed(o->kind))
+    hash = plc_name_hash(r->name);
+  const plc_field *f = plc_schema_field_h(o->kind, r->name, hash);
+  mpq_srcptr num = f && f->dflt ? plc_schema_default_num(o->kind, f) : NULL;
+  if (!num || r->v->tag != PLC_V_NUM || !mpq_equal(num, r->v->q))
+    return 0;
+  for (int i = 0; i < PLC_NDIM; i++)
+    if (r->v->dim.e[i] != f->e[i])
+      return 0;
+  return 1;
+}
+
+static int plc_cshare_same(const plc_sentry *y, const plc_ast *def, const plc_env *call,
+                           const signed char *alias, unsigned hash)
+{
+  if (y->hash != hash || y->def != def || y->n != (int)call->n)
+    return 0;
+  for (size_t i = 0; i < call->n; i++)
+    if (y->alias[i] != alias[i] ||
+        (y->args[i] && !plc_cmemo_arg_same(y->args[i], call->b[i].val)))
+      return 0;
+  for (int i = 0; i < y->nreads; i++)
+    if (!plc_cshare_holds(call->b[y->reads[i].arg].val->obj, &y->reads[i]))
+      return 0;
+  return 1;
+}
+
+/* A kept call that holds here, replayed (and recorded in this
+ * compilation's memo), or NULL. */
+static PLC_NOINLINE plc_value *plc_cshare_try(plc_eval *ev, const plc_value *f, plc_env *call,
+                                              unsigned hash)
+{
+  struct plc_cshare *sh = ev->cshare;
+  signed char alias[PLC_CMEMO_ARGS];
+  unsigned key = plc_cshare_key(f->def, call, alias);
+  const plc_sentry *y = sh->tab[key & (sh->cap - 1)];
+  while (y && !plc_cshare_same(y, f->def, call, alias, key))
+    y = y->next;
+  if (!y || !plc_cmemo_fits(ev, y->steps, y->nest, y->depth))
+    return NULL;
+  plc_cshare_replays++;
+  plc_cmemo *m = ev->cmemo;
+  size_t log0 = m->nlog;
+  m->open++;
+  int dry = ev->dry;
+  for (int i = 0; i < y->nreads; i++) { /* read as the body did: known, so told only */
+    const plc_sread *r = &y->reads[i];
+    ev->dry = r->dry;
+    plc_eval_field_h(ev, call->b[r->arg].val->obj, r->name, r->hash, r->use);
+  }
+  ev->dry = dry;
+  m->open--;
+  ev->steps += y->steps;
+  if (ev->nest + y->nest > ev->nest_hw)
+    ev->nest_hw = ev->nest + y->nest;
+  if (ev->depth + y->depth > ev->depth_hw)
+    ev->depth_hw = ev->depth + y->depth;
+  plc_centry *x = plc_arena_alloc_raw(ev->arena, sizeof *x);
+  x->def = f->def;
+  x->hash = hash;
+  x->n = (int)call->n;
+  for (size_t i = 0; i < call->n; i++)
+    x->args[i] = call->b[i].val;
+  x->result = plc_cshare_copy(ev->arena, y->result);
+  x->steps = y->steps;
+  x->nest = y->nest;
+  x->depth = y->depth;
+  x->named = 0;
+  x->nreads = (int)(m->nlog - log0);
+  x->reads = plc_arena_alloc_raw(ev->arena, (x->nreads ? x->nreads : 1) * sizeof *x->reads);
+  if (x->nreads)
+    memcpy(x->reads, m->log + log0, (size_t)x->nreads * sizeof *x->reads);
+  plc_cmemo_add(ev, x);
+  if (!m->open)
+    m->nlog = 0;
+  return x->result;
 }
 
 /* The arguments of a builtin call, a list argument counting as its
@@ -1399,7 +2025,8 @@ plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   if (!plc_eval_limits(ev, e))
     return plc_value_err(ev);
-  ev->nest++;
+  if (++ev->nest > ev->nest_hw)
+    ev->nest_hw = ev->nest;
   plc_value *v = plc_eval_node(ev, e, env);
   ev->nest--;
   if (!ev->dry || !v->known || (v->tag != PLC_V_NUM && v->tag != PLC_V_BOOL))

@@ -87,6 +87,7 @@ struct plc_env {
   plc_obj *self;       /* instance whose items these bindings are, if any */
   plc_obj *late;       /* a derived object on whose behalf a base's item is
                           evaluated: base items found beyond resolve via it */
+  int call;            /* a call's parameters (eval.c, plc_cshare) */
 };
 
 /* A name's bit in plc_env.names: from the top of its hash (the index
@@ -146,7 +147,26 @@ typedef struct plc_eval {
    * fits, but its layout was warned about, and a search skips it). */
   int (*lower_unfit)(void *ctx, const struct plc_ir_run *run);
   void *lower_unfit_ctx;
+  /* The memo of calls of top-level plan functions (eval.c, "call memo"),
+   * NULL until the first, and the deepest nest and depth reached (for it). */
+  struct plc_cmemo *cmemo;
+  int nest_hw, depth_hw;
+  /* Calls kept across compilations (a search's worker thread owns it), or
+   * NULL: see plc_cshare_new. */
+  struct plc_cshare *cshare;
 } plc_eval;
+
+/* A memo of calls shared by compilations of the same syntax trees (a
+ * search's candidates): a call whose result depends only on its scalar
+ * arguments and fields of its declaration arguments is replayed in another
+ * compilation once those fields have the same values there. */
+struct plc_cshare *plc_cshare_new(void);
+void plc_cshare_free(struct plc_cshare *sh);
+/* Calls this thread replayed from one (for tests). */
+extern _Thread_local long plc_cshare_replays;
+
+/* 0: no call memo (tests compare the evaluator with and without it). */
+extern int plc_eval_call_memo;
 
 /* Limits of plc(5) LIMITS.  Nested calls and definitions; nested expressions
  * in all (so a deep expression in each of many nested calls cannot overflow

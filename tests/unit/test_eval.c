@@ -9,6 +9,8 @@
 #include "plan_fixture.h"
 #include "schema.h"
 
+#include <stdarg.h>
+
 /* Is let `name` exactly num/den in the dimension bytes^b s^s FLOP^fl? */
 static int let_is(plc_fx *f, const char *name, long num, unsigned long den, int b, int s, int fl)
 {
@@ -265,6 +267,170 @@ static void test_schema(void)
                         plc_schema_at(PLC_DECL_TRAIN, i));
 }
 
+/* ---- the call memo against plain evaluation, on random plans ---------- */
+
+static unsigned long memo_rng;
+
+static unsigned memo_rand(unsigned n)
+{
+  memo_rng = memo_rng * 6364136223846793005UL + 1442695040888963407UL;
+  return (unsigned)(memo_rng >> 33) % n;
+}
+
+typedef struct memo_buf {
+  char s[1 << 16];
+  size_t n;
+} memo_buf;
+
+static void memo_put(memo_buf *b, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
+  va_end(ap);
+  if (k > 0 && b->n + (size_t)k < sizeof b->s)
+    b->n += (size_t)k;
+}
+
+/* A random dimensionless expression: in the body of function fn (< 0: at
+ * top level) its parameters a, b (numbers) and c (a model), the fields of
+ * c, calls of the functions before it (g0 .. g{fn-1}), builtins, ?:, and
+ * sometimes a division by zero. */
+static void memo_expr(memo_buf *b, int fn, int depth)
+{
+  unsigned k = memo_rand(depth > 3 ? 3 : 9);
+  if (fn < 0 && k == 1) /* k: known only once the train is evaluated */
+    memo_put(b, "%s", memo_rand(2) ? "k" : "(k - 3)");
+  else if (k == 0)
+    memo_put(b, "%u", memo_rand(7));
+  else if (k == 1)
+    memo_put(b, "%s", memo_rand(2) ? "a" : "b");
+  else if (k == 2)
+    memo_put(b, "%s.%s", fn < 0 ? (memo_rand(2) ? "mm" : "nn") : "c",
+             memo_rand(2) ? "x" : memo_rand(2) ? "y" : "z");
+  else if (k == 3 || k == 4) {
+    static const char *const ops[] = {"+", "-", "*", "+", "-", "*", "/"};
+    memo_put(b, "(");
+    memo_expr(b, fn, depth + 1);
+    memo_put(b, " %s ", ops[memo_rand(7)]);
+    memo_expr(b, fn, depth + 1);
+    memo_put(b, ")");
+  } else if (k == 5) {
+    memo_put(b, "(");
+    memo_expr(b, fn, depth + 1);
+    memo_put(b, " < ");
+    memo_expr(b, fn, depth + 1);
+    memo_put(b, " ? ");
+    memo_expr(b, fn, depth + 1);
+    memo_put(b, " : ");
+    memo_expr(b, fn, depth + 1);
+    memo_put(b, ")");
+  } else if (k == 6) {
+    memo_put(b, "%s(", memo_rand(2) ? "min" : "max");
+    memo_expr(b, fn, depth + 1);
+    memo_put(b, ", ");
+    memo_expr(b, fn, depth + 1);
+    memo_put(b, ")");
+  } else if (fn != 0) { /* a call: of an earlier function (top level: any) */
+    int g = fn < 0 ? (int)memo_rand(6) : (int)memo_rand((unsigned)fn);
+    memo_put(b, "g%d(", g);
+    memo_expr(b, fn, depth + 2);
+    memo_put(b, ", ");
+    memo_expr(b, fn, depth + 2);
+    memo_put(b, ", %s)", fn < 0 ? (memo_rand(2) ? "mm" : "nn") : memo_rand(3) ? "c" : "nn");
+  } else
+    memo_put(b, "%u", memo_rand(5));
+}
+
+/* Every let's value, what was reported and the steps counted, as text. */
+static char *memo_run(const char *plan, int memo, int nlets, int *used)
+{
+  plc_eval_call_memo = memo;
+  plc_fx f;
+  plc_fx_load(&f, plan);
+  memo_buf *out = calloc(1, sizeof *out);
+  for (int i = 0; i < nlets; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "v%d", i);
+    plc_value *v = plc_fx_let(&f, name);
+    char q[256] = "-";
+    if (v && v->tag == PLC_V_NUM && v->known)
+      gmp_snprintf(q, sizeof q, "%Qd", v->q);
+    memo_put(out, "%s: %d %d %d %s\n", name, v ? (int)v->tag : -1, v ? v->known : -1,
+             v ? v->b : -1, q);
+  }
+  memo_put(out, "steps %ld\n%s", f.sema.ev.steps, plc_fx_diags(&f));
+  *used = f.sema.ev.cmemo != NULL;
+  plc_fx_free(&f);
+  plc_eval_call_memo = 1;
+  char *s = strdup(out->s);
+  free(out);
+  return s;
+}
+
+/* The call memo (eval.c) replays a call exactly as its body evaluates:
+ * the same values, errors (division by zero, a definition read in terms
+ * of itself, the limits of plc(5): the step limit lowered at random, and
+ * calls reaching the depth limit from random depths) at the same places,
+ * and the same steps counted.  300 random plans of six functions calling
+ * the earlier ones with random arguments (so that calls repeat), two
+ * models whose fields call them too, and lets calling them. */
+static void test_call_memo(void)
+{
+  long saved = plc_eval_max_steps;
+  int used = 0, limited = 0;
+  memo_rng = 12345;
+  for (int it = 0; it < 300; it++) {
+    memo_buf *b = calloc(1, sizeof *b);
+    for (int g = 0; g < 6; g++) {
+      memo_put(b, "let g%d(a, b, c) = ", g);
+      memo_expr(b, g, 0);
+      memo_put(b, "\n");
+    }
+    memo_put(b, PLC_FX_MACHINE
+      "let hl(l, c) = l.index * c.x + (l.last ? 2 : 1)\n"
+      "model tiny { x = 3; layers { dense = 4 } }\n"
+      "framework fw { template dense {\n"
+      "  op mm: compute { flops = 2e12 FLOP * hl(layer, model) }\n"
+      "  op ar: all_reduce(tp) { size = 1 GB * hl(layer, model); after = [mm] }\n"
+      "  backward {\n"
+      "    op bmm: compute { flops = 4e12 FLOP * hl(layer, model) }\n"
+      "  } } }\n"
+      "train t { model = tiny; cluster = box; framework = fw; tp = 2; dp = 2; pp = 2\n"
+      "  micro_batch = 1; global_batch = 8; seq = 1024 }\n"
+      "let k = t.mu\n");
+    for (int m = 0; m < 2; m++) {
+      memo_put(b, "model %s { x = %u; y = ", m ? "nn" : "mm", memo_rand(5));
+      memo_expr(b, -1, 2);
+      memo_put(b, "; z = ");
+      memo_expr(b, -1, 2);
+      memo_put(b, " }\n");
+    }
+    memo_put(b, "let deep(n, c) = n == 0 ? g5(1, 2, c) : deep(n - 1, c)\n");
+    int nlets = 13;
+    for (int i = 0; i < nlets - 2; i++) {
+      memo_put(b, "let v%d = ", i);
+      memo_expr(b, -1, 1);
+      memo_put(b, "\n");
+    }
+    memo_put(b, "let v%d = deep(%u, mm) + deep(%u, nn)\n", nlets - 2, 960 + memo_rand(40),
+             960 + memo_rand(40));
+    memo_put(b, "let v%d = t.step_time / 1 s\n", nlets - 1);
+    plc_eval_max_steps = memo_rand(3) ? saved : 200 + (long)memo_rand(20000);
+    int u1, u0;
+    char *with = memo_run(b->s, 1, nlets, &u1), *without = memo_run(b->s, 0, nlets, &u0);
+    CU_ASSERT_STRING_EQUAL(with, without);
+    used += u1;
+    limited += strstr(without, "steps (the limit") != NULL;
+    free(with);
+    free(without);
+    free(b);
+  }
+  plc_eval_max_steps = saved;
+  CU_ASSERT(used > 100);  /* the memo was used (not where sema stopped at the limit) */
+  CU_ASSERT(limited > 5); /* and the step limit reached */
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -278,6 +444,7 @@ int main(void)
     {"interned names and environments", test_names},
     {"arena allocations", test_arena},
     {"schema fields and defaults", test_schema},
+    {"call memo against plain evaluation", test_call_memo},
     {NULL, NULL},
   };
   return plc_cu_run("eval", tests);

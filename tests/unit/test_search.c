@@ -50,7 +50,11 @@ typedef struct sfx {
   plc_drive drive;
 } sfx;
 
-static int sfx_open(sfx *x)
+static int sfx_open_text(sfx *x, const char *text);
+
+static int sfx_open(sfx *x) { return sfx_open_text(x, plan_text); }
+
+static int sfx_open_text(sfx *x, const char *text)
 {
   memset(x, 0, sizeof *x);
   snprintf(x->path, sizeof x->path, "/tmp/plc-test-search-XXXXXX");
@@ -58,7 +62,7 @@ static int sfx_open(sfx *x)
   if (fd < 0)
     return -1;
   FILE *f = fdopen(fd, "w");
-  fputs(plan_text, f);
+  fputs(text, f);
   fclose(f);
   plc_diag_init(&x->diag, stderr);
   x->arena = plc_arena_new();
@@ -191,12 +195,122 @@ static void test_split(void)
   sfx_close(&x);
 }
 
+/* ---- the call memo against plain evaluation, on random searches ---------- */
+
+static unsigned long cm_rng;
+
+static unsigned cm_rand(unsigned n)
+{
+  cm_rng = cm_rng * 6364136223846793005UL + 1442695040888963407UL;
+  return (unsigned)(cm_rng >> 33) % n;
+}
+
+/* A random dimensionless expression of the parameters a, b, the run r and
+ * the model m of function g<fn> (fn < 0: in a template, of run, model and
+ * layer), calling the functions before it. */
+static void cm_expr(char *buf, size_t cap, int fn, int depth)
+{
+  size_t n = strlen(buf);
+  unsigned k = cm_rand(depth > 2 ? 3 : 7);
+  static const char *const rf[] = {"tp", "pp", "micro_batch", "dp"};
+  const char *r = fn < 0 ? "run" : "r", *m = fn < 0 ? "model" : "m";
+  if (k == 0)
+    snprintf(buf + n, cap - n, "%u", cm_rand(5));
+  else if (k == 1)
+    snprintf(buf + n, cap - n, "%s", fn < 0 ? "layer.index" : cm_rand(2) ? "a" : "b");
+  else if (k == 2 && cm_rand(3))
+    snprintf(buf + n, cap - n, "%s.%s", r, rf[cm_rand(4)]);
+  else if (k == 2)
+    snprintf(buf + n, cap - n, "%s.h", m);
+  else if (k == 3 || k == 4) {
+    snprintf(buf + n, cap - n, "(");
+    cm_expr(buf, cap, fn, depth + 1);
+    n = strlen(buf);
+    snprintf(buf + n, cap - n, " %s ", cm_rand(2) ? "+" : "*");
+    cm_expr(buf, cap, fn, depth + 1);
+    n = strlen(buf);
+    snprintf(buf + n, cap - n, ")");
+  } else if (k == 5 || fn == 0) {
+    snprintf(buf + n, cap - n, "max(");
+    cm_expr(buf, cap, fn, depth + 1);
+    n = strlen(buf);
+    snprintf(buf + n, cap - n, ", %s.tp > 1 ? 1 : ", r);
+    cm_expr(buf, cap, fn, depth + 1);
+    n = strlen(buf);
+    snprintf(buf + n, cap - n, ")");
+  } else {
+    int g = fn < 0 ? (int)cm_rand(5) : (int)cm_rand((unsigned)fn);
+    snprintf(buf + n, cap - n, "g%d(", g);
+    cm_expr(buf, cap, fn, depth + 2);
+    n = strlen(buf);
+    snprintf(buf + n, cap - n, ", %u, %s, %s)", cm_rand(3), r, m);
+  }
+}
+
+/* The call memo (eval.c) within and across a search's candidates ranks
+ * the same rows with the same figures and skip counts as evaluating every
+ * call, on one thread and on two: 40 random searches whose template's op
+ * and memory figures come from five functions of random arguments,
+ * parameters, run and model fields, calling one another. */
+static void test_call_memo(void)
+{
+  long replays = 0;
+  cm_rng = 99;
+  for (int it = 0; it < 40; it++) {
+    char text[16384], g[2048];
+    int n = snprintf(text, sizeof text, "%s",
+                     "device gpu { peak = 100 TFLOP/s; memory = 40 GB }\n"
+                     "link nv { bw = 100 GB/s }\n"
+                     "cluster c { device = gpu; tier node { size = 8; link = nv } }\n");
+    for (int k = 0; k < 5; k++) {
+      g[0] = '\0';
+      cm_expr(g, sizeof g, k, 0);
+      n += snprintf(text + n, sizeof text - (size_t)n, "let g%d(a, b, r, m) = %s\n", k, g);
+    }
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "model m { h = %u; layers { dense = 8 } }\nframework f {\n  template dense {\n",
+                  1 + cm_rand(4));
+    g[0] = '\0';
+    cm_expr(g, sizeof g, -1, 0);
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "    memory { weights = 1 GB * (1 + %s) / (1 + g4(1, 2, run, model)) }\n", g);
+    g[0] = '\0';
+    cm_expr(g, sizeof g, -1, 0);
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "    op mm: compute { flops = 1 TFLOP * (1 + %s); useful = true }\n"
+                  "    op ar: all_reduce(tp) { size = 1 GB * (1 + g3(layer.index, 1, run, model)) }\n"
+                  "  }\n}\n"
+                  "train t { model = m; cluster = c; framework = f; micro_batch = 1; "
+                  "global_batch = 16; seq = 1 }\n"
+                  "search s = t {\n  vary { tp = [1, 2, 4]; pp = [1, 2]; micro_batch = [1, 2] }\n"
+                  "  dp = 8 / (tp * pp)\n  top = 12\n}\n", g);
+    sfx x;
+    CU_ASSERT_EQUAL_FATAL(sfx_open_text(&x, text), 0);
+    for (int jobs = 1; jobs <= 2; jobs++) {
+      long r0 = plc_cshare_replays;
+      plc_sresult *on = sfx_search(&x, jobs, 1, 1);
+      replays += plc_cshare_replays - r0;
+      plc_eval_call_memo = 0;
+      plc_sresult *off = sfx_search(&x, jobs, 1, 1);
+      plc_eval_call_memo = 1;
+      CU_ASSERT_PTR_NOT_NULL_FATAL(on);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(off);
+      PLC_CU_ASSERT_MSG(same_rows(on, off), text);
+      plc_sresult_free(on);
+      plc_sresult_free(off);
+    }
+    sfx_close(&x);
+  }
+  CU_ASSERT(replays > 400); /* calls replayed across candidates */
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
     {"ranking and skip counts derived by hand", test_ranking},
     {"every ranked row equals its layout alone", test_alone},
     {"threads and shards rank as one run", test_split},
+    {"call memo against plain evaluation", test_call_memo},
     {NULL, NULL},
   };
   return plc_cu_run("search", tests);
