@@ -126,10 +126,54 @@ typedef struct plc_cread { /* a field read within a recorded call */
   int dry;             /* ev->dry then */
 } plc_cread;
 
-typedef struct plc_centry {
-  struct plc_centry *next; /* of the same table slot */
-  const plc_ast *def;
+/* A chained hash table in an arena, of entries that begin with a link
+ * (the call memo's and the shared calls'). */
+typedef struct plc_clink {
+  struct plc_clink *next; /* of the same slot */
   unsigned hash;
+} plc_clink;
+
+typedef struct plc_ctab {
+  plc_clink **tab;
+  size_t cap, n; /* cap a power of two */
+} plc_ctab;
+
+static void plc_ctab_init(plc_arena *ar, plc_ctab *t, size_t cap)
+{
+  t->cap = cap;
+  t->n = 0;
+  t->tab = plc_arena_alloc(ar, cap * sizeof *t->tab);
+}
+
+/* The first entry of x's slot (follow ->next, compare ->hash). */
+static plc_clink *plc_ctab_first(const plc_ctab *t, unsigned hash)
+{
+  return t->tab[hash & (t->cap - 1)];
+}
+
+/* Add x (its hash set), doubling the table past half full. */
+static void plc_ctab_add(plc_arena *ar, plc_ctab *t, plc_clink *x)
+{
+  if (2 * (t->n + 1) > t->cap) {
+    size_t cap = 2 * t->cap;
+    plc_clink **tab = plc_arena_alloc(ar, cap * sizeof *tab);
+    for (size_t i = 0; i < t->cap; i++)
+      for (plc_clink *y = t->tab[i], *next; y; y = next) {
+        next = y->next;
+        y->next = tab[y->hash & (cap - 1)];
+        tab[y->hash & (cap - 1)] = y;
+      }
+    t->tab = tab;
+    t->cap = cap;
+  }
+  x->next = t->tab[x->hash & (t->cap - 1)];
+  t->tab[x->hash & (t->cap - 1)] = x;
+  t->n++;
+}
+
+typedef struct plc_centry {
+  plc_clink link; /* first: the table's (plc_ctab) */
+  const plc_ast *def;
   int n, nreads;
   plc_value *args[PLC_CMEMO_ARGS];
   plc_value *result;
@@ -140,8 +184,7 @@ typedef struct plc_centry {
 } plc_centry;
 
 typedef struct plc_cmemo {
-  plc_centry **tab;
-  size_t cap, n;
+  plc_ctab t;     /* of plc_centry */
   plc_cread *log; /* field reads of the calls being recorded */
   size_t nlog, caplog;
   int open;       /* calls being recorded */
@@ -1391,29 +1434,13 @@ static int plc_cmemo_result_ok(const plc_value *v)
 static plc_cmemo *plc_cmemo_new(plc_eval *ev)
 {
   plc_cmemo *m = plc_arena_alloc(ev->arena, sizeof *m);
-  m->cap = 256;
-  m->tab = plc_arena_alloc(ev->arena, m->cap * sizeof *m->tab);
+  plc_ctab_init(ev->arena, &m->t, 256);
   return ev->cmemo = m;
 }
 
 static void plc_cmemo_add(plc_eval *ev, plc_centry *x)
 {
-  plc_cmemo *m = ev->cmemo;
-  if (2 * (m->n + 1) > m->cap) {
-    size_t cap = 2 * m->cap;
-    plc_centry **tab = plc_arena_alloc(ev->arena, cap * sizeof *tab);
-    for (size_t i = 0; i < m->cap; i++)
-      for (plc_centry *y = m->tab[i], *next; y; y = next) {
-        next = y->next;
-        y->next = tab[y->hash & (cap - 1)];
-        tab[y->hash & (cap - 1)] = y;
-      }
-    m->tab = tab;
-    m->cap = cap;
-  }
-  x->next = m->tab[x->hash & (m->cap - 1)];
-  m->tab[x->hash & (m->cap - 1)] = x;
-  m->n++;
+  plc_ctab_add(ev->arena, &ev->cmemo->t, &x->link);
 }
 
 /* Can a body of these steps, nest and depth be replayed here, with no
@@ -1475,7 +1502,7 @@ static PLC_NOINLINE plc_value *plc_cmemo_record(plc_eval *ev, const plc_value *f
       m->volatile_reads == vol0 && plc_cmemo_result_ok(v)) {
     plc_centry *x = plc_arena_alloc_raw(ev->arena, sizeof *x);
     x->def = f->def;
-    x->hash = hash;
+    x->link.hash = hash;
     x->n = (int)call->n;
     for (size_t i = 0; i < call->n; i++)
       x->args[i] = call->b[i].val;
@@ -1513,8 +1540,9 @@ static PLC_NOINLINE plc_value *plc_cmemo_call(plc_eval *ev, const plc_value *f, 
     h = h * 0x01000193u ^ plc_cmemo_arg_hash(a);
   }
   plc_cmemo *m = ev->cmemo ? ev->cmemo : plc_cmemo_new(ev);
-  for (const plc_centry *x = m->tab[h & (m->cap - 1)]; x; x = x->next) {
-    if (x->hash != h || x->def != f->def || x->n != (int)n)
+  for (const plc_clink *k = plc_ctab_first(&m->t, h); k; k = k->next) {
+    const plc_centry *x = (const plc_centry *)k;
+    if (k->hash != h || x->def != f->def || x->n != (int)n)
       continue;
     size_t i = 0;
     while (i < n && plc_cmemo_arg_same(x->args[i], call->b[i].val))
@@ -1556,9 +1584,8 @@ typedef struct plc_sread {
 } plc_sread;
 
 typedef struct plc_sentry {
-  struct plc_sentry *next;
+  plc_clink link; /* first: the table's (plc_ctab) */
   const plc_ast *def;
-  unsigned hash;
   int n, nreads;
   plc_value *args[PLC_CMEMO_ARGS];   /* scalars, copied; NULL: a declaration */
   signed char alias[PLC_CMEMO_ARGS]; /* a declaration's first argument */
@@ -1570,8 +1597,7 @@ typedef struct plc_sentry {
 
 struct plc_cshare {
   plc_arena *ar;
-  plc_sentry **tab;
-  size_t cap, n;
+  plc_ctab t; /* of plc_sentry */
 };
 
 _Thread_local long plc_cshare_replays;
@@ -1583,8 +1609,7 @@ struct plc_cshare *plc_cshare_new(void)
 {
   struct plc_cshare *sh = plc_xcalloc(1, sizeof *sh);
   sh->ar = plc_arena_new();
-  sh->cap = 1024;
-  sh->tab = plc_arena_alloc(sh->ar, sh->cap * sizeof *sh->tab);
+  plc_ctab_init(sh->ar, &sh->t, 1024);
   return sh;
 }
 
@@ -1641,7 +1666,7 @@ static unsigned plc_cshare_key(const plc_ast *def, const plc_env *call, signed c
 static void plc_cshare_store(plc_eval *ev, plc_env *call, const plc_centry *x)
 {
   struct plc_cshare *sh = ev->cshare;
-  if (sh->n >= PLC_CSHARE_MAX)
+  if (sh->t.n >= PLC_CSHARE_MAX)
     return;
   int arg[256];
   if (x->nreads > 256)
@@ -1658,7 +1683,7 @@ static void plc_cshare_store(plc_eval *ev, plc_env *call, const plc_centry *x)
   plc_sentry *y = plc_arena_alloc(sh->ar, sizeof *y);
   y->def = x->def;
   y->n = x->n;
-  y->hash = plc_cshare_key(x->def, call, y->alias);
+  y->link.hash = plc_cshare_key(x->def, call, y->alias);
   for (int i = 0; i < x->n; i++)
     y->args[i] = x->args[i]->tag == PLC_V_OBJ ? NULL : plc_cshare_copy(sh->ar, x->args[i]);
   y->result = plc_cshare_copy(sh->ar, x->result);
@@ -1683,21 +1708,7 @@ static void plc_cshare_store(plc_eval *ev, plc_env *call, const plc_centry *x)
     w->dry = r->dry;
     w->v = plc_cshare_copy(sh->ar, r->v);
   }
-  if (2 * (sh->n + 1) > sh->cap) {
-    size_t cap = 2 * sh->cap;
-    plc_sentry **tab = plc_arena_alloc(sh->ar, cap * sizeof *tab);
-    for (size_t i = 0; i < sh->cap; i++)
-      for (plc_sentry *z = sh->tab[i], *next; z; z = next) {
-        next = z->next;
-        z->next = tab[z->hash & (cap - 1)];
-        tab[z->hash & (cap - 1)] = z;
-      }
-    sh->tab = tab;
-    sh->cap = cap;
-  }
-  y->next = sh->tab[y->hash & (sh->cap - 1)];
-  sh->tab[y->hash & (sh->cap - 1)] = y;
-  sh->n++;
+  plc_ctab_add(sh->ar, &sh->t, &y->link);
 }
 
 /* Has field r of o the value r->v already, so that reading it evaluates
@@ -1733,7 +1744,7 @@ static int plc_cshare_holds(const plc_obj *o, const plc_sread *r)
 static int plc_cshare_same(const plc_sentry *y, const plc_ast *def, const plc_env *call,
                            const signed char *alias, unsigned hash)
 {
-  if (y->hash != hash || y->def != def || y->n != (int)call->n)
+  if (y->link.hash != hash || y->def != def || y->n != (int)call->n)
     return 0;
   for (size_t i = 0; i < call->n; i++)
     if (y->alias[i] != alias[i] ||
@@ -1753,9 +1764,10 @@ static PLC_NOINLINE plc_value *plc_cshare_try(plc_eval *ev, const plc_value *f, 
   struct plc_cshare *sh = ev->cshare;
   signed char alias[PLC_CMEMO_ARGS];
   unsigned key = plc_cshare_key(f->def, call, alias);
-  const plc_sentry *y = sh->tab[key & (sh->cap - 1)];
-  while (y && !plc_cshare_same(y, f->def, call, alias, key))
-    y = y->next;
+  const plc_clink *k = plc_ctab_first(&sh->t, key);
+  while (k && !plc_cshare_same((const plc_sentry *)k, f->def, call, alias, key))
+    k = k->next;
+  const plc_sentry *y = (const plc_sentry *)k;
   if (!y || !plc_cmemo_fits(ev, y->steps, y->nest, y->depth))
     return NULL;
   plc_cshare_replays++;
@@ -1777,7 +1789,7 @@ static PLC_NOINLINE plc_value *plc_cshare_try(plc_eval *ev, const plc_value *f, 
     ev->depth_hw = ev->depth + y->depth;
   plc_centry *x = plc_arena_alloc_raw(ev->arena, sizeof *x);
   x->def = f->def;
-  x->hash = hash;
+  x->link.hash = hash;
   x->n = (int)call->n;
   for (size_t i = 0; i < call->n; i++)
     x->args[i] = call->b[i].val;
