@@ -1443,6 +1443,28 @@ static void plc_cmemo_add(plc_eval *ev, plc_centry *x)
   plc_ctab_add(ev->arena, &ev->cmemo->t, &x->link);
 }
 
+/* A new entry of the memo for the call of f bound in call (its hash) that
+ * gave result, with the field reads logged since log0; the caller sets
+ * its steps, nest, depth and named. */
+static plc_centry *plc_cmemo_enter(plc_eval *ev, const plc_value *f, const plc_env *call,
+                                   unsigned hash, plc_value *result, size_t log0)
+{
+  plc_cmemo *m = ev->cmemo;
+  plc_centry *x = plc_arena_alloc_raw(ev->arena, sizeof *x);
+  x->def = f->def;
+  x->link.hash = hash;
+  x->n = (int)call->n;
+  for (size_t i = 0; i < call->n; i++)
+    x->args[i] = call->b[i].val;
+  x->result = result;
+  x->nreads = (int)(m->nlog - log0);
+  x->reads = plc_arena_alloc_raw(ev->arena, (x->nreads ? x->nreads : 1) * sizeof *x->reads);
+  if (x->nreads)
+    memcpy(x->reads, m->log + log0, (size_t)x->nreads * sizeof *x->reads);
+  plc_cmemo_add(ev, x);
+  return x;
+}
+
 /* Can a body of these steps, nest and depth be replayed here, with no
  * limit of plc(5) reached? */
 static int plc_cmemo_fits(const plc_eval *ev, long steps, int nest, int depth)
@@ -1500,22 +1522,11 @@ static PLC_NOINLINE plc_value *plc_cmemo_record(plc_eval *ev, const plc_value *f
     ev->depth_hw = depth_hw;
   if (!ev->stopped && ev->diag->errors == errors0 && ev->err_reads == err0 &&
       m->volatile_reads == vol0 && plc_cmemo_result_ok(v)) {
-    plc_centry *x = plc_arena_alloc_raw(ev->arena, sizeof *x);
-    x->def = f->def;
-    x->link.hash = hash;
-    x->n = (int)call->n;
-    for (size_t i = 0; i < call->n; i++)
-      x->args[i] = call->b[i].val;
-    x->result = v;
+    plc_centry *x = plc_cmemo_enter(ev, f, call, hash, v, log0);
     x->steps = (ev->steps - steps0) - (m->fresh - fresh0);
     x->nest = nest;
     x->depth = depth;
     x->named = m->named != named0;
-    x->nreads = (int)(m->nlog - log0);
-    x->reads = plc_arena_alloc_raw(ev->arena, (x->nreads ? x->nreads : 1) * sizeof *x->reads);
-    if (x->nreads)
-      memcpy(x->reads, m->log + log0, (size_t)x->nreads * sizeof *x->reads);
-    plc_cmemo_add(ev, x);
     if (ev->cshare && !x->named)
       plc_cshare_store(ev, call, x);
   }
@@ -1787,22 +1798,12 @@ static PLC_NOINLINE plc_value *plc_cshare_try(plc_eval *ev, const plc_value *f, 
     ev->nest_hw = ev->nest + y->nest;
   if (ev->depth + y->depth > ev->depth_hw)
     ev->depth_hw = ev->depth + y->depth;
-  plc_centry *x = plc_arena_alloc_raw(ev->arena, sizeof *x);
-  x->def = f->def;
-  x->link.hash = hash;
-  x->n = (int)call->n;
-  for (size_t i = 0; i < call->n; i++)
-    x->args[i] = call->b[i].val;
-  x->result = plc_cshare_copy(ev->arena, y->result);
+  plc_centry *x = plc_cmemo_enter(ev, f, call, hash, plc_cshare_copy(ev->arena, y->result),
+                                  log0);
   x->steps = y->steps;
   x->nest = y->nest;
   x->depth = y->depth;
   x->named = 0;
-  x->nreads = (int)(m->nlog - log0);
-  x->reads = plc_arena_alloc_raw(ev->arena, (x->nreads ? x->nreads : 1) * sizeof *x->reads);
-  if (x->nreads)
-    memcpy(x->reads, m->log + log0, (size_t)x->nreads * sizeof *x->reads);
-  plc_cmemo_add(ev, x);
   if (!m->open)
     m->nlog = 0;
   return x->result;
