@@ -294,27 +294,16 @@ static char *plc_fmt_wsig(plc_fmt_w a, plc_fmt_w d, int neg, int sig)
   return s;
 }
 
-/* The rational text of a unit's scale or a threshold ("1000", "1/8") as
- * n/d; 0 for anything else. */
+/* A unit's scale text ("1000", "1/8") as n/d (plc_unit_scale_long); 0
+ * for anything else. */
 static int plc_fmt_wtext(const char *t, plc_fmt_w *n, plc_fmt_w *d)
 {
-  plc_fmt_w *part = n;
-  int digits = 0;
-  *n = 0;
-  *d = 1;
-  for (;; t++) {
-    if (*t >= '0' && *t <= '9') {
-      if (++digits > 19)
-        return 0;
-      *part = *part * 10 + (unsigned)(*t - '0');
-    } else if (*t == '/' && part == n && digits) {
-      part = d;
-      *d = 0;
-      digits = 0;
-    } else {
-      return !*t && digits && *d;
-    }
-  }
+  long ln, ld;
+  if (!plc_unit_scale_long(t, &ln, &ld))
+    return 0;
+  *n = (plc_fmt_w)ln;
+  *d = (plc_fmt_w)ld;
+  return 1;
 }
 
 /* "10.500" -> "10.5", "10.0" -> "10"; strings without a point unchanged. */

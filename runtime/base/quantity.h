@@ -117,6 +117,9 @@ typedef struct plc_unit {
   int e[PLC_NDIM];
 } plc_unit;
 const plc_unit *plc_unit_lookup(const char *name, size_t len);
+/* A scale's text "n" or "n/d" as longs in lowest terms, n, d > 0 (every
+ * unit's is one); 0 for anything else (e.g. more than 18 digits). */
+int plc_unit_scale_long(const char *t, long *n, long *d);
 /* Multiply r (dimensionless) by the unit: r = r * scale, dim = unit dim.
  * Not size-checked (scales are below 2^61); see plc_q_check_size. */
 void plc_q_apply_unit(plc_quantity *r, const plc_unit *u);

@@ -152,9 +152,7 @@ const plc_unit *plc_unit_at(size_t i)
   return i < PLC_NUNITS ? &plc_units[i] : NULL;
 }
 
-/* A scale's text "n" or "n/d" as longs in lowest terms, n, d > 0 (every
- * table entry is one); 0 for anything else. */
-static int plc_unit_scale_long(const char *t, long *n, long *d)
+int plc_unit_scale_long(const char *t, long *n, long *d)
 {
   long *part = n;
   int digits = 0;
