@@ -52,8 +52,9 @@ typedef struct plc_drive {
   /* A search's ranking cut (or NULL): called with a run's result once its
    * step is known (plc_analyse_first); when it returns 1 the run cannot
    * enter the ranking, and fails with its other figures not computed
-   * (the run itself, not one whose result it reads) */
-  int (*cut)(void *ctx, const plc_result *res);
+   * (the run itself, not one whose result it reads).  It may add the
+   * figures plc_analyse_step_ratios gives to res. */
+  int (*cut)(void *ctx, plc_result *res);
   void *cut_ctx;
   int cut_seen;            /* ... and it did */
   int sensitivity;         /* compute what would hide each exposed row (the

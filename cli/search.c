@@ -62,7 +62,8 @@ typedef struct plc_sworker {
   plc_sresult *res;
   plc_lcache *cache;  /* instances its candidates lowered (lower.h) */
   struct plc_cshare *calls; /* calls its candidates evaluated (eval.h) */
-  uint64_t cut;       /* candidates it passed without ranking (plc_search_cut) */
+  uint64_t cut;       /* candidates it cut before ranking (plc_search_cut) */
+  uint64_t cut_failed; /* ... of them failing a requirement */
 } plc_sworker;
 
 static char *plc_search_expr_text(const plc_ast *e);
@@ -350,14 +351,57 @@ static void plc_search_free_setup(plc_search *S)
   plc_sspec_free(&S->sp);
 }
 
+/* The results a requirement may read and still be decided when its
+ * candidate is cut (plc_search_cut): plc_report_figure's that
+ * plc_analyse_first sets (the step, its parts, the run's counts) and the
+ * two plc_analyse_step_ratios adds. */
+static const char *const plc_search_step_figures[] = {
+  "step_time", "bubble", "t_f", "t_b", "dp_tail_time", "mu", "world", "tokens",
+  "tokens_per_s", "mfu",
+};
+
+/* Does e read nothing but numbers, booleans and those results, through
+ * operators?  (A result name is bound before any other: plc_search_name.)
+ * Anything else (a field of the train, a call, another train's result)
+ * could read what a cut run does not have, or evaluate a run. */
+static int plc_search_step_only(const plc_ast *e)
+{
+  if (!e)
+    return 1;
+  switch (e->kind) {
+  case PLC_AST_NUM:
+  case PLC_AST_BOOL:
+    return 1;
+  case PLC_AST_NAME:
+    for (size_t i = 0; i < sizeof plc_search_step_figures / sizeof *plc_search_step_figures; i++)
+      if (!strcmp(e->name, plc_search_step_figures[i]))
+        return 1;
+    return 0;
+  case PLC_AST_LIST:
+    for (const plc_ast *x = e->list.head; x; x = x->next)
+      if (!plc_search_step_only(x))
+        return 0;
+    return 1;
+  case PLC_AST_UNARY:
+  case PLC_AST_BINARY:
+  case PLC_AST_COND:
+    return plc_search_step_only(e->a) && plc_search_step_only(e->b) &&
+           plc_search_step_only(e->c);
+  default:
+    return 0;
+  }
+}
+
 /* Whether and how candidates are cut (plc_search_cut): when nothing but
- * the objective is asked of a candidate that runs (no requirement), and
- * the objective is the step time or follows from it alone (tokens/s).
- * PLC_SEARCH_NO_CUT=1 turns it off (tests compare both). */
+ * the objective and requirements on the step's figures (above) are asked
+ * of a candidate that runs, and the objective is the step time or follows
+ * from it alone (tokens/s).  PLC_SEARCH_NO_CUT=1 turns it off (tests
+ * compare both). */
 static int plc_search_cut_kind(const plc_search *S)
 {
   const char *no = getenv("PLC_SEARCH_NO_CUT");
-  if ((no && *no && strcmp(no, "0")) || S->sp.require)
+  if ((no && *no && strcmp(no, "0")) ||
+      (S->sp.require && !plc_search_step_only(S->sp.require->a)))
     return 0;
   const plc_ast *e = S->sp.objective ? S->sp.objective->a : NULL;
   if (!e)
@@ -462,6 +506,8 @@ typedef struct plc_scand {
   int driving;
   plc_drive_run *run;
   plc_obj *train;
+  plc_sworker *wk;
+  char *cut_why;  /* a cut candidate's failed requirement (plc_search_cut) */
 } plc_scand;
 
 /* The candidate train: BASE with the entries and this candidate's values. */
@@ -493,17 +539,13 @@ static plc_ast *plc_search_train(const plc_search *S, plc_scand *c, const int *p
 /* A candidate that passes but cannot enter the ranking (plc_search_cut). */
 static const char plc_search_passed[] = "passes, not ranked";
 
-/* The drive's ranking cut (drive.h): 1 when a run whose step is res->step
- * would rank after the worker's last row while the worker keeps `top`
- * rows already.  Its objective is then strictly worse than that row's, so
- * no tie-break (peak memory, then order) could place it higher: the same
- * ranking comes out, and the run's other figures (the critical stage
- * simulated in full, its memory, its report parts) are never computed.
- * A worker cuts against its own rows: the ranking of the threads' or of
- * the shards' rows merged is the same. */
-static int plc_search_cut(void *ctx, const plc_result *res)
+/* Would a run whose step is res->step rank after the worker's last row
+ * while the worker keeps `top` rows already?  Its objective is then
+ * strictly worse than that row's, so no tie-break (peak memory, then
+ * order) could place it higher.  A worker compares with its own rows: the
+ * ranking of the threads' or of the shards' rows merged is the same. */
+static int plc_search_behind(const plc_sworker *wk, const plc_result *res)
 {
-  const plc_sworker *wk = ctx;
   const plc_sresult *r = wk->res;
   if (!wk->S->cut || r->nrows < r->top || r->top <= 0)
     return 0;
@@ -516,10 +558,12 @@ static int plc_search_cut(void *ctx, const plc_result *res)
   mpq_init(tok);
   mpq_set_si(tok, (long)res->run->global_batch * res->run->seq, 1);
   plc_q_rat_div(tok, tok, res->step);
-  int cut = mpq_cmp(tok, last->objective) < 0;
+  int behind = mpq_cmp(tok, last->objective) < 0;
   mpq_clear(tok);
-  return cut;
+  return behind;
 }
+
+static int plc_search_cut(void *ctx, plc_result *res);
 
 /* Compile, lower and analyse the candidate; NULL when it went well, else
  * why not (the first error, or c->diag's), or plc_search_passed. */
@@ -553,7 +597,8 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   c->sema.ev.cshare = wk->calls;  /* and calls */
   c->sema.ev.lower_share_times = 1; /* no sensitivity rows */
   c->drive.cut = S->cut ? plc_search_cut : NULL;
-  c->drive.cut_ctx = wk;
+  c->drive.cut_ctx = c;
+  c->wk = wk;
   free(c->diag.first_warning); /* the plan's own warnings are the main compilation's */
   c->diag.first_warning = NULL;
   c->run = plc_drive_train(&c->drive, t);
@@ -592,34 +637,115 @@ static plc_value *plc_search_name(void *ctx, const char *name, const plc_loc *at
   return c->train ? plc_eval_field(ev, c->train, name, at) : NULL;
 }
 
-static plc_value *plc_search_value(plc_scand *c, const plc_ast *e)
+static plc_value *plc_search_value_by(plc_scand *c, const plc_ast *e, plc_sspec_lookup *lookup,
+                                      void *ctx)
 {
   plc_eval *ev = &c->sema.ev;
-  return plc_eval_expr(ev, e, plc_sspec_env(ev, ev->global, e, plc_search_name, c));
+  return plc_eval_expr(ev, e, plc_sspec_env(ev, ev->global, e, lookup, ctx));
+}
+
+static plc_value *plc_search_value(plc_scand *c, const plc_ast *e)
+{
+  return plc_search_value_by(c, e, plc_search_name, c);
+}
+
+/* The requirements, their bare names read through lookup: 0 when all
+ * hold; 1 when one is false, *why then its text (malloc'd); -1 when one
+ * has no value. */
+static int plc_search_check(const plc_search *S, plc_scand *c, plc_sspec_lookup *lookup,
+                            void *ctx, char **why)
+{
+  const plc_ast *e = S->sp.require ? S->sp.require->a : NULL;
+  if (!e)
+    return 0;
+  int list = e->kind == PLC_AST_LIST;
+  for (const plc_ast *x = list ? e->list.head : e; x; x = list ? x->next : NULL) {
+    plc_value *v = plc_search_value_by(c, x, lookup, ctx);
+    if (v->tag == PLC_V_BOOL && v->known && v->b)
+      continue;
+    if (v->tag != PLC_V_BOOL || !v->known)
+      return -1;
+    char *t = plc_search_expr_text(x);
+    *why = plc_report_sprintf("require %s is false", t);
+    free(t);
+    return 1;
+  }
+  return 0;
 }
 
 /* The requirements; NULL when all hold, else why not (malloc'd); *own
  * is set when that is a requirement's own text (kept as written). */
 static char *plc_search_require(const plc_search *S, plc_scand *c, int *own)
 {
-  const plc_ast *e = S->sp.require ? S->sp.require->a : NULL;
-  if (!e)
-    return NULL;
-  int list = e->kind == PLC_AST_LIST;
-  for (const plc_ast *x = list ? e->list.head : e; x; x = list ? x->next : NULL) {
-    plc_value *v = plc_search_value(c, x);
-    if (v->tag == PLC_V_BOOL && v->known && v->b)
-      continue;
-    if (v->tag == PLC_V_BOOL && v->known) {
-      *own = 1;
-      char *t = plc_search_expr_text(x);
-      char *s = plc_report_sprintf("require %s is false", t);
-      free(t);
-      return s;
-    }
-    return plc_xstrdup(c->diag.first_error ? c->diag.first_error : "a requirement has no value");
+  char *why = NULL;
+  int k = plc_search_check(S, c, plc_search_name, c, &why);
+  if (k > 0)
+    *own = 1;
+  if (k >= 0)
+    return why;
+  return plc_xstrdup(c->diag.first_error ? c->diag.first_error : "a requirement has no value");
+}
+
+/* A cut run's figures (plc_search_step_figures) for its requirements. */
+typedef struct plc_scut {
+  plc_scand *c;
+  const plc_result *res;
+  int missing; /* a figure it does not have (mfu of pinned compute) */
+} plc_scut;
+
+static plc_value *plc_search_step_name(void *ctx, const char *name, const plc_loc *at)
+{
+  (void)at;
+  plc_scut *k = ctx;
+  plc_eval *ev = &k->c->sema.ev;
+  plc_quantity q;
+  plc_q_init(&q);
+  plc_value *v = NULL;
+  if (plc_report_figure(k->res, name, &q))
+    k->missing = 1;
+  else
+    v = plc_value_num(ev, &q);
+  plc_q_clear(&q);
+  return v;
+}
+
+/* The drive's ranking cut (drive.h): 1 when the run cannot enter the
+ * ranking (plc_search_behind), so that its other figures (the critical
+ * stage simulated in full, its memory, its report parts) are never
+ * computed and the same ranking comes out.  The candidate still counts
+ * as it would: when the search has requirements (on the step's figures
+ * alone, plc_search_cut_kind), they are decided here from the step and
+ * its ratios, and one that is false is kept in c->cut_why.  One that
+ * cannot be decided so (no mfu, an error: its diagnostics go to a scratch
+ * sink) leaves the run uncut, to fail as it would. */
+static int plc_search_cut(void *ctx, plc_result *res)
+{
+  plc_scand *c = ctx;
+  const plc_search *S = c->wk->S;
+  if (!plc_search_behind(c->wk, res))
+    return 0;
+  if (!S->sp.require)
+    return 1;
+  plc_analyse_step_ratios(res);
+  plc_eval *ev = &c->sema.ev;
+  plc_diag scratch, *keep = ev->diag;
+  plc_diag_init(&scratch, stderr);
+  scratch.capture = 1;
+  scratch.max_errors = scratch.max_warnings = 0;
+  ev->diag = &scratch;
+  plc_scut k = {.c = c, .res = res};
+  char *why = NULL;
+  int held = plc_search_check(S, c, plc_search_step_name, &k, &why);
+  ev->diag = keep;
+  int decided = held >= 0 && !k.missing && scratch.errors == 0 && scratch.warnings == 0;
+  free(scratch.first_error);
+  free(scratch.first_warning);
+  if (!decided) {
+    free(why);
+    return 0;
   }
-  return NULL;
+  c->cut_why = why;
+  return 1;
 }
 
 /* The row of a candidate that passed: its figures and values. */
@@ -670,6 +796,7 @@ static void plc_scand_free(plc_scand *c)
   plc_arena_free(c->arena);
   free(c->diag.first_error);
   free(c->diag.first_warning);
+  free(c->cut_why);
 }
 
 /* Evaluate candidate `index` into the worker's result. */
@@ -689,8 +816,12 @@ static void plc_search_candidate(plc_sworker *wk, uint64_t index)
   int own = 0;
   if (why == plc_search_passed) {
     wk->res->evaluated++;
-    wk->res->ranked++;
     wk->cut++;
+    if (c.cut_why) { /* a requirement of the step's figures is false */
+      plc_sresult_skip(wk->res, c.cut_why, 1);
+      wk->cut_failed++;
+    } else
+      wk->res->ranked++;
     plc_scand_free(&c);
     return;
   }
@@ -795,8 +926,8 @@ static plc_sresult *plc_search_threads(plc_search *S)
   const char *st = getenv("PLC_LOWER_XCACHE_STATS");
   for (int t = 0; t < jobs; t++) {
     if (st && *st && strcmp(st, "0"))
-      fprintf(stderr, "plc: search: %llu candidates passed, cut before ranking\n",
-              (unsigned long long)w[t].cut);
+      fprintf(stderr, "plc: search: %llu candidates cut before ranking, %llu of them failing a "
+              "requirement\n", (unsigned long long)w[t].cut, (unsigned long long)w[t].cut_failed);
     plc_lcache_free(w[t].cache);
     plc_cshare_free(w[t].calls);
   }

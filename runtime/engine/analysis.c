@@ -1205,16 +1205,23 @@ static void plc_mfu(plc_result *r)
   mpq_clears(f, d, NULL);
 }
 
-static void plc_ratios(plc_result *r)
+void plc_analyse_step_ratios(plc_result *r)
 {
   const plc_ir_run *run = r->run;
   if (mpq_sgn(r->step) > 0) {
-    plc_q_rat_div(r->eta, r->dev_useful, r->step); /* the critical device's */
-    plc_q_rat_div(r->busy, r->dev_all_compute, r->step);
     mpq_set_si(r->tokens_per_s, (long)run->global_batch * run->seq, 1);
     plc_q_rat_div(r->tokens_per_s, r->tokens_per_s, r->step);
   }
   plc_mfu(r);
+}
+
+static void plc_ratios(plc_result *r)
+{
+  if (mpq_sgn(r->step) > 0) {
+    plc_q_rat_div(r->eta, r->dev_useful, r->step); /* the critical device's */
+    plc_q_rat_div(r->busy, r->dev_all_compute, r->step);
+  }
+  plc_analyse_step_ratios(r);
 }
 
 /* The critical stage's microbatch times (its lists' ends) and t_w. */

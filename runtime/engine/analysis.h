@@ -126,6 +126,10 @@ void plc_analyse(plc_result *res, const plc_ir_run *run);
  * alone, and is only for plc_result_free.  The two make plc_analyse. */
 void plc_analyse_first(plc_result *res, const plc_ir_run *run);
 void plc_analyse_rest(plc_result *res, int figures);
+/* After plc_analyse_first: the figures that follow from the step and the
+ * run alone, tokens_per_s and mfu (a search's cut reads them to decide a
+ * requirement without the rest; plc_analyse_rest sets them again). */
+void plc_analyse_step_ratios(plc_result *res);
 
 /* Device d's F&B blocks with slot a's forward (res->fbo): the model stage
  * (DualPipe) or model chunk (dualpipev) its forward runs and the one its
