@@ -347,8 +347,8 @@ static inline int plc_flow_ncmp(plc_flow_ar *ar, const plc_flow_num *a, const pl
 
 /* ---- a binary min-heap of (time key, a, b, c) ------------------------------
  * Ties are broken by a, b, c, which makes every run deterministic.
- * Entries trade places whole: on GMP each key's limbs move with it, as
- * mpq_swap would move them, so keys are initialised once and reused. */
+ * Entries move whole: on GMP each key's limbs move with it, as mpq_swap
+ * would move them, so keys are initialised once and reused. */
 
 typedef struct plc_flow_ent {
   plc_flow_num key;
@@ -371,15 +371,9 @@ static inline int plc_flow_less(plc_flow_heap *h, const plc_flow_ent *x, const p
   return x->c < y->c;
 }
 
-static inline void plc_flow_swap(plc_flow_heap *h, int i, int j)
-{
-  plc_flow_ent t = h->e[i];
-  h->e[i] = h->e[j];
-  h->e[j] = t;
-}
-
 /* Push key's value, on GMP swapped in (not copied): key is left holding
- * some other value, its limbs reused; take it as scratch either way. */
+ * some other value, its limbs reused; take it as scratch either way.  The
+ * new entry sifts up as a hole that parents move down into. */
 static void plc_flow_push(plc_flow_heap *h, plc_flow_num *key, int a, int b, unsigned c)
 {
   if (h->n == h->cap) {
@@ -389,26 +383,37 @@ static void plc_flow_push(plc_flow_heap *h, plc_flow_num *key, int a, int b, uns
     h->cap = cap;
   }
   int i = h->n++;
-  plc_flow_nswap(h->ar, &h->e[i].key, key);
-  h->e[i].a = a, h->e[i].b = b, h->e[i].c = c;
-  while (i > 0 && plc_flow_less(h, &h->e[i], &h->e[(i - 1) / 2])) {
-    plc_flow_swap(h, i, (i - 1) / 2);
-    i = (i - 1) / 2;
+  plc_flow_ent x;
+  if (h->ar->big) {
+    x.key = h->e[i].key; /* its limbs are reused */
+    mpq_swap(x.key.q, key->q);
+  } else {
+    x.key.s = key->s;
   }
+  x.a = a, x.b = b, x.c = c;
+  for (; i > 0 && plc_flow_less(h, &x, &h->e[(i - 1) / 2]); i = (i - 1) / 2)
+    h->e[i] = h->e[(i - 1) / 2];
+  h->e[i] = x;
 }
 
-/* Remove the root; it stays readable at h->e[h->n] until the next push. */
+/* Remove the root; it stays readable at h->e[h->n] until the next push.
+ * The last entry sifts down from the root as a hole. */
 static void plc_flow_pop(plc_flow_heap *h)
 {
-  plc_flow_swap(h, 0, --h->n);
-  for (int i = 0;;) {
-    int l = 2 * i + 1, r = l + 1, m = i;
-    if (l < h->n && plc_flow_less(h, &h->e[l], &h->e[m])) m = l;
-    if (r < h->n && plc_flow_less(h, &h->e[r], &h->e[m])) m = r;
-    if (m == i) break;
-    plc_flow_swap(h, i, m);
+  if (--h->n == 0) /* the root was alone (mostly: few events wait at once) */
+    return;
+  plc_flow_ent root = h->e[0], x = h->e[h->n];
+  int i = 0;
+  for (;;) {
+    int l = 2 * i + 1, m = l;
+    if (l >= h->n) break;
+    if (l + 1 < h->n && plc_flow_less(h, &h->e[l + 1], &h->e[l])) m = l + 1;
+    if (!plc_flow_less(h, &h->e[m], &x)) break;
+    h->e[i] = h->e[m];
     i = m;
   }
+  h->e[i] = x;
+  h->e[h->n] = root;
 }
 
 static void plc_flow_heap_free(plc_flow_heap *h)
@@ -442,6 +447,7 @@ typedef struct plc_flow_state {
   int last_end;         /* the op that ended last, or -1 */
   int *work_phase;      /* the op's fixed part is over and it holds its link */
   int *ready, nready;   /* ops that may start now */
+  int *mem;             /* holds succ_at, waiting, ready and work_phase */
   plc_flow_q *qstart;   /* on machine integers, when starts are kept: per op */
   plc_flow_link *links;
   int nlinks;
@@ -486,18 +492,20 @@ static int plc_flow_same_deps(const plc_flow_op *a, const plc_flow_op *b)
          (a->deps == b->deps || !memcmp(a->deps, b->deps, (size_t)a->ndeps * sizeof *a->deps));
 }
 
-/* join_of[i]: the join op i waits through, or -1; returns how many. */
+/* join_of[i]: the join op i waits through, or -1 (join_of NULL when no
+ * op does); returns how many. */
 static int plc_flow_joins(plc_flow_state *st)
 {
   const plc_flow_op *ops = st->ops;
   int n = st->n, nj = 0, cand = 0;
-  st->join_of = plc_xmalloc(((size_t)n + 1) * sizeof *st->join_of);
-  for (int i = 0; i < n; i++) {
-    st->join_of[i] = -1;
+  for (int i = 0; i < n; i++)
     cand += ops[i].ndeps >= PLC_FLOW_JOIN_MIN;
-  }
+  st->join_of = NULL;
   if (cand < 2)
     return 0;
+  st->join_of = plc_xmalloc(((size_t)n + 1) * sizeof *st->join_of);
+  for (int i = 0; i < n; i++)
+    st->join_of[i] = -1;
   size_t size = 4;
   while (size < 2 * (size_t)cand) size *= 2;
   int *tab = plc_xmalloc(size * sizeof *tab);
@@ -519,63 +527,64 @@ static int plc_flow_joins(plc_flow_state *st)
   return nj;
 }
 
-/* Count (fill == NULL) or write op i's incoming edges: from its
- * dependencies, or from its join (and, for the join's first op, the join's
- * from the dependencies). */
-static void plc_flow_edges_in(plc_flow_state *st, int i, const int *first_of, int *fill)
+/* The edge x -> y: counted (into succ_at[x + 2] and y's waiting), or
+ * with fill written (at succ_at[x + 1], which moves on). */
+static inline void plc_flow_edge(plc_flow_state *st, int x, int y, int fill)
 {
-  const plc_flow_op *o = &st->ops[i];
-  int j = st->join_of[i], to = i;
-  if (j >= 0) {
-    int jn = st->n + j;
-    if (fill) st->succ[fill[jn]++] = i;
-    else st->succ_at[jn + 1]++, st->waiting[i]++;
-    if (first_of[j] != i)
-      return;
-    to = jn;
-  }
-  for (int d = 0; d < o->ndeps; d++) {
-    if (fill) st->succ[fill[o->deps[d]]++] = to;
-    else st->succ_at[o->deps[d] + 1]++, st->waiting[to]++;
+  if (fill)
+    st->succ[st->succ_at[x + 1]++] = y;
+  else
+    st->succ_at[x + 2]++, st->waiting[y]++;
+}
+
+/* Every edge, in one order both times: into op i from its dependencies,
+ * or from its join (and, for the join's first op, into the join from the
+ * dependencies), then from op i to the next op of its stream. */
+static inline void plc_flow_edges(plc_flow_state *st, const int *first_of, const int *next,
+                                  int fill)
+{
+  for (int i = 0; i < st->n; i++) {
+    const plc_flow_op *o = &st->ops[i];
+    int j = st->join_of ? st->join_of[i] : -1, to = i;
+    if (j >= 0) {
+      plc_flow_edge(st, st->n + j, i, fill);
+      to = first_of[j] == i ? st->n + j : -1;
+    }
+    for (int d = 0; to >= 0 && d < o->ndeps; d++)
+      plc_flow_edge(st, o->deps[d], to, fill);
+    if (next[i] >= 0)
+      plc_flow_edge(st, i, next[i], fill);
   }
 }
 
 /* Successor lists in one array: each dependency edge reversed (through
- * joins), and each op to the next op of its stream. */
+ * joins), and each op to the next op of its stream.  succ_at, waiting,
+ * ready and work_phase are one zeroed block, st->mem. */
 static void plc_flow_graph(plc_flow_state *st, int nstreams)
 {
   int n = st->n, nj = plc_flow_joins(st), nn = n + nj;
-  int *last = plc_xmalloc(((size_t)nstreams + 1) * sizeof *last);
-  int *next = plc_xmalloc(((size_t)n + 1) * sizeof *next);
-  int *first_of = plc_xmalloc(((size_t)nj + 1) * sizeof *first_of);
+  int *tmp = plc_xmalloc(((size_t)n + (size_t)nstreams + (size_t)nj + 1) * sizeof *tmp);
+  int *next = tmp, *last = tmp + n, *first_of = last + nstreams;
   for (int j = 0; j < nj; j++) first_of[j] = -1;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; st->join_of && i < n; i++)
     if (st->join_of[i] >= 0 && first_of[st->join_of[i]] < 0) first_of[st->join_of[i]] = i;
   for (int s = 0; s < nstreams; s++) last[s] = -1;
   st->nnodes = nn;
-  st->waiting = plc_xcalloc((size_t)nn + 1, sizeof *st->waiting);
-  st->succ_at = plc_xcalloc((size_t)nn + 2, sizeof *st->succ_at);
+  st->mem = plc_xcalloc(2 * (size_t)nn + 2 * (size_t)n + 4, sizeof *st->mem);
+  st->succ_at = st->mem;                   /* nn + 2 */
+  st->waiting = st->succ_at + nn + 2;      /* nn */
+  st->ready = st->waiting + nn;            /* n + 1 */
+  st->work_phase = st->ready + n + 1;      /* n + 1 */
   for (int i = n - 1; i >= 0; i--) {
     int s = st->ops[i].stream;
     next[i] = last[s];
     last[s] = i;
   }
-  for (int i = 0; i < n; i++) {
-    plc_flow_edges_in(st, i, first_of, NULL);
-    if (next[i] >= 0) st->succ_at[i + 1]++, st->waiting[next[i]]++;
-  }
-  for (int i = 0; i < nn; i++) st->succ_at[i + 1] += st->succ_at[i];
-  st->succ = plc_xmalloc(((size_t)st->succ_at[nn] + 1) * sizeof *st->succ);
-  int *fill = plc_xmalloc(((size_t)nn + 1) * sizeof *fill);
-  for (int i = 0; i < nn; i++) fill[i] = st->succ_at[i];
-  for (int i = 0; i < n; i++) {
-    plc_flow_edges_in(st, i, first_of, fill);
-    if (next[i] >= 0) st->succ[fill[i]++] = next[i];
-  }
-  free(fill);
-  free(first_of);
-  free(next);
-  free(last);
+  plc_flow_edges(st, first_of, next, 0);
+  for (int x = 0; x < nn; x++) st->succ_at[x + 2] += st->succ_at[x + 1];
+  st->succ = plc_xmalloc(((size_t)st->succ_at[nn + 1] + 1) * sizeof *st->succ);
+  plc_flow_edges(st, first_of, next, 1); /* now x's are succ_at[x] .. succ_at[x + 1] */
+  free(tmp);
 }
 
 /* Bring a link's virtual time to real time t. */
@@ -617,16 +626,24 @@ static void plc_flow_join_link(plc_flow_state *st, int i, const plc_flow_num *t)
 
 /* Node x's predecessor i ended: x is ready (op) or releases its ops (join)
  * once nothing else holds it. */
-static void plc_flow_release(plc_flow_state *st, int x, int i)
+static void plc_flow_release(plc_flow_state *st, int x, int i);
+
+/* A join's last predecessor i ended: its ops are released. */
+static void plc_flow_release_join(plc_flow_state *st, int x, int i)
+{
+  for (int k = st->succ_at[x]; k < st->succ_at[x + 1]; k++) plc_flow_release(st, st->succ[k], i);
+}
+
+static inline void plc_flow_release(plc_flow_state *st, int x, int i)
 {
   if (--st->waiting[x] != 0)
     return;
   if (x < st->n) {
     st->f->cause[x] = i;
     st->ready[st->nready++] = x;
-    return;
+  } else {
+    plc_flow_release_join(st, x, i);
   }
-  for (int k = st->succ_at[x]; k < st->succ_at[x + 1]; k++) plc_flow_release(st, st->succ[k], i);
 }
 
 /* Op i ends (or, with start, starts) at t. */
@@ -727,9 +744,10 @@ static void plc_flow_init(plc_flow_state *st, int n, mpq_srcptr t0, int starts)
   st->qstart = starts && !big ? plc_xmalloc(((size_t)n + 1) * sizeof *st->qstart) : NULL;
   f->end = big ? plc_xmalloc(((size_t)n + 1) * sizeof *f->end) : NULL;
   f->qend = big ? NULL : plc_xmalloc(((size_t)n + 1) * sizeof *f->qend);
-  f->cause = plc_xmalloc(((size_t)n + 1) * sizeof *f->cause);
-  f->ran = plc_xcalloc((size_t)n + 1, sizeof *f->ran);
-  f->order = plc_xmalloc(((size_t)n + 1) * sizeof *f->order);
+  f->cause = plc_xmalloc((3 * (size_t)n + 1) * sizeof *f->cause); /* and ran, order */
+  f->ran = f->cause + n;
+  f->order = f->ran + n;
+  memset(f->ran, 0, (size_t)n * sizeof *f->ran);
   f->nended = 0;
   f->shared = plc_xcalloc((size_t)n + 1, sizeof *f->shared);
   for (int i = 0; i < n; i++) f->cause[i] = -1;
@@ -738,17 +756,11 @@ static void plc_flow_init(plc_flow_state *st, int n, mpq_srcptr t0, int starts)
     mpq_set(f->makespan, t0);
 }
 
-/* A run on machine integers left as plc_flow_run leaves it: starts and
- * ends as rationals (with starts), else the ends in qend (0 for the ops
- * that never ran). */
+/* A run with starts on machine integers left as plc_flow_run leaves it:
+ * starts and ends as rationals (0 for the ops that never ran). */
 static void plc_flow_to_mpq(plc_flow_state *st)
 {
   plc_flow *f = st->f;
-  if (!st->qstart) {
-    for (int i = 0; i < f->n; i++)
-      if (!f->ran[i]) f->qend[i] = (plc_flow_q){0, 1};
-    return;
-  }
   f->start = plc_xmalloc(((size_t)f->n + 1) * sizeof *f->start);
   f->end = plc_xmalloc(((size_t)f->n + 1) * sizeof *f->end);
   for (int i = 0; i < f->n; i++) {
@@ -762,25 +774,25 @@ static void plc_flow_to_mpq(plc_flow_state *st)
   f->qend = NULL;
 }
 
-/* Which op never ran (the first); the makespan is the end of the op that
- * ended last (st->last_end, -1 for none), or t0. */
+/* Which op never ran (the first), its times 0; the makespan is the end
+ * of the op that ended last (st->last_end, -1 for none), or t0. */
 static int plc_flow_finish(plc_flow_state *st, int *stuck)
 {
   plc_flow *f = st->f;
   int first = -1, last = st->last_end;
-  if (!f->big) {
-    if (last >= 0)
-      plc_fq_put(f->makespan, &f->qend[last]);
-    plc_flow_to_mpq(st);
-  } else if (last >= 0) {
+  if (last >= 0 && f->big)
     mpq_set(f->makespan, f->end[last]);
-  }
-  for (int i = 0; i < f->n; i++)
+  else if (last >= 0)
+    plc_fq_put(f->makespan, &f->qend[last]);
+  for (int i = 0; f->nended < f->n && i < f->n; i++)
     if (!f->ran[i]) {
       if (first < 0) first = i;
+      if (!f->big) f->qend[i] = (plc_flow_q){0, 1};
       if (f->big && f->start) mpq_init(f->start[i]);
       if (f->big) mpq_init(f->end[i]);
     }
+  if (!f->big && st->qstart)
+    plc_flow_to_mpq(st);
   if (stuck) *stuck = first;
   return first < 0 ? 0 : -1;
 }
@@ -794,8 +806,6 @@ static int plc_flow_try(plc_flow *f, const plc_flow_op *ops, int n, int nstreams
                        .nlinks = nlinks, .last_end = -1};
   if (big) mpq_init(st.ar.given);
   plc_flow_init(&st, n, t0, starts);
-  st.work_phase = plc_xcalloc((size_t)n + 1, sizeof *st.work_phase);
-  st.ready = plc_xmalloc(((size_t)n + 1) * sizeof *st.ready);
   st.links = plc_xcalloc((size_t)nlinks + 1, sizeof *st.links);
   for (int li = 0; li < nlinks; li++) {
     plc_flow_ninit(&st.ar, &st.links[li].v);
@@ -816,8 +826,7 @@ static int plc_flow_try(plc_flow *f, const plc_flow_op *ops, int n, int nstreams
   plc_flow_heap_free(&st.events);
   plc_flow_nclear(&st.ar, &st.tmp);
   if (big) mpq_clear(st.ar.given);
-  free(st.links), free(st.ready), free(st.work_phase), free(st.waiting);
-  free(st.succ), free(st.succ_at), free(st.join_of);
+  free(st.links), free(st.mem), free(st.succ), free(st.join_of);
   int r = -2;
   if (st.ar.over)
     plc_flow_free(f);
@@ -861,11 +870,8 @@ void plc_flow_end_get(mpq_ptr q, const plc_flow *f, int i)
 
 void plc_flow_free(plc_flow *f)
 {
-  for (int i = 0; i < f->n; i++) {
-    if (f->start) mpq_clear(f->start[i]);
-    if (f->end) mpq_clear(f->end[i]);
-  }
+  for (int i = 0; f->start && i < f->n; i++) mpq_clear(f->start[i]);
+  for (int i = 0; f->end && i < f->n; i++) mpq_clear(f->end[i]);
   mpq_clear(f->makespan);
-  free(f->start), free(f->end), free(f->qend), free(f->cause), free(f->ran), free(f->order);
-  free(f->shared);
+  free(f->start), free(f->end), free(f->qend), free(f->cause), free(f->shared);
 }

@@ -56,7 +56,8 @@ typedef struct plc_flow {
   plc_flow_q *qend;     /* from plc_flow_run_ends when the run fit machine
                            integers: per op its end (else NULL) */
   int big;              /* 1: the run went on GMP rationals */
-  int *cause;           /* the op whose end let it start (its stream
+  int *cause;           /* (one block with ran and order: plc_flow_free)
+                           the op whose end let it start (its stream
                            predecessor or a dependency), -1 for none */
   int *ran;             /* 1 for every op that ran */
   int *order, nended;   /* the ops that ran in the order they ended, so by

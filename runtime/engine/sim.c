@@ -1806,6 +1806,22 @@ static void plc_sim_late(const plc_sim_head *h, int i, mpq_t fixed, mpq_t work)
   mpq_clear(done);
 }
 
+/* The fixed part (plc_sim_cost_split) of an op that took t in units of
+ * 1/d, lat its dimension's latency so (plc_sim_int_latency, >= 0): k
+ * latency steps, at most t.  k lat < t decides, not lat < t / k (the same
+ * for t >= 0: a 128-bit division less); k lat fits, lat having under
+ * PLC_SI_BITS / 2 bits and k under 32. */
+static plc_si plc_sim_int_fix(const plc_ir_op *op, plc_si t, const plc_si *lat)
+{
+  if (op->kind == PLC_OPK_COMPUTE)
+    return t;
+  long k = plc_sim_steps(op);
+  if (k <= 0)
+    return 0;
+  plc_si kl = (plc_si)k * lat[op->dim];
+  return kl > t ? t : kl;
+}
+
 /* Op i's fixed part and work in units of 1/den (plc_sim_cost_split):
  * with h in integers, its time being what it took there (lat from
  * plc_sim_int_latency), and what is left of it when h->first came. */
@@ -1814,12 +1830,9 @@ static void plc_sim_flow_cost(const plc_sim_net *net, const plc_ir_op *op, int i
                               mpq_t fixed, mpq_t work)
 {
   if (h && (op->kind == PLC_OPK_COMPUTE || lat[op->dim] >= 0)) {
-    plc_si t = h->end[i] - h->start[i], fix = t;
-    if (op->kind != PLC_OPK_COMPUTE) {
-      long k = plc_sim_steps(op);
-      fix = k <= 0 ? 0 : lat[op->dim] > t / k ? t : (plc_si)k * lat[op->dim];
+    plc_si t = h->end[i] - h->start[i], fix = plc_sim_int_fix(op, t, lat);
+    if (op->kind != PLC_OPK_COMPUTE)
       plc_s64_put(mpq_numref(work), (plc_su)(t - fix));
-    }
     plc_s64_put(mpq_numref(fixed), (plc_su)fix);
   } else {
     plc_sim_cost_split(net, op, fixed, work);
@@ -1873,8 +1886,12 @@ static void plc_sim_costs_free(plc_sim_costs *c)
 /* The whole pair (fix, work) of c (made on first use). */
 static const plc_flow_q *plc_sim_costs_int(plc_sim_costs *c, plc_si fix, plc_si work)
 {
-  uint64_t hf = (uint64_t)(plc_su)fix, hw = (uint64_t)(plc_su)work;
-  size_t s = (size_t)(((hf * 0x9E3779B97F4A7C15u) ^ (hw * 0xC2B2AE3D27D4EB4Fu)) >> 24) & c->mask;
+  /* times in units of a common denominator share many low zero bits:
+   * the slot comes from the high half of a product, which all bits move */
+  uint64_t hf = (uint64_t)(plc_su)fix ^ (uint64_t)((plc_su)fix >> 31 >> 31 >> 2),
+           hw = (uint64_t)(plc_su)work ^ (uint64_t)((plc_su)work >> 31 >> 31 >> 2);
+  uint64_t hh = (hf * 0x9E3779B97F4A7C15u + hw) * 0xC2B2AE3D27D4EB4Fu;
+  size_t s = (size_t)(hh >> 32) & c->mask;
   for (; c->at[s] >= 0; s = (s + 1) & c->mask)
     if (c->key[2 * s] == fix && c->key[2 * s + 1] == work)
       return &c->w[c->at[s]];
@@ -1896,11 +1913,7 @@ static void plc_sim_flow_pair(plc_sim_costs *c, plc_flow_op *o, const plc_sim_ne
                               const plc_si *lat, mpq_srcptr scale)
 {
   if (h && (op->kind == PLC_OPK_COMPUTE || lat[op->dim] >= 0) && h->start[i] >= h->first) {
-    plc_si t = h->end[i] - h->start[i], fix = t;
-    if (op->kind != PLC_OPK_COMPUTE) {
-      long k = plc_sim_steps(op);
-      fix = k <= 0 ? 0 : lat[op->dim] > t / k ? t : (plc_si)k * lat[op->dim];
-    }
+    plc_si t = h->end[i] - h->start[i], fix = plc_sim_int_fix(op, t, lat);
     o->q = plc_sim_costs_int(c, fix, t - fix);
     o->fixed = o->work = NULL;
     return;
