@@ -253,16 +253,6 @@ static inline void plc_flow_nset(const plc_flow_ar *ar, plc_flow_num *r, const p
     r->s = a->s;
 }
 
-static inline void plc_flow_nswap(const plc_flow_ar *ar, plc_flow_num *a, plc_flow_num *b)
-{
-  if (ar->big) {
-    mpq_swap(a->q, b->q);
-  } else {
-    plc_flow_q t = a->s;
-    a->s = b->s, b->s = t;
-  }
-}
-
 /* r = a + b, or a - b with sub, on machine integers: a 128-bit add or
  * subtract when both are whole. */
 static inline void plc_flow_qadd(plc_flow_ar *ar, plc_flow_q *r, const plc_flow_q *a,
@@ -308,9 +298,9 @@ static inline int plc_flow_pos(const plc_flow_op *o, int work)
   return x && mpq_sgn(x) > 0;
 }
 
-/* r = a + op o's fixed part (work: its work), which is > 0. */
-static void plc_flow_nadd_op(plc_flow_ar *ar, plc_flow_num *r, const plc_flow_num *a,
-                             const plc_flow_op *o, int work)
+/* plc_flow_nadd_op but for machine integers given. */
+static void plc_flow_nadd_op_rest(plc_flow_ar *ar, plc_flow_num *r, const plc_flow_num *a,
+                                  const plc_flow_op *o, int work)
 {
   mpq_srcptr x = work ? o->work : o->fixed;
   plc_flow_q b;
@@ -320,13 +310,21 @@ static void plc_flow_nadd_op(plc_flow_ar *ar, plc_flow_num *r, const plc_flow_nu
       x = ar->given;
     }
     plc_flow_add(r->q, a->q, x, 0);
-  } else if (o->q) {
-    plc_flow_qadd(ar, &r->s, &a->s, &o->q[work], 0);
   } else if (plc_fq_get(&b, x)) {
     plc_flow_qadd(ar, &r->s, &a->s, &b, 0);
   } else {
     ar->over = 1;
   }
+}
+
+/* r = a + op o's fixed part (work: its work), which is > 0. */
+static inline void plc_flow_nadd_op(plc_flow_ar *ar, plc_flow_num *r, const plc_flow_num *a,
+                                    const plc_flow_op *o, int work)
+{
+  if (!ar->big && o->q)
+    plc_flow_qadd(ar, &r->s, &a->s, &o->q[work], 0);
+  else
+    plc_flow_nadd_op_rest(ar, r, a, o, work);
 }
 
 /* q x k or, with div, q / k (k > 0). */
@@ -439,7 +437,7 @@ typedef struct plc_flow_state {
   const plc_flow_op *ops;
   plc_flow *f;
   plc_flow_ar ar;       /* the run's number type */
-  int n, share;
+  int n, share, starts;
   int nnodes;           /* n ops, then the joins (see plc_flow_joins) */
   int *waiting;         /* per node: dependencies and stream predecessor not yet ended */
   int *succ, *succ_at;  /* successors of node i: succ[succ_at[i] .. succ_at[i+1]) */
@@ -669,7 +667,7 @@ static void plc_flow_end(plc_flow_state *st, int i, const plc_flow_num *t)
 static void plc_flow_start(plc_flow_state *st, int i, const plc_flow_num *t)
 {
   const plc_flow_op *o = &st->ops[i];
-  if (st->f->start || st->qstart)
+  if (st->starts)
     plc_flow_note(st, i, t, 1);
   int fixed = plc_flow_pos(o, 0), work = !st->share && plc_flow_pos(o, 1);
   if (fixed || work) { /* times are never negative */
@@ -717,7 +715,10 @@ static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
   while (st->events.n > 0 && !st->ar.over) {
     plc_flow_pop(&st->events);
     plc_flow_ent *e = &st->events.e[st->events.n];
-    plc_flow_nswap(&st->ar, &t, &e->key); /* e is out of the heap: its key is scratch now */
+    if (st->ar.big)
+      mpq_swap(t.q, e->key.q); /* e is out of the heap: its key is scratch now */
+    else
+      t.s = e->key.s;
     if (e->a == PLC_FLOW_EV_LINK)
       plc_flow_link_event(st, e->b, e->c, &t);
     else if (plc_flow_has_work(st, e->b) && !st->work_phase[e->b])
@@ -803,7 +804,7 @@ static int plc_flow_try(plc_flow *f, const plc_flow_op *ops, int n, int nstreams
                         int share, mpq_srcptr t0, int *stuck, int starts, int big)
 {
   plc_flow_state st = {.ops = ops, .f = f, .ar = {.big = big}, .n = n, .share = share,
-                       .nlinks = nlinks, .last_end = -1};
+                       .starts = starts, .nlinks = nlinks, .last_end = -1};
   if (big) mpq_init(st.ar.given);
   plc_flow_init(&st, n, t0, starts);
   st.links = plc_xcalloc((size_t)nlinks + 1, sizeof *st.links);

@@ -1865,8 +1865,7 @@ static void plc_sim_costs_init(plc_sim_costs *c, int n)
   c->w = plc_xmalloc(2 * ((size_t)n + 1) * sizeof *c->w);
   c->q = plc_xmalloc(2 * ((size_t)n + 1) * sizeof *c->q);
   c->nw = c->nq = 0;
-  for (c->mask = 15; c->mask < 2 * (size_t)n; c->mask = 2 * c->mask + 1)
-    ;
+  c->mask = 63; /* grows with the pairs (few: most ops' costs are equal) */
   c->key = plc_xmalloc(2 * (c->mask + 1) * sizeof *c->key);
   c->at = plc_xmalloc((c->mask + 1) * sizeof *c->at);
   for (size_t k = 0; k <= c->mask; k++)
@@ -1883,18 +1882,53 @@ static void plc_sim_costs_free(plc_sim_costs *c)
   free(c->at);
 }
 
-/* The whole pair (fix, work) of c (made on first use). */
-static const plc_flow_q *plc_sim_costs_int(plc_sim_costs *c, plc_si fix, plc_si work)
+/* The slot of (fix, work) in c's table: its own, or the empty one where
+ * it would go.  Times in units of a common denominator share many low
+ * zero bits: the slot comes from the high half of a product, which all
+ * bits move. */
+static size_t plc_sim_costs_slot(const plc_sim_costs *c, plc_si fix, plc_si work)
 {
-  /* times in units of a common denominator share many low zero bits:
-   * the slot comes from the high half of a product, which all bits move */
   uint64_t hf = (uint64_t)(plc_su)fix ^ (uint64_t)((plc_su)fix >> 31 >> 31 >> 2),
            hw = (uint64_t)(plc_su)work ^ (uint64_t)((plc_su)work >> 31 >> 31 >> 2);
   uint64_t hh = (hf * 0x9E3779B97F4A7C15u + hw) * 0xC2B2AE3D27D4EB4Fu;
   size_t s = (size_t)(hh >> 32) & c->mask;
-  for (; c->at[s] >= 0; s = (s + 1) & c->mask)
-    if (c->key[2 * s] == fix && c->key[2 * s + 1] == work)
-      return &c->w[c->at[s]];
+  while (c->at[s] >= 0 && (c->key[2 * s] != fix || c->key[2 * s + 1] != work))
+    s = (s + 1) & c->mask;
+  return s;
+}
+
+/* Twice the room in c's table, its pairs put back. */
+static void plc_sim_costs_grow(plc_sim_costs *c)
+{
+  plc_si *key = c->key;
+  int *at = c->at;
+  size_t old = c->mask;
+  c->mask = 2 * c->mask + 1;
+  c->key = plc_xmalloc(2 * (c->mask + 1) * sizeof *c->key);
+  c->at = plc_xmalloc((c->mask + 1) * sizeof *c->at);
+  for (size_t k = 0; k <= c->mask; k++)
+    c->at[k] = -1;
+  for (size_t k = 0; k <= old; k++)
+    if (at[k] >= 0) {
+      size_t s = plc_sim_costs_slot(c, key[2 * k], key[2 * k + 1]);
+      c->key[2 * s] = key[2 * k];
+      c->key[2 * s + 1] = key[2 * k + 1];
+      c->at[s] = at[k];
+    }
+  free(key);
+  free(at);
+}
+
+/* The whole pair (fix, work) of c (made on first use). */
+static const plc_flow_q *plc_sim_costs_int(plc_sim_costs *c, plc_si fix, plc_si work)
+{
+  size_t s = plc_sim_costs_slot(c, fix, work);
+  if (c->at[s] >= 0)
+    return &c->w[c->at[s]];
+  if ((size_t)c->nw >= c->mask) { /* half full (two entries a pair) */
+    plc_sim_costs_grow(c);
+    s = plc_sim_costs_slot(c, fix, work);
+  }
   int k = c->nw;
   c->nw += 2;
   c->w[k] = (plc_flow_q){fix, 1};
@@ -2045,7 +2079,7 @@ static int plc_sim_int_ends(const plc_ir_list *l, const plc_flow *f, const int *
         return 0;
     } else {
       const plc_flow_q *q = &f->qend[map[i]];
-      if (__builtin_mul_overflow(q->n, lcm / q->d, &v))
+      if (__builtin_mul_overflow(q->n, q->d == lcm ? 1 : lcm / q->d, &v))
         return 0;
     }
     if (v < 0 || plc_s64_bits((plc_su)v) >= PLC_SI_BITS - 2)
