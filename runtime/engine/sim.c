@@ -1808,9 +1808,9 @@ static void plc_sim_late(const plc_sim_head *h, int i, mpq_t fixed, mpq_t work)
 
 /* The fixed part (plc_sim_cost_split) of an op that took t in units of
  * 1/d, lat its dimension's latency so (plc_sim_int_latency, >= 0): k
- * latency steps, at most t.  k lat < t decides, not lat < t / k (the same
- * for t >= 0: a 128-bit division less); k lat fits, lat having under
- * PLC_SI_BITS / 2 bits and k under 32. */
+ * latency steps, at most t.  k lat > t decides, not lat > t / k (the same
+ * for t >= 0: a 128-bit division less); k lat fits, lat being below
+ * 2^(PLC_SI_BITS / 2) and k below 2^32. */
 static plc_si plc_sim_int_fix(const plc_ir_op *op, plc_si t, const plc_si *lat)
 {
   if (op->kind == PLC_OPK_COMPUTE)
