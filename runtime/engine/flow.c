@@ -372,7 +372,7 @@ static inline int plc_flow_less(plc_flow_heap *h, const plc_flow_ent *x, const p
 /* Push key's value, on GMP swapped in (not copied): key is left holding
  * some other value, its limbs reused; take it as scratch either way.  The
  * new entry sifts up as a hole that parents move down into. */
-static void plc_flow_push(plc_flow_heap *h, plc_flow_num *key, int a, int b, unsigned c)
+static inline void plc_flow_push(plc_flow_heap *h, plc_flow_num *key, int a, int b, unsigned c)
 {
   if (h->n == h->cap) {
     int cap = h->cap ? 2 * h->cap : 16;
@@ -396,7 +396,7 @@ static void plc_flow_push(plc_flow_heap *h, plc_flow_num *key, int a, int b, uns
 
 /* Remove the root; it stays readable at h->e[h->n] until the next push.
  * The last entry sifts down from the root as a hole. */
-static void plc_flow_pop(plc_flow_heap *h)
+static inline void plc_flow_pop(plc_flow_heap *h)
 {
   if (--h->n == 0) /* the root was alone (mostly: few events wait at once) */
     return;
@@ -645,7 +645,7 @@ static inline void plc_flow_release(plc_flow_state *st, int x, int i)
 }
 
 /* Op i ends (or, with start, starts) at t. */
-static void plc_flow_note(plc_flow_state *st, int i, const plc_flow_num *t, int start)
+static inline void plc_flow_note(plc_flow_state *st, int i, const plc_flow_num *t, int start)
 {
   if (!st->ar.big)
     (start ? st->qstart : st->f->qend)[i] = t->s;
@@ -653,7 +653,7 @@ static void plc_flow_note(plc_flow_state *st, int i, const plc_flow_num *t, int 
     plc_flow_init_set((start ? st->f->start : st->f->end)[i], t->q);
 }
 
-static void plc_flow_end(plc_flow_state *st, int i, const plc_flow_num *t)
+static inline void plc_flow_end(plc_flow_state *st, int i, const plc_flow_num *t)
 {
   plc_flow_note(st, i, t, 0);
   st->f->ran[i] = 1;
@@ -664,7 +664,7 @@ static void plc_flow_end(plc_flow_state *st, int i, const plc_flow_num *t)
 
 /* Start op i at t: its fixed part as a timed event, else its transfer on
  * its link, else (nothing to do) it ends at once. */
-static void plc_flow_start(plc_flow_state *st, int i, const plc_flow_num *t)
+static inline void plc_flow_start(plc_flow_state *st, int i, const plc_flow_num *t)
 {
   const plc_flow_op *o = &st->ops[i];
   if (st->starts)
