@@ -372,7 +372,7 @@ static inline int plc_flow_less(plc_flow_heap *h, const plc_flow_ent *x, const p
 /* Push key's value, on GMP swapped in (not copied): key is left holding
  * some other value, its limbs reused; take it as scratch either way.  The
  * new entry sifts up as a hole that parents move down into. */
-static inline void plc_flow_push(plc_flow_heap *h, plc_flow_num *key, int a, int b, unsigned c)
+static void plc_flow_push_any(plc_flow_heap *h, plc_flow_num *key, int a, int b, unsigned c)
 {
   if (h->n == h->cap) {
     int cap = h->cap ? 2 * h->cap : 16;
@@ -394,12 +394,23 @@ static inline void plc_flow_push(plc_flow_heap *h, plc_flow_num *key, int a, int
   h->e[i] = x;
 }
 
-/* Remove the root; it stays readable at h->e[h->n] until the next push.
- * The last entry sifts down from the root as a hole. */
-static inline void plc_flow_pop(plc_flow_heap *h)
+/* plc_flow_push_any, inline for a machine-integer key into an empty heap
+ * (mostly: few events wait at once). */
+static inline void plc_flow_push(plc_flow_heap *h, plc_flow_num *key, int a, int b, unsigned c)
 {
-  if (--h->n == 0) /* the root was alone (mostly: few events wait at once) */
-    return;
+  if (h->n == 0 && h->cap > 0 && !h->ar->big) {
+    h->n = 1;
+    h->e[0].key.s = key->s;
+    h->e[0].a = a, h->e[0].b = b, h->e[0].c = c;
+  } else {
+    plc_flow_push_any(h, key, a, b, c);
+  }
+}
+
+/* plc_flow_pop of a root not alone: the last entry sifts down from the
+ * root as a hole. */
+static void plc_flow_pop_rest(plc_flow_heap *h)
+{
   plc_flow_ent root = h->e[0], x = h->e[h->n];
   int i = 0;
   for (;;) {
@@ -412,6 +423,13 @@ static inline void plc_flow_pop(plc_flow_heap *h)
   }
   h->e[i] = x;
   h->e[h->n] = root;
+}
+
+/* Remove the root; it stays readable at h->e[h->n] until the next push. */
+static inline void plc_flow_pop(plc_flow_heap *h)
+{
+  if (--h->n > 0) /* else the root was alone (mostly) */
+    plc_flow_pop_rest(h);
 }
 
 static void plc_flow_heap_free(plc_flow_heap *h)
