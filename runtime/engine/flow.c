@@ -2,18 +2,20 @@
  * shared by processor sharing, exact (see flow.h).
  *
  * A run goes first on machine integers: each time is n/d in lowest terms
- * (plc_flow_q: n of 128 bits, d below 2^63).  Every step the run takes on
- * times -- a sum, a difference, a product or quotient by a link's count of
- * transfers, a comparison -- is computed exactly on them or, when its
- * result or an intermediate product would not fit, flags the run
- * (plc_flow_ar.over) instead.  So a run that ends unflagged took every
- * step on the very values GMP would have: the same comparisons, so the
- * same heap orders (ties broken by the same (a, b, c)), the same events in
- * the same order, the same ends, causes, order of ends, shared flags and
- * makespan.  A flagged run is dropped and run again, whole, on GMP
- * rationals (plc_flow_ar.big), where nothing overflows.  The event loop is
- * written once: its few steps on times (plc_flow_nadd and the like) take
- * the one number type or the other.
+ * (plc_flow_q: n of 128 bits, 64 without __int128; d below 2^63).  Every
+ * step the run takes on times -- a sum, a difference, a product or
+ * quotient by a link's count of transfers, a comparison -- is computed
+ * exactly on them or, when its result or an intermediate product would
+ * not fit, flags the run (plc_flow_ar.over) instead.  So a run that ends
+ * unflagged took every step on the very values GMP would have: the same
+ * comparisons, so the same heap orders (ties broken by the same (a, b,
+ * c)), the same events in the same order, the same ends, causes, order of
+ * ends, shared flags and makespan.  A flagged run is dropped (the loop
+ * stops at its next event; what it did meanwhile on a wrong value only
+ * moved bounded indices) and run again, whole, on GMP rationals
+ * (plc_flow_ar.big), where nothing overflows.  The event loop is written
+ * once: its few steps on times (plc_flow_nadd and the like) take the one
+ * number type or the other.
  *
  * Times are whole numbers mostly (sim.c runs a list in units of its
  * common denominator: below 2^80 in the shipped plans), and the steps on
