@@ -17,6 +17,7 @@
 #include "deps.h"
 #include "drive.h"
 #include "eval.h"
+#include "flow.h"
 #include "import.h"
 #include "load.h"
 #include "lower.h"
@@ -848,6 +849,7 @@ int main(int argc, char **argv)
   plc_json_init(); /* before any thread: jansson's allocator is global */
   const char *nf = getenv("PLC_SIM_NO_FAST"); /* tests: the rational interpreter only */
   plc_sim_no_fast = nf && *nf && strcmp(nf, "0");
+  plc_flow_no_fast = plc_sim_no_fast; /* and every flow on GMP rationals */
   const char *nm = getenv("PLC_EVAL_NO_CALL_MEMO"); /* tests: every call evaluated */
   plc_eval_call_memo = !(nm && *nm && strcmp(nm, "0"));
   int rc = plc_cli_parse(&argc, argv, &cli, &prog, &diag);

@@ -18,25 +18,46 @@
  * w ends when the link's virtual time reaches V + w.  So an event costs
  * O(log n) and a run O(n log n) in ops plus dependencies, not O(n^2).
  *
- * Everything is exact (GMP rationals); no floating point. */
+ * Everything is exact; no floating point.  A run goes on machine integers
+ * (plc_flow_q) while every time fits them, else again on GMP rationals
+ * (flow.c says why both give the same run). */
 #ifndef PLC_FLOW_H
 #define PLC_FLOW_H
 
 #include <gmp.h>
+
+/* A time n/d on machine integers, in lowest terms, 0 < d < 2^63: n has
+ * 128 bits where the compiler has them, else 64. */
+#ifdef __SIZEOF_INT128__
+__extension__ typedef __int128 plc_flow_int;
+#else
+typedef long long plc_flow_int;
+#endif
+typedef struct plc_flow_q {
+  plc_flow_int n;
+  unsigned long long d;
+} plc_flow_q;
 
 typedef struct plc_flow_op {
   int stream;           /* 0 .. nstreams-1 */
   int link;             /* physical link 0 .. nlinks-1, or -1: not a transfer */
   mpq_srcptr fixed;     /* seconds at full speed; NULL means 0 */
   mpq_srcptr work;      /* seconds of the whole link; NULL means 0 */
+  const plc_flow_q *q;  /* or, when not NULL, fixed and work on machine
+                           integers: q[0] and q[1] (fixed and work unused) */
   const int *deps;      /* ops that must end before it starts */
   int ndeps;
 } plc_flow_op;
 
 typedef struct plc_flow {
   int n;
-  mpq_t *start, *end;   /* per op (start NULL from plc_flow_run_ends) */
-  int *cause;           /* the op whose end let it start (its stream
+  mpq_t *start, *end;   /* per op (start NULL from plc_flow_run_ends; end NULL
+                           when qend holds the ends) */
+  plc_flow_q *qend;     /* from plc_flow_run_ends when the run fit machine
+                           integers: per op its end (else NULL) */
+  int big;              /* 1: the run went on GMP rationals */
+  int *cause;           /* (one block with ran and order: plc_flow_free)
+                           the op whose end let it start (its stream
                            predecessor or a dependency), -1 for none */
   int *ran;             /* 1 for every op that ran */
   int *order, nended;   /* the ops that ran in the order they ended, so by
@@ -58,5 +79,10 @@ int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int n
 int plc_flow_run_ends(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
                       int share, mpq_srcptr t0, int *stuck);
 void plc_flow_free(plc_flow *f);
+/* Op i's end, from end or qend, into q. */
+void plc_flow_end_get(mpq_ptr q, const plc_flow *f, int i);
+
+/* Tests (PLC_SIM_NO_FAST): every run on GMP rationals. */
+extern int plc_flow_no_fast;
 
 #endif

@@ -1806,6 +1806,22 @@ static void plc_sim_late(const plc_sim_head *h, int i, mpq_t fixed, mpq_t work)
   mpq_clear(done);
 }
 
+/* The fixed part (plc_sim_cost_split) of an op that took t in units of
+ * 1/d, lat its dimension's latency so (plc_sim_int_latency, >= 0): k
+ * latency steps, at most t.  k lat > t decides, not lat > t / k (the same
+ * for t >= 0: a 128-bit division less); k lat fits, lat being below
+ * 2^(PLC_SI_BITS / 2) and k below 2^32. */
+static plc_si plc_sim_int_fix(const plc_ir_op *op, plc_si t, const plc_si *lat)
+{
+  if (op->kind == PLC_OPK_COMPUTE)
+    return t;
+  long k = plc_sim_steps(op);
+  if (k <= 0)
+    return 0;
+  plc_si kl = (plc_si)k * lat[op->dim];
+  return kl > t ? t : kl;
+}
+
 /* Op i's fixed part and work in units of 1/den (plc_sim_cost_split):
  * with h in integers, its time being what it took there (lat from
  * plc_sim_int_latency), and what is left of it when h->first came. */
@@ -1814,12 +1830,9 @@ static void plc_sim_flow_cost(const plc_sim_net *net, const plc_ir_op *op, int i
                               mpq_t fixed, mpq_t work)
 {
   if (h && (op->kind == PLC_OPK_COMPUTE || lat[op->dim] >= 0)) {
-    plc_si t = h->end[i] - h->start[i], fix = t;
-    if (op->kind != PLC_OPK_COMPUTE) {
-      long k = plc_sim_steps(op);
-      fix = k <= 0 ? 0 : lat[op->dim] > t / k ? t : (plc_si)k * lat[op->dim];
+    plc_si t = h->end[i] - h->start[i], fix = plc_sim_int_fix(op, t, lat);
+    if (op->kind != PLC_OPK_COMPUTE)
       plc_s64_put(mpq_numref(work), (plc_su)(t - fix));
-    }
     plc_s64_put(mpq_numref(fixed), (plc_su)fix);
   } else {
     plc_sim_cost_split(net, op, fixed, work);
@@ -1830,24 +1843,29 @@ static void plc_sim_flow_cost(const plc_sim_net *net, const plc_ir_op *op, int i
     plc_sim_late(h, i, fixed, work);
 }
 
-/* Flow ops' costs in units of 1/den: a pair of rationals (fixed, work)
- * per op, shared by the ops whose costs are the same integers (the copies
- * of a layer's ops: most of a list), found by value (open addressing). */
+/* Flow ops' costs in units of 1/den (plc_sim_flow_cost): whole numbers
+ * on machine integers, a pair (fixed, work) per op shared by the ops
+ * whose costs are the same (the copies of a layer's ops: most of a
+ * list), found by value (open addressing); else a pair of rationals. */
 typedef struct plc_sim_costs {
-  mpq_t *q;       /* pairs: q[k] fixed, q[k + 1] work; nq used */
+  plc_flow_q *w;  /* whole pairs: w[k] fixed, w[k + 1] work; nw used */
+  int nw;
+  mpq_t *q;       /* rational pairs, likewise; nq used */
   int nq;
   plc_si *key;    /* per slot, its pair's fixed and work */
   int *at;        /* per slot, its pair's k, or -1 */
   size_t mask;
 } plc_sim_costs;
 
+_Static_assert(sizeof(plc_flow_int) >= sizeof(plc_si), "a whole cost is a plc_flow_int");
+
 /* Room for n ops' costs. */
 static void plc_sim_costs_init(plc_sim_costs *c, int n)
 {
+  c->w = plc_xmalloc(2 * ((size_t)n + 1) * sizeof *c->w);
   c->q = plc_xmalloc(2 * ((size_t)n + 1) * sizeof *c->q);
-  c->nq = 0;
-  for (c->mask = 15; c->mask < 2 * (size_t)n; c->mask = 2 * c->mask + 1)
-    ;
+  c->nw = c->nq = 0;
+  c->mask = 63; /* grows with the pairs (few: most ops' costs are equal) */
   c->key = plc_xmalloc(2 * (c->mask + 1) * sizeof *c->key);
   c->at = plc_xmalloc((c->mask + 1) * sizeof *c->at);
   for (size_t k = 0; k <= c->mask; k++)
@@ -1858,54 +1876,89 @@ static void plc_sim_costs_free(plc_sim_costs *c)
 {
   for (int k = 0; k < c->nq; k++)
     mpq_clear(c->q[k]);
+  free(c->w);
   free(c->q);
   free(c->key);
   free(c->at);
 }
 
-/* A new pair of c (both 0): its k. */
-static int plc_sim_costs_new(plc_sim_costs *c)
+/* The slot of (fix, work) in c's table: its own, or the empty one where
+ * it would go.  Times in units of a common denominator share many low
+ * zero bits: the slot comes from the high half of a product, which all
+ * bits move. */
+static size_t plc_sim_costs_slot(const plc_sim_costs *c, plc_si fix, plc_si work)
 {
-  mpq_inits(c->q[c->nq], c->q[c->nq + 1], NULL);
-  c->nq += 2;
-  return c->nq - 2;
+  uint64_t hf = (uint64_t)(plc_su)fix ^ (uint64_t)((plc_su)fix >> 31 >> 31 >> 2),
+           hw = (uint64_t)(plc_su)work ^ (uint64_t)((plc_su)work >> 31 >> 31 >> 2);
+  uint64_t hh = (hf * 0x9E3779B97F4A7C15u + hw) * 0xC2B2AE3D27D4EB4Fu;
+  size_t s = (size_t)(hh >> 32) & c->mask;
+  while (c->at[s] >= 0 && (c->key[2 * s] != fix || c->key[2 * s + 1] != work))
+    s = (s + 1) & c->mask;
+  return s;
 }
 
-/* The pair (fix, work) of c (made on first use): its k. */
-static int plc_sim_costs_int(plc_sim_costs *c, plc_si fix, plc_si work)
+/* Twice the room in c's table, its pairs put back. */
+static void plc_sim_costs_grow(plc_sim_costs *c)
 {
-  uint64_t hf = (uint64_t)(plc_su)fix, hw = (uint64_t)(plc_su)work;
-  size_t s = (size_t)(((hf * 0x9E3779B97F4A7C15u) ^ (hw * 0xC2B2AE3D27D4EB4Fu)) >> 24) & c->mask;
-  for (; c->at[s] >= 0; s = (s + 1) & c->mask)
-    if (c->key[2 * s] == fix && c->key[2 * s + 1] == work)
-      return c->at[s];
-  int k = plc_sim_costs_new(c);
-  plc_s64_put(mpq_numref(c->q[k]), (plc_su)fix);
-  if (work)
-    plc_s64_put(mpq_numref(c->q[k + 1]), (plc_su)work);
+  plc_si *key = c->key;
+  int *at = c->at;
+  size_t old = c->mask;
+  c->mask = 2 * c->mask + 1;
+  c->key = plc_xmalloc(2 * (c->mask + 1) * sizeof *c->key);
+  c->at = plc_xmalloc((c->mask + 1) * sizeof *c->at);
+  for (size_t k = 0; k <= c->mask; k++)
+    c->at[k] = -1;
+  for (size_t k = 0; k <= old; k++)
+    if (at[k] >= 0) {
+      size_t s = plc_sim_costs_slot(c, key[2 * k], key[2 * k + 1]);
+      c->key[2 * s] = key[2 * k];
+      c->key[2 * s + 1] = key[2 * k + 1];
+      c->at[s] = at[k];
+    }
+  free(key);
+  free(at);
+}
+
+/* The whole pair (fix, work) of c (made on first use). */
+static const plc_flow_q *plc_sim_costs_int(plc_sim_costs *c, plc_si fix, plc_si work)
+{
+  size_t s = plc_sim_costs_slot(c, fix, work);
+  if (c->at[s] >= 0)
+    return &c->w[c->at[s]];
+  if ((size_t)c->nw >= c->mask) { /* half full (two entries a pair) */
+    plc_sim_costs_grow(c);
+    s = plc_sim_costs_slot(c, fix, work);
+  }
+  int k = c->nw;
+  c->nw += 2;
+  c->w[k] = (plc_flow_q){fix, 1};
+  c->w[k + 1] = (plc_flow_q){work, 1};
   c->key[2 * s] = fix;
   c->key[2 * s + 1] = work;
   c->at[s] = k;
-  return k;
+  return &c->w[k];
 }
 
-/* Op i's costs (plc_sim_flow_cost) as a pair of c: on integers when h
- * has them and the op was not under way when transfers met (the costs of
- * most ops, shared by value), else a pair of its own. */
-static int plc_sim_flow_pair(plc_sim_costs *c, const plc_sim_net *net, const plc_ir_op *op,
-                             int i, const plc_sim_head *h, const plc_si *lat, mpq_srcptr scale)
+/* Op i's costs (plc_sim_flow_cost) into o: on machine integers when h
+ * has them and the op was not under way when transfers met (the costs
+ * of most ops, shared by value), else a pair of rationals of its own. */
+static void plc_sim_flow_pair(plc_sim_costs *c, plc_flow_op *o, const plc_sim_net *net,
+                              const plc_ir_op *op, int i, const plc_sim_head *h,
+                              const plc_si *lat, mpq_srcptr scale)
 {
   if (h && (op->kind == PLC_OPK_COMPUTE || lat[op->dim] >= 0) && h->start[i] >= h->first) {
-    plc_si t = h->end[i] - h->start[i], fix = t;
-    if (op->kind != PLC_OPK_COMPUTE) {
-      long k = plc_sim_steps(op);
-      fix = k <= 0 ? 0 : lat[op->dim] > t / k ? t : (plc_si)k * lat[op->dim];
-    }
-    return plc_sim_costs_int(c, fix, t - fix);
+    plc_si t = h->end[i] - h->start[i], fix = plc_sim_int_fix(op, t, lat);
+    o->q = plc_sim_costs_int(c, fix, t - fix);
+    o->fixed = o->work = NULL;
+    return;
   }
-  int k = plc_sim_costs_new(c);
+  int k = c->nq;
+  c->nq += 2;
+  mpq_inits(c->q[k], c->q[k + 1], NULL);
   plc_sim_flow_cost(net, op, i, h, lat, scale, c->q[k], c->q[k + 1]);
-  return k;
+  o->q = NULL;
+  o->fixed = c->q[k];
+  o->work = c->q[k + 1];
 }
 
 /* The list's ops that run as flow ops (flow.h), into f: each on its
@@ -1969,9 +2022,7 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     if (uses_dev && last_dev >= 0)
       pool[used + (size_t)o->ndeps++] = last_dev;
     used += (size_t)o->ndeps;
-    int k = plc_sim_flow_pair(&cost, net, op, i, h, lat, scale);
-    o->fixed = cost.q[k];
-    o->work = cost.q[k + 1];
+    plc_sim_flow_pair(&cost, o, net, op, i, h, lat, scale);
     o->stream = op->stream;
     o->link = op->kind == PLC_OPK_COMPUTE ? -1 : net->link[op->dim];
     if (uses_dev)
@@ -1995,40 +2046,47 @@ static void plc_sim_shared_end(mpq_t q, const plc_flow *f, const int *map, int i
     plc_s64_set(q, h->end[i], h->d);
     return;
   }
-  mpq_set(q, f->end[map[i]]);
+  plc_flow_end_get(q, f, map[i]);
   mpz_mul(mpq_denref(q), mpq_denref(q), den);
   mpq_canonicalize(q);
 }
 
 /* The flow's ends put over one denominator for plc_s64_run (d x the least
  * common multiple of the flow's, which sharing keeps small), into end
- * and *mul; 0 when the step would not fit in a quarter of the range. */
+ * and *mul; 0 when the step would not fit in a quarter of the range, or
+ * the flow's times did not fit machine integers (f->qend NULL: it ran on
+ * GMP), and then the replay is on rationals, to the same figures. */
 static int plc_sim_int_ends(const plc_ir_list *l, const plc_flow *f, const int *map,
                             const plc_sim_head *h, plc_si *end, plc_su *mul)
 {
-  mpz_t lcm, v;
-  mpz_inits(lcm, v, NULL);
-  mpz_set_ui(lcm, 1);
-  for (int g = 0; g < f->n; g++)
-    mpz_lcm(lcm, lcm, mpq_denref(f->end[g]));
-  int ok = plc_s64_get(lcm, mul) && plc_s64_bits(*mul) + plc_s64_bits(h->d) <= PLC_SI_BITS;
-  for (int i = 0; ok && i < l->n; i++) {
+  if (!f->qend)
+    return 0;
+  plc_su lcm = 1;
+  for (int g = 0; g < f->n; g++) {
+    plc_su d = f->qend[g].d; /* below 2^63 */
+    if (d != 1 && __builtin_mul_overflow(lcm / plc_s64_gcd(lcm, d), d, &lcm))
+      return 0;
+  }
+  if (plc_s64_bits(lcm) + plc_s64_bits(h->d) > PLC_SI_BITS)
+    return 0;
+  *mul = lcm;
+  for (int i = 0; i < l->n; i++) {
+    plc_si v;
     if (map[i] == -1)
       continue;
     if (map[i] == -2) { /* ended before transfers met: h's end */
-      mpz_set_ui(v, 0);
-      plc_s64_put(v, (plc_su)h->end[i]);
-      mpz_mul(v, v, lcm);
+      if (__builtin_mul_overflow(h->end[i], lcm, &v))
+        return 0;
     } else {
-      mpz_divexact(v, lcm, mpq_denref(f->end[map[i]]));
-      mpz_mul(v, v, mpq_numref(f->end[map[i]]));
+      const plc_flow_q *q = &f->qend[map[i]];
+      if (__builtin_mul_overflow(q->n, q->d == lcm ? 1 : lcm / q->d, &v))
+        return 0;
     }
-    plc_su e;
-    ok = mpz_sizeinbase(v, 2) < PLC_SI_BITS - 2 && plc_s64_get(v, &e);
-    end[i] = ok ? (plc_si)e : 0;
+    if (v < 0 || plc_s64_bits((plc_su)v) >= PLC_SI_BITS - 2)
+      return 0;
+    end[i] = v;
   }
-  mpz_clears(lcm, v, NULL);
-  return ok;
+  return 1;
 }
 
 /* plc_sim_run with links shared: the times from the flow (from h when

@@ -18,6 +18,7 @@ static mpq_t zero; /* every run starts at t0 = 0 */
 typedef struct fixture {
   plc_flow_op ops[MAXOPS];
   mpq_t fixed[MAXOPS], work[MAXOPS];
+  plc_flow_q q[MAXOPS][2]; /* fixed and work on machine integers, for ops given so */
   int deps[MAXOPS][MAXOPS];
   int n;
 } fixture;
@@ -412,6 +413,8 @@ static void test_random_whole(void)
 static void test_random_ends_only(void)
 {
   int bad = 0, stuck_seen = 0;
+  mpq_t e;
+  mpq_init(e);
   for (int round = 0; round < 300; round++) {
     fixture x;
     fx_init(&x);
@@ -429,9 +432,11 @@ static void test_random_ends_only(void)
       stuck_seen += ra != 0;
       bad += ra != rb || sa != sb || b.start != NULL || a.nended != b.nended ||
              !mpq_equal(a.makespan, b.makespan);
-      for (int i = 0; i < x.n; i++)
-        bad += !mpq_equal(a.end[i], b.end[i]) || a.cause[i] != b.cause[i] ||
+      for (int i = 0; i < x.n; i++) {
+        plc_flow_end_get(e, &b, i);
+        bad += !mpq_equal(a.end[i], e) || a.cause[i] != b.cause[i] ||
                a.ran[i] != b.ran[i] || a.shared[i] != b.shared[i];
+      }
       for (int k = 0; k < a.nended && k < b.nended; k++)
         bad += a.order[k] != b.order[k];
       plc_flow_free(&a);
@@ -439,6 +444,7 @@ static void test_random_ends_only(void)
     }
     fx_clear(&x);
   }
+  mpq_clear(e);
   CU_ASSERT_EQUAL(bad, 0);
   CU_ASSERT(stuck_seen > 0);
 }
@@ -589,6 +595,143 @@ static void test_random_monotone_unshared(void)
   CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* ---- machine integers against GMP ------------------------------------------ */
+
+/* z = a random number of about `bits` bits. */
+static void rnd_big(mpz_t z, int bits)
+{
+  mpz_set_ui(z, 1 + rnd(1000));
+  while ((int)mpz_sizeinbase(z, 2) < bits) {
+    mpz_mul_2exp(z, z, 16);
+    mpz_add_ui(z, z, rnd(1u << 16));
+  }
+}
+
+/* Scale the random fixture's times (x.fixed, x.work and t0) by one of a
+ * few kinds of factor: 1 (small fractions), a whole number (sim.c's
+ * units: whole times), a huge whole number (sums pass 2^127: the run
+ * falls back to GMP), a fraction over a large denominator (cross
+ * products and denominators pass 2^63: falls back, or not), 1/7 or 1/30
+ * (small denominators that sharing multiplies). */
+static void scale_times(fixture *x, mpq_t t0, int kind)
+{
+  mpq_t k;
+  mpq_init(k);
+  mpq_set_ui(k, 1, 1);
+  if (kind == 1)
+    rnd_big(mpq_numref(k), 1 + (int)rnd(80));
+  if (kind == 2)
+    rnd_big(mpq_numref(k), 120 + (int)rnd(10));
+  if (kind == 3) {
+    rnd_big(mpq_numref(k), 1 + (int)rnd(40));
+    rnd_big(mpq_denref(k), 30 + (int)rnd(40));
+    mpz_nextprime(mpq_denref(k), mpq_denref(k));
+    mpq_canonicalize(k);
+  }
+  if (kind == 4)
+    mpq_set_ui(k, 1, rnd(2) ? 7 : 30);
+  for (int i = 0; i < x->n; i++) {
+    mpq_mul(x->fixed[i], x->fixed[i], k);
+    mpq_mul(x->work[i], x->work[i], k);
+  }
+  mpq_set_ui(t0, rnd(3), 1 + rnd(2));
+  mpq_canonicalize(t0);
+  mpq_mul(t0, t0, k);
+  mpq_clear(k);
+}
+
+/* Give op i's times as machine integers (op->q) when they are whole and
+ * fit 64 bits. */
+static void give_q(fixture *x, int i)
+{
+  mpq_srcptr v[2] = {x->fixed[i], x->work[i]};
+  for (int w = 0; w < 2; w++)
+    if (mpz_cmp_ui(mpq_denref(v[w]), 1) != 0 || !mpz_fits_slong_p(mpq_numref(v[w])))
+      return;
+  for (int w = 0; w < 2; w++)
+    x->q[i][w] = (plc_flow_q){mpz_get_si(mpq_numref(v[w])), 1};
+  x->ops[i].q = x->q[i];
+}
+
+/* How many fields of two runs of one graph differ: the status and stuck
+ * op, the number of ends and their order, each op's start (when both
+ * have starts), end, cause, ran and shared flag, the makespan. */
+static int flow_diff(const plc_flow *a, const plc_flow *b, int ra, int rb, int sa, int sb)
+{
+  int bad = (ra != rb) + (sa != sb) + (a->n != b->n) + (a->nended != b->nended) +
+            !mpq_equal(a->makespan, b->makespan);
+  mpq_t ea, eb;
+  mpq_inits(ea, eb, NULL);
+  for (int i = 0; i < a->n && i < b->n; i++) {
+    plc_flow_end_get(ea, a, i);
+    plc_flow_end_get(eb, b, i);
+    bad += !mpq_equal(ea, eb) || a->cause[i] != b->cause[i] || a->ran[i] != b->ran[i] ||
+           a->shared[i] != b->shared[i];
+    if (a->start && b->start)
+      bad += !mpq_equal(a->start[i], b->start[i]);
+  }
+  for (int k = 0; k < a->nended && k < b->nended; k++)
+    bad += a->order[k] != b->order[k];
+  mpq_clears(ea, eb, NULL);
+  return bad;
+}
+
+/* The run on machine integers against the run on GMP (plc_flow_no_fast),
+ * field by field, over random graphs: links shared or not, some ops'
+ * times given as machine integers, times scaled by each kind of
+ * scale_times, from a random t0; with starts (plc_flow_run) and without
+ * (plc_flow_run_ends, whose ends are then in qend).  Both the runs that
+ * fit and those that fall back to GMP are seen.  Ties are many (small
+ * whole times), so an integer path that broke a tie otherwise, or
+ * compared or added wrongly, would change an order, a cause or an end. */
+static void test_random_integers_vs_gmp(void)
+{
+  int bad = 0, fit = 0, fell = 0, given = 0, stuck_seen = 0;
+  mpq_t t0;
+  mpq_init(t0);
+  for (int round = 0; round < 1500; round++) {
+    fixture x;
+    fx_init(&x);
+    int ns, nl;
+    random_fixture(&x, &ns, &nl);
+    if (round % 7 == 6 && x.n >= 2) { /* op 0 waits for the last op on its stream */
+      x.ops[x.n - 1].stream = x.ops[0].stream;
+      fx_dep(&x, 0, x.n - 1);
+    }
+    scale_times(&x, t0, round % 5);
+    if (round % 2)
+      for (int i = 0; i < x.n; i++)
+        if (rnd(3)) give_q(&x, i);
+    for (int i = 0; i < x.n; i++) given += x.ops[i].q != NULL;
+    for (int k = 0; k < 4; k++) {
+      int share = k & 1, starts = k >> 1;
+      plc_flow a, b;
+      int sa = -2, sb = -2, ra, rb;
+      plc_flow_no_fast = 0;
+      ra = starts ? plc_flow_run(&a, x.ops, x.n, ns, nl, share, t0, &sa)
+                  : plc_flow_run_ends(&a, x.ops, x.n, ns, nl, share, t0, &sa);
+      plc_flow_no_fast = 1;
+      rb = starts ? plc_flow_run(&b, x.ops, x.n, ns, nl, share, t0, &sb)
+                  : plc_flow_run_ends(&b, x.ops, x.n, ns, nl, share, t0, &sb);
+      plc_flow_no_fast = 0;
+      fit += !a.big, fell += a.big;
+      stuck_seen += ra != 0;
+      bad += !b.big || b.qend || flow_diff(&a, &b, ra, rb, sa, sb);
+      bad += (starts || a.big) != (a.qend == NULL); /* qend: ends alone, on integers */
+      bad += starts != (a.start != NULL);
+      plc_flow_free(&a);
+      plc_flow_free(&b);
+    }
+    fx_clear(&x);
+  }
+  mpq_clear(t0);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(fit > 1000);
+  CU_ASSERT(fell > 500);
+  CU_ASSERT(given > 1000);
+  CU_ASSERT(stuck_seen > 0);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -606,6 +749,7 @@ int main(void)
     {"invariants over random graphs", test_random_invariants},
     {"sharing has anomalies: a faster link, a slower step", test_sharing_anomaly},
     {"without sharing, faster ops never end anything later", test_random_monotone_unshared},
+    {"machine integers give what GMP gives (random graphs)", test_random_integers_vs_gmp},
     {NULL, NULL},
   };
   mpq_init(zero);
