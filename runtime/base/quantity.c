@@ -34,32 +34,12 @@ const char *plc_q_status_str(plc_q_status s)
 
 /* ---- dimensions ---------------------------------------------------- */
 
-plc_dim plc_dim_none(void)
-{
-  plc_dim d;
-  memset(&d, 0, sizeof d);
-  return d;
-}
-
 plc_dim plc_dim_base(int which)
 {
   plc_dim d = plc_dim_none();
   if (which >= 0 && which < PLC_NDIM)
     d.e[which] = 1;
   return d;
-}
-
-int plc_dim_eq(plc_dim a, plc_dim b)
-{
-  for (int i = 0; i < PLC_NDIM; i++)
-    if (a.e[i] != b.e[i])
-      return 0;
-  return 1;
-}
-
-int plc_dim_is_none(plc_dim a)
-{
-  return plc_dim_eq(a, plc_dim_none());
 }
 
 /* sign is +1 for a*b and -1 for a/b.  Inputs are within the bound, so the

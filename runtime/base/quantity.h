@@ -25,6 +25,7 @@ enum { PLC_DIM_BYTE, PLC_DIM_SEC, PLC_DIM_FLOP, PLC_NDIM };
 typedef struct plc_dim {
   int e[PLC_NDIM];
 } plc_dim;
+_Static_assert(PLC_NDIM == 3, "plc_dim_eq and plc_dim_is_none name each exponent");
 
 typedef struct plc_quantity {
   mpq_t v;
@@ -50,11 +51,22 @@ typedef enum plc_q_status {
 
 const char *plc_q_status_str(plc_q_status s);
 
-/* Dimensions. */
-plc_dim plc_dim_none(void);
+/* Dimensions.  none, eq and is_none are inline: the evaluator, lowering
+ * and analysis compare dimensions on their hot paths. */
+static inline plc_dim plc_dim_none(void)
+{
+  plc_dim d = {{0}};
+  return d;
+}
 plc_dim plc_dim_base(int which); /* PLC_DIM_BYTE etc. with exponent 1 */
-int plc_dim_eq(plc_dim a, plc_dim b);
-int plc_dim_is_none(plc_dim a);
+static inline int plc_dim_eq(plc_dim a, plc_dim b)
+{
+  return a.e[0] == b.e[0] && a.e[1] == b.e[1] && a.e[2] == b.e[2];
+}
+static inline int plc_dim_is_none(plc_dim a)
+{
+  return !(a.e[0] | a.e[1] | a.e[2]);
+}
 /* a*b and a/b: return PLC_Q_TOO_LARGE when an exponent leaves the bound. */
 plc_q_status plc_dim_mul(plc_dim *r, plc_dim a, plc_dim b);
 plc_q_status plc_dim_div(plc_dim *r, plc_dim a, plc_dim b);
@@ -340,6 +352,21 @@ static inline void plc_q_rat_set(mpq_ptr r, mpq_srcptr a)
   }
 #endif
   mpq_set(r, a);
+}
+
+/* a == b (mpq_equal), without the call when both are ratios of one-limb
+ * integers: canonical rationals are equal exactly when their numerators
+ * and denominators are. */
+static inline int plc_q_rat_equal(mpq_srcptr a, mpq_srcptr b)
+{
+#if PLC_Q_LIMB_LONG
+  mpz_srcptr an = mpq_numref(a), ad = mpq_denref(a), bn = mpq_numref(b), bd = mpq_denref(b);
+  if (an->_mp_size >= -1 && an->_mp_size <= 1 && bn->_mp_size >= -1 && bn->_mp_size <= 1 &&
+      ad->_mp_size == 1 && bd->_mp_size == 1)
+    return an->_mp_size == bn->_mp_size && (!an->_mp_size || an->_mp_d[0] == bn->_mp_d[0]) &&
+           ad->_mp_d[0] == bd->_mp_d[0];
+#endif
+  return mpq_equal(a, b);
 }
 
 static inline void plc_q_rat_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)

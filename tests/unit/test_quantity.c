@@ -286,6 +286,45 @@ static void test_raw_rationals(void)
   mpq_clears(a, b, want, got, NULL);
 }
 
+/* plc_q_rat_equal against mpq_equal, the reference, on every pair of a
+ * set of edge values (zero, a sign apart, the same numerator over another
+ * denominator, one-limb values beyond a long, a two-limb value whose low
+ * limb is a small one's) and on a zero fresh from mpq_init; and the inline
+ * dimension tests on each exponent. */
+static void test_rat_equal(void)
+{
+  static const char *const vals[] = {
+      "0", "1", "-1", "3/7", "-3/7", "3/5", "5/7", "9223372036854775807",
+      "-9223372036854775808", "18446744073709551615", "-18446744073709551615",
+      "1/18446744073709551615", "18446744073709551617", "1/18446744073709551617",
+      "5", "18446744073709551621", "5/18446744073709551617"};
+  const size_t n = sizeof vals / sizeof vals[0];
+  mpq_t a, b, z;
+  mpq_inits(a, b, NULL);
+  int bad = 0, equal = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++) {
+      mpq_set_str(a, vals[i], 10);
+      mpq_canonicalize(a);
+      mpq_set_str(b, vals[j], 10);
+      mpq_canonicalize(b);
+      bad += plc_q_rat_equal(a, b) != mpq_equal(a, b);
+      equal += plc_q_rat_equal(a, b);
+      mpq_init(z);
+      bad += plc_q_rat_equal(z, b) != mpq_equal(z, b) || plc_q_rat_equal(b, z) != mpq_equal(b, z);
+      mpq_clear(z);
+    }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(equal, (int)n); /* each value equals itself only */
+  mpq_clears(a, b, NULL);
+  for (int k = 0; k < PLC_NDIM; k++) {
+    plc_dim d = plc_dim_none();
+    CU_ASSERT(plc_dim_is_none(d) && plc_dim_eq(d, plc_dim_none()));
+    d.e[k] = -1;
+    CU_ASSERT(!plc_dim_is_none(d) && !plc_dim_eq(d, plc_dim_none()) && plc_dim_eq(d, d));
+  }
+}
+
 /* plc_q_floor and plc_q_ceil (on longs when they fit) against GMP's
  * mpz_fdiv_q and mpz_cdiv_q, on the edge values of test_raw_rationals and
  * their negations, also in place. */
@@ -714,6 +753,7 @@ int main(void)
     {"add and sub", test_add_sub},
     {"mul and div", test_mul_div},
     {"raw rationals on machine integers", test_raw_rationals},
+    {"raw rationals: equal = mpq_equal", test_rat_equal},
     {"neg and abs", test_neg_abs},
     {"pow", test_pow},
     {"pow limits", test_pow_limits},
