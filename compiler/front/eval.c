@@ -290,7 +290,7 @@ static inline int plc_env_same(const plc_binding *b, const char *name, unsigned 
 }
 
 /* Point the index at binding i (the latest of its name wins: shadowing). */
-static void plc_env_index_put(plc_env *env, size_t i)
+static inline void plc_env_index_put(plc_env *env, size_t i)
 {
   const plc_binding *b = &env->b[i];
   size_t mask = env->index_cap - 1, h = b->hash & mask;
@@ -300,11 +300,16 @@ static void plc_env_index_put(plc_env *env, size_t i)
 }
 
 /* Environments with more than a few names get a hash index, so that a
- * file of tens of thousands of top-level names resolves in linear time. */
-static void plc_env_reindex(plc_eval *ev, plc_env *env)
+ * file of tens of thousands of top-level names resolves in linear time:
+ * the binding just added is put in it, or the index made (again, twice
+ * as large) when it has none or is half full.  Out of line: most
+ * environments are small. */
+static PLC_NOINLINE void plc_env_index_added(plc_eval *ev, plc_env *env)
 {
-  if (env->n < 16 || env->n * 2 < env->index_cap)
+  if (env->index && env->n * 2 < env->index_cap) {
+    plc_env_index_put(env, env->n - 1);
     return;
+  }
   /* the first has room for a template context (its options and ops, about 50) */
   env->index_cap = env->index_cap ? env->index_cap * 2 : 128;
   env->index = plc_arena_alloc(ev->arena, env->index_cap * sizeof *env->index);
@@ -312,26 +317,35 @@ static void plc_env_reindex(plc_eval *ev, plc_env *env)
     plc_env_index_put(env, i);
 }
 
-static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name, unsigned hash)
+/* Room for more names: most environments (a call's parameters, a
+ * section) hold a few; those that hold more (a template's context: its
+ * options and ops) grow fourfold, copied less often.  Only [0, n) is ever
+ * read. */
+static PLC_NOINLINE void plc_env_grow(plc_eval *ev, plc_env *env)
 {
-  if (env->n == env->cap) {
-    /* most environments (a call's parameters, a section) hold a few names;
-     * those that hold more (a template's context: its options and ops)
-     * grow fourfold, copied less often.  Only [0, n) is ever read. */
-    size_t cap = env->cap ? env->cap * (env->cap < 8 ? 2 : 4) : 4;
-    plc_binding *b = plc_arena_alloc_raw(ev->arena, cap * sizeof *b);
-    if (env->n)
-      memcpy(b, env->b, env->n * sizeof *b);
-    env->b = b;
-    env->cap = cap;
-  }
+  size_t cap = env->cap ? env->cap * (env->cap < 8 ? 2 : 4) : 4;
+  plc_binding *b = plc_arena_alloc_raw(ev->arena, cap * sizeof *b);
+  if (env->n)
+    memcpy(b, env->b, env->n * sizeof *b);
+  env->b = b;
+  env->cap = cap;
+}
+
+static inline plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name,
+                                       unsigned hash)
+{
+  if (env->n == env->cap)
+    plc_env_grow(ev, env);
   plc_binding *b = &env->b[env->n++];
-  *b = (plc_binding){.name = name, .hash = hash};
+  b->name = name;
+  b->def = NULL;
+  b->def_env = NULL;
+  b->val = NULL;
+  b->busy = 0;
+  b->hash = hash;
   env->names |= PLC_ENV_BIT(hash);
-  if (env->index && env->n * 2 < env->index_cap)
-    plc_env_index_put(env, env->n - 1);
-  else
-    plc_env_reindex(ev, env);
+  if (env->n >= 16)
+    plc_env_index_added(ev, env);
   return b;
 }
 
@@ -1464,7 +1478,7 @@ static unsigned plc_cmemo_arg_hash(const plc_value *v)
   }
 }
 
-static int plc_cmemo_arg_same(const plc_value *a, const plc_value *b)
+static inline int plc_cmemo_arg_same(const plc_value *a, const plc_value *b)
 {
   if (a == b)
     return 1;
