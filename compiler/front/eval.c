@@ -1416,11 +1416,14 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
     return plc_value_any(ev);
   plc_env *call = plc_env_new(ev, f->env);
   call->call = 1;
+  plc_env_reserve(ev, call, (size_t)f->def->params.count);
   if (!plc_eval_bind_args(ev, &f->def->params, &e->list, env, call, "function", f->def->name,
                           &e->loc))
     return plc_value_err(ev);
   for (size_t i = 0; i < call->n; i++) {
-    plc_value *a = plc_eval_binding(ev, &call->b[i], &e->loc);
+    plc_value *a = call->b[i].val; /* an argument's, given; a default's, evaluated now */
+    if (!a || a->tag == PLC_V_ERR)
+      a = plc_eval_binding(ev, &call->b[i], &e->loc);
     if (a->tag == PLC_V_ERR)
       return a;
     if (ev->abstract && (a->tag == PLC_V_ANY || !a->known))
@@ -1462,7 +1465,7 @@ static int plc_cmemo_arg_ok(const plc_value *v)
   }
 }
 
-static unsigned plc_cmemo_arg_hash(const plc_value *v)
+static inline unsigned plc_cmemo_arg_hash(const plc_value *v)
 {
   switch (v->tag) {
   case PLC_V_NUM: {
@@ -1761,7 +1764,7 @@ static plc_value *plc_cshare_copy(plc_arena *ar, const plc_value *v)
   c->b = v->b;
   if (v->tag == PLC_V_NUM) {
     c->q = plc_arena_mpq(ar);
-    mpq_set(c->q, v->q);
+    plc_q_rat_set(c->q, v->q);
   } else if (v->tag == PLC_V_STR) {
     size_t n = strlen(v->s) + 1;
     char *s = plc_arena_alloc_raw(ar, n);
