@@ -760,6 +760,15 @@ static plc_binding *plc_obj_late(plc_eval *ev, plc_obj *o, const plc_binding *b)
   return *plc_obj_late_slot(o, b->name, b->hash) = late;
 }
 
+/* plc_eval_binding, its memoised value read inline (nearly every read of
+ * a field or name finds one). */
+static inline plc_value *plc_binding_value(plc_eval *ev, plc_binding *b, const plc_loc *use)
+{
+  if (b->val && b->val->tag != PLC_V_ERR)
+    return b->val;
+  return plc_eval_binding(ev, b, use);
+}
+
 static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
                                      const plc_loc *use, const plc_env **wenv, int *widx);
 
@@ -793,9 +802,9 @@ static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, 
     *wenv = cur->env; /* for a recorded call (plc_cread) */
     *widx = (int)(b - cur->env->b);
     if (cur == o || !plc_eval_is_late_item(b))
-      return plc_eval_binding(ev, b, use);
+      return plc_binding_value(ev, b, use);
     /* an item of the base, evaluated late: memoised in the derived object */
-    return plc_eval_binding(ev, plc_obj_late(ev, o, b), use);
+    return plc_binding_value(ev, plc_obj_late(ev, o, b), use);
   }
   if (!hash && plc_schema_closed(o->kind)) /* a name from C: hashed once for the schemas */
     hash = plc_name_hash(name);
@@ -1274,7 +1283,7 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
         ev->cmemo->named++;
       return v;
     }
-    plc_value *v = plc_eval_binding(ev, b, &e->loc);
+    plc_value *v = plc_binding_value(ev, b, &e->loc);
     if (ev->cmemo && ev->cmemo->open && !x->call)
       plc_cmemo_name_read(ev, x, v);
     return v;
