@@ -200,7 +200,8 @@ char *plc_q_format_in(const plc_quantity *q, const plc_unit *u, int sig);
  * or two per operation, whatever the size) was a tenth of a layout search's
  * instructions: when both operands' numerators and denominators fit in a
  * long and no intermediate overflows (checked), the result is computed on
- * longs and reduced to lowest terms, exactly, else GMP computes it.  Inline:
+ * longs and reduced to lowest terms, exactly; when an intermediate
+ * overflows, on 128-bit integers (plc_q_wide_arith); else GMP computes it.  Inline:
  * the evaluator, lowering and analysis call them on their hot paths. */
 
 /* A limb is an unsigned long here (x86-64, aarch64 and the like): the
@@ -369,27 +370,35 @@ static inline int plc_q_rat_equal(mpq_srcptr a, mpq_srcptr b)
   return mpq_equal(a, b);
 }
 
+/* q = a op b as plc_q_small_arith, for operands that fit in longs whose
+ * products do not: on 128-bit integers, reduced by gcds of the operands'
+ * parts (GMP's own way: a sum's gcd from the denominators', a product's
+ * from the cross pairs'), the result written in one or two limbs.  0
+ * when it cannot (an operand beyond a long, no 128-bit integers, b 0 for
+ * '/'; q untouched then).  Out of line: rarer, and larger. */
+int plc_q_wide_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr b);
+
 static inline void plc_q_rat_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
 {
-  if (!plc_q_small_arith(r, '+', a, b))
+  if (!plc_q_small_arith(r, '+', a, b) && !plc_q_wide_arith(r, '+', a, b))
     mpq_add(r, a, b);
 }
 
 static inline void plc_q_rat_sub(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
 {
-  if (!plc_q_small_arith(r, '-', a, b))
+  if (!plc_q_small_arith(r, '-', a, b) && !plc_q_wide_arith(r, '-', a, b))
     mpq_sub(r, a, b);
 }
 
 static inline void plc_q_rat_mul(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
 {
-  if (!plc_q_small_arith(r, '*', a, b))
+  if (!plc_q_small_arith(r, '*', a, b) && !plc_q_wide_arith(r, '*', a, b))
     mpq_mul(r, a, b);
 }
 
 static inline void plc_q_rat_div(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
 {
-  if (!plc_q_small_arith(r, '/', a, b))
+  if (!plc_q_small_arith(r, '/', a, b) && !plc_q_wide_arith(r, '/', a, b))
     mpq_div(r, a, b);
 }
 
