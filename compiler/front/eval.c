@@ -290,7 +290,7 @@ static inline int plc_env_same(const plc_binding *b, const char *name, unsigned 
 }
 
 /* Point the index at binding i (the latest of its name wins: shadowing). */
-static void plc_env_index_put(plc_env *env, size_t i)
+static inline void plc_env_index_put(plc_env *env, size_t i)
 {
   const plc_binding *b = &env->b[i];
   size_t mask = env->index_cap - 1, h = b->hash & mask;
@@ -300,11 +300,16 @@ static void plc_env_index_put(plc_env *env, size_t i)
 }
 
 /* Environments with more than a few names get a hash index, so that a
- * file of tens of thousands of top-level names resolves in linear time. */
-static void plc_env_reindex(plc_eval *ev, plc_env *env)
+ * file of tens of thousands of top-level names resolves in linear time:
+ * the binding just added is put in it, or the index made (again, twice
+ * as large) when it has none or is half full.  Out of line: most
+ * environments are small. */
+static PLC_NOINLINE void plc_env_index_added(plc_eval *ev, plc_env *env)
 {
-  if (env->n < 16 || env->n * 2 < env->index_cap)
+  if (env->index && env->n * 2 < env->index_cap) {
+    plc_env_index_put(env, env->n - 1);
     return;
+  }
   /* the first has room for a template context (its options and ops, about 50) */
   env->index_cap = env->index_cap ? env->index_cap * 2 : 128;
   env->index = plc_arena_alloc(ev->arena, env->index_cap * sizeof *env->index);
@@ -312,26 +317,35 @@ static void plc_env_reindex(plc_eval *ev, plc_env *env)
     plc_env_index_put(env, i);
 }
 
-static plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name, unsigned hash)
+/* Room for more names: most environments (a call's parameters, a
+ * section) hold a few; those that hold more (a template's context: its
+ * options and ops) grow fourfold, copied less often.  Only [0, n) is ever
+ * read. */
+static PLC_NOINLINE void plc_env_grow(plc_eval *ev, plc_env *env)
 {
-  if (env->n == env->cap) {
-    /* most environments (a call's parameters, a section) hold a few names;
-     * those that hold more (a template's context: its options and ops)
-     * grow fourfold, copied less often.  Only [0, n) is ever read. */
-    size_t cap = env->cap ? env->cap * (env->cap < 8 ? 2 : 4) : 4;
-    plc_binding *b = plc_arena_alloc_raw(ev->arena, cap * sizeof *b);
-    if (env->n)
-      memcpy(b, env->b, env->n * sizeof *b);
-    env->b = b;
-    env->cap = cap;
-  }
+  size_t cap = env->cap ? env->cap * (env->cap < 8 ? 2 : 4) : 4;
+  plc_binding *b = plc_arena_alloc_raw(ev->arena, cap * sizeof *b);
+  if (env->n)
+    memcpy(b, env->b, env->n * sizeof *b);
+  env->b = b;
+  env->cap = cap;
+}
+
+static inline plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *name,
+                                       unsigned hash)
+{
+  if (env->n == env->cap)
+    plc_env_grow(ev, env);
   plc_binding *b = &env->b[env->n++];
-  *b = (plc_binding){.name = name, .hash = hash};
+  b->name = name;
+  b->def = NULL;
+  b->def_env = NULL;
+  b->val = NULL;
+  b->busy = 0;
+  b->hash = hash;
   env->names |= PLC_ENV_BIT(hash);
-  if (env->index && env->n * 2 < env->index_cap)
-    plc_env_index_put(env, env->n - 1);
-  else
-    plc_env_reindex(ev, env);
+  if (env->n >= 16)
+    plc_env_index_added(ev, env);
   return b;
 }
 
@@ -502,7 +516,26 @@ static void plc_eval_define_items(plc_eval *ev, plc_env *env, const plc_ast_list
   }
 }
 
-void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items)
+/* The ops of a template body in the order plc_eval_define_ops names them
+ * (as plc_eval_define_ops_walk visits them): every op of every phase,
+ * branch and loop, depth first. */
+static void plc_eval_ops_walk(const plc_ast_list *items, void (*put)(void *, const plc_ast *),
+                              void *ctx)
+{
+  for (const plc_ast *it = items->head; it; it = it->next) {
+    if (it->kind == PLC_AST_OP)
+      put(ctx, it);
+    else if (it->kind == PLC_AST_SECTION || it->kind == PLC_AST_FOR || it->kind == PLC_AST_IF)
+      plc_eval_ops_walk(&it->list, put, ctx);
+    if (it->kind == PLC_AST_IF)
+      for (const plc_ast *e = it->b; e; e = e->kind == PLC_AST_IF ? e->b : NULL)
+        plc_eval_ops_walk(&e->list, put, ctx);
+  }
+}
+
+/* plc_eval_define_ops by walking the body: an op is named unless its name
+ * is bound in env already (the first of a name wins). */
+static void plc_eval_define_ops_walk(plc_eval *ev, plc_env *env, const plc_ast_list *items)
 {
   for (const plc_ast *it = items->head; it; it = it->next) {
     if (it->kind == PLC_AST_OP) {
@@ -514,10 +547,44 @@ void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items)
       }
     }
     else if (it->kind == PLC_AST_SECTION || it->kind == PLC_AST_FOR || it->kind == PLC_AST_IF)
-      plc_eval_define_ops(ev, env, &it->list);
+      plc_eval_define_ops_walk(ev, env, &it->list);
     if (it->kind == PLC_AST_IF)
       for (const plc_ast *e = it->b; e; e = e->kind == PLC_AST_IF ? e->b : NULL)
-        plc_eval_define_ops(ev, env, &e->list);
+        plc_eval_define_ops_walk(ev, env, &e->list);
+  }
+}
+
+static const struct plc_oplist *plc_cshare_ops(struct plc_cshare *sh,
+                                               const plc_ast_list *items);
+
+/* A body's ops, each name once (its first op), kept across compilations
+ * with the shared calls (plc_cshare): a search names a template's ops in
+ * every candidate's contexts, and walking the body for them was most of
+ * it. */
+typedef struct plc_oplist {
+  plc_clink link; /* first: the table's (plc_ctab) */
+  const plc_ast_list *items;
+  size_t n;
+  const plc_ast **ops;
+  unsigned *hash; /* of their names */
+} plc_oplist;
+
+void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items)
+{
+  if (!ev->cshare) { /* one compilation: most bodies are walked once or twice */
+    plc_eval_define_ops_walk(ev, env, items);
+    return;
+  }
+  const plc_oplist *l = plc_cshare_ops(ev->cshare, items);
+  /* the list's names are distinct: only those env had before can be there */
+  unsigned long long names0 = env->names;
+  for (size_t i = 0; i < l->n; i++) {
+    unsigned h = l->hash[i];
+    if ((names0 & PLC_ENV_BIT(h)) && plc_env_find(env, l->ops[i]->name, h))
+      continue;
+    plc_binding *b = plc_env_add(ev, env, l->ops[i]->name, h);
+    b->def = l->ops[i];
+    b->def_env = env;
   }
 }
 
@@ -693,6 +760,15 @@ static plc_binding *plc_obj_late(plc_eval *ev, plc_obj *o, const plc_binding *b)
   return *plc_obj_late_slot(o, b->name, b->hash) = late;
 }
 
+/* plc_eval_binding, its memoised value read inline (nearly every read of
+ * a field or name finds one). */
+static inline plc_value *plc_binding_value(plc_eval *ev, plc_binding *b, const plc_loc *use)
+{
+  if (b->val && b->val->tag != PLC_V_ERR)
+    return b->val;
+  return plc_eval_binding(ev, b, use);
+}
+
 static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, unsigned hash,
                                      const plc_loc *use, const plc_env **wenv, int *widx);
 
@@ -726,9 +802,9 @@ static plc_value *plc_eval_field_of(plc_eval *ev, plc_obj *o, const char *name, 
     *wenv = cur->env; /* for a recorded call (plc_cread) */
     *widx = (int)(b - cur->env->b);
     if (cur == o || !plc_eval_is_late_item(b))
-      return plc_eval_binding(ev, b, use);
+      return plc_binding_value(ev, b, use);
     /* an item of the base, evaluated late: memoised in the derived object */
-    return plc_eval_binding(ev, plc_obj_late(ev, o, b), use);
+    return plc_binding_value(ev, plc_obj_late(ev, o, b), use);
   }
   if (!hash && plc_schema_closed(o->kind)) /* a name from C: hashed once for the schemas */
     hash = plc_name_hash(name);
@@ -1207,7 +1283,7 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
         ev->cmemo->named++;
       return v;
     }
-    plc_value *v = plc_eval_binding(ev, b, &e->loc);
+    plc_value *v = plc_binding_value(ev, b, &e->loc);
     if (ev->cmemo && ev->cmemo->open && !x->call)
       plc_cmemo_name_read(ev, x, v);
     return v;
@@ -1349,11 +1425,14 @@ static plc_value *plc_eval_call(plc_eval *ev, const plc_ast *e, plc_env *env)
     return plc_value_any(ev);
   plc_env *call = plc_env_new(ev, f->env);
   call->call = 1;
+  plc_env_reserve(ev, call, (size_t)f->def->params.count);
   if (!plc_eval_bind_args(ev, &f->def->params, &e->list, env, call, "function", f->def->name,
                           &e->loc))
     return plc_value_err(ev);
   for (size_t i = 0; i < call->n; i++) {
-    plc_value *a = plc_eval_binding(ev, &call->b[i], &e->loc);
+    plc_value *a = call->b[i].val; /* an argument's, given; a default's, evaluated now */
+    if (!a || a->tag == PLC_V_ERR)
+      a = plc_eval_binding(ev, &call->b[i], &e->loc);
     if (a->tag == PLC_V_ERR)
       return a;
     if (ev->abstract && (a->tag == PLC_V_ANY || !a->known))
@@ -1395,7 +1474,7 @@ static int plc_cmemo_arg_ok(const plc_value *v)
   }
 }
 
-static unsigned plc_cmemo_arg_hash(const plc_value *v)
+static inline unsigned plc_cmemo_arg_hash(const plc_value *v)
 {
   switch (v->tag) {
   case PLC_V_NUM: {
@@ -1411,14 +1490,14 @@ static unsigned plc_cmemo_arg_hash(const plc_value *v)
   }
 }
 
-static int plc_cmemo_arg_same(const plc_value *a, const plc_value *b)
+static inline int plc_cmemo_arg_same(const plc_value *a, const plc_value *b)
 {
   if (a == b)
     return 1;
   if (a->tag != b->tag)
     return 0;
   switch (a->tag) {
-  case PLC_V_NUM: return plc_dim_eq(a->dim, b->dim) && mpq_equal(a->q, b->q);
+  case PLC_V_NUM: return plc_dim_eq(a->dim, b->dim) && plc_q_rat_equal(a->q, b->q);
   case PLC_V_BOOL: return a->b == b->b;
   case PLC_V_STR: return !strcmp(a->s, b->s);
   default: return a->obj == b->obj;
@@ -1608,20 +1687,72 @@ typedef struct plc_sentry {
 
 struct plc_cshare {
   plc_arena *ar;
-  plc_ctab t; /* of plc_sentry */
+  plc_ctab t;   /* of plc_sentry */
+  plc_ctab ops; /* of plc_oplist (plc_eval_define_ops) */
 };
 
 _Thread_local long plc_cshare_replays;
 
-/* At most this many calls are kept (a search of many candidates). */
+/* At most this many calls are kept (a search of many candidates), each
+ * of at most this many field reads. */
 #define PLC_CSHARE_MAX 65536
+#define PLC_CSHARE_READS 256
 
 struct plc_cshare *plc_cshare_new(void)
 {
   struct plc_cshare *sh = plc_xcalloc(1, sizeof *sh);
   sh->ar = plc_arena_new();
   plc_ctab_init(sh->ar, &sh->t, 1024);
+  plc_ctab_init(sh->ar, &sh->ops, 16);
   return sh;
+}
+
+/* Collecting a body's ops for its list (plc_cshare_ops). */
+typedef struct plc_opcollect {
+  const plc_ast **ops;
+  unsigned *hash;
+  size_t n, cap;
+} plc_opcollect;
+
+static void plc_opcollect_put(void *ctx, const plc_ast *it)
+{
+  plc_opcollect *c = ctx;
+  unsigned h = plc_name_hash(it->name);
+  for (size_t i = 0; i < c->n; i++)
+    if (c->hash[i] == h && (c->ops[i]->name == it->name || !strcmp(c->ops[i]->name, it->name)))
+      return;
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 64;
+    c->ops = plc_xrealloc(c->ops, c->cap * sizeof *c->ops);
+    c->hash = plc_xrealloc(c->hash, c->cap * sizeof *c->hash);
+  }
+  c->ops[c->n] = it;
+  c->hash[c->n++] = h;
+}
+
+/* The list of items's ops (plc_oplist), made on first use. */
+static const plc_oplist *plc_cshare_ops(struct plc_cshare *sh, const plc_ast_list *items)
+{
+  unsigned key = (unsigned)((uintptr_t)items >> 4);
+  for (const plc_clink *k = plc_ctab_first(&sh->ops, key); k; k = k->next)
+    if (((const plc_oplist *)k)->items == items)
+      return (const plc_oplist *)k;
+  plc_opcollect c = {0};
+  plc_eval_ops_walk(items, plc_opcollect_put, &c);
+  plc_oplist *l = plc_arena_alloc(sh->ar, sizeof *l);
+  l->link.hash = key;
+  l->items = items;
+  l->n = c.n;
+  l->ops = plc_arena_alloc_raw(sh->ar, (c.n ? c.n : 1) * sizeof *l->ops);
+  l->hash = plc_arena_alloc_raw(sh->ar, (c.n ? c.n : 1) * sizeof *l->hash);
+  if (c.n) {
+    memcpy(l->ops, c.ops, c.n * sizeof *l->ops);
+    memcpy(l->hash, c.hash, c.n * sizeof *l->hash);
+  }
+  free(c.ops);
+  free(c.hash);
+  plc_ctab_add(sh->ar, &sh->ops, &l->link);
+  return l;
 }
 
 void plc_cshare_free(struct plc_cshare *sh)
@@ -1642,7 +1773,7 @@ static plc_value *plc_cshare_copy(plc_arena *ar, const plc_value *v)
   c->b = v->b;
   if (v->tag == PLC_V_NUM) {
     c->q = plc_arena_mpq(ar);
-    mpq_set(c->q, v->q);
+    plc_q_rat_set(c->q, v->q);
   } else if (v->tag == PLC_V_STR) {
     size_t n = strlen(v->s) + 1;
     char *s = plc_arena_alloc_raw(ar, n);
@@ -1679,8 +1810,8 @@ static void plc_cshare_store(plc_eval *ev, plc_env *call, const plc_centry *x)
   struct plc_cshare *sh = ev->cshare;
   if (sh->t.n >= PLC_CSHARE_MAX)
     return;
-  int arg[256];
-  if (x->nreads > 256)
+  int arg[PLC_CSHARE_READS];
+  if (x->nreads > PLC_CSHARE_READS)
     return;
   for (int i = 0; i < x->nreads; i++) {
     const plc_cread *r = &x->reads[i];
@@ -1722,9 +1853,19 @@ static void plc_cshare_store(plc_eval *ev, plc_env *call, const plc_centry *x)
   plc_ctab_add(sh->ar, &sh->t, &y->link);
 }
 
+/* Where a kept call's field read found its value (plc_cshare_holds): the
+ * env and binding number of the item, and the value; env NULL for a
+ * schema default (a new value each read: read again for real). */
+typedef struct plc_shold {
+  const plc_env *env;
+  int idx;
+  const plc_value *v;
+} plc_shold;
+
 /* Has field r of o the value r->v already, so that reading it evaluates
- * nothing?  (As plc_eval_field_of finds it, without evaluating.) */
-static int plc_cshare_holds(const plc_obj *o, const plc_sread *r)
+ * nothing?  (As plc_eval_field_of finds it, without evaluating.)  Where it
+ * is goes in *at. */
+static int plc_cshare_holds(const plc_obj *o, const plc_sread *r, plc_shold *at)
 {
   const plc_value *v = NULL;
   for (const plc_obj *cur = o; cur; cur = cur->base) {
@@ -1737,6 +1878,9 @@ static int plc_cshare_holds(const plc_obj *o, const plc_sread *r)
       plc_binding *late = *plc_obj_late_slot((plc_obj *)o, b->name, b->hash);
       v = late ? late->val : NULL;
     }
+    at->env = cur->env;
+    at->idx = (int)(b - cur->env->b);
+    at->v = v;
     return v && plc_cmemo_result_ok(v) && plc_cmemo_arg_same(v, r->v);
   }
   unsigned hash = r->hash;
@@ -1744,16 +1888,20 @@ static int plc_cshare_holds(const plc_obj *o, const plc_sread *r)
     hash = plc_name_hash(r->name);
   const plc_field *f = plc_schema_field_h(o->kind, r->name, hash);
   mpq_srcptr num = f && f->dflt ? plc_schema_default_num(o->kind, f) : NULL;
-  if (!num || r->v->tag != PLC_V_NUM || !mpq_equal(num, r->v->q))
+  if (!num || r->v->tag != PLC_V_NUM || !plc_q_rat_equal(num, r->v->q))
     return 0;
   for (int i = 0; i < PLC_NDIM; i++)
     if (r->v->dim.e[i] != f->e[i])
       return 0;
+  at->env = NULL;
   return 1;
 }
 
+/* Does kept call y hold for this call (its hash): the same function and
+ * scalar arguments, and every field it read of the same value here (where,
+ * in at: room for y->nreads)? */
 static int plc_cshare_same(const plc_sentry *y, const plc_ast *def, const plc_env *call,
-                           const signed char *alias, unsigned hash)
+                           const signed char *alias, unsigned hash, plc_shold *at)
 {
   if (y->link.hash != hash || y->def != def || y->n != (int)call->n)
     return 0;
@@ -1762,9 +1910,22 @@ static int plc_cshare_same(const plc_sentry *y, const plc_ast *def, const plc_en
         (y->args[i] && !plc_cmemo_arg_same(y->args[i], call->b[i].val)))
       return 0;
   for (int i = 0; i < y->nreads; i++)
-    if (!plc_cshare_holds(call->b[y->reads[i].arg].val->obj, &y->reads[i]))
+    if (!plc_cshare_holds(call->b[y->reads[i].arg].val->obj, &y->reads[i], &at[i]))
       return 0;
   return 1;
+}
+
+/* A field read whose value is known (found at env's binding idx): what
+ * plc_eval_field_h tells of it (the watched fields, the cross-candidate
+ * cache, a call being recorded) is told, with nothing looked up again. */
+static void plc_eval_field_told(plc_eval *ev, const plc_obj *o, const char *name, unsigned hash,
+                                const plc_shold *at, const plc_loc *use)
+{
+  if (o == ev->watch)
+    plc_eval_watch_read(ev, at->env, (size_t)at->idx);
+  plc_eval_xread(ev, o, name, at->v, use);
+  if (ev->cmemo && ev->cmemo->open)
+    plc_cmemo_note(ev, o, name, hash, at->v, use, at->env, at->idx);
 }
 
 /* A kept call that holds here, replayed (and recorded in this
@@ -1774,9 +1935,10 @@ static PLC_NOINLINE plc_value *plc_cshare_try(plc_eval *ev, const plc_value *f, 
 {
   struct plc_cshare *sh = ev->cshare;
   signed char alias[PLC_CMEMO_ARGS];
+  plc_shold at[PLC_CSHARE_READS];
   unsigned key = plc_cshare_key(f->def, call, alias);
   const plc_clink *k = plc_ctab_first(&sh->t, key);
-  while (k && !plc_cshare_same((const plc_sentry *)k, f->def, call, alias, key))
+  while (k && !plc_cshare_same((const plc_sentry *)k, f->def, call, alias, key, at))
     k = k->next;
   const plc_sentry *y = (const plc_sentry *)k;
   if (!y || !plc_cmemo_fits(ev, y->steps, y->nest, y->depth))
@@ -1788,8 +1950,12 @@ static PLC_NOINLINE plc_value *plc_cshare_try(plc_eval *ev, const plc_value *f, 
   int dry = ev->dry;
   for (int i = 0; i < y->nreads; i++) { /* read as the body did: known, so told only */
     const plc_sread *r = &y->reads[i];
+    plc_obj *o = call->b[r->arg].val->obj;
     ev->dry = r->dry;
-    plc_eval_field_h(ev, call->b[r->arg].val->obj, r->name, r->hash, r->use);
+    if (at[i].env)
+      plc_eval_field_told(ev, o, r->name, r->hash, &at[i], r->use);
+    else
+      plc_eval_field_h(ev, o, r->name, r->hash, r->use);
   }
   ev->dry = dry;
   m->open--;

@@ -159,7 +159,8 @@ typedef struct plc_eval {
 /* A memo of calls shared by compilations of the same syntax trees (a
  * search's candidates): a call whose result depends only on its scalar
  * arguments and fields of its declaration arguments is replayed in another
- * compilation once those fields have the same values there. */
+ * compilation once those fields have the same values there.  It keeps each
+ * template body's ops too (plc_eval_define_ops names them from a list). */
 struct plc_cshare *plc_cshare_new(void);
 void plc_cshare_free(struct plc_cshare *sh);
 /* Calls this thread replayed from one (for tests). */
@@ -193,7 +194,8 @@ plc_binding *plc_env_find_local(plc_env *env, const char *name);
 plc_binding *plc_env_lookup(plc_env *env, const char *name);
 
 /* Name every op of a template body (in every phase, branch and loop) in
- * env, so `after = [x]` can refer to any of them. */
+ * env, so `after = [x]` can refer to any of them (the first op of a name;
+ * a name env has already is not redefined). */
 void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items);
 /* Count work that evaluates no expression (an iteration of a template's
  * for loop) against the step limit, as `weight` steps (about its memory in

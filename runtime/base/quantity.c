@@ -34,13 +34,6 @@ const char *plc_q_status_str(plc_q_status s)
 
 /* ---- dimensions ---------------------------------------------------- */
 
-plc_dim plc_dim_none(void)
-{
-  plc_dim d;
-  memset(&d, 0, sizeof d);
-  return d;
-}
-
 plc_dim plc_dim_base(int which)
 {
   plc_dim d = plc_dim_none();
@@ -49,18 +42,78 @@ plc_dim plc_dim_base(int which)
   return d;
 }
 
-int plc_dim_eq(plc_dim a, plc_dim b)
+/* ---- rationals on 128-bit integers (quantity.h, plc_q_wide_arith) ---- */
+
+#if PLC_Q_LIMB_LONG && defined(__SIZEOF_INT128__)
+typedef unsigned __int128 plc_u128;
+
+/* z = -x when neg, else x (x < 2^127): in one or two limbs, as GMP writes
+ * it (no high zero limb). */
+static void plc_q_wide_put(mpz_ptr z, int neg, plc_u128 x)
 {
-  for (int i = 0; i < PLC_NDIM; i++)
-    if (a.e[i] != b.e[i])
-      return 0;
-  return 1;
+  mp_limb_t lo = (mp_limb_t)x, hi = (mp_limb_t)(x >> 64);
+  int size = hi ? 2 : lo ? 1 : 0;
+  mp_limb_t *d = mpz_limbs_write(z, size ? size : 1);
+  d[0] = lo;
+  if (size == 2)
+    d[1] = hi;
+  mpz_limbs_finish(z, neg ? -size : size);
 }
 
-int plc_dim_is_none(plc_dim a)
+int plc_q_wide_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr b)
 {
-  return plc_dim_eq(a, plc_dim_none());
+  long an, ad, bn, bd;
+  if (!plc_q_small_get(mpq_numref(a), &an) || !plc_q_small_get(mpq_denref(a), &ad) ||
+      !plc_q_small_get(mpq_numref(b), &bn) || !plc_q_small_get(mpq_denref(b), &bd))
+    return 0;
+  /* |an|, |bn| <= LONG_MAX and 0 < ad, bd <= LONG_MAX: every product of
+   * two is below 2^126, a sum of two below 2^127 */
+  __int128 n;
+  plc_u128 m;
+  if (op == '+' || op == '-') {
+    if (op == '-')
+      bn = -bn;
+    unsigned long g = plc_q_small_gcd((unsigned long)ad, (unsigned long)bd);
+    if (g == 1) { /* the sum over the product is in lowest terms */
+      n = (__int128)an * bd + (__int128)bn * ad;
+      m = (plc_u128)ad * (unsigned long)bd;
+    } else { /* only a factor of g can divide the sum and the denominator */
+      __int128 t = (__int128)an * (long)((unsigned long)bd / g) +
+                   (__int128)bn * (long)((unsigned long)ad / g);
+      plc_u128 tm = t < 0 ? -(plc_u128)t : (plc_u128)t;
+      unsigned long g2 = plc_q_small_gcd((unsigned long)(tm % g), g);
+      n = t < 0 ? -(__int128)(tm / g2) : (__int128)(tm / g2);
+      m = (plc_u128)((unsigned long)ad / g) * ((unsigned long)bd / g2);
+    }
+  } else if (op == '*' || op == '/') {
+    if (op == '/') { /* a * (bd / bn), the sign on the numerator */
+      if (bn == 0)
+        return 0;
+      long t = bn < 0 ? -bd : bd;
+      bd = bn < 0 ? -bn : bn;
+      bn = t;
+    }
+    /* the cross pairs' gcds leave a product in lowest terms */
+    unsigned long g1 = plc_q_small_gcd((unsigned long)(an < 0 ? -an : an), (unsigned long)bd);
+    unsigned long g2 = plc_q_small_gcd((unsigned long)(bn < 0 ? -bn : bn), (unsigned long)ad);
+    n = (__int128)(an / (long)g1) * (bn / (long)g2);
+    m = (plc_u128)((unsigned long)ad / g2) * ((unsigned long)bd / g1);
+  } else {
+    return 0;
+  }
+  if (n == 0)
+    m = 1;
+  plc_q_wide_put(mpq_numref(q), n < 0, n < 0 ? -(plc_u128)n : (plc_u128)n);
+  plc_q_wide_put(mpq_denref(q), 0, m);
+  return 1;
 }
+#else
+int plc_q_wide_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr b)
+{
+  (void)q, (void)op, (void)a, (void)b;
+  return 0;
+}
+#endif
 
 /* sign is +1 for a*b and -1 for a/b.  Inputs are within the bound, so the
  * int sum cannot overflow. */

@@ -25,6 +25,7 @@ enum { PLC_DIM_BYTE, PLC_DIM_SEC, PLC_DIM_FLOP, PLC_NDIM };
 typedef struct plc_dim {
   int e[PLC_NDIM];
 } plc_dim;
+_Static_assert(PLC_NDIM == 3, "plc_dim_eq and plc_dim_is_none name each exponent");
 
 typedef struct plc_quantity {
   mpq_t v;
@@ -50,11 +51,22 @@ typedef enum plc_q_status {
 
 const char *plc_q_status_str(plc_q_status s);
 
-/* Dimensions. */
-plc_dim plc_dim_none(void);
+/* Dimensions.  none, eq and is_none are inline: the evaluator, lowering
+ * and analysis compare dimensions on their hot paths. */
+static inline plc_dim plc_dim_none(void)
+{
+  plc_dim d = {{0}};
+  return d;
+}
 plc_dim plc_dim_base(int which); /* PLC_DIM_BYTE etc. with exponent 1 */
-int plc_dim_eq(plc_dim a, plc_dim b);
-int plc_dim_is_none(plc_dim a);
+static inline int plc_dim_eq(plc_dim a, plc_dim b)
+{
+  return a.e[0] == b.e[0] && a.e[1] == b.e[1] && a.e[2] == b.e[2];
+}
+static inline int plc_dim_is_none(plc_dim a)
+{
+  return !(a.e[0] | a.e[1] | a.e[2]);
+}
 /* a*b and a/b: return PLC_Q_TOO_LARGE when an exponent leaves the bound. */
 plc_q_status plc_dim_mul(plc_dim *r, plc_dim a, plc_dim b);
 plc_q_status plc_dim_div(plc_dim *r, plc_dim a, plc_dim b);
@@ -188,7 +200,8 @@ char *plc_q_format_in(const plc_quantity *q, const plc_unit *u, int sig);
  * or two per operation, whatever the size) was a tenth of a layout search's
  * instructions: when both operands' numerators and denominators fit in a
  * long and no intermediate overflows (checked), the result is computed on
- * longs and reduced to lowest terms, exactly, else GMP computes it.  Inline:
+ * longs and reduced to lowest terms, exactly; when an intermediate
+ * overflows, on 128-bit integers (plc_q_wide_arith); else GMP computes it.  Inline:
  * the evaluator, lowering and analysis call them on their hot paths. */
 
 /* A limb is an unsigned long here (x86-64, aarch64 and the like): the
@@ -342,27 +355,50 @@ static inline void plc_q_rat_set(mpq_ptr r, mpq_srcptr a)
   mpq_set(r, a);
 }
 
+/* a == b (mpq_equal), without the call when both are ratios of one-limb
+ * integers: canonical rationals are equal exactly when their numerators
+ * and denominators are. */
+static inline int plc_q_rat_equal(mpq_srcptr a, mpq_srcptr b)
+{
+#if PLC_Q_LIMB_LONG
+  mpz_srcptr an = mpq_numref(a), ad = mpq_denref(a), bn = mpq_numref(b), bd = mpq_denref(b);
+  if (an->_mp_size >= -1 && an->_mp_size <= 1 && bn->_mp_size >= -1 && bn->_mp_size <= 1 &&
+      ad->_mp_size == 1 && bd->_mp_size == 1)
+    return an->_mp_size == bn->_mp_size && (!an->_mp_size || an->_mp_d[0] == bn->_mp_d[0]) &&
+           ad->_mp_d[0] == bd->_mp_d[0];
+#endif
+  return mpq_equal(a, b);
+}
+
+/* q = a op b as plc_q_small_arith, for operands that fit in longs whose
+ * products do not: on 128-bit integers, reduced by gcds of the operands'
+ * parts (GMP's own way: a sum's gcd from the denominators', a product's
+ * from the cross pairs'), the result written in one or two limbs.  0
+ * when it cannot (an operand beyond a long, no 128-bit integers, b 0 for
+ * '/'; q untouched then).  Out of line: rarer, and larger. */
+int plc_q_wide_arith(mpq_ptr q, int op, mpq_srcptr a, mpq_srcptr b);
+
 static inline void plc_q_rat_add(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
 {
-  if (!plc_q_small_arith(r, '+', a, b))
+  if (!plc_q_small_arith(r, '+', a, b) && !plc_q_wide_arith(r, '+', a, b))
     mpq_add(r, a, b);
 }
 
 static inline void plc_q_rat_sub(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
 {
-  if (!plc_q_small_arith(r, '-', a, b))
+  if (!plc_q_small_arith(r, '-', a, b) && !plc_q_wide_arith(r, '-', a, b))
     mpq_sub(r, a, b);
 }
 
 static inline void plc_q_rat_mul(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
 {
-  if (!plc_q_small_arith(r, '*', a, b))
+  if (!plc_q_small_arith(r, '*', a, b) && !plc_q_wide_arith(r, '*', a, b))
     mpq_mul(r, a, b);
 }
 
 static inline void plc_q_rat_div(mpq_ptr r, mpq_srcptr a, mpq_srcptr b)
 {
-  if (!plc_q_small_arith(r, '/', a, b))
+  if (!plc_q_small_arith(r, '/', a, b) && !plc_q_wide_arith(r, '/', a, b))
     mpq_div(r, a, b);
 }
 

@@ -431,6 +431,68 @@ static void test_call_memo(void)
   CU_ASSERT(limited > 5); /* and the step limit reached */
 }
 
+/* plc_eval_define_ops from a search's kept list of a body's ops (a
+ * plc_cshare: made on the first use, read on the next) names the same ops
+ * in the same order as the walk of the body (no plc_cshare): ops in
+ * phases, for loops and every branch of an if/else-if/else chain, a name
+ * given twice (its first op wins), and a name bound before (not
+ * redefined), in an env small and one large enough to be
+ * indexed (with 40 names bound first). */
+static void test_define_ops(void)
+{
+  plc_fx f;
+  CU_ASSERT_EQUAL(plc_fx_load(&f,
+    "framework fw { option z3 = true\n"
+    " template dense {\n"
+    "  op a: compute { flops = 1e12 FLOP }\n"
+    "  forward { op b: compute { flops = 1e12 FLOP }\n"
+    "    if z3 { op c: compute { flops = 1e12 FLOP } } else if !z3 {"
+    " op d: compute { flops = 1e12 FLOP }; op a: compute { flops = 2e12 FLOP } } else {"
+    " op e: compute { flops = 1e12 FLOP } }\n"
+    "    for i in 0 .. 3 { op r[i]: compute { flops = 1e12 FLOP }\n"
+    "      if i == 0 { op f: compute { flops = 1e12 FLOP } } } }\n"
+    "  backward { op b: compute { flops = 3e12 FLOP }\n"
+    "    op g: compute { flops = 1e12 FLOP }; op pre: compute { flops = 1e12 FLOP } } } }\n"), 0);
+  CU_ASSERT_STRING_EQUAL_FATAL(plc_fx_diags(&f), "");
+  const plc_ast *fw = f.prog.files[f.prog.nfiles - 1]->list.head, *t = NULL;
+  for (const plc_ast *it = fw->list.head; it; it = it->next)
+    if (it->kind == PLC_AST_DECL)
+      t = it;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  struct plc_cshare *sh = plc_cshare_new();
+  char want[2][512] = {"", ""};
+  for (int big = 0; big < 2; big++)
+    for (int way = 0; way < 3; way++) { /* walked, kept list made, kept list read */
+      plc_eval ev;
+      plc_eval_init(&ev, f.arena, &f.diag);
+      ev.cshare = way ? sh : NULL;
+      plc_env *env = plc_env_new(&ev, NULL);
+      plc_env_bind(&ev, env, "z3", plc_value_any(&ev));
+      plc_env_bind(&ev, env, "pre", plc_value_any(&ev));
+      for (int i = 0; big && i < 40; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "x%d", i);
+        plc_env_bind(&ev, env, plc_name_intern(f.arena, n, strlen(n)), plc_value_any(&ev));
+      }
+      plc_eval_define_ops(&ev, env, &t->list);
+      char got[512] = "";
+      for (size_t i = 0; i < env->n; i++)
+        if (env->b[i].def) {
+          char one[64];
+          snprintf(one, sizeof one, "%s:%d ", env->b[i].name, env->b[i].def->loc.first_line);
+          strcat(got, one);
+          CU_ASSERT_PTR_EQUAL(plc_env_find_local(env, env->b[i].name), &env->b[i]);
+        }
+      if (way == 0)
+        strcpy(want[big], got);
+      CU_ASSERT_STRING_EQUAL(got, want[big]);
+    }
+  CU_ASSERT_STRING_EQUAL(want[0], "a:3 b:4 c:5 d:5 e:5 r:6 f:7 g:9 ");
+  CU_ASSERT_STRING_EQUAL(want[0], want[1]);
+  plc_cshare_free(sh);
+  plc_fx_free(&f);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -445,6 +507,7 @@ int main(void)
     {"arena allocations", test_arena},
     {"schema fields and defaults", test_schema},
     {"call memo against plain evaluation", test_call_memo},
+    {"a body's ops: kept list against the walk", test_define_ops},
     {NULL, NULL},
   };
   return plc_cu_run("eval", tests);

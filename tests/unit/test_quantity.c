@@ -286,6 +286,45 @@ static void test_raw_rationals(void)
   mpq_clears(a, b, want, got, NULL);
 }
 
+/* plc_q_rat_equal against mpq_equal, the reference, on every pair of a
+ * set of edge values (zero, a sign apart, the same numerator over another
+ * denominator, one-limb values beyond a long, a two-limb value whose low
+ * limb is a small one's) and on a zero fresh from mpq_init; and the inline
+ * dimension tests on each exponent. */
+static void test_rat_equal(void)
+{
+  static const char *const vals[] = {
+      "0", "1", "-1", "3/7", "-3/7", "3/5", "5/7", "9223372036854775807",
+      "-9223372036854775808", "18446744073709551615", "-18446744073709551615",
+      "1/18446744073709551615", "18446744073709551617", "1/18446744073709551617",
+      "5", "18446744073709551621", "5/18446744073709551617"};
+  const size_t n = sizeof vals / sizeof vals[0];
+  mpq_t a, b, z;
+  mpq_inits(a, b, NULL);
+  int bad = 0, equal = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++) {
+      mpq_set_str(a, vals[i], 10);
+      mpq_canonicalize(a);
+      mpq_set_str(b, vals[j], 10);
+      mpq_canonicalize(b);
+      bad += plc_q_rat_equal(a, b) != mpq_equal(a, b);
+      equal += plc_q_rat_equal(a, b);
+      mpq_init(z);
+      bad += plc_q_rat_equal(z, b) != mpq_equal(z, b) || plc_q_rat_equal(b, z) != mpq_equal(b, z);
+      mpq_clear(z);
+    }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(equal, (int)n); /* each value equals itself only */
+  mpq_clears(a, b, NULL);
+  for (int k = 0; k < PLC_NDIM; k++) {
+    plc_dim d = plc_dim_none();
+    CU_ASSERT(plc_dim_is_none(d) && plc_dim_eq(d, plc_dim_none()));
+    d.e[k] = -1;
+    CU_ASSERT(!plc_dim_is_none(d) && !plc_dim_eq(d, plc_dim_none()) && plc_dim_eq(d, d));
+  }
+}
+
 /* plc_q_floor and plc_q_ceil (on longs when they fit) against GMP's
  * mpz_fdiv_q and mpz_cdiv_q, on the edge values of test_raw_rationals and
  * their negations, also in place. */
@@ -704,6 +743,68 @@ static void test_parse_fast(void)
   CU_ASSERT_EQUAL(lit_mismatches, 0);
 }
 
+/* plc_q_wide_arith (sums, differences, products and quotients on 128-bit
+ * integers when longs overflow) against GMP's mpq_add, mpq_sub, mpq_mul
+ * and mpq_div: 20000 random pairs of rationals whose numerators and
+ * denominators are random up to 63 bits long (so that both reduce, and
+ * most products overflow a long), with zeros, ones and shared
+ * denominators among them; each result the same canonical rational, in
+ * place too.  Most pairs take the 128-bit path (counted). */
+static long wide_bits(int bits)
+{
+  unsigned long long x = lit_rand() >> (64 - bits);
+  return (long)(x ? x : 1);
+}
+
+static void wide_rand(mpq_t q, long shared_den)
+{
+  unsigned k = (unsigned)(lit_rand() % 16);
+  long n = k == 0 ? 0 : k == 1 ? 1 : wide_bits(1 + (int)(lit_rand() % 63));
+  long d = k < 3 ? 1 : k < 6 ? shared_den : wide_bits(1 + (int)(lit_rand() % 63));
+  if (lit_rand() % 2)
+    n = -n;
+  mpq_set_si(q, n, (unsigned long)d);
+  mpq_canonicalize(q);
+}
+
+static void test_wide_rationals(void)
+{
+  mpq_t a, b, want, got;
+  mpq_inits(a, b, want, got, NULL);
+  int bad = 0, wide = 0;
+  for (int it = 0; it < 20000; it++) {
+    long shared = wide_bits(1 + (int)(lit_rand() % 63));
+    wide_rand(a, shared);
+    wide_rand(b, shared);
+    int op = it % 4;
+    if (op == 3 && mpq_sgn(b) == 0)
+      continue;
+    static const char ops[] = "+-*/";
+    mpq_set_ui(got, 7, 3);
+    wide += !plc_q_small_arith(got, ops[op], a, b) && plc_q_wide_arith(got, ops[op], a, b);
+    switch (op) {
+    case 0: mpq_add(want, a, b); plc_q_rat_add(got, a, b); break;
+    case 1: mpq_sub(want, a, b); plc_q_rat_sub(got, a, b); break;
+    case 2: mpq_mul(want, a, b); plc_q_rat_mul(got, a, b); break;
+    default: mpq_div(want, a, b); plc_q_rat_div(got, a, b); break;
+    }
+    bad += !mpq_equal(want, got) || mpz_cmp_ui(mpq_denref(got), 0) <= 0;
+    switch (op) { /* in place: r is b */
+    case 0: plc_q_rat_add(b, a, b); break;
+    case 1: plc_q_rat_sub(b, a, b); break;
+    case 2: plc_q_rat_mul(b, a, b); break;
+    default: plc_q_rat_div(b, a, b); break;
+    }
+    char *w = qtext(want), *g = qtext(b);
+    bad += strcmp(w, g) != 0;
+    free(w);
+    free(g);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(wide > 5000);
+  mpq_clears(a, b, want, got, NULL);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -714,6 +815,8 @@ int main(void)
     {"add and sub", test_add_sub},
     {"mul and div", test_mul_div},
     {"raw rationals on machine integers", test_raw_rationals},
+    {"raw rationals: equal = mpq_equal", test_rat_equal},
+    {"raw rationals on 128-bit integers against GMP", test_wide_rationals},
     {"neg and abs", test_neg_abs},
     {"pow", test_pow},
     {"pow limits", test_pow_limits},
