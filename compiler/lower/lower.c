@@ -1033,6 +1033,7 @@ static void plc_lower_users_free(plc_users *u, int n)
 static plc_ir_op plc_lower_dup(plc_lower *L, const plc_ir_op *f)
 {
   plc_ir_op op = *f;
+  op.replica = 0;
   plc_lower_op_init(L, &op);
   mpq_set(op.time, f->time);
   mpq_set(op.flops, f->flops);
@@ -1272,6 +1273,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
     const plc_ir_op *f = &m->list->ops[i];
     plc_ir_op *op = &c->list->ops[c->list->n++];
     *op = plc_lower_replica(L, f);
+    op->replica = L->ev->lower_share_times; /* f, recorded before it, has its time */
     op->layer = layer;
     op->deps = deps;
     for (int k = 0; k < f->ndeps; k++)
@@ -1420,6 +1422,8 @@ struct plc_xlog {
   int nstreams, capstreams;
   int memory_declared, bad;
   int used_prev;       /* an `after` list named an op of the previous instance */
+  int seen[64];        /* the evaluator's reads by name pointer (most repeat): read
+                          number + 1 of a read of that name, if it is still there */
   int errors, warnings;
   long err_reads;
 };
@@ -1539,10 +1543,8 @@ static int plc_xval_same(const plc_xval *x, const plc_value *v, int dry)
  * group is not part of it). */
 static unsigned plc_xread_hash(int slot, const char *name, int d, long n)
 {
-  unsigned h = 2166136261u;
-  if (name)
-    for (const char *c = name; *c; c++)
-      h = (h ^ (unsigned char)*c) * 16777619u;
+  /* a name's: most are interned, their hash kept with them (ast.h) */
+  unsigned h = name ? plc_name_hash(name) : 2166136261u;
   h = (h ^ (unsigned)slot) * 16777619u;
   h = (h ^ (unsigned)d) * 16777619u;
   if (slot != PLC_XR_SIZE)
@@ -1576,7 +1578,7 @@ static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
    * hundreds of fields (a linear search of the log was 4% of a search) */
   if (2 * (g->n + 1) > g->nindex) {
     free(g->index);
-    g->nindex = g->nindex ? 2 * g->nindex : 64;
+    g->nindex = g->nindex ? 2 * g->nindex : 128;
     g->index = plc_xcalloc((size_t)g->nindex, sizeof *g->index);
     for (int i = 0; i < g->n; i++)
       *plc_xlog_slot(g, g->r[i].slot, g->r[i].name, g->r[i].d, g->r[i].n) = i + 1;
@@ -1619,9 +1621,17 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
    * string's, which only comparisons read (their result is only checked) */
   int dry = L->ev->dry > 0 &&
             (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL || v->tag == PLC_V_STR);
-  int n0 = g->n, i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
+  /* the same name (pointer) read before: no hashing of its characters */
+  int *seen = &g->seen[((uintptr_t)name / 8 ^ (unsigned)slot * 13) & 63], i = *seen - 1;
+  if (i >= 0 && g->r[i].name == name && g->r[i].slot == slot) {
+    g->r[i].dry &= dry; /* its value counts once read outside such a branch */
+    return;
+  }
+  int n0 = g->n;
+  i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
   if (i < 0)
     return;
+  *seen = i + 1;
   if (i < n0) { /* read before: its value counts once read outside such a branch */
     g->r[i].dry &= dry;
     return;
@@ -1891,6 +1901,7 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     const plc_ir_op *f = &c->list->ops[i];
     plc_ir_op *o = &e->ops[i - lo];
     *o = *f;
+    o->replica = 0;
     o->time = plc_xcache_mpq(ar, f->time);
     o->flops = plc_xcache_mpq(ar, f->flops);
     o->size = plc_xcache_mpq(ar, f->size);
@@ -2889,9 +2900,11 @@ static int plc_lower_check_sizes(plc_lower *L)
     const plc_ir_list *lists[3] = {&r->stages[s].fwd, &r->stages[s].bwd, &r->stages[s].step};
     /* a copied stage's layer ops have the times of the stage before */
     int from[3] = {L->copied ? L->copied[2 * s] : 0, L->copied ? L->copied[2 * s + 1] : 0, 0};
+    /* and a memo copy's ops have the times of the ops it copies, before it */
     for (int k = 0; k < 3; k++)
       for (int i = from[k]; i < lists[k]->n && m.ok; i++)
-        plc_lcm_add(L, &m, lists[k]->ops[i].time, lists[k]->ops[i].node, lists[k]->ops[i].name);
+        if (!lists[k]->ops[i].replica)
+          plc_lcm_add(L, &m, lists[k]->ops[i].time, lists[k]->ops[i].node, lists[k]->ops[i].name);
   }
   mpz_clear(m.l);
   return m.ok;
