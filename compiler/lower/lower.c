@@ -843,6 +843,7 @@ static int plc_lower_has_section(const plc_ast_list *items, const char *name)
 typedef struct plc_tmpl {
   const plc_ast *decl;  /* the template's items are decl->list */
   plc_env *env;         /* where it was defined */
+  int recomp, bwd;      /* has it a recompute section, a backward one (asked per layer) */
 } plc_tmpl;
 
 /* The framework's template for a layer kind (following `template a = b`),
@@ -855,12 +856,16 @@ static int plc_lower_find_template(plc_lower *L, const char *kind, plc_tmpl *t)
     if (L->found[i].kind == kind || !strcmp(L->found[i].kind, kind)) {
       t->decl = L->found[i].decl;
       t->env = L->found[i].env;
+      t->recomp = L->found[i].recomp;
+      t->bwd = L->found[i].bwd;
       return 1;
     }
   if (!plc_lower_lookup_template(L, kind, t))
     return 0;
+  t->recomp = plc_lower_has_section(&t->decl->list, "recompute");
+  t->bwd = plc_lower_has_section(&t->decl->list, "backward");
   if (L->nfound < (int)(sizeof L->found / sizeof L->found[0]))
-    L->found[L->nfound++] = (struct plc_found){kind, t->decl, t->env};
+    L->found[L->nfound++] = (struct plc_found){kind, t->decl, t->env, t->recomp, t->bwd};
   return 1;
 }
 
@@ -1352,14 +1357,14 @@ typedef struct plc_xval {
   mpq_t q;
   plc_dim dim;
   int b;
-  char *s;
+  const char *s;
 } plc_xval;
 
 typedef struct plc_xread {
   int slot;                /* PLC_XR_... */
   int d;                   /* SIZE, BW: the dimension */
   long n;                  /* SIZE: the group size; BW: the primitive */
-  const char *name;        /* a field or option name (own copy in the cache) */
+  const char *name;        /* a field or option name (in the cache: plc_xcache_str) */
   const plc_value *v;      /* while logging: its value */
   mpq_srcptr q;            /* while logging: PEAK, BW */
   const plc_ast *node;     /* BW: where a missing bandwidth is reported */
@@ -1373,7 +1378,7 @@ typedef struct plc_xread {
 } plc_xread;
 
 typedef struct plc_xname {
-  char *name;
+  const char *name;
   int idx;                 /* relative to the instance, or -1 */
   int *deps, ndeps;        /* encoded as plc_xcache_enc */
 } plc_xname;
@@ -1386,9 +1391,9 @@ typedef struct plc_xentry {
   plc_xread *reads;
   int nreads;
   plc_ir_op *ops;          /* own rationals, names and deps (encoded) */
-  char **op_stream;
+  const char **op_stream;
   int nops;
-  char **streams;          /* registered in this order */
+  const char **streams;    /* registered in this order */
   int nstreams;
   plc_xname *names;
   int nnames;
@@ -1759,6 +1764,13 @@ static int *plc_xcache_enc_deps(plc_arena *ar, const int *deps, int n, int lo, i
   return v;
 }
 
+/* A string the cache keeps: an interned name as it is (the pool lives as
+ * long as the process, ast.h), else a copy in the cache's arena. */
+static const char *plc_xcache_str(plc_arena *ar, const char *s)
+{
+  return plc_name_interned_hash(s) ? s : plc_arena_strdup(ar, s);
+}
+
 static mpq_ptr plc_xcache_mpq(plc_arena *ar, mpq_srcptr q)
 {
   mpq_ptr p = plc_arena_mpq(ar);
@@ -1790,12 +1802,13 @@ static unsigned plc_xrid_hash(const plc_xread *r)
 
 static int plc_xrid_same(const plc_xread *a, const plc_xread *b)
 {
-  if (a->slot != b->slot || a->dry != b->dry || a->x.tag != b->x.tag || strcmp(a->name, b->name))
+  if (a->slot != b->slot || a->dry != b->dry || a->x.tag != b->x.tag ||
+      (a->name != b->name && strcmp(a->name, b->name)))
     return 0;
   switch (a->x.tag) {
   case PLC_V_NUM: return plc_dim_eq(a->x.dim, b->x.dim) && (a->dry || mpq_equal(a->x.q, b->x.q));
   case PLC_V_BOOL: return a->dry || a->x.b == b->x.b;
-  case PLC_V_STR: return a->dry || !strcmp(a->x.s, b->x.s);
+  case PLC_V_STR: return a->dry || a->x.s == b->x.s || !strcmp(a->x.s, b->x.s);
   default: return 1; /* a section of the model */
   }
 }
@@ -1841,7 +1854,7 @@ static int plc_xcache_keep_reads(plc_arena *ar, plc_xentry *e, const struct plc_
     *x = *r;
     x->v = NULL;
     x->q = NULL;
-    x->name = r->name ? plc_arena_strdup(ar, r->name) : NULL;
+    x->name = r->name ? plc_xcache_str(ar, r->name) : NULL;
     if (r->slot == PLC_XR_PEAK || r->slot == PLC_XR_BW) {
       mpq_init(x->x.q);
       mpq_set(x->x.q, r->q);
@@ -1857,7 +1870,7 @@ static int plc_xcache_keep_reads(plc_arena *ar, plc_xentry *e, const struct plc_
     } else if (x->x.tag == PLC_V_BOOL) {
       x->x.b = r->v->b;
     } else if (x->x.tag == PLC_V_STR) {
-      x->x.s = plc_arena_strdup(ar, r->v->s);
+      x->x.s = plc_xcache_str(ar, r->v->s);
     } /* OBJ: a section of the model, nothing more to keep */
   }
   return 1;
@@ -1905,20 +1918,20 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     o->time = plc_xcache_mpq(ar, f->time);
     o->flops = plc_xcache_mpq(ar, f->flops);
     o->size = plc_xcache_mpq(ar, f->size);
-    o->name = plc_arena_strdup(ar, f->name);
+    o->name = plc_xcache_str(ar, f->name);
     if (f->after_layers) /* found again on replay (plc_lower_pipeline_dep) */
       o->ndeps = 0;
     o->deps = plc_xcache_enc_deps(ar, f->deps, o->ndeps, lo, hi, plo, phi, &ok);
-    e->op_stream[i - lo] = plc_arena_strdup(ar, L->run->streams[f->stream]);
+    e->op_stream[i - lo] = plc_xcache_str(ar, L->run->streams[f->stream]);
   }
   e->streams = plc_arena_alloc_raw(ar, (size_t)(g->nstreams + 1) * sizeof *e->streams);
   for (; e->nstreams < g->nstreams; e->nstreams++)
-    e->streams[e->nstreams] = plc_arena_strdup(ar, g->streams[e->nstreams]);
+    e->streams[e->nstreams] = plc_xcache_str(ar, g->streams[e->nstreams]);
   e->names = plc_arena_alloc_raw(ar, (size_t)(cur->n + 1) * sizeof *e->names);
   for (; e->nnames < cur->n; e->nnames++) {
     const plc_inst_op *o = &cur->ops[e->nnames];
     plc_xname *x = &e->names[e->nnames];
-    x->name = plc_arena_strdup(ar, o->name);
+    x->name = plc_xcache_str(ar, o->name);
     x->idx = o->idx >= 0 ? plc_xcache_enc(o->idx, lo, hi, -1, -1) : -1;
     ok &= x->idx != INT_MIN;
     x->deps = plc_xcache_enc_deps(ar, o->deps, o->ndeps, lo, hi, plo, phi, &ok);
@@ -2290,8 +2303,7 @@ static void plc_lower_bwd_unit(plc_lctx *c, plc_ir_stage *st, plc_layer_info *li
                                plc_value *layer, const plc_users *users, int *map)
 {
   plc_lower *L = c->L;
-  const plc_ast_list *items = &li->tmpl.decl->list;
-  if (plc_lower_has_section(items, "recompute") && L->run->recompute > 0) {
+  if (li->tmpl.recomp && L->run->recompute > 0) {
     c->phase = PLC_PH_RECOMP;
     plc_lower_instance(c, &li->tmpl, layer);
   } else if (L->run->recompute == 2) {
@@ -2299,7 +2311,7 @@ static void plc_lower_bwd_unit(plc_lctx *c, plc_ir_stage *st, plc_layer_info *li
     plc_lower_recompute_copy(c, &st->fwd, li->lo, li->hi, map);
   }
   c->phase = PLC_PH_BWD;
-  if (plc_lower_has_section(items, "backward"))
+  if (li->tmpl.bwd)
     plc_lower_instance(c, &li->tmpl, layer);
   else
     plc_lower_mirror(c, &st->fwd, li->lo, li->hi, users, map);
@@ -2326,9 +2338,8 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
   const plc_ast *tmpl = li->tmpl.decl;
   c->layer = st->layers[k];
   c->fwd = &li->fwd;
-  int copy = !(plc_lower_has_section(&tmpl->list, "recompute") && L->run->recompute > 0) &&
-             L->run->recompute == 2;
-  int memo = li->fwd.shape && plc_lower_has_section(&tmpl->list, "backward");
+  int copy = !(li->tmpl.recomp && L->run->recompute > 0) && L->run->recompute == 2;
+  int memo = li->fwd.shape && li->tmpl.bwd;
   int prev_shape = c->prev ? c->prev->shape : -1;
   int e = memo ? plc_memo_find(L, tmpl, 1, prev_shape, li->fwd.shape, layer) : -1;
   if (e >= 0) {
@@ -2463,7 +2474,7 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
     plc_lower_extra(&c, &t, layer, 2);
     c = (plc_lctx){.L = L, .list = &st->bwd, .phase = PLC_PH_BWD, .layer = -1, .cur = &bi,
                    .fwd = &fi};
-    if (plc_lower_has_section(&t.decl->list, "backward"))
+    if (t.bwd)
       plc_lower_extra(&c, &t, layer, 3);
   }
   if (plc_lower_find_template(L, "step", &t)) {
@@ -2935,13 +2946,16 @@ typedef struct plc_mfirst {
 typedef struct plc_mfirsts {
   plc_mfirst *v;
   int n, cap, nchunks;
+  int last;               /* the one the last instance was a copy of (the next
+                             layer's most likely), or -1 */
 } plc_mfirsts;
 
 /* Do the fields f read have these values? */
 static int plc_mfirst_same(const plc_mfirst *f, const int *v, const char *kind)
 {
   for (int k = 0; k < 7; k++)
-    if ((f->reads & (1u << k)) && (k == 1 ? strcmp(f->kind, kind) != 0 : f->f[k] != v[k]))
+    if ((f->reads & (1u << k)) &&
+        (k == 1 ? f->kind != kind && strcmp(f->kind, kind) : f->f[k] != v[k]))
       return 0;
   return 1;
 }
@@ -2975,10 +2989,12 @@ static void plc_lower_mem_instance(plc_lctx *c, plc_mfirsts *seen, const plc_tmp
                                    const int *v, const char *kind, int unit, int ch)
 {
   plc_lower *L = c->L;
-  for (int i = 0; i < seen->n; i++) {
-    plc_mfirst *f = &seen->v[i];
-    if (f->tmpl == t->decl && f->unit == unit && plc_mfirst_same(f, v, kind)) {
+  for (int j = -1; j < seen->n; j++) { /* the last one first */
+    int i = j < 0 ? seen->last : j;
+    plc_mfirst *f = i >= 0 ? &seen->v[i] : NULL;
+    if (f && f->tmpl == t->decl && f->unit == unit && plc_mfirst_same(f, v, kind)) {
       f->count[ch]++;
+      seen->last = i;
       return;
     }
   }
@@ -3052,7 +3068,7 @@ static int plc_lower_memory_first(plc_lower *L, const char **kinds)
     return 1;
   plc_ir_mem **keep = plc_xmalloc((size_t)r->nstages * sizeof *keep);
   int declared = r->memory_declared, quiet = L->diag->no_warnings, ok = 1;
-  plc_mfirsts seen = {.nchunks = r->vpp};
+  plc_mfirsts seen = {.nchunks = r->vpp, .last = -1};
   L->diag->no_warnings = 1;
   for (int s = 0; s < r->nstages; s++) {
     keep[s] = r->stages[s].mem;

@@ -66,7 +66,12 @@ typedef struct plc_lower {
   int nxheld;
   /* the templates found by kind so far (lower.c, plc_lower_find_template):
    * every layer asks for its kind's */
-  struct plc_found { const char *kind; const plc_ast *decl; plc_env *env; } found[8];
+  struct plc_found {
+    const char *kind;
+    const plc_ast *decl;
+    plc_env *env;
+    int recomp, bwd;     /* its sections (lower.c, plc_tmpl) */
+  } found[8];
   int nfound;
   /* collective times computed so far (lower.c, plc_lower_coll_time): a
    * layer's collectives recur in every layer, and replays re-time them */
