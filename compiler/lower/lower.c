@@ -906,6 +906,34 @@ static plc_value *plc_lower_int_value(plc_lower *L, long n)
   return v;
 }
 
+/* The fields of what a template instance sees as `layer`, in the order
+ * plc_lower_layer_value binds them (index, kind, stage, first, last,
+ * model_first, model_last; f[1] unused, kind apart): the instance memo and
+ * memory first compare these, and the value is made only for an instance
+ * that is lowered or looked up. */
+typedef struct plc_lfields {
+  int f[7];
+  const char *kind;
+} plc_lfields;
+
+static plc_lfields plc_lower_lfields(const plc_lower *L, int index, const char *kind, int stage,
+                                     int first, int last)
+{
+  return (plc_lfields){{index, 0, stage, first, last, index == 0,
+                        index >= 0 && index == L->nlayers - 1}, kind};
+}
+
+/* Do the fields of `reads` (bit k: binding k) have the same values in a
+ * and b? */
+static int plc_lfields_same(unsigned reads, const plc_lfields *a, const plc_lfields *b)
+{
+  for (int k = 0; k < 7; k++)
+    if ((reads & (1u << k)) &&
+        (k == 1 ? a->kind != b->kind && strcmp(a->kind, b->kind) : a->f[k] != b->f[k]))
+      return 0;
+  return 1;
+}
+
 static plc_value *plc_lower_layer_value(plc_lower *L, int index, const char *kind, int stage,
                                         int first, int last)
 {
@@ -1156,7 +1184,7 @@ typedef struct plc_memo {
                               whatever came before them (that only moves
                               dependencies), so copies of either share it */
   unsigned reads;          /* the layer fields read, by binding number */
-  const plc_value *layer;  /* the recorded instance's layer */
+  plc_lfields layer;       /* the recorded instance's layer */
   const plc_ir_list *list; /* its ops are list->ops[lo, hi) */
   int lo, hi, plo, phi;    /* and its previous instance's [plo, phi) */
   plc_inst inst;           /* its names */
@@ -1165,40 +1193,18 @@ typedef struct plc_memo {
   int xid;                 /* its cross-candidate cache entry + 1, or 0 */
 } plc_memo;
 
-static int plc_memo_same(const plc_value *a, const plc_value *b)
-{
-  if (a->tag != b->tag)
-    return 0;
-  switch (a->tag) {
-  case PLC_V_NUM: return a->known && b->known && mpq_equal(a->q, b->q);
-  case PLC_V_BOOL: return a->b == b->b;
-  case PLC_V_STR: return !strcmp(a->s, b->s);
-  default: return 0;
-  }
-}
-
-/* Do the layer fields m read have the same values in layer? */
-static int plc_memo_fields(const plc_memo *m, const plc_value *layer)
-{
-  const plc_env *was = m->layer->obj->env, *now = layer->obj->env;
-  for (size_t k = 0; k < was->n && k < 32; k++)
-    if ((m->reads & (1u << k)) &&
-        !(k < now->n && plc_memo_same(was->b[k].val, now->b[k].val)))
-      return 0;
-  return 1;
-}
-
 /* The entry an instance can copy (prev_shape >= 0), or the first of its
  * shape (prev_shape < -1: any previous instance); -1 when there is none. */
 static int plc_memo_find(const plc_lower *L, const plc_ast *tmpl, int unit, int prev_shape,
-                         int fwd_shape, const plc_value *layer)
+                         int fwd_shape, const plc_lfields *layer)
 {
   if (L->no_memo)
     return -1;
   for (int i = 0; i < L->nmemo; i++) {
     const plc_memo *m = &L->memo[i];
     if (m->tmpl == tmpl && m->unit == unit && m->fwd_shape == fwd_shape &&
-        (prev_shape < -1 || m->prev_shape == prev_shape) && plc_memo_fields(m, layer))
+        (prev_shape < -1 || m->prev_shape == prev_shape) &&
+        plc_lfields_same(m->reads, &m->layer, layer))
       return i;
   }
   return -1;
@@ -1227,8 +1233,8 @@ static int *plc_memo_deps(plc_lower *L, const plc_memo *m, const int *deps, int 
 /* Record the instance cur just lowered into c->list[lo, hi), unless a
  * dependency leaves it and its previous instance; sets cur->shape. */
 static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int unit,
-                            int fwd_shape, const plc_value *layer, unsigned reads, mpq_ptr *mem,
-                            int copies)
+                            int fwd_shape, const plc_lfields *layer, unsigned reads,
+                            mpq_ptr *mem, int copies)
 {
   plc_lower *L = c->L;
   const plc_inst *prev = c->prev;
@@ -1247,7 +1253,7 @@ static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int
   plc_memo *m = &L->memo[L->nmemo++];
   *m = (plc_memo){.tmpl = tmpl, .unit = unit, .prev_shape = prev ? prev->shape : -1,
                   .cls = same >= 0 ? L->memo[same].cls : L->nmemo - 1,
-                  .fwd_shape = fwd_shape, .reads = reads, .layer = layer, .list = c->list,
+                  .fwd_shape = fwd_shape, .reads = reads, .layer = *layer, .list = c->list,
                   .lo = cur->lo, .hi = cur->hi, .plo = plo, .phi = phi, .inst = *cur,
                   .copies = copies};
   for (int k = 0; k < 5; k++)
@@ -2145,8 +2151,18 @@ typedef struct plc_layer_info {
   plc_tmpl tmpl;
   int lo, hi;        /* its forward ops in the stage's forward list */
   plc_inst fwd;      /* its forward ops by name */
-  plc_value *layer;  /* what its templates see as `layer` (forward and backward) */
+  plc_lfields lf;    /* its `layer` fields */
+  plc_value *layer;  /* what its templates see as `layer` (forward and backward), made
+                        when first needed (plc_lower_li_layer) */
 } plc_layer_info;
+
+static plc_value *plc_lower_li_layer(plc_lower *L, plc_layer_info *li)
+{
+  if (!li->layer)
+    li->layer = plc_lower_layer_value(L, li->lf.f[0], li->lf.kind, li->lf.f[2], li->lf.f[3],
+                                      li->lf.f[4]);
+  return li->layer;
+}
 
 static void plc_lower_instance(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
 {
@@ -2192,16 +2208,17 @@ static void plc_lower_set_xid(plc_lower *L, plc_inst *cur, int xid)
 
 /* A layer's forward instance: a copy of a recorded one (of this run, or
  * of an earlier candidate's), or lowered and recorded. */
-static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *layer)
+static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li)
 {
   plc_lower *L = c->L;
   const plc_ast *tmpl = li->tmpl.decl;
-  int e = plc_memo_find(L, tmpl, 0, c->prev ? c->prev->shape : -1, 0, layer);
+  int e = plc_memo_find(L, tmpl, 0, c->prev ? c->prev->shape : -1, 0, &li->lf);
   if (e >= 0) {
     L->stage_reads |= L->memo[e].reads;
     plc_memo_replay(c, c->cur, e, c->layer);
     return;
   }
+  plc_value *layer = plc_lower_li_layer(L, li);
   mpq_ptr rec[5];
   for (int k = 0; k < 5; k++)
     rec[k] = plc_arena_mpq(L->ar);
@@ -2222,7 +2239,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
     L->stage_reads |= reads;
     c->mem_rec = NULL;
     if (!PLC_LOWER_FAILED(L)) {
-      plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
+      plc_memo_record(c, c->cur, tmpl, 0, 0, &li->lf, reads, rec, 0);
       plc_lower_set_xid(L, c->cur, x + 1);
     }
     return;
@@ -2248,7 +2265,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
   L->stage_reads |= reads;
   c->mem_rec = NULL;
   if (!PLC_LOWER_FAILED(L)) {
-    plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
+    plc_memo_record(c, c->cur, tmpl, 0, 0, &li->lf, reads, rec, 0);
     if (L->xlog && c->cur->shape)
       plc_lower_set_xid(L, c->cur, plc_xcache_store(c, c->cur, tmpl, 0, 0, &g, op_reads,
                                                     NULL, 0));
@@ -2289,8 +2306,8 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
     c.cur = &li->fwd;
     c.prev = prev;
     int n0 = st->fwd.n;
-    li->layer = plc_lower_layer_value(L, c.layer, li->kind, s, k == 0, k == st->nlayers - 1);
-    plc_lower_layer_fwd(&c, li, li->layer);
+    li->lf = plc_lower_lfields(L, c.layer, li->kind, s, k == 0, k == st->nlayers - 1);
+    plc_lower_layer_fwd(&c, li);
     plc_lower_set_chunk(&st->fwd, n0, chunk);
     li->lo = li->fwd.lo;
     li->hi = li->fwd.hi;
@@ -2334,14 +2351,13 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
                                       const plc_users *users, int *map)
 {
   plc_lower *L = c->L;
-  plc_value *layer = li->layer;
   const plc_ast *tmpl = li->tmpl.decl;
   c->layer = st->layers[k];
   c->fwd = &li->fwd;
   int copy = !(li->tmpl.recomp && L->run->recompute > 0) && L->run->recompute == 2;
   int memo = li->fwd.shape && li->tmpl.bwd;
   int prev_shape = c->prev ? c->prev->shape : -1;
-  int e = memo ? plc_memo_find(L, tmpl, 1, prev_shape, li->fwd.shape, layer) : -1;
+  int e = memo ? plc_memo_find(L, tmpl, 1, prev_shape, li->fwd.shape, &li->lf) : -1;
   if (e >= 0) {
     L->stage_reads |= L->memo[e].reads;
     if (!plc_memo_replay(c, c->cur, e, c->layer))
@@ -2352,6 +2368,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
     return;
   }
   c->cur->lo = c->list->n;
+  plc_value *layer = plc_lower_li_layer(L, li);
   int copies = copy ? plc_lower_copies(&st->fwd, li->lo, li->hi) : 0;
   int x = memo && !L->no_memo ? plc_xcache_find(c, &li->tmpl, 1, li->fwd.xid, layer) : -1;
   if (x >= 0) { /* lowered for an earlier candidate */
@@ -2361,7 +2378,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
     for (int i = li->lo, j = c->cur->lo; copy && i < li->hi; i++)
       if (!st->fwd.ops[i].once)
         map[i] = j++;
-    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, layer, L->xcache->e[x].layer_reads,
+    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, &li->lf, L->xcache->e[x].layer_reads,
                     NULL, copies);
     plc_lower_set_xid(L, c->cur, x + 1);
     return;
@@ -2376,7 +2393,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
   L->stage_reads |= reads;
   c->cur->hi = c->list->n;
   if (memo && !PLC_LOWER_FAILED(L)) {
-    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, layer, reads, NULL, copies);
+    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, &li->lf, reads, NULL, copies);
     if (L->xlog && li->fwd.xid && c->cur->shape)
       plc_lower_set_xid(L, c->cur, plc_xcache_store(c, c->cur, tmpl, 1, li->fwd.xid, &g,
                                                     reads, NULL, copies));
