@@ -1191,7 +1191,33 @@ typedef struct plc_memo {
   int copies;              /* recompute copies at its start (unit 1), or 0 */
   mpq_ptr mem[5];          /* its memory section's figures (unit 0) */
   int xid;                 /* its cross-candidate cache entry + 1, or 0 */
+  /* copies whose figures are not added yet (a stage's forward adds them
+   * at its end, n copies as n times the figures): how many, and where */
+  long pend;
+  plc_ir_mem *pend_to;
 } plc_memo;
+
+/* Add entry m's pending copies' memory figures (buffers: the largest). */
+static void plc_memo_flush(plc_memo *m)
+{
+  if (!m->pend)
+    return;
+  mpq_t x;
+  mpq_init(x);
+  for (int k = 0; k < 5; k++) {
+    if (!m->mem[k])
+      continue;
+    if (k < 4 && m->pend > 1) {
+      mpq_set_si(x, m->pend, 1);
+      plc_q_rat_mul(x, x, m->mem[k]);
+      plc_lower_mem_add(m->pend_to, k, x);
+    } else {
+      plc_lower_mem_add(m->pend_to, k, m->mem[k]);
+    }
+  }
+  mpq_clear(x);
+  m->pend = 0;
+}
 
 /* The entry an instance can copy (prev_shape >= 0), or the first of its
  * shape (prev_shape < -1: any previous instance); -1 when there is none. */
@@ -1273,29 +1299,40 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
     L->stop = 1;
     return 0;
   }
-  /* written in place, their dependencies in one block: a search replays
-   * thousands of instances per candidate */
+  /* copied in place in one block, their dependencies in another: a search
+   * replays thousands of instances per candidate */
   plc_ir_reserve(L->ar, c->list, n);
+  const plc_ir_op *from = m->list->ops + m->lo;
+  plc_ir_op *to = c->list->ops + nlo;
   long nd = 0;
-  for (int i = m->lo; i < m->hi; i++)
-    nd += m->list->ops[i].ndeps;
+  for (int i = 0; i < n; i++)
+    nd += from[i].ndeps;
   int *deps = plc_arena_alloc_raw(L->ar, (size_t)(nd ? nd : 1) * sizeof *deps);
-  for (int i = m->lo; i < m->hi; i++) {
-    const plc_ir_op *f = &m->list->ops[i];
-    plc_ir_op *op = &c->list->ops[c->list->n++];
-    *op = plc_lower_replica(L, f);
-    op->replica = L->ev->lower_share_times; /* f, recorded before it, has its time */
+  memcpy(to, from, (size_t)n * sizeof *to);
+  c->list->n += n;
+  int share = L->ev->lower_share_times;
+  for (int i = 0; i < n; i++) {
+    plc_ir_op *op = &to[i];
+    if (!share) { /* plc_lower_replica */
+      op->time = plc_arena_mpq(L->ar);
+      mpq_set(op->time, from[i].time);
+    }
+    op->replica = share; /* from[i], before it, has its time */
     op->layer = layer;
     op->deps = deps;
-    for (int k = 0; k < f->ndeps; k++)
-      *deps++ = plc_memo_move(m, f->deps[k], nlo, nplo);
+    for (int k = 0; k < op->ndeps; k++)
+      *deps++ = plc_memo_move(m, from[i].deps[k], nlo, nplo);
   }
   cur->lazy = e + 1; /* its names: plc_memo_names, when needed */
   cur->lazy_lo = nlo;
   cur->lazy_plo = nplo;
-  for (int k = 0; k < 5 && c->mem; k++)
-    if (m->mem[k])
-      plc_lower_mem_add(c->mem, k, m->mem[k]);
+  if (c->mem && m->mem[0]) { /* counted: added at the stage's forward's end */
+    plc_memo *w = &L->memo[e];
+    if (w->pend_to != c->mem)
+      plc_memo_flush(w);
+    w->pend_to = c->mem;
+    w->pend++;
+  }
   cur->shape = m->cls + 1;
   cur->xid = m->xid;
   cur->lo = nlo;
@@ -2313,6 +2350,8 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
     li->hi = li->fwd.hi;
     prev = &li->fwd;
   }
+  for (int i = 0; i < L->nmemo; i++)
+    plc_memo_flush(&L->memo[i]);
 }
 
 /* A layer's recompute and backward, lowered (mirror or not). */
