@@ -59,6 +59,9 @@ typedef struct plc_inst {
    * instance's `prev.`), if ever: its memo entry + 1 and where it and its
    * previous instance were copied to */
   int lazy, lazy_lo, lazy_plo;
+  /* a replay of the cross-candidate cache's names likewise: its entry + 1,
+   * where it was replayed and where its previous instance ended */
+  int xlazy, xlazy_lo, xlazy_phi;
   int lo, hi;          /* its ops in the list */
 } plc_inst;
 
@@ -215,7 +218,7 @@ static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
   return found;
 }
 
-static void plc_memo_names(plc_lower *L, plc_inst *in);
+static void plc_inst_names(plc_lower *L, plc_inst *in);
 static void plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name);
 
 static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc_ast *at)
@@ -227,8 +230,8 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
     return 0;
   }
   if (v->prev) { /* the previous instance may not exist: then nothing to wait for */
-    if (c->prev && c->prev->lazy)
-      plc_memo_names(c->L, c->prev);
+    if (c->prev)
+      plc_inst_names(c->L, c->prev);
     plc_xlog_prev(c->L, c->prev, v->s); /* the instance depends on its previous one */
     return plc_deps_lookup(d, c->prev, v->s), 1;
   }
@@ -1340,16 +1343,37 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   return 1;
 }
 
+static void plc_xcache_names(plc_lower *L, plc_inst *in, int x, int lo, int phi,
+                             const plc_memo *m, int nlo, int nplo);
+
 /* The names of a memo copy, made now: the recorded instance's, moved. */
 static void plc_memo_names(plc_lower *L, plc_inst *in)
 {
   const plc_memo *m = &L->memo[in->lazy - 1];
   int nlo = in->lazy_lo, nplo = in->lazy_plo;
   in->lazy = 0;
+  if (m->inst.xlazy) { /* the recorded instance was a replay of the cache's, its names too */
+    plc_xcache_names(L, in, m->inst.xlazy - 1, m->inst.xlazy_lo, m->inst.xlazy_phi, m, nlo,
+                     nplo);
+    return;
+  }
   for (int i = 0; i < m->inst.n; i++) {
     const plc_inst_op *o = &m->inst.ops[i];
     plc_inst_add(L, in, o->name, o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1,
                  plc_memo_deps(L, m, o->deps, o->ndeps, nlo, nplo), o->ndeps);
+  }
+}
+
+/* The names of an instance, made now if they were left to be made when
+ * needed (the next instance's `prev.`, or the cache's reads of it). */
+static void plc_inst_names(plc_lower *L, plc_inst *in)
+{
+  if (in->lazy) {
+    plc_memo_names(L, in);
+  } else if (in->xlazy) {
+    int x = in->xlazy - 1;
+    in->xlazy = 0;
+    plc_xcache_names(L, in, x, in->xlazy_lo, in->xlazy_phi, NULL, 0, 0);
   }
 }
 
@@ -2061,8 +2085,8 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
     return -1;
   int errors = L->diag->errors;
   plc_env *ctx = NULL;
-  if (c->prev && c->prev->lazy) /* its names, for the reads of prev */
-    plc_memo_names(L, c->prev);
+  if (c->prev) /* its names, for the reads of prev */
+    plc_inst_names(L, c->prev);
   L->xprev = c->prev;
   plc_xentry key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
@@ -2114,13 +2138,9 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     }
     plc_ir_push(L->ar, c->list, &op);
   }
-  for (int i = 0; i < e->nnames; i++) {
-    const plc_xname *o = &e->names[i];
-    int *deps = plc_arena_alloc(L->ar, (size_t)(o->ndeps ? o->ndeps : 1) * sizeof *deps);
-    for (int k = 0; k < o->ndeps; k++)
-      deps[k] = plc_xcache_dec(o->deps[k], nlo, nphi);
-    plc_inst_add(L, cur, o->name, o->idx >= 0 ? nlo + o->idx : -1, deps, o->ndeps);
-  }
+  cur->xlazy = x + 1; /* its names: plc_xcache_names, when needed */
+  cur->xlazy_lo = nlo;
+  cur->xlazy_phi = nphi;
   for (int k = 0; k < 5 && e->has_mem; k++) {
     if (c->mem)
       plc_lower_mem_add(c->mem, k, e->mem[k]);
@@ -2130,6 +2150,28 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
   cur->lo = nlo;
   cur->hi = c->list->n;
   return 1;
+}
+
+/* Add to in the names of entry x as replayed at lo after an instance that
+ * ended at phi; m: moved as memo entry m's copy at nlo after nplo (m
+ * recorded that replay), else as they are. */
+static void plc_xcache_names(plc_lower *L, plc_inst *in, int x, int lo, int phi,
+                             const plc_memo *m, int nlo, int nplo)
+{
+  const plc_xentry *e = &L->xcache->e[x];
+  for (int i = 0; i < e->nnames; i++) {
+    const plc_xname *o = &e->names[i];
+    int *deps = plc_arena_alloc(L->ar, (size_t)(o->ndeps ? o->ndeps : 1) * sizeof *deps);
+    for (int k = 0; k < o->ndeps; k++) {
+      deps[k] = plc_xcache_dec(o->deps[k], lo, phi);
+      if (m)
+        deps[k] = plc_memo_move(m, deps[k], nlo, nplo);
+    }
+    int idx = o->idx >= 0 ? lo + o->idx : -1;
+    if (m && idx >= 0)
+      idx = plc_memo_move(m, idx, nlo, nplo);
+    plc_inst_add(L, in, o->name, idx, deps, o->ndeps);
+  }
 }
 
 /* A template's memory sections, with the cache (L->xcache): evaluated and
