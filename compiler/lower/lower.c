@@ -714,6 +714,8 @@ static void plc_lower_assert(plc_lctx *c, const plc_ast *it, plc_env *env)
              ev->ctx_train->name ? ev->ctx_train->name : "?", fw);
 }
 
+static plc_value *plc_lower_int_value(plc_lower *L, long n);
+
 static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
 {
   long from, to;
@@ -732,11 +734,7 @@ static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
     if (!plc_eval_step(L->ev, it, PLC_EVAL_LOOP_STEPS)) /* empty or not, it costs */
       return;
     plc_env *body = plc_env_new(L->ev, env);
-    plc_quantity q;
-    plc_q_init(&q);
-    plc_q_set_si(&q, i, plc_dim_none());
-    plc_env_bind(L->ev, body, it->name, plc_value_num(L->ev, &q));
-    plc_q_clear(&q);
+    plc_env_bind(L->ev, body, it->name, plc_lower_int_value(L, i));
     plc_lower_items(c, &it->list, body, 0);
   }
 }
@@ -899,13 +897,13 @@ static plc_value *plc_lower_bool_value(plc_lower *L, int b)
   return v;
 }
 
+/* plc_value_num of n, made in place */
 static plc_value *plc_lower_int_value(plc_lower *L, long n)
 {
-  plc_quantity q;
-  plc_q_init(&q);
-  plc_q_set_si(&q, n, plc_dim_none());
-  plc_value *v = plc_value_num(L->ev, &q);
-  plc_q_clear(&q);
+  plc_value *v = plc_value_new(L->ev, PLC_V_NUM);
+  v->q = plc_arena_mpq(L->ev->arena);
+  mpq_set_si(v->q, n, 1);
+  v->dim = plc_dim_none();
   return v;
 }
 
@@ -3134,6 +3132,13 @@ static int plc_lower_stage_memory(plc_lower *L, int s, const char **kinds, plc_m
     const char *kind = kinds[st->layers[k]];
     int v[7] = {st->layers[k], 0, s, k == 0, k == st->nlayers - 1, st->layers[k] == 0,
                 st->layers[k] == L->nlayers - 1};
+    /* most layers are copies of the one before: of its kind (so of its
+     * template), reading the same fields with the same values */
+    plc_mfirst *f = seen->last >= 0 ? &seen->v[seen->last] : NULL;
+    if (f && f->unit == 0 && f->kind == kind && plc_mfirst_same(f, v, kind)) {
+      f->count[chunk]++;
+      continue;
+    }
     if (!(ok = plc_lower_find_template(L, kind, &t)))
       break;
     c.mem = &st->mem[chunk];
