@@ -961,21 +961,62 @@ static plc_value *plc_lower_layer_value(plc_lower *L, int index, const char *kin
   return v;
 }
 
-/* Framework options: the train's setting, else the option's default. */
+/* Is option b's name in the run's list of options yet? */
+static int plc_lower_opt_listed(const plc_lower *L, const plc_binding *b)
+{
+  for (int k = 0; k < L->nopts; k++)
+    if (L->opts[k].b->hash == b->hash &&
+        (L->opts[k].b->name == b->name || !strcmp(L->opts[k].b->name, b->name)))
+      return 1;
+  return 0;
+}
+
+/* Bind option k of the run's list: the train's setting, else the option's
+ * default; a value once found is kept for the run (an error is looked up
+ * again, as the evaluator counts each read of one). */
+static void plc_lower_bind_opt(plc_lower *L, plc_env *into, int k)
+{
+  plc_binding *b = L->opts[k].b;
+  plc_value *v = L->opts[k].v;
+  for (plc_obj *t = L->train; t && !v; t = t->base) {
+    plc_binding *set = plc_env_find_local(t->env, b->name);
+    if (set)
+      v = plc_eval_binding(L->ev, set, &set->def->loc);
+  }
+  if (!v)
+    v = plc_eval_binding(L->ev, b, &b->def->loc);
+  if (v->tag != PLC_V_ERR)
+    L->opts[k].v = v;
+  plc_env_bind(L->ev, into, b->name, v);
+}
+
+/* Framework options, each name once (a derived framework's first) and not
+ * where into has it already.  The first call (run's) lists them for the
+ * later ones (every instance's context). */
 static void plc_lower_bind_options(plc_lower *L, plc_env *into)
 {
+  if (L->opts) {
+    for (int k = 0; k < L->nopts; k++)
+      if (!plc_env_find_local(into, L->opts[k].b->name))
+        plc_lower_bind_opt(L, into, k);
+    return;
+  }
+  int n = 0;
+  for (plc_obj *fw = L->framework; fw; fw = fw->base)
+    n += (int)fw->env->n;
+  L->opts = plc_arena_alloc(L->ar, (size_t)(n + 1) * sizeof *L->opts);
   for (plc_obj *fw = L->framework; fw; fw = fw->base)
     for (size_t i = 0; i < fw->env->n; i++) {
       plc_binding *b = &fw->env->b[i];
-      if (!b->def || b->def->kind != PLC_AST_OPTION || plc_env_find_local(into, b->name))
+      if (!b->def || b->def->kind != PLC_AST_OPTION)
         continue;
-      plc_value *v = NULL;
-      for (plc_obj *t = L->train; t && !v; t = t->base) {
-        plc_binding *set = plc_env_find_local(t->env, b->name);
-        if (set)
-          v = plc_eval_binding(L->ev, set, &set->def->loc);
+      if (plc_env_find_local(into, b->name)) { /* into's own, or listed before */
+        if (!plc_lower_opt_listed(L, b))
+          L->opts[L->nopts++] = (struct plc_opt){b, NULL};
+        continue;
       }
-      plc_env_bind(L->ev, into, b->name, v ? v : plc_eval_binding(L->ev, b, &b->def->loc));
+      L->opts[L->nopts] = (struct plc_opt){b, NULL};
+      plc_lower_bind_opt(L, into, L->nopts++);
     }
 }
 

@@ -77,6 +77,10 @@ typedef struct plc_lower {
    * layer's collectives recur in every layer, and replays re-time them */
   struct plc_ctime { int kind, dim, group; mpq_ptr size, time; } ctime[32];
   int nctime;
+  /* the framework's options and, once found, their values in this run
+   * (lower.c, plc_lower_bind_options) */
+  struct plc_opt { struct plc_binding *b; plc_value *v; } *opts;
+  int nopts;
 } plc_lower;
 
 /* A cache of lowered template instances that outlives one compilation: a
