@@ -44,6 +44,7 @@ typedef struct plc_inst_key {
   const char *key;
   size_t len;
   int latest, fam_first, fam_last;  /* op indices, or -1 */
+  unsigned hash;                    /* plc_inst_hash of the key */
 } plc_inst_key;
 
 /* Names are looked up through a hash index, so `after` costs time in the
@@ -88,19 +89,31 @@ enum { PLC_XR_RUN, PLC_XR_MODEL, PLC_XR_LAYER, PLC_XR_DEVICE, PLC_XR_OPT, PLC_XR
 static const int PLC_SECS[PLC_NDIM] = {0, 1, 0}, PLC_BYTES[PLC_NDIM] = {1, 0, 0},
                  PLC_FLOPS[PLC_NDIM] = {0, 0, 1}, PLC_NONE[PLC_NDIM] = {0, 0, 0};
 
-static size_t plc_inst_hash(const char *k, size_t len)
+/* Hash (djb2) and length of name k, and of its family's name (up to its
+ * first '[', *blen; (size_t)-1 when it has none), in one pass. */
+static unsigned plc_inst_hash(const char *k, size_t *len, size_t *blen, unsigned *bh)
 {
-  size_t h = 5381;
-  for (size_t i = 0; i < len; i++)
+  unsigned h = 5381;
+  size_t i = 0;
+  *blen = (size_t)-1;
+  for (; k[i]; i++) {
+    if (k[i] == '[' && *blen == (size_t)-1) {
+      *blen = i;
+      *bh = h;
+    }
     h = h * 33 + (unsigned char)k[i];
+  }
+  *len = i;
   return h;
 }
 
-/* The slot of a key, or the empty slot where it would go. */
-static plc_inst_key *plc_inst_slot(plc_inst_key *keys, int nkeys, const char *k, size_t len)
+/* The slot of a key (of hash h), or the empty slot where it would go. */
+static plc_inst_key *plc_inst_slot(plc_inst_key *keys, int nkeys, const char *k, size_t len,
+                                   unsigned h)
 {
-  size_t m = (size_t)nkeys - 1, i = plc_inst_hash(k, len) & m;
-  while (keys[i].key && (keys[i].len != len || memcmp(keys[i].key, k, len)))
+  unsigned m = (unsigned)nkeys - 1, i = h & m;
+  while (keys[i].key && (keys[i].hash != h || keys[i].len != len ||
+                         (keys[i].key != k && memcmp(keys[i].key, k, len))))
     i = (i + 1) & m;
   return &keys[i];
 }
@@ -109,24 +122,28 @@ static const plc_inst_key *plc_inst_find(const plc_inst *in, const char *k)
 {
   if (!in || !in->nkeys)
     return NULL;
-  const plc_inst_key *e = plc_inst_slot(in->keys, in->nkeys, k, strlen(k));
+  size_t len, blen;
+  unsigned bh, h = plc_inst_hash(k, &len, &blen, &bh);
+  const plc_inst_key *e = plc_inst_slot(in->keys, in->nkeys, k, len, h);
   return e->key ? e : NULL;
 }
 
-static plc_inst_key *plc_inst_key_get(plc_lower *L, plc_inst *in, const char *k, size_t len)
+static plc_inst_key *plc_inst_key_get(plc_lower *L, plc_inst *in, const char *k, size_t len,
+                                      unsigned h)
 {
   if (2 * (in->used + 1) > in->nkeys) { /* keep it at most half full */
     int n = in->nkeys ? in->nkeys * 2 : 16;
     plc_inst_key *keys = plc_arena_alloc(L->ar, (size_t)n * sizeof *keys);
     for (int i = 0; i < in->nkeys; i++)
       if (in->keys[i].key)
-        *plc_inst_slot(keys, n, in->keys[i].key, in->keys[i].len) = in->keys[i];
+        *plc_inst_slot(keys, n, in->keys[i].key, in->keys[i].len, in->keys[i].hash) =
+            in->keys[i];
     in->keys = keys;
     in->nkeys = n;
   }
-  plc_inst_key *e = plc_inst_slot(in->keys, in->nkeys, k, len);
+  plc_inst_key *e = plc_inst_slot(in->keys, in->nkeys, k, len, h);
   if (!e->key) {
-    *e = (plc_inst_key){k, len, -1, -1, -1};
+    *e = (plc_inst_key){k, len, -1, -1, -1, h};
     in->used++;
   }
   return e;
@@ -145,10 +162,11 @@ static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, 
   }
   int at = in->n++;
   in->ops[at] = (plc_inst_op){name, idx, deps, ndeps, NULL, -1};
-  plc_inst_key_get(L, in, name, strlen(name))->latest = at;
-  const char *br = strchr(name, '[');
-  if (br) { /* a member of the family name[...] */
-    plc_inst_key *f = plc_inst_key_get(L, in, name, (size_t)(br - name));
+  size_t len, blen;
+  unsigned bh, h = plc_inst_hash(name, &len, &blen, &bh);
+  plc_inst_key_get(L, in, name, len, h)->latest = at;
+  if (blen != (size_t)-1) { /* a member of the family name[...] */
+    plc_inst_key *f = plc_inst_key_get(L, in, name, blen, bh);
     if (f->fam_last >= 0)
       in->ops[f->fam_last].fam_next = at;
     else
