@@ -3174,6 +3174,7 @@ static void plc_lower_mem_instance(plc_lctx *c, plc_mfirsts *seen, const plc_tmp
                     .count = plc_arena_alloc(L->ar, (size_t)seen->nchunks * sizeof(long))};
   memcpy(f->f, v, sizeof f->f);
   memcpy(f->rec, rec, sizeof rec);
+  seen->last = seen->n - 1;
 }
 
 /* Stage s's memory sections into st->mem; 0 when a template is missing
