@@ -3229,22 +3229,19 @@ static int plc_lower_memory_first(plc_lower *L, const char **kinds)
   plc_ir_run *r = L->run;
   if (!L->ev->lower_unfit)
     return 1;
-  plc_ir_mem **keep = plc_xmalloc((size_t)r->nstages * sizeof *keep);
+  /* summed in the stages' own figures (all zero yet), zero again after */
   int declared = r->memory_declared, quiet = L->diag->no_warnings, ok = 1;
   plc_mfirsts seen = {.nchunks = r->vpp, .last = -1};
   L->diag->no_warnings = 1;
-  for (int s = 0; s < r->nstages; s++) {
-    keep[s] = r->stages[s].mem;
-    r->stages[s].mem = plc_lower_mem_new(L, r->vpp);
-  }
   for (int s = 0; s < r->nstages && ok && !PLC_LOWER_FAILED(L); s++)
     ok = plc_lower_stage_memory(L, s, kinds, &seen);
   L->diag->no_warnings = quiet;
   int stop = ok && !PLC_LOWER_FAILED(L) ? L->ev->lower_unfit(L->ev->lower_unfit_ctx, r) : 0;
   for (int s = 0; s < r->nstages; s++)
-    r->stages[s].mem = keep[s];
+    for (int c = 0; c < r->vpp; c++)
+      for (int k = 0; k < 5; k++)
+        mpq_set_ui(plc_lower_mem_field(&r->stages[s].mem[c], k), 0, 1);
   r->memory_declared = declared;
-  free(keep);
   free(seen.v);
   if (stop == 1 && L->ev->lower_cache)
     L->ev->lower_cache->unfit++;
