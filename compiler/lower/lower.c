@@ -1515,7 +1515,8 @@ typedef struct plc_xentry {
   plc_xread *reads;
   int nreads;
   plc_ir_op *ops;          /* own rationals, names and deps (encoded) */
-  const char **op_stream;
+  int *op_sidx;            /* each op's stream: its number in streams, or -1 and */
+  const char **op_stream;  /* its name here (one of another instance, a recompute copy's) */
   int nops;
   const char **streams;    /* registered in this order */
   int nstreams;
@@ -2034,6 +2035,7 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
   int ok = plc_xcache_keep_reads(ar, e, g);
   e->ops = plc_arena_alloc_raw(ar, (size_t)(hi - lo + 1) * sizeof *e->ops);
   e->op_stream = plc_arena_alloc_raw(ar, (size_t)(hi - lo + 1) * sizeof *e->op_stream);
+  e->op_sidx = plc_arena_alloc_raw(ar, (size_t)(hi - lo + 1) * sizeof *e->op_sidx);
   for (int i = lo; i < hi; i++, e->nops++) {
     const plc_ir_op *f = &c->list->ops[i];
     plc_ir_op *o = &e->ops[i - lo];
@@ -2046,7 +2048,12 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     if (f->after_layers) /* found again on replay (plc_lower_pipeline_dep) */
       o->ndeps = 0;
     o->deps = plc_xcache_enc_deps(ar, f->deps, o->ndeps, lo, hi, plo, phi, &ok);
-    e->op_stream[i - lo] = plc_xcache_str(ar, L->run->streams[f->stream]);
+    const char *sn = L->run->streams[f->stream];
+    int j = g->nstreams - 1;
+    while (j >= 0 && g->streams[j] != sn && strcmp(g->streams[j], sn))
+      j--;
+    e->op_sidx[i - lo] = j;
+    e->op_stream[i - lo] = j < 0 ? plc_xcache_str(ar, sn) : NULL;
   }
   e->streams = plc_arena_alloc_raw(ar, (size_t)(g->nstreams + 1) * sizeof *e->streams);
   for (; e->nstreams < g->nstreams; e->nstreams++)
@@ -2174,14 +2181,20 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     L->stop = 1;
     return 0;
   }
-  for (int i = 0; i < e->nstreams; i++)
-    plc_ir_stream(L->ar, L->run, e->streams[i]);
+  int sid[16];
+  for (int i = 0; i < e->nstreams; i++) {
+    int k = plc_ir_stream(L->ar, L->run, e->streams[i]);
+    if (i < 16)
+      sid[i] = k;
+  }
   L->run->memory_declared |= e->memory_declared;
   for (int i = 0; i < e->nops; i++) {
     const plc_ir_op *f = &e->ops[i];
     plc_ir_op op = plc_lower_replica(L, f); /* the cache outlives the run */
     op.layer = c->layer;
-    op.stream = plc_ir_stream(L->ar, L->run, e->op_stream[i]);
+    int j = e->op_sidx[i];
+    op.stream = j >= 0 && j < 16 ? sid[j]
+                : plc_ir_stream(L->ar, L->run, j >= 0 ? e->streams[j] : e->op_stream[i]);
     op.deps = plc_arena_alloc(L->ar, (size_t)(f->ndeps ? f->ndeps : 1) * sizeof *op.deps);
     for (int k = 0; k < f->ndeps; k++)
       op.deps[k] = plc_xcache_dec(f->deps[k], nlo, nphi);
