@@ -942,6 +942,36 @@ static plc_lfields plc_lower_lfields(const plc_lower *L, int index, const char *
                         index >= 0 && index == L->nlayers - 1}, kind};
 }
 
+/* The names lowering binds (in `layer`, `run` and every instance's context),
+ * interned once per run (ast.h): environments then find them by their kept
+ * hash, and a template's reads of them compare as pointers. */
+static const char *const plc_lower_bound[] = {
+  "index", "kind", "stage", "first", "last", "model_first", "model_last", "model", "run",
+  "layer", "device", "prev", "vpp", "tokens", "mu", "world", "recompute", "schedule",
+};
+
+enum { PLC_LN_INDEX, PLC_LN_KIND, PLC_LN_STAGE, PLC_LN_FIRST, PLC_LN_LAST, PLC_LN_MODEL_FIRST,
+       PLC_LN_MODEL_LAST, PLC_LN_MODEL, PLC_LN_RUN, PLC_LN_LAYER, PLC_LN_DEVICE, PLC_LN_PREV,
+       PLC_LN_VPP, PLC_LN_TOKENS, PLC_LN_MU, PLC_LN_WORLD, PLC_LN_RECOMPUTE, PLC_LN_SCHEDULE
+       };
+
+_Static_assert(sizeof plc_lower_bound / sizeof *plc_lower_bound ==
+                   sizeof ((plc_lower *)0)->names / sizeof (const char *),
+               "plc_lower.names holds every bound name");
+
+static const char **plc_lcache_names(plc_lcache *X, plc_arena **ar);
+
+/* Bind name k: interned once per cache of lowered instances (a search
+ * thread's), else once per run. */
+static void plc_lower_bind(plc_lower *L, plc_env *env, int k, plc_value *v)
+{
+  plc_arena *ar = L->ar;
+  const char **names = L->ev->lower_cache ? plc_lcache_names(L->ev->lower_cache, &ar) : L->names;
+  if (!names[k])
+    names[k] = plc_name_intern(ar, plc_lower_bound[k], strlen(plc_lower_bound[k]));
+  plc_env_bind(L->ev, env, names[k], v);
+}
+
 /* Do the fields of `reads` (bit k: binding k) have the same values in a
  * and b? */
 static int plc_lfields_same(unsigned reads, const plc_lfields *a, const plc_lfields *b)
@@ -965,17 +995,18 @@ static plc_value *plc_lower_layer_value(plc_lower *L, int index, const char *kin
   k->s = kind;
   /* bound in this order: binding k is bit k of the memo's reads (and of
    * plc_mfirst_same's) */
-  plc_env_bind(L->ev, v->obj->env, "index", plc_lower_int_value(L, index));
-  plc_env_bind(L->ev, v->obj->env, "kind", k);
-  plc_env_bind(L->ev, v->obj->env, "stage", plc_lower_int_value(L, stage));
-  plc_env_bind(L->ev, v->obj->env, "first", plc_lower_bool_value(L, first));
-  plc_env_bind(L->ev, v->obj->env, "last", plc_lower_bool_value(L, last));
+  plc_env *e = v->obj->env;
+  plc_lower_bind(L, e, PLC_LN_INDEX, plc_lower_int_value(L, index));
+  plc_lower_bind(L, e, PLC_LN_KIND, k);
+  plc_lower_bind(L, e, PLC_LN_STAGE, plc_lower_int_value(L, stage));
+  plc_lower_bind(L, e, PLC_LN_FIRST, plc_lower_bool_value(L, first));
+  plc_lower_bind(L, e, PLC_LN_LAST, plc_lower_bool_value(L, last));
   /* the model's ends, wherever the schedule places them: a template that
    * asks these instead of `first && stage == 0` reads a stage's other
    * first and last layers alike (one cache entry for all of them) */
-  plc_env_bind(L->ev, v->obj->env, "model_first", plc_lower_bool_value(L, index == 0));
-  plc_env_bind(L->ev, v->obj->env, "model_last",
-               plc_lower_bool_value(L, index >= 0 && index == L->nlayers - 1));
+  plc_lower_bind(L, e, PLC_LN_MODEL_FIRST, plc_lower_bool_value(L, index == 0));
+  plc_lower_bind(L, e, PLC_LN_MODEL_LAST,
+                 plc_lower_bool_value(L, index >= 0 && index == L->nlayers - 1));
   return v;
 }
 
@@ -1051,16 +1082,16 @@ static void plc_lower_run_value(plc_lower *L)
   o->env = plc_env_new(L->ev, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
     plc_env_bind(L->ev, o->env, plc_pdim_name(d), plc_lower_int_value(L, r->size[d]));
-  plc_env_bind(L->ev, o->env, "vpp", plc_lower_int_value(L, r->vpp));
-  plc_env_bind(L->ev, o->env, "tokens", plc_lower_int_value(L, (long)r->micro_batch * r->seq));
-  plc_env_bind(L->ev, o->env, "mu", plc_lower_int_value(L, r->mu));
-  plc_env_bind(L->ev, o->env, "world", plc_lower_int_value(L, r->world));
+  plc_lower_bind(L, o->env, PLC_LN_VPP, plc_lower_int_value(L, r->vpp));
+  plc_lower_bind(L, o->env, PLC_LN_TOKENS, plc_lower_int_value(L, (long)r->micro_batch * r->seq));
+  plc_lower_bind(L, o->env, PLC_LN_MU, plc_lower_int_value(L, r->mu));
+  plc_lower_bind(L, o->env, PLC_LN_WORLD, plc_lower_int_value(L, r->world));
   plc_value *rc = plc_value_new(L->ev, PLC_V_STR), *sc = plc_value_new(L->ev, PLC_V_STR);
   static const char *const rcs[] = {"none", "selective", "full"};
   rc->s = rcs[r->recompute];
   sc->s = r->schedule;
-  plc_env_bind(L->ev, o->env, "recompute", rc);
-  plc_env_bind(L->ev, o->env, "schedule", sc);
+  plc_lower_bind(L, o->env, PLC_LN_RECOMPUTE, rc);
+  plc_lower_bind(L, o->env, PLC_LN_SCHEDULE, sc);
   plc_lower_bind_options(L, o->env);
   L->run_val = plc_value_new(L->ev, PLC_V_OBJ);
   L->run_val->obj = o;
@@ -1079,11 +1110,11 @@ static plc_env *plc_lower_context(plc_lower *L, const plc_tmpl *t, plc_value *la
   plc_value *prev = plc_value_new(L->ev, PLC_V_OP);
   prev->prev = 1;
   prev->s = "prev";
-  plc_env_bind(L->ev, env, "model", m);
-  plc_env_bind(L->ev, env, "run", L->run_val);
-  plc_env_bind(L->ev, env, "layer", layer);
-  plc_env_bind(L->ev, env, "device", dev);
-  plc_env_bind(L->ev, env, "prev", prev);
+  plc_lower_bind(L, env, PLC_LN_MODEL, m);
+  plc_lower_bind(L, env, PLC_LN_RUN, L->run_val);
+  plc_lower_bind(L, env, PLC_LN_LAYER, layer);
+  plc_lower_bind(L, env, PLC_LN_DEVICE, dev);
+  plc_lower_bind(L, env, PLC_LN_PREV, prev);
   plc_lower_bind_options(L, env); /* options by bare name see the run's values too */
   if (ops)
     plc_eval_define_ops(L->ev, env, &t->decl->list);
@@ -1542,7 +1573,14 @@ struct plc_lcache {
   long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
   const char *whose;  /* ... on a line saying whose cache it is */
+  const char *names[18]; /* lowering's bound names, interned (plc_lower_bind) */
 };
+
+static const char **plc_lcache_names(plc_lcache *X, plc_arena **ar)
+{
+  *ar = X->ar;
+  return X->names;
+}
 
 struct plc_xlog {
   plc_xread *r;

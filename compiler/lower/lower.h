@@ -81,6 +81,7 @@ typedef struct plc_lower {
    * (lower.c, plc_lower_bind_options) */
   struct plc_opt { struct plc_binding *b; plc_value *v; } *opts;
   int nopts;
+  const char *names[18]; /* lower.c's bound names, interned when first bound */
 } plc_lower;
 
 /* A cache of lowered template instances that outlives one compilation: a
