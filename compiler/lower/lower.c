@@ -952,8 +952,7 @@ static const char *const plc_lower_bound[] = {
 
 enum { PLC_LN_INDEX, PLC_LN_KIND, PLC_LN_STAGE, PLC_LN_FIRST, PLC_LN_LAST, PLC_LN_MODEL_FIRST,
        PLC_LN_MODEL_LAST, PLC_LN_MODEL, PLC_LN_RUN, PLC_LN_LAYER, PLC_LN_DEVICE, PLC_LN_PREV,
-       PLC_LN_VPP, PLC_LN_TOKENS, PLC_LN_MU, PLC_LN_WORLD, PLC_LN_RECOMPUTE, PLC_LN_SCHEDULE
-       };
+       PLC_LN_VPP, PLC_LN_TOKENS, PLC_LN_MU, PLC_LN_WORLD, PLC_LN_RECOMPUTE, PLC_LN_SCHEDULE };
 
 _Static_assert(sizeof plc_lower_bound / sizeof *plc_lower_bound ==
                    sizeof ((plc_lower *)0)->names / sizeof (const char *),
@@ -994,19 +993,24 @@ static plc_value *plc_lower_layer_value(plc_lower *L, int index, const char *kin
   plc_value *k = plc_value_new(L->ev, PLC_V_STR);
   k->s = kind;
   /* bound in this order: binding k is bit k of the memo's reads (and of
-   * plc_mfirst_same's) */
+   * plc_mfirst_same's); the names once per run, each layer's a copy */
+  if (!L->layer_env) {
+    L->layer_env = plc_env_new(L->ev, NULL);
+    for (int i = PLC_LN_INDEX; i <= PLC_LN_MODEL_LAST; i++)
+      plc_lower_bind(L, L->layer_env, i, NULL);
+  }
   plc_env *e = v->obj->env;
-  plc_lower_bind(L, e, PLC_LN_INDEX, plc_lower_int_value(L, index));
-  plc_lower_bind(L, e, PLC_LN_KIND, k);
-  plc_lower_bind(L, e, PLC_LN_STAGE, plc_lower_int_value(L, stage));
-  plc_lower_bind(L, e, PLC_LN_FIRST, plc_lower_bool_value(L, first));
-  plc_lower_bind(L, e, PLC_LN_LAST, plc_lower_bool_value(L, last));
+  plc_env_copy(L->ev, e, L->layer_env);
+  e->b[PLC_LN_INDEX].val = plc_lower_int_value(L, index);
+  e->b[PLC_LN_KIND].val = k;
+  e->b[PLC_LN_STAGE].val = plc_lower_int_value(L, stage);
+  e->b[PLC_LN_FIRST].val = plc_lower_bool_value(L, first);
+  e->b[PLC_LN_LAST].val = plc_lower_bool_value(L, last);
   /* the model's ends, wherever the schedule places them: a template that
    * asks these instead of `first && stage == 0` reads a stage's other
    * first and last layers alike (one cache entry for all of them) */
-  plc_lower_bind(L, e, PLC_LN_MODEL_FIRST, plc_lower_bool_value(L, index == 0));
-  plc_lower_bind(L, e, PLC_LN_MODEL_LAST,
-                 plc_lower_bool_value(L, index >= 0 && index == L->nlayers - 1));
+  e->b[PLC_LN_MODEL_FIRST].val = plc_lower_bool_value(L, index == 0);
+  e->b[PLC_LN_MODEL_LAST].val = plc_lower_bool_value(L, index >= 0 && index == L->nlayers - 1);
   return v;
 }
 

@@ -82,6 +82,7 @@ typedef struct plc_lower {
   struct plc_opt { struct plc_binding *b; plc_value *v; } *opts;
   int nopts;
   const char *names[18]; /* lower.c's bound names, interned when first bound */
+  plc_env *layer_env;    /* the names of `layer`, bound in order (each layer's a copy) */
 } plc_lower;
 
 /* A cache of lowered template instances that outlives one compilation: a
