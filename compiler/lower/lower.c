@@ -1105,6 +1105,23 @@ static void plc_lower_run_value(plc_lower *L)
  * only its ops' `after` lists name: a context for its memory sections or
  * for checking an option (the lowering cache) goes without them, as sema
  * has made sure no number reads an op (a search makes thousands). */
+/* The run's first context, kept for the others to copy (its names and the
+ * options' values: the same in every one), unless an option is an error
+ * (looked up again each time, as the evaluator counts each read of one). */
+static void plc_lower_context_keep(plc_lower *L, const plc_env *env)
+{
+  if (L->ctx_tried)
+    return;
+  L->ctx_tried = 1;
+  for (size_t i = 5; i < env->n; i++)
+    if (env->b[i].val->tag == PLC_V_ERR)
+      return;
+  L->ctx_env = plc_env_new(L->ev, NULL);
+  plc_env_copy(L->ev, L->ctx_env, env);
+  for (size_t i = 0; i < env->n; i++)
+    L->ctx_env->b[i].val = env->b[i].val;
+}
+
 static plc_env *plc_lower_context(plc_lower *L, const plc_tmpl *t, plc_value *layer, int ops)
 {
   plc_env *env = plc_env_new(L->ev, t->env);
@@ -1114,12 +1131,22 @@ static plc_env *plc_lower_context(plc_lower *L, const plc_tmpl *t, plc_value *la
   plc_value *prev = plc_value_new(L->ev, PLC_V_OP);
   prev->prev = 1;
   prev->s = "prev";
-  plc_lower_bind(L, env, PLC_LN_MODEL, m);
-  plc_lower_bind(L, env, PLC_LN_RUN, L->run_val);
-  plc_lower_bind(L, env, PLC_LN_LAYER, layer);
-  plc_lower_bind(L, env, PLC_LN_DEVICE, dev);
-  plc_lower_bind(L, env, PLC_LN_PREV, prev);
-  plc_lower_bind_options(L, env); /* options by bare name see the run's values too */
+  if (L->ctx_env) { /* the first context's names, and its options' values */
+    plc_env_copy(L->ev, env, L->ctx_env);
+    for (size_t i = 0; i < env->n; i++)
+      env->b[i].val = L->ctx_env->b[i].val;
+    plc_value *own[] = {m, L->run_val, layer, dev, prev};
+    for (int i = 0; i < 5; i++)
+      env->b[i].val = own[i];
+  } else {
+    plc_lower_bind(L, env, PLC_LN_MODEL, m);
+    plc_lower_bind(L, env, PLC_LN_RUN, L->run_val);
+    plc_lower_bind(L, env, PLC_LN_LAYER, layer);
+    plc_lower_bind(L, env, PLC_LN_DEVICE, dev);
+    plc_lower_bind(L, env, PLC_LN_PREV, prev);
+    plc_lower_bind_options(L, env); /* options by bare name see the run's values too */
+    plc_lower_context_keep(L, env);
+  }
   if (ops)
     plc_eval_define_ops(L->ev, env, &t->decl->list);
   return env;

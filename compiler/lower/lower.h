@@ -83,6 +83,9 @@ typedef struct plc_lower {
   int nopts;
   const char *names[18]; /* lower.c's bound names, interned when first bound */
   plc_env *layer_env;    /* the names of `layer`, bound in order (each layer's a copy) */
+  plc_env *ctx_env;      /* a template instance's context as first made (lower.c,
+                            plc_lower_context_keep), the later ones' copies; */
+  int ctx_tried;         /* made once */
 } plc_lower;
 
 /* A cache of lowered template instances that outlives one compilation: a
