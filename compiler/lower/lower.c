@@ -1801,6 +1801,19 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
   struct plc_xlog *g = L->xlog;
   if (g->bad)
     return;
+  /* in a branch not taken (eval.h, dry) a number or boolean is only
+   * checked: its value makes no difference (so the middle layers of every
+   * stage read `layer.last && layer.stage == ...` alike); nor does a
+   * string's, which only comparisons read (their result is only checked) */
+  int dry = L->ev->dry > 0 && v &&
+            (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL || v->tag == PLC_V_STR);
+  /* the same name (pointer) read before, found without hashing its
+   * characters: the same field, so the same value */
+  int *seen = &g->seen[((uintptr_t)name / 8 ^ (unsigned)slot * 13) & 63], i = *seen - 1;
+  if (i >= 0 && g->r[i].name == name && g->r[i].slot == slot) {
+    g->r[i].dry &= dry; /* its value counts once read outside such a branch */
+    return;
+  }
   if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OP)
     return; /* an op of the template */
   if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OBJ)
@@ -1812,18 +1825,6 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
   int section = slot == PLC_XR_MODEL && v && v->tag == PLC_V_OBJ && L->model_node;
   if (!section && !plc_xval_ok(v)) {
     g->bad = 1;
-    return;
-  }
-  /* in a branch not taken (eval.h, dry) a number or boolean is only
-   * checked: its value makes no difference (so the middle layers of every
-   * stage read `layer.last && layer.stage == ...` alike); nor does a
-   * string's, which only comparisons read (their result is only checked) */
-  int dry = L->ev->dry > 0 &&
-            (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL || v->tag == PLC_V_STR);
-  /* the same name (pointer) read before: no hashing of its characters */
-  int *seen = &g->seen[((uintptr_t)name / 8 ^ (unsigned)slot * 13) & 63], i = *seen - 1;
-  if (i >= 0 && g->r[i].name == name && g->r[i].slot == slot) {
-    g->r[i].dry &= dry; /* its value counts once read outside such a branch */
     return;
   }
   int n0 = g->n;
