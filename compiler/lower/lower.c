@@ -2258,25 +2258,34 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
       sid[i] = k;
   }
   L->run->memory_declared |= e->memory_declared;
+  /* written in place (each op made before the list counts it: a pipeline
+   * op finds the layers' last one before it), their dependencies in one
+   * block */
+  plc_ir_reserve(L->ar, c->list, e->nops);
+  long nd = 0;
+  for (int i = 0; i < e->nops; i++)
+    nd += e->ops[i].ndeps;
+  int *deps = plc_arena_alloc_raw(L->ar, (size_t)(nd ? nd : 1) * sizeof *deps);
   for (int i = 0; i < e->nops; i++) {
     const plc_ir_op *f = &e->ops[i];
-    plc_ir_op op = plc_lower_replica(L, f); /* the cache outlives the run */
-    op.layer = c->layer;
+    plc_ir_op *op = &c->list->ops[c->list->n];
+    *op = plc_lower_replica(L, f); /* the cache outlives the run */
+    op->layer = c->layer;
     int j = e->op_sidx[i];
-    op.stream = j >= 0 && j < 16 ? sid[j]
-                : plc_ir_stream(L->ar, L->run, j >= 0 ? e->streams[j] : e->op_stream[i]);
-    op.deps = plc_arena_alloc(L->ar, (size_t)(f->ndeps ? f->ndeps : 1) * sizeof *op.deps);
+    op->stream = j >= 0 && j < 16 ? sid[j]
+                 : plc_ir_stream(L->ar, L->run, j >= 0 ? e->streams[j] : e->op_stream[i]);
+    op->deps = deps;
     for (int k = 0; k < f->ndeps; k++)
-      op.deps[k] = plc_xcache_dec(f->deps[k], nlo, nphi);
-    op.after_layers = 0;
-    plc_lower_pipeline_dep(c, &op); /* a pipeline op that names no dependency */
-    if (op.kind != PLC_OPK_COMPUTE && !op.pinned) {
-      op.time = plc_arena_mpq(L->ar); /* its own: timed on this run's links */
-      op.group = L->run->size[op.dim];
-      if (!plc_lower_coll_time(c, op.node, &op))
+      *deps++ = plc_xcache_dec(f->deps[k], nlo, nphi);
+    op->after_layers = 0;
+    plc_lower_pipeline_dep(c, op); /* a pipeline op that names no dependency */
+    if (op->kind != PLC_OPK_COMPUTE && !op->pinned) {
+      op->time = plc_arena_mpq(L->ar); /* its own: timed on this run's links */
+      op->group = L->run->size[op->dim];
+      if (!plc_lower_coll_time(c, op->node, op))
         return 0;
     }
-    plc_ir_push(L->ar, c->list, &op);
+    c->list->n++;
   }
   cur->xlazy = x + 1; /* its names: plc_xcache_names, when needed */
   cur->xlazy_lo = nlo;
@@ -2881,12 +2890,19 @@ static void plc_lower_list_copy(plc_lower *L, plc_ir_list *to, const plc_ir_list
                                 const int *map)
 {
   plc_ir_reserve(L->ar, to, n);
-  for (int i = 0; i < n; i++) {
-    plc_ir_op *op = &to->ops[to->n++];
-    *op = plc_lower_replica(L, &from->ops[i]);
-    if (op->layer >= 0)
-      op->layer = map[op->layer];
+  plc_ir_op *op = to->ops + to->n;
+  const plc_ir_op *f = from->ops;
+  int share = L->ev->lower_share_times;
+  for (int i = 0; i < n; i++) { /* plc_lower_replica, in place */
+    op[i] = f[i];
+    if (!share) {
+      op[i].time = plc_arena_mpq(L->ar);
+      mpq_set(op[i].time, f[i].time);
+    }
+    if (op[i].layer >= 0)
+      op[i].layer = map[op[i].layer];
   }
+  to->n += n;
 }
 
 /* Stage s as a copy of stage s - 1, when that one was lowered layer by layer
