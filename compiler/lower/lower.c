@@ -3296,6 +3296,13 @@ static int plc_lower_stage_memory(plc_lower *L, int s, const char **kinds, plc_m
     plc_mfirst *f = seen->last >= 0 ? &seen->v[seen->last] : NULL;
     if (f && f->unit == 0 && f->kind == kind && plc_mfirst_same(f, v, kind)) {
       f->count[chunk]++;
+      /* one that read no field but kind and stage: so does the rest of the
+       * chunk's run of layers of its kind */
+      if (!(f->reads & ~(2u | 4u)))
+        while (k + 1 < st->chunk_end[chunk] && kinds[st->layers[k + 1]] == kind) {
+          f->count[chunk]++;
+          k++;
+        }
       continue;
     }
     if (!(ok = plc_lower_find_template(L, kind, &t)))

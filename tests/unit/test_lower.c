@@ -343,7 +343,12 @@ static int mem_seen_is(const mem_seen *m, int s, int c, const plc_ir_mem *x)
  * Then layers { dense = 2; wide = 2 } on one stage, wide layers declaring
  * 1000 B of weights only: a wide layer reads the same dense fields' values
  * as the dense layer before it, but is of another kind (its own figures):
- * 100 + 10 + 1000 + 1000 = 2110 B, 1000 + 1 = 1001 B, 3 B.  Memory first
+ * 100 + 10 + 1000 + 1000 = 2110 B, 1000 + 1 = 1001 B, 3 B.  A flat
+ * layer declares 10 B x (stage + 1) of weights, reading no other field
+ * (memory first counts the rest of its run of layers in a chunk at once):
+ * 8 of them on pp 2 x vpp 2 give 20 B in each of stage 0's two chunks
+ * (layers 0 1 | 4 5), 40 B in each of stage 1's (2 3 | 6 7); flat = 2;
+ * wide = 2 on one stage give 10 + 10 + 1000 + 1000 = 2020 B.  Memory first
  * saw the same figures as lowering summed. */
 static void test_memory_copies(void)
 {
@@ -359,10 +364,15 @@ static void test_memory_copies(void)
     "template wide {\n"
     "  memory { weights = 1000 B }\n"
     "  op mw: compute { flops = 1e12 FLOP }\n"
+    "}\n"
+    "template flat {\n"
+    "  memory { weights = 10 B * (layer.stage + 1) }\n"
+    "  op mf: compute { flops = 1e12 FLOP }\n"
     "}";
-  static const char *const layers[] = {"dense = 16", "dense = 2; wide = 2"};
-  static const char *const fields[] = {"pp = 2; vpp = 2", ""};
-  for (int t = 0; t < 2; t++) {
+  static const char *const layers[] = {"dense = 16", "dense = 2; wide = 2", "flat = 8",
+                                       "flat = 2; wide = 2"};
+  static const char *const fields[] = {"pp = 2; vpp = 2", "", "pp = 2; vpp = 2", ""};
+  for (int t = 0; t < 4; t++) {
     plc_fx f;
     char text[4096];
     snprintf(text, sizeof text, "%smodel m { layers { %s } }\nframework fw {\n%s\n}\n"
@@ -385,8 +395,15 @@ static void test_memory_copies(void)
       CU_ASSERT(mem_is(&r->stages[0].mem[1], 40, 4, 7));
       CU_ASSERT(mem_is(&r->stages[1].mem[0], 40, 2006, 3));
       CU_ASSERT(mem_is(&r->stages[1].mem[1], 40, 8, 7));
-    } else {
+    } else if (t == 1) {
       CU_ASSERT(mem_is(&r->stages[0].mem[0], 2110, 1001, 3));
+    } else if (t == 2) {
+      CU_ASSERT(mem_is(&r->stages[0].mem[0], 20, 0, 0));
+      CU_ASSERT(mem_is(&r->stages[0].mem[1], 20, 0, 0));
+      CU_ASSERT(mem_is(&r->stages[1].mem[0], 40, 0, 0));
+      CU_ASSERT(mem_is(&r->stages[1].mem[1], 40, 0, 0));
+    } else {
+      CU_ASSERT(mem_is(&r->stages[0].mem[0], 2020, 0, 0));
     }
     for (int s = 0; s < r->nstages; s++)
       for (int c = 0; c < r->vpp; c++)
