@@ -1439,7 +1439,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
       op->time = plc_arena_mpq(L->ar);
       mpq_set(op->time, from[i].time);
     }
-    op->replica = share; /* from[i], before it, has its time */
+    op->replica = share ? n - i : 0; /* from[i], before it, has its time (so on to the end) */
     op->layer = layer;
     op->deps = deps;
     for (int k = 0; k < op->ndeps; k++)
@@ -3167,9 +3167,15 @@ static int plc_lower_check_sizes(plc_lower *L)
     int from[3] = {L->copied ? L->copied[2 * s] : 0, L->copied ? L->copied[2 * s + 1] : 0, 0};
     /* and a memo copy's ops have the times of the ops it copies, before it */
     for (int k = 0; k < 3; k++)
-      for (int i = from[k]; i < lists[k]->n && m.ok; i++)
-        if (!lists[k]->ops[i].replica)
-          plc_lcm_add(L, &m, lists[k]->ops[i].time, lists[k]->ops[i].node, lists[k]->ops[i].name);
+      for (int i = from[k]; i < lists[k]->n && m.ok;) {
+        const plc_ir_op *op = &lists[k]->ops[i];
+        if (op->replica) {
+          i += op->replica;
+          continue;
+        }
+        plc_lcm_add(L, &m, op->time, op->node, op->name);
+        i++;
+      }
   }
   mpz_clear(m.l);
   return m.ok;
