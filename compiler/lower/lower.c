@@ -1605,7 +1605,15 @@ struct plc_lcache {
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
   const char *whose;  /* ... on a line saying whose cache it is */
   const char *names[18]; /* lowering's bound names, interned (plc_lower_bind) */
+  int no_memo, no_xcache; /* PLC_LOWER_NO_MEMO, PLC_LOWER_NO_XCACHE, read once */
 };
+
+/* Is environment variable name set to something other than "" or "0"? */
+static int plc_lower_env_flag(const char *name)
+{
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0");
+}
 
 static const char **plc_lcache_names(plc_lcache *X, plc_arena **ar)
 {
@@ -1636,6 +1644,8 @@ plc_lcache *plc_lcache_new(const char *whose)
   plc_lcache *X = plc_xcalloc(1, sizeof(plc_lcache));
   X->ar = plc_arena_new();
   X->whose = whose;
+  X->no_memo = plc_lower_env_flag("PLC_LOWER_NO_MEMO");
+  X->no_xcache = plc_lower_env_flag("PLC_LOWER_NO_XCACHE");
   return X;
 }
 
@@ -3386,11 +3396,13 @@ static int plc_lower_global(plc_eval *ev, const plc_obj *o)
 
 plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
 {
-  const char *nm = getenv("PLC_LOWER_NO_MEMO"), *nx = getenv("PLC_LOWER_NO_XCACHE");
+  /* the switches (tests): read once per cache of a search thread or plan */
+  plc_lcache *X = ev->lower_cache;
   plc_lower L = {.ev = ev, .ar = ev->arena, .diag = ev->diag, .train = train,
-                 .cap = PLC_LOWER_MAX_OPS, .no_memo = nm && *nm && strcmp(nm, "0"), .like = -1};
-  if (!(nx && *nx && strcmp(nx, "0")))
-    L.xcache = ev->lower_cache;
+                 .cap = PLC_LOWER_MAX_OPS, .like = -1,
+                 .no_memo = X ? X->no_memo : plc_lower_env_flag("PLC_LOWER_NO_MEMO")};
+  if (X && !X->no_xcache)
+    L.xcache = X;
   L.errors = ev->diag->errors;
   L.run = plc_arena_alloc(ev->arena, sizeof *L.run);
   L.run->name = decl->name;
