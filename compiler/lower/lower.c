@@ -1531,8 +1531,10 @@ static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned oute
  * at the first that differs: up to there the reads are the ones lowering
  * itself would make, in its order, so a lookup reports no error that
  * lowering would not.  A hit replays the ops (collective times computed
- * again on this run's links) and is recorded in the instance memo as if
- * lowered.  Values and names are copied into the cache's own storage.  Not
+ * again on this run's links; its names, as a memo copy's, made when first
+ * needed) and is recorded in the instance memo as if lowered.  Values are
+ * copied into the cache's own storage, and names too unless interned (the
+ * pool lives as long as the process, ast.h).  Not
  * cached: an instance that warned or read an error, read a value that is
  * not a known number, boolean or string, or whose dependencies leave it and
  * its previous instance.  PLC_LOWER_NO_XCACHE=1 turns the cache off
