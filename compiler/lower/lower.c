@@ -1608,6 +1608,7 @@ struct plc_lcache {
   const char *whose;  /* ... on a line saying whose cache it is */
   const char *names[18]; /* lowering's bound names, interned (plc_lower_bind) */
   int no_memo, no_xcache; /* PLC_LOWER_NO_MEMO, PLC_LOWER_NO_XCACHE, read once */
+  mpq_ptr zero;          /* the work or size 0 of the entries' ops */
 };
 
 /* Is environment variable name set to something other than "" or "0"? */
@@ -1971,6 +1972,14 @@ static int *plc_xcache_enc_deps(plc_arena *ar, const int *deps, int n, int lo, i
   return v;
 }
 
+/* The cache's 0. */
+static mpq_ptr plc_xcache_zero(plc_lcache *X)
+{
+  if (!X->zero)
+    X->zero = plc_arena_mpq(X->ar);
+  return X->zero;
+}
+
 /* A string the cache keeps: an interned name as it is (the pool lives as
  * long as the process, ast.h), else a copy in the cache's arena. */
 static const char *plc_xcache_str(plc_arena *ar, const char *s)
@@ -2124,8 +2133,10 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     *o = *f;
     o->replica = 0;
     o->time = plc_xcache_mpq(ar, f->time);
-    o->flops = plc_xcache_mpq(ar, f->flops);
-    o->size = plc_xcache_mpq(ar, f->size);
+    /* a compute op's size and a collective's work are 0: one rational for
+     * all (replays share them, as nothing changes them in place) */
+    o->flops = mpq_sgn(f->flops) ? plc_xcache_mpq(ar, f->flops) : plc_xcache_zero(X);
+    o->size = mpq_sgn(f->size) ? plc_xcache_mpq(ar, f->size) : plc_xcache_zero(X);
     o->name = plc_xcache_str(ar, f->name);
     if (f->after_layers) /* found again on replay (plc_lower_pipeline_dep) */
       o->ndeps = 0;
