@@ -2211,20 +2211,26 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
   return v && plc_xval_same(&r->x, v, r->dry);
 }
 
-/* plc_xread_holds, once per run for a read of run, model or device. */
+/* Room in L->xheld for the read numbers of X so far. */
+static void plc_xheld_room(plc_lower *L, const plc_lcache *X)
+{
+  if (X->nrids <= L->nxheld)
+    return;
+  int n = L->nxheld ? L->nxheld : 256;
+  while (n < X->nrids)
+    n *= 2;
+  L->xheld = plc_xrealloc(L->xheld, (size_t)n);
+  memset(L->xheld + L->nxheld, 0, (size_t)(n - L->nxheld));
+  L->nxheld = n;
+}
+
+/* plc_xread_holds, once per run for a read of run, model or device (room
+ * made for its number: plc_xheld_room). */
 static int plc_xread_held(plc_lower *L, const plc_xread *r, const plc_value *layer,
                           const plc_tmpl *t, plc_env **ctx)
 {
   if (r->rid < 0)
     return plc_xread_holds(L, r, layer, t, ctx);
-  if (r->rid >= L->nxheld) {
-    int n = L->nxheld ? L->nxheld : 256;
-    while (n <= r->rid)
-      n *= 2;
-    L->xheld = plc_xrealloc(L->xheld, (size_t)n);
-    memset(L->xheld + L->nxheld, 0, (size_t)(n - L->nxheld));
-    L->nxheld = n;
-  }
   if (!L->xheld[r->rid])
     L->xheld[r->rid] = plc_xread_holds(L, r, layer, t, ctx) ? 1 : 2;
   return L->xheld[r->rid] == 1;
@@ -2247,6 +2253,7 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
   L->xprev = c->prev;
   plc_xentry key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
+  plc_xheld_room(L, X);
   /* the entries of the key, latest first */
   for (int i = X->nindex ? *plc_xcache_slot(X, &key) - 1 : -1; i >= 0 && !PLC_LOWER_FAILED(L);
        i = X->e[i].next) {
