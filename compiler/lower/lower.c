@@ -514,9 +514,21 @@ static const char *plc_lower_op_name(plc_lctx *c, const plc_ast *node, plc_env *
   if (!plc_lower_int(c->L, plc_eval_expr(c->L->ev, node->a, env), 0, PLC_LOWER_MAX_LOOP,
                      node->a, "an op index", &i))
     return NULL;
-  size_t n = strlen(node->name) + 24;
-  char *s = plc_arena_alloc(c->L->ar, n);
-  snprintf(s, n, "%s[%ld]", node->name, i);
+  /* "name[i]" (0 <= i <= PLC_LOWER_MAX_LOOP), without snprintf: fresh
+   * instances make thousands a search */
+  size_t n = strlen(node->name);
+  char *s = plc_arena_alloc(c->L->ar, n + 24), d[24];
+  int nd = 0;
+  unsigned long u = (unsigned long)i;
+  do
+    d[nd++] = (char)('0' + u % 10);
+  while ((u /= 10) != 0);
+  memcpy(s, node->name, n);
+  s[n++] = '[';
+  while (nd > 0)
+    s[n++] = d[--nd];
+  s[n++] = ']';
+  s[n] = '\0';
   return s;
 }
 
@@ -789,8 +801,15 @@ static void plc_lower_memory(plc_lctx *c, const plc_ast *sec, plc_env *env)
   for (const plc_ast *x = sec->list.head; x && !PLC_LOWER_FAILED(L); x = x->next) {
     if (x->kind != PLC_AST_SET)
       continue;
-    char what[64];
-    snprintf(what, sizeof what, "memory entry '%s'", x->name);
+    char what[64]; /* "memory entry 'NAME'", cut at 63 characters as snprintf would */
+    static const char pre[] = "memory entry '";
+    size_t w = sizeof pre - 1;
+    memcpy(what, pre, w);
+    for (const char *p = x->name; *p && w < sizeof what - 1; p++)
+      what[w++] = *p;
+    if (w < sizeof what - 1)
+      what[w++] = '\'';
+    what[w] = '\0';
     mpq_ptr q = plc_lower_num(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
     if (!q)
       return;
