@@ -52,6 +52,9 @@ typedef struct plc_ir_op {
   int after_layers;     /* a pipeline op that names no dependency: its one dep is the
                            list's last layer op on the compute stream (what the layers
                            produced); per chunk, that chunk's last one */
+  int replica;          /* lowering's own: n > 0 when its time and those of the n - 1
+                           ops after it are (the same rationals as) those of ops before
+                           them in the run's lists, whose size check covers them */
   mpq_ptr time;         /* duration, s */
   mpq_ptr flops;        /* compute work, FLOP (0 when pinned by time) */
   mpq_ptr size;         /* collective buffer, B */

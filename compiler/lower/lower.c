@@ -44,6 +44,7 @@ typedef struct plc_inst_key {
   const char *key;
   size_t len;
   int latest, fam_first, fam_last;  /* op indices, or -1 */
+  unsigned hash;                    /* plc_inst_hash of the key */
 } plc_inst_key;
 
 /* Names are looked up through a hash index, so `after` costs time in the
@@ -59,6 +60,9 @@ typedef struct plc_inst {
    * instance's `prev.`), if ever: its memo entry + 1 and where it and its
    * previous instance were copied to */
   int lazy, lazy_lo, lazy_plo;
+  /* a replay of the cross-candidate cache's names likewise: its entry + 1,
+   * where it was replayed and where its previous instance ended */
+  int xlazy, xlazy_lo, xlazy_phi;
   int lo, hi;          /* its ops in the list */
 } plc_inst;
 
@@ -85,19 +89,31 @@ enum { PLC_XR_RUN, PLC_XR_MODEL, PLC_XR_LAYER, PLC_XR_DEVICE, PLC_XR_OPT, PLC_XR
 static const int PLC_SECS[PLC_NDIM] = {0, 1, 0}, PLC_BYTES[PLC_NDIM] = {1, 0, 0},
                  PLC_FLOPS[PLC_NDIM] = {0, 0, 1}, PLC_NONE[PLC_NDIM] = {0, 0, 0};
 
-static size_t plc_inst_hash(const char *k, size_t len)
+/* Hash (djb2) and length of name k, and of its family's name (up to its
+ * first '[', *blen; (size_t)-1 when it has none), in one pass. */
+static unsigned plc_inst_hash(const char *k, size_t *len, size_t *blen, unsigned *bh)
 {
-  size_t h = 5381;
-  for (size_t i = 0; i < len; i++)
+  unsigned h = 5381;
+  size_t i = 0;
+  *blen = (size_t)-1;
+  for (; k[i]; i++) {
+    if (k[i] == '[' && *blen == (size_t)-1) {
+      *blen = i;
+      *bh = h;
+    }
     h = h * 33 + (unsigned char)k[i];
+  }
+  *len = i;
   return h;
 }
 
-/* The slot of a key, or the empty slot where it would go. */
-static plc_inst_key *plc_inst_slot(plc_inst_key *keys, int nkeys, const char *k, size_t len)
+/* The slot of a key (of hash h), or the empty slot where it would go. */
+static plc_inst_key *plc_inst_slot(plc_inst_key *keys, int nkeys, const char *k, size_t len,
+                                   unsigned h)
 {
-  size_t m = (size_t)nkeys - 1, i = plc_inst_hash(k, len) & m;
-  while (keys[i].key && (keys[i].len != len || memcmp(keys[i].key, k, len)))
+  unsigned m = (unsigned)nkeys - 1, i = h & m;
+  while (keys[i].key && (keys[i].hash != h || keys[i].len != len ||
+                         (keys[i].key != k && memcmp(keys[i].key, k, len))))
     i = (i + 1) & m;
   return &keys[i];
 }
@@ -106,24 +122,28 @@ static const plc_inst_key *plc_inst_find(const plc_inst *in, const char *k)
 {
   if (!in || !in->nkeys)
     return NULL;
-  const plc_inst_key *e = plc_inst_slot(in->keys, in->nkeys, k, strlen(k));
+  size_t len, blen;
+  unsigned bh, h = plc_inst_hash(k, &len, &blen, &bh);
+  const plc_inst_key *e = plc_inst_slot(in->keys, in->nkeys, k, len, h);
   return e->key ? e : NULL;
 }
 
-static plc_inst_key *plc_inst_key_get(plc_lower *L, plc_inst *in, const char *k, size_t len)
+static plc_inst_key *plc_inst_key_get(plc_lower *L, plc_inst *in, const char *k, size_t len,
+                                      unsigned h)
 {
   if (2 * (in->used + 1) > in->nkeys) { /* keep it at most half full */
     int n = in->nkeys ? in->nkeys * 2 : 16;
     plc_inst_key *keys = plc_arena_alloc(L->ar, (size_t)n * sizeof *keys);
     for (int i = 0; i < in->nkeys; i++)
       if (in->keys[i].key)
-        *plc_inst_slot(keys, n, in->keys[i].key, in->keys[i].len) = in->keys[i];
+        *plc_inst_slot(keys, n, in->keys[i].key, in->keys[i].len, in->keys[i].hash) =
+            in->keys[i];
     in->keys = keys;
     in->nkeys = n;
   }
-  plc_inst_key *e = plc_inst_slot(in->keys, in->nkeys, k, len);
+  plc_inst_key *e = plc_inst_slot(in->keys, in->nkeys, k, len, h);
   if (!e->key) {
-    *e = (plc_inst_key){k, len, -1, -1, -1};
+    *e = (plc_inst_key){k, len, -1, -1, -1, h};
     in->used++;
   }
   return e;
@@ -142,10 +162,11 @@ static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, 
   }
   int at = in->n++;
   in->ops[at] = (plc_inst_op){name, idx, deps, ndeps, NULL, -1};
-  plc_inst_key_get(L, in, name, strlen(name))->latest = at;
-  const char *br = strchr(name, '[');
-  if (br) { /* a member of the family name[...] */
-    plc_inst_key *f = plc_inst_key_get(L, in, name, (size_t)(br - name));
+  size_t len, blen;
+  unsigned bh, h = plc_inst_hash(name, &len, &blen, &bh);
+  plc_inst_key_get(L, in, name, len, h)->latest = at;
+  if (blen != (size_t)-1) { /* a member of the family name[...] */
+    plc_inst_key *f = plc_inst_key_get(L, in, name, blen, bh);
     if (f->fam_last >= 0)
       in->ops[f->fam_last].fam_next = at;
     else
@@ -215,7 +236,7 @@ static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
   return found;
 }
 
-static void plc_memo_names(plc_lower *L, plc_inst *in);
+static void plc_inst_names(plc_lower *L, plc_inst *in);
 static void plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name);
 
 static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc_ast *at)
@@ -227,8 +248,8 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
     return 0;
   }
   if (v->prev) { /* the previous instance may not exist: then nothing to wait for */
-    if (c->prev && c->prev->lazy)
-      plc_memo_names(c->L, c->prev);
+    if (c->prev)
+      plc_inst_names(c->L, c->prev);
     plc_xlog_prev(c->L, c->prev, v->s); /* the instance depends on its previous one */
     return plc_deps_lookup(d, c->prev, v->s), 1;
   }
@@ -493,9 +514,21 @@ static const char *plc_lower_op_name(plc_lctx *c, const plc_ast *node, plc_env *
   if (!plc_lower_int(c->L, plc_eval_expr(c->L->ev, node->a, env), 0, PLC_LOWER_MAX_LOOP,
                      node->a, "an op index", &i))
     return NULL;
-  size_t n = strlen(node->name) + 24;
-  char *s = plc_arena_alloc(c->L->ar, n);
-  snprintf(s, n, "%s[%ld]", node->name, i);
+  /* "name[i]" (0 <= i <= PLC_LOWER_MAX_LOOP), without snprintf: fresh
+   * instances make thousands a search */
+  size_t n = strlen(node->name);
+  char *s = plc_arena_alloc(c->L->ar, n + 24), d[24];
+  int nd = 0;
+  unsigned long u = (unsigned long)i;
+  do
+    d[nd++] = (char)('0' + u % 10);
+  while ((u /= 10) != 0);
+  memcpy(s, node->name, n);
+  s[n++] = '[';
+  while (nd > 0)
+    s[n++] = d[--nd];
+  s[n++] = ']';
+  s[n] = '\0';
   return s;
 }
 
@@ -711,6 +744,8 @@ static void plc_lower_assert(plc_lctx *c, const plc_ast *it, plc_env *env)
              ev->ctx_train->name ? ev->ctx_train->name : "?", fw);
 }
 
+static plc_value *plc_lower_int_value(plc_lower *L, long n);
+
 static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
 {
   long from, to;
@@ -729,11 +764,7 @@ static void plc_lower_for(plc_lctx *c, const plc_ast *it, plc_env *env)
     if (!plc_eval_step(L->ev, it, PLC_EVAL_LOOP_STEPS)) /* empty or not, it costs */
       return;
     plc_env *body = plc_env_new(L->ev, env);
-    plc_quantity q;
-    plc_q_init(&q);
-    plc_q_set_si(&q, i, plc_dim_none());
-    plc_env_bind(L->ev, body, it->name, plc_value_num(L->ev, &q));
-    plc_q_clear(&q);
+    plc_env_bind(L->ev, body, it->name, plc_lower_int_value(L, i));
     plc_lower_items(c, &it->list, body, 0);
   }
 }
@@ -770,8 +801,15 @@ static void plc_lower_memory(plc_lctx *c, const plc_ast *sec, plc_env *env)
   for (const plc_ast *x = sec->list.head; x && !PLC_LOWER_FAILED(L); x = x->next) {
     if (x->kind != PLC_AST_SET)
       continue;
-    char what[64];
-    snprintf(what, sizeof what, "memory entry '%s'", x->name);
+    char what[64]; /* "memory entry 'NAME'", cut at 63 characters as snprintf would */
+    static const char pre[] = "memory entry '";
+    size_t w = sizeof pre - 1;
+    memcpy(what, pre, w);
+    for (const char *p = x->name; *p && w < sizeof what - 1; p++)
+      what[w++] = *p;
+    if (w < sizeof what - 1)
+      what[w++] = '\'';
+    what[w] = '\0';
     mpq_ptr q = plc_lower_num(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
     if (!q)
       return;
@@ -843,6 +881,7 @@ static int plc_lower_has_section(const plc_ast_list *items, const char *name)
 typedef struct plc_tmpl {
   const plc_ast *decl;  /* the template's items are decl->list */
   plc_env *env;         /* where it was defined */
+  int recomp, bwd;      /* has it a recompute section, a backward one (asked per layer) */
 } plc_tmpl;
 
 /* The framework's template for a layer kind (following `template a = b`),
@@ -855,12 +894,16 @@ static int plc_lower_find_template(plc_lower *L, const char *kind, plc_tmpl *t)
     if (L->found[i].kind == kind || !strcmp(L->found[i].kind, kind)) {
       t->decl = L->found[i].decl;
       t->env = L->found[i].env;
+      t->recomp = L->found[i].recomp;
+      t->bwd = L->found[i].bwd;
       return 1;
     }
   if (!plc_lower_lookup_template(L, kind, t))
     return 0;
+  t->recomp = plc_lower_has_section(&t->decl->list, "recompute");
+  t->bwd = plc_lower_has_section(&t->decl->list, "backward");
   if (L->nfound < (int)(sizeof L->found / sizeof L->found[0]))
-    L->found[L->nfound++] = (struct plc_found){kind, t->decl, t->env};
+    L->found[L->nfound++] = (struct plc_found){kind, t->decl, t->env, t->recomp, t->bwd};
   return 1;
 }
 
@@ -891,14 +934,71 @@ static plc_value *plc_lower_bool_value(plc_lower *L, int b)
   return v;
 }
 
+/* plc_value_num of n, made in place */
 static plc_value *plc_lower_int_value(plc_lower *L, long n)
 {
-  plc_quantity q;
-  plc_q_init(&q);
-  plc_q_set_si(&q, n, plc_dim_none());
-  plc_value *v = plc_value_num(L->ev, &q);
-  plc_q_clear(&q);
+  plc_value *v = plc_value_new(L->ev, PLC_V_NUM);
+  v->q = plc_arena_mpq(L->ev->arena);
+  mpq_set_si(v->q, n, 1);
+  v->dim = plc_dim_none();
   return v;
+}
+
+/* The fields of what a template instance sees as `layer`, in the order
+ * plc_lower_layer_value binds them (index, kind, stage, first, last,
+ * model_first, model_last; f[1] unused, kind apart): the instance memo and
+ * memory first compare these, and the value is made only for an instance
+ * that is lowered or looked up. */
+typedef struct plc_lfields {
+  int f[7];
+  const char *kind;
+} plc_lfields;
+
+static plc_lfields plc_lower_lfields(const plc_lower *L, int index, const char *kind, int stage,
+                                     int first, int last)
+{
+  return (plc_lfields){{index, 0, stage, first, last, index == 0,
+                        index >= 0 && index == L->nlayers - 1}, kind};
+}
+
+/* The names lowering binds (in `layer`, `run` and every instance's context),
+ * interned once per run (ast.h): environments then find them by their kept
+ * hash, and a template's reads of them compare as pointers. */
+static const char *const plc_lower_bound[] = {
+  "index", "kind", "stage", "first", "last", "model_first", "model_last", "model", "run",
+  "layer", "device", "prev", "vpp", "tokens", "mu", "world", "recompute", "schedule",
+};
+
+enum { PLC_LN_INDEX, PLC_LN_KIND, PLC_LN_STAGE, PLC_LN_FIRST, PLC_LN_LAST, PLC_LN_MODEL_FIRST,
+       PLC_LN_MODEL_LAST, PLC_LN_MODEL, PLC_LN_RUN, PLC_LN_LAYER, PLC_LN_DEVICE, PLC_LN_PREV,
+       PLC_LN_VPP, PLC_LN_TOKENS, PLC_LN_MU, PLC_LN_WORLD, PLC_LN_RECOMPUTE, PLC_LN_SCHEDULE };
+
+_Static_assert(sizeof plc_lower_bound / sizeof *plc_lower_bound ==
+                   sizeof ((plc_lower *)0)->names / sizeof (const char *),
+               "plc_lower.names holds every bound name");
+
+static const char **plc_lcache_names(plc_lcache *X, plc_arena **ar);
+
+/* Bind name k: interned once per cache of lowered instances (a search
+ * thread's), else once per run. */
+static void plc_lower_bind(plc_lower *L, plc_env *env, int k, plc_value *v)
+{
+  plc_arena *ar = L->ar;
+  const char **names = L->ev->lower_cache ? plc_lcache_names(L->ev->lower_cache, &ar) : L->names;
+  if (!names[k])
+    names[k] = plc_name_intern(ar, plc_lower_bound[k], strlen(plc_lower_bound[k]));
+  plc_env_bind(L->ev, env, names[k], v);
+}
+
+/* Do the fields of `reads` (bit k: binding k) have the same values in a
+ * and b? */
+static int plc_lfields_same(unsigned reads, const plc_lfields *a, const plc_lfields *b)
+{
+  for (int k = 0; k < 7; k++)
+    if ((reads & (1u << k)) &&
+        (k == 1 ? a->kind != b->kind && strcmp(a->kind, b->kind) : a->f[k] != b->f[k]))
+      return 0;
+  return 1;
 }
 
 static plc_value *plc_lower_layer_value(plc_lower *L, int index, const char *kind, int stage,
@@ -912,36 +1012,83 @@ static plc_value *plc_lower_layer_value(plc_lower *L, int index, const char *kin
   plc_value *k = plc_value_new(L->ev, PLC_V_STR);
   k->s = kind;
   /* bound in this order: binding k is bit k of the memo's reads (and of
-   * plc_mfirst_same's) */
-  plc_env_bind(L->ev, v->obj->env, "index", plc_lower_int_value(L, index));
-  plc_env_bind(L->ev, v->obj->env, "kind", k);
-  plc_env_bind(L->ev, v->obj->env, "stage", plc_lower_int_value(L, stage));
-  plc_env_bind(L->ev, v->obj->env, "first", plc_lower_bool_value(L, first));
-  plc_env_bind(L->ev, v->obj->env, "last", plc_lower_bool_value(L, last));
+   * plc_mfirst_same's); the names once per run, each layer's a copy */
+  if (!L->layer_env) {
+    L->layer_env = plc_env_new(L->ev, NULL);
+    for (int i = PLC_LN_INDEX; i <= PLC_LN_MODEL_LAST; i++)
+      plc_lower_bind(L, L->layer_env, i, NULL);
+  }
+  plc_env *e = v->obj->env;
+  plc_env_copy(L->ev, e, L->layer_env);
+  e->b[PLC_LN_INDEX].val = plc_lower_int_value(L, index);
+  e->b[PLC_LN_KIND].val = k;
+  e->b[PLC_LN_STAGE].val = plc_lower_int_value(L, stage);
+  e->b[PLC_LN_FIRST].val = plc_lower_bool_value(L, first);
+  e->b[PLC_LN_LAST].val = plc_lower_bool_value(L, last);
   /* the model's ends, wherever the schedule places them: a template that
    * asks these instead of `first && stage == 0` reads a stage's other
    * first and last layers alike (one cache entry for all of them) */
-  plc_env_bind(L->ev, v->obj->env, "model_first", plc_lower_bool_value(L, index == 0));
-  plc_env_bind(L->ev, v->obj->env, "model_last",
-               plc_lower_bool_value(L, index >= 0 && index == L->nlayers - 1));
+  e->b[PLC_LN_MODEL_FIRST].val = plc_lower_bool_value(L, index == 0);
+  e->b[PLC_LN_MODEL_LAST].val = plc_lower_bool_value(L, index >= 0 && index == L->nlayers - 1);
   return v;
 }
 
-/* Framework options: the train's setting, else the option's default. */
+/* Is option b's name in the run's list of options yet? */
+static int plc_lower_opt_listed(const plc_lower *L, const plc_binding *b)
+{
+  for (int k = 0; k < L->nopts; k++)
+    if (L->opts[k].b->hash == b->hash &&
+        (L->opts[k].b->name == b->name || !strcmp(L->opts[k].b->name, b->name)))
+      return 1;
+  return 0;
+}
+
+/* Bind option k of the run's list: the train's setting, else the option's
+ * default; a value once found is kept for the run (an error is looked up
+ * again, as the evaluator counts each read of one). */
+static void plc_lower_bind_opt(plc_lower *L, plc_env *into, int k)
+{
+  plc_binding *b = L->opts[k].b;
+  plc_value *v = L->opts[k].v;
+  for (plc_obj *t = L->train; t && !v; t = t->base) {
+    plc_binding *set = plc_env_find_local(t->env, b->name);
+    if (set)
+      v = plc_eval_binding(L->ev, set, &set->def->loc);
+  }
+  if (!v)
+    v = plc_eval_binding(L->ev, b, &b->def->loc);
+  if (v->tag != PLC_V_ERR)
+    L->opts[k].v = v;
+  plc_env_bind(L->ev, into, b->name, v);
+}
+
+/* Framework options, each name once (a derived framework's first) and not
+ * where into has it already.  The first call (run's) lists them for the
+ * later ones (every instance's context). */
 static void plc_lower_bind_options(plc_lower *L, plc_env *into)
 {
+  if (L->opts) {
+    for (int k = 0; k < L->nopts; k++)
+      if (!plc_env_find_local(into, L->opts[k].b->name))
+        plc_lower_bind_opt(L, into, k);
+    return;
+  }
+  int n = 0;
+  for (plc_obj *fw = L->framework; fw; fw = fw->base)
+    n += (int)fw->env->n;
+  L->opts = plc_arena_alloc(L->ar, (size_t)(n + 1) * sizeof *L->opts);
   for (plc_obj *fw = L->framework; fw; fw = fw->base)
     for (size_t i = 0; i < fw->env->n; i++) {
       plc_binding *b = &fw->env->b[i];
-      if (!b->def || b->def->kind != PLC_AST_OPTION || plc_env_find_local(into, b->name))
+      if (!b->def || b->def->kind != PLC_AST_OPTION)
         continue;
-      plc_value *v = NULL;
-      for (plc_obj *t = L->train; t && !v; t = t->base) {
-        plc_binding *set = plc_env_find_local(t->env, b->name);
-        if (set)
-          v = plc_eval_binding(L->ev, set, &set->def->loc);
+      if (plc_env_find_local(into, b->name)) { /* into's own, or listed before */
+        if (!plc_lower_opt_listed(L, b))
+          L->opts[L->nopts++] = (struct plc_opt){b, NULL};
+        continue;
       }
-      plc_env_bind(L->ev, into, b->name, v ? v : plc_eval_binding(L->ev, b, &b->def->loc));
+      L->opts[L->nopts] = (struct plc_opt){b, NULL};
+      plc_lower_bind_opt(L, into, L->nopts++);
     }
 }
 
@@ -958,16 +1105,16 @@ static void plc_lower_run_value(plc_lower *L)
   o->env = plc_env_new(L->ev, NULL);
   for (int d = 0; d < PLC_PD_COUNT; d++)
     plc_env_bind(L->ev, o->env, plc_pdim_name(d), plc_lower_int_value(L, r->size[d]));
-  plc_env_bind(L->ev, o->env, "vpp", plc_lower_int_value(L, r->vpp));
-  plc_env_bind(L->ev, o->env, "tokens", plc_lower_int_value(L, (long)r->micro_batch * r->seq));
-  plc_env_bind(L->ev, o->env, "mu", plc_lower_int_value(L, r->mu));
-  plc_env_bind(L->ev, o->env, "world", plc_lower_int_value(L, r->world));
+  plc_lower_bind(L, o->env, PLC_LN_VPP, plc_lower_int_value(L, r->vpp));
+  plc_lower_bind(L, o->env, PLC_LN_TOKENS, plc_lower_int_value(L, (long)r->micro_batch * r->seq));
+  plc_lower_bind(L, o->env, PLC_LN_MU, plc_lower_int_value(L, r->mu));
+  plc_lower_bind(L, o->env, PLC_LN_WORLD, plc_lower_int_value(L, r->world));
   plc_value *rc = plc_value_new(L->ev, PLC_V_STR), *sc = plc_value_new(L->ev, PLC_V_STR);
   static const char *const rcs[] = {"none", "selective", "full"};
   rc->s = rcs[r->recompute];
   sc->s = r->schedule;
-  plc_env_bind(L->ev, o->env, "recompute", rc);
-  plc_env_bind(L->ev, o->env, "schedule", sc);
+  plc_lower_bind(L, o->env, PLC_LN_RECOMPUTE, rc);
+  plc_lower_bind(L, o->env, PLC_LN_SCHEDULE, sc);
   plc_lower_bind_options(L, o->env);
   L->run_val = plc_value_new(L->ev, PLC_V_OBJ);
   L->run_val->obj = o;
@@ -977,6 +1124,23 @@ static void plc_lower_run_value(plc_lower *L)
  * only its ops' `after` lists name: a context for its memory sections or
  * for checking an option (the lowering cache) goes without them, as sema
  * has made sure no number reads an op (a search makes thousands). */
+/* The run's first context, kept for the others to copy (its names and the
+ * options' values: the same in every one), unless an option is an error
+ * (looked up again each time, as the evaluator counts each read of one). */
+static void plc_lower_context_keep(plc_lower *L, const plc_env *env)
+{
+  if (L->ctx_tried)
+    return;
+  L->ctx_tried = 1;
+  for (size_t i = 5; i < env->n; i++)
+    if (env->b[i].val->tag == PLC_V_ERR)
+      return;
+  L->ctx_env = plc_env_new(L->ev, NULL);
+  plc_env_copy(L->ev, L->ctx_env, env);
+  for (size_t i = 0; i < env->n; i++)
+    L->ctx_env->b[i].val = env->b[i].val;
+}
+
 static plc_env *plc_lower_context(plc_lower *L, const plc_tmpl *t, plc_value *layer, int ops)
 {
   plc_env *env = plc_env_new(L->ev, t->env);
@@ -986,12 +1150,22 @@ static plc_env *plc_lower_context(plc_lower *L, const plc_tmpl *t, plc_value *la
   plc_value *prev = plc_value_new(L->ev, PLC_V_OP);
   prev->prev = 1;
   prev->s = "prev";
-  plc_env_bind(L->ev, env, "model", m);
-  plc_env_bind(L->ev, env, "run", L->run_val);
-  plc_env_bind(L->ev, env, "layer", layer);
-  plc_env_bind(L->ev, env, "device", dev);
-  plc_env_bind(L->ev, env, "prev", prev);
-  plc_lower_bind_options(L, env); /* options by bare name see the run's values too */
+  if (L->ctx_env) { /* the first context's names, and its options' values */
+    plc_env_copy(L->ev, env, L->ctx_env);
+    for (size_t i = 0; i < env->n; i++)
+      env->b[i].val = L->ctx_env->b[i].val;
+    plc_value *own[] = {m, L->run_val, layer, dev, prev};
+    for (int i = 0; i < 5; i++)
+      env->b[i].val = own[i];
+  } else {
+    plc_lower_bind(L, env, PLC_LN_MODEL, m);
+    plc_lower_bind(L, env, PLC_LN_RUN, L->run_val);
+    plc_lower_bind(L, env, PLC_LN_LAYER, layer);
+    plc_lower_bind(L, env, PLC_LN_DEVICE, dev);
+    plc_lower_bind(L, env, PLC_LN_PREV, prev);
+    plc_lower_bind_options(L, env); /* options by bare name see the run's values too */
+    plc_lower_context_keep(L, env);
+  }
   if (ops)
     plc_eval_define_ops(L->ev, env, &t->decl->list);
   return env;
@@ -1033,6 +1207,7 @@ static void plc_lower_users_free(plc_users *u, int n)
 static plc_ir_op plc_lower_dup(plc_lower *L, const plc_ir_op *f)
 {
   plc_ir_op op = *f;
+  op.replica = 0;
   plc_lower_op_init(L, &op);
   mpq_set(op.time, f->time);
   mpq_set(op.flops, f->flops);
@@ -1150,49 +1325,53 @@ typedef struct plc_memo {
                               whatever came before them (that only moves
                               dependencies), so copies of either share it */
   unsigned reads;          /* the layer fields read, by binding number */
-  const plc_value *layer;  /* the recorded instance's layer */
+  plc_lfields layer;       /* the recorded instance's layer */
   const plc_ir_list *list; /* its ops are list->ops[lo, hi) */
   int lo, hi, plo, phi;    /* and its previous instance's [plo, phi) */
   plc_inst inst;           /* its names */
   int copies;              /* recompute copies at its start (unit 1), or 0 */
   mpq_ptr mem[5];          /* its memory section's figures (unit 0) */
   int xid;                 /* its cross-candidate cache entry + 1, or 0 */
+  /* copies whose figures are not added yet (a stage's forward adds them
+   * at its end, n copies as n times the figures): how many, and where */
+  long pend;
+  plc_ir_mem *pend_to;
 } plc_memo;
 
-static int plc_memo_same(const plc_value *a, const plc_value *b)
+/* Add entry m's pending copies' memory figures (buffers: the largest). */
+static void plc_memo_flush(plc_memo *m)
 {
-  if (a->tag != b->tag)
-    return 0;
-  switch (a->tag) {
-  case PLC_V_NUM: return a->known && b->known && mpq_equal(a->q, b->q);
-  case PLC_V_BOOL: return a->b == b->b;
-  case PLC_V_STR: return !strcmp(a->s, b->s);
-  default: return 0;
+  if (!m->pend)
+    return;
+  mpq_t x;
+  mpq_init(x);
+  for (int k = 0; k < 5; k++) {
+    if (!m->mem[k])
+      continue;
+    if (k < 4 && m->pend > 1) {
+      mpq_set_si(x, m->pend, 1);
+      plc_q_rat_mul(x, x, m->mem[k]);
+      plc_lower_mem_add(m->pend_to, k, x);
+    } else {
+      plc_lower_mem_add(m->pend_to, k, m->mem[k]);
+    }
   }
-}
-
-/* Do the layer fields m read have the same values in layer? */
-static int plc_memo_fields(const plc_memo *m, const plc_value *layer)
-{
-  const plc_env *was = m->layer->obj->env, *now = layer->obj->env;
-  for (size_t k = 0; k < was->n && k < 32; k++)
-    if ((m->reads & (1u << k)) &&
-        !(k < now->n && plc_memo_same(was->b[k].val, now->b[k].val)))
-      return 0;
-  return 1;
+  mpq_clear(x);
+  m->pend = 0;
 }
 
 /* The entry an instance can copy (prev_shape >= 0), or the first of its
  * shape (prev_shape < -1: any previous instance); -1 when there is none. */
 static int plc_memo_find(const plc_lower *L, const plc_ast *tmpl, int unit, int prev_shape,
-                         int fwd_shape, const plc_value *layer)
+                         int fwd_shape, const plc_lfields *layer)
 {
   if (L->no_memo)
     return -1;
   for (int i = 0; i < L->nmemo; i++) {
     const plc_memo *m = &L->memo[i];
     if (m->tmpl == tmpl && m->unit == unit && m->fwd_shape == fwd_shape &&
-        (prev_shape < -1 || m->prev_shape == prev_shape) && plc_memo_fields(m, layer))
+        (prev_shape < -1 || m->prev_shape == prev_shape) &&
+        plc_lfields_same(m->reads, &m->layer, layer))
       return i;
   }
   return -1;
@@ -1221,8 +1400,8 @@ static int *plc_memo_deps(plc_lower *L, const plc_memo *m, const int *deps, int 
 /* Record the instance cur just lowered into c->list[lo, hi), unless a
  * dependency leaves it and its previous instance; sets cur->shape. */
 static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int unit,
-                            int fwd_shape, const plc_value *layer, unsigned reads, mpq_ptr *mem,
-                            int copies)
+                            int fwd_shape, const plc_lfields *layer, unsigned reads,
+                            mpq_ptr *mem, int copies)
 {
   plc_lower *L = c->L;
   const plc_inst *prev = c->prev;
@@ -1241,7 +1420,7 @@ static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int
   plc_memo *m = &L->memo[L->nmemo++];
   *m = (plc_memo){.tmpl = tmpl, .unit = unit, .prev_shape = prev ? prev->shape : -1,
                   .cls = same >= 0 ? L->memo[same].cls : L->nmemo - 1,
-                  .fwd_shape = fwd_shape, .reads = reads, .layer = layer, .list = c->list,
+                  .fwd_shape = fwd_shape, .reads = reads, .layer = *layer, .list = c->list,
                   .lo = cur->lo, .hi = cur->hi, .plo = plo, .phi = phi, .inst = *cur,
                   .copies = copies};
   for (int k = 0; k < 5; k++)
@@ -1261,28 +1440,40 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
     L->stop = 1;
     return 0;
   }
-  /* written in place, their dependencies in one block: a search replays
-   * thousands of instances per candidate */
+  /* copied in place in one block, their dependencies in another: a search
+   * replays thousands of instances per candidate */
   plc_ir_reserve(L->ar, c->list, n);
+  const plc_ir_op *from = m->list->ops + m->lo;
+  plc_ir_op *to = c->list->ops + nlo;
   long nd = 0;
-  for (int i = m->lo; i < m->hi; i++)
-    nd += m->list->ops[i].ndeps;
+  for (int i = 0; i < n; i++)
+    nd += from[i].ndeps;
   int *deps = plc_arena_alloc_raw(L->ar, (size_t)(nd ? nd : 1) * sizeof *deps);
-  for (int i = m->lo; i < m->hi; i++) {
-    const plc_ir_op *f = &m->list->ops[i];
-    plc_ir_op *op = &c->list->ops[c->list->n++];
-    *op = plc_lower_replica(L, f);
+  memcpy(to, from, (size_t)n * sizeof *to);
+  c->list->n += n;
+  int share = L->ev->lower_share_times;
+  for (int i = 0; i < n; i++) {
+    plc_ir_op *op = &to[i];
+    if (!share) { /* plc_lower_replica */
+      op->time = plc_arena_mpq(L->ar);
+      mpq_set(op->time, from[i].time);
+    }
+    op->replica = share ? n - i : 0; /* from[i], before it, has its time (so on to the end) */
     op->layer = layer;
     op->deps = deps;
-    for (int k = 0; k < f->ndeps; k++)
-      *deps++ = plc_memo_move(m, f->deps[k], nlo, nplo);
+    for (int k = 0; k < op->ndeps; k++)
+      *deps++ = plc_memo_move(m, from[i].deps[k], nlo, nplo);
   }
   cur->lazy = e + 1; /* its names: plc_memo_names, when needed */
   cur->lazy_lo = nlo;
   cur->lazy_plo = nplo;
-  for (int k = 0; k < 5 && c->mem; k++)
-    if (m->mem[k])
-      plc_lower_mem_add(c->mem, k, m->mem[k]);
+  if (c->mem && m->mem[0]) { /* counted: added at the stage's forward's end */
+    plc_memo *w = &L->memo[e];
+    if (w->pend_to != c->mem)
+      plc_memo_flush(w);
+    w->pend_to = c->mem;
+    w->pend++;
+  }
   cur->shape = m->cls + 1;
   cur->xid = m->xid;
   cur->lo = nlo;
@@ -1290,16 +1481,37 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   return 1;
 }
 
+static void plc_xcache_names(plc_lower *L, plc_inst *in, int x, int lo, int phi,
+                             const plc_memo *m, int nlo, int nplo);
+
 /* The names of a memo copy, made now: the recorded instance's, moved. */
 static void plc_memo_names(plc_lower *L, plc_inst *in)
 {
   const plc_memo *m = &L->memo[in->lazy - 1];
   int nlo = in->lazy_lo, nplo = in->lazy_plo;
   in->lazy = 0;
+  if (m->inst.xlazy) { /* the recorded instance was a replay of the cache's, its names too */
+    plc_xcache_names(L, in, m->inst.xlazy - 1, m->inst.xlazy_lo, m->inst.xlazy_phi, m, nlo,
+                     nplo);
+    return;
+  }
   for (int i = 0; i < m->inst.n; i++) {
     const plc_inst_op *o = &m->inst.ops[i];
     plc_inst_add(L, in, o->name, o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1,
                  plc_memo_deps(L, m, o->deps, o->ndeps, nlo, nplo), o->ndeps);
+  }
+}
+
+/* The names of an instance, made now if they were left to be made when
+ * needed (the next instance's `prev.`, or the cache's reads of it). */
+static void plc_inst_names(plc_lower *L, plc_inst *in)
+{
+  if (in->lazy) {
+    plc_memo_names(L, in);
+  } else if (in->xlazy) {
+    int x = in->xlazy - 1;
+    in->xlazy = 0;
+    plc_xcache_names(L, in, x, in->xlazy_lo, in->xlazy_phi, NULL, 0, 0);
   }
 }
 
@@ -1338,8 +1550,10 @@ static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned oute
  * at the first that differs: up to there the reads are the ones lowering
  * itself would make, in its order, so a lookup reports no error that
  * lowering would not.  A hit replays the ops (collective times computed
- * again on this run's links) and is recorded in the instance memo as if
- * lowered.  Values and names are copied into the cache's own storage.  Not
+ * again on this run's links; its names, as a memo copy's, made when first
+ * needed) and is recorded in the instance memo as if lowered.  Values are
+ * copied into the cache's own storage, and names too unless interned (the
+ * pool lives as long as the process, ast.h).  Not
  * cached: an instance that warned or read an error, read a value that is
  * not a known number, boolean or string, or whose dependencies leave it and
  * its previous instance.  PLC_LOWER_NO_XCACHE=1 turns the cache off
@@ -1350,14 +1564,14 @@ typedef struct plc_xval {
   mpq_t q;
   plc_dim dim;
   int b;
-  char *s;
+  const char *s;
 } plc_xval;
 
 typedef struct plc_xread {
   int slot;                /* PLC_XR_... */
   int d;                   /* SIZE, BW: the dimension */
   long n;                  /* SIZE: the group size; BW: the primitive */
-  const char *name;        /* a field or option name (own copy in the cache) */
+  const char *name;        /* a field or option name (in the cache: plc_xcache_str) */
   const plc_value *v;      /* while logging: its value */
   mpq_srcptr q;            /* while logging: PEAK, BW */
   const plc_ast *node;     /* BW: where a missing bandwidth is reported */
@@ -1371,7 +1585,7 @@ typedef struct plc_xread {
 } plc_xread;
 
 typedef struct plc_xname {
-  char *name;
+  const char *name;
   int idx;                 /* relative to the instance, or -1 */
   int *deps, ndeps;        /* encoded as plc_xcache_enc */
 } plc_xname;
@@ -1384,9 +1598,10 @@ typedef struct plc_xentry {
   plc_xread *reads;
   int nreads;
   plc_ir_op *ops;          /* own rationals, names and deps (encoded) */
-  char **op_stream;
+  int *op_sidx;            /* each op's stream: its number in streams, or -1 and */
+  const char **op_stream;  /* its name here (one of another instance, a recompute copy's) */
   int nops;
-  char **streams;          /* registered in this order */
+  const char **streams;    /* registered in this order */
   int nstreams;
   plc_xname *names;
   int nnames;
@@ -1410,7 +1625,23 @@ struct plc_lcache {
   long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
   const char *whose;  /* ... on a line saying whose cache it is */
+  const char *names[18]; /* lowering's bound names, interned (plc_lower_bind) */
+  int no_memo, no_xcache; /* PLC_LOWER_NO_MEMO, PLC_LOWER_NO_XCACHE, read once */
+  mpq_ptr zero;          /* the work or size 0 of the entries' ops */
 };
+
+/* Is environment variable name set to something other than "" or "0"? */
+static int plc_lower_env_flag(const char *name)
+{
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0");
+}
+
+static const char **plc_lcache_names(plc_lcache *X, plc_arena **ar)
+{
+  *ar = X->ar;
+  return X->names;
+}
 
 struct plc_xlog {
   plc_xread *r;
@@ -1420,6 +1651,8 @@ struct plc_xlog {
   int nstreams, capstreams;
   int memory_declared, bad;
   int used_prev;       /* an `after` list named an op of the previous instance */
+  int seen[64];        /* the evaluator's reads by name pointer (most repeat): read
+                          number + 1 of a read of that name, if it is still there */
   int errors, warnings;
   long err_reads;
 };
@@ -1433,6 +1666,8 @@ plc_lcache *plc_lcache_new(const char *whose)
   plc_lcache *X = plc_xcalloc(1, sizeof(plc_lcache));
   X->ar = plc_arena_new();
   X->whose = whose;
+  X->no_memo = plc_lower_env_flag("PLC_LOWER_NO_MEMO");
+  X->no_xcache = plc_lower_env_flag("PLC_LOWER_NO_XCACHE");
   return X;
 }
 
@@ -1539,10 +1774,8 @@ static int plc_xval_same(const plc_xval *x, const plc_value *v, int dry)
  * group is not part of it). */
 static unsigned plc_xread_hash(int slot, const char *name, int d, long n)
 {
-  unsigned h = 2166136261u;
-  if (name)
-    for (const char *c = name; *c; c++)
-      h = (h ^ (unsigned char)*c) * 16777619u;
+  /* a name's: most are interned, their hash kept with them (ast.h) */
+  unsigned h = name ? plc_name_hash(name) : 2166136261u;
   h = (h ^ (unsigned)slot) * 16777619u;
   h = (h ^ (unsigned)d) * 16777619u;
   if (slot != PLC_XR_SIZE)
@@ -1576,7 +1809,7 @@ static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
    * hundreds of fields (a linear search of the log was 4% of a search) */
   if (2 * (g->n + 1) > g->nindex) {
     free(g->index);
-    g->nindex = g->nindex ? 2 * g->nindex : 64;
+    g->nindex = g->nindex ? 2 * g->nindex : 128;
     g->index = plc_xcalloc((size_t)g->nindex, sizeof *g->index);
     for (int i = 0; i < g->n; i++)
       *plc_xlog_slot(g, g->r[i].slot, g->r[i].name, g->r[i].d, g->r[i].n) = i + 1;
@@ -1600,6 +1833,19 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
   struct plc_xlog *g = L->xlog;
   if (g->bad)
     return;
+  /* in a branch not taken (eval.h, dry) a number or boolean is only
+   * checked: its value makes no difference (so the middle layers of every
+   * stage read `layer.last && layer.stage == ...` alike); nor does a
+   * string's, which only comparisons read (their result is only checked) */
+  int dry = L->ev->dry > 0 && v &&
+            (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL || v->tag == PLC_V_STR);
+  /* the same name (pointer) read before, found without hashing its
+   * characters: the same field, so the same value */
+  int *seen = &g->seen[((uintptr_t)name / 8 ^ (unsigned)slot * 13) & 63], i = *seen - 1;
+  if (i >= 0 && g->r[i].name == name && g->r[i].slot == slot) {
+    g->r[i].dry &= dry; /* its value counts once read outside such a branch */
+    return;
+  }
   if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OP)
     return; /* an op of the template */
   if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OBJ)
@@ -1613,15 +1859,11 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
     g->bad = 1;
     return;
   }
-  /* in a branch not taken (eval.h, dry) a number or boolean is only
-   * checked: its value makes no difference (so the middle layers of every
-   * stage read `layer.last && layer.stage == ...` alike); nor does a
-   * string's, which only comparisons read (their result is only checked) */
-  int dry = L->ev->dry > 0 &&
-            (v->tag == PLC_V_NUM || v->tag == PLC_V_BOOL || v->tag == PLC_V_STR);
-  int n0 = g->n, i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
+  int n0 = g->n;
+  i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
   if (i < 0)
     return;
+  *seen = i + 1;
   if (i < n0) { /* read before: its value counts once read outside such a branch */
     g->r[i].dry &= dry;
     return;
@@ -1749,6 +1991,21 @@ static int *plc_xcache_enc_deps(plc_arena *ar, const int *deps, int n, int lo, i
   return v;
 }
 
+/* The cache's 0. */
+static mpq_ptr plc_xcache_zero(plc_lcache *X)
+{
+  if (!X->zero)
+    X->zero = plc_arena_mpq(X->ar);
+  return X->zero;
+}
+
+/* A string the cache keeps: an interned name as it is (the pool lives as
+ * long as the process, ast.h), else a copy in the cache's arena. */
+static const char *plc_xcache_str(plc_arena *ar, const char *s)
+{
+  return plc_name_interned_hash(s) ? s : plc_arena_strdup(ar, s);
+}
+
 static mpq_ptr plc_xcache_mpq(plc_arena *ar, mpq_srcptr q)
 {
   mpq_ptr p = plc_arena_mpq(ar);
@@ -1780,12 +2037,13 @@ static unsigned plc_xrid_hash(const plc_xread *r)
 
 static int plc_xrid_same(const plc_xread *a, const plc_xread *b)
 {
-  if (a->slot != b->slot || a->dry != b->dry || a->x.tag != b->x.tag || strcmp(a->name, b->name))
+  if (a->slot != b->slot || a->dry != b->dry || a->x.tag != b->x.tag ||
+      (a->name != b->name && strcmp(a->name, b->name)))
     return 0;
   switch (a->x.tag) {
   case PLC_V_NUM: return plc_dim_eq(a->x.dim, b->x.dim) && (a->dry || mpq_equal(a->x.q, b->x.q));
   case PLC_V_BOOL: return a->dry || a->x.b == b->x.b;
-  case PLC_V_STR: return a->dry || !strcmp(a->x.s, b->x.s);
+  case PLC_V_STR: return a->dry || a->x.s == b->x.s || !strcmp(a->x.s, b->x.s);
   default: return 1; /* a section of the model */
   }
 }
@@ -1831,7 +2089,7 @@ static int plc_xcache_keep_reads(plc_arena *ar, plc_xentry *e, const struct plc_
     *x = *r;
     x->v = NULL;
     x->q = NULL;
-    x->name = r->name ? plc_arena_strdup(ar, r->name) : NULL;
+    x->name = r->name ? plc_xcache_str(ar, r->name) : NULL;
     if (r->slot == PLC_XR_PEAK || r->slot == PLC_XR_BW) {
       mpq_init(x->x.q);
       mpq_set(x->x.q, r->q);
@@ -1847,7 +2105,7 @@ static int plc_xcache_keep_reads(plc_arena *ar, plc_xentry *e, const struct plc_
     } else if (x->x.tag == PLC_V_BOOL) {
       x->x.b = r->v->b;
     } else if (x->x.tag == PLC_V_STR) {
-      x->x.s = plc_arena_strdup(ar, r->v->s);
+      x->x.s = plc_xcache_str(ar, r->v->s);
     } /* OBJ: a section of the model, nothing more to keep */
   }
   return 1;
@@ -1887,27 +2145,36 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
   int ok = plc_xcache_keep_reads(ar, e, g);
   e->ops = plc_arena_alloc_raw(ar, (size_t)(hi - lo + 1) * sizeof *e->ops);
   e->op_stream = plc_arena_alloc_raw(ar, (size_t)(hi - lo + 1) * sizeof *e->op_stream);
+  e->op_sidx = plc_arena_alloc_raw(ar, (size_t)(hi - lo + 1) * sizeof *e->op_sidx);
   for (int i = lo; i < hi; i++, e->nops++) {
     const plc_ir_op *f = &c->list->ops[i];
     plc_ir_op *o = &e->ops[i - lo];
     *o = *f;
+    o->replica = 0;
     o->time = plc_xcache_mpq(ar, f->time);
-    o->flops = plc_xcache_mpq(ar, f->flops);
-    o->size = plc_xcache_mpq(ar, f->size);
-    o->name = plc_arena_strdup(ar, f->name);
+    /* a compute op's size and a collective's work are 0: one rational for
+     * all (replays share them, as nothing changes them in place) */
+    o->flops = mpq_sgn(f->flops) ? plc_xcache_mpq(ar, f->flops) : plc_xcache_zero(X);
+    o->size = mpq_sgn(f->size) ? plc_xcache_mpq(ar, f->size) : plc_xcache_zero(X);
+    o->name = plc_xcache_str(ar, f->name);
     if (f->after_layers) /* found again on replay (plc_lower_pipeline_dep) */
       o->ndeps = 0;
     o->deps = plc_xcache_enc_deps(ar, f->deps, o->ndeps, lo, hi, plo, phi, &ok);
-    e->op_stream[i - lo] = plc_arena_strdup(ar, L->run->streams[f->stream]);
+    const char *sn = L->run->streams[f->stream];
+    int j = g->nstreams - 1;
+    while (j >= 0 && g->streams[j] != sn && strcmp(g->streams[j], sn))
+      j--;
+    e->op_sidx[i - lo] = j;
+    e->op_stream[i - lo] = j < 0 ? plc_xcache_str(ar, sn) : NULL;
   }
   e->streams = plc_arena_alloc_raw(ar, (size_t)(g->nstreams + 1) * sizeof *e->streams);
   for (; e->nstreams < g->nstreams; e->nstreams++)
-    e->streams[e->nstreams] = plc_arena_strdup(ar, g->streams[e->nstreams]);
+    e->streams[e->nstreams] = plc_xcache_str(ar, g->streams[e->nstreams]);
   e->names = plc_arena_alloc_raw(ar, (size_t)(cur->n + 1) * sizeof *e->names);
   for (; e->nnames < cur->n; e->nnames++) {
     const plc_inst_op *o = &cur->ops[e->nnames];
     plc_xname *x = &e->names[e->nnames];
-    x->name = plc_arena_strdup(ar, o->name);
+    x->name = plc_xcache_str(ar, o->name);
     x->idx = o->idx >= 0 ? plc_xcache_enc(o->idx, lo, hi, -1, -1) : -1;
     ok &= x->idx != INT_MIN;
     x->deps = plc_xcache_enc_deps(ar, o->deps, o->ndeps, lo, hi, plo, phi, &ok);
@@ -1963,20 +2230,26 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
   return v && plc_xval_same(&r->x, v, r->dry);
 }
 
-/* plc_xread_holds, once per run for a read of run, model or device. */
+/* Room in L->xheld for the read numbers of X so far. */
+static void plc_xheld_room(plc_lower *L, const plc_lcache *X)
+{
+  if (X->nrids <= L->nxheld)
+    return;
+  int n = L->nxheld ? L->nxheld : 256;
+  while (n < X->nrids)
+    n *= 2;
+  L->xheld = plc_xrealloc(L->xheld, (size_t)n);
+  memset(L->xheld + L->nxheld, 0, (size_t)(n - L->nxheld));
+  L->nxheld = n;
+}
+
+/* plc_xread_holds, once per run for a read of run, model or device (room
+ * made for its number: plc_xheld_room). */
 static int plc_xread_held(plc_lower *L, const plc_xread *r, const plc_value *layer,
                           const plc_tmpl *t, plc_env **ctx)
 {
   if (r->rid < 0)
     return plc_xread_holds(L, r, layer, t, ctx);
-  if (r->rid >= L->nxheld) {
-    int n = L->nxheld ? L->nxheld : 256;
-    while (n <= r->rid)
-      n *= 2;
-    L->xheld = plc_xrealloc(L->xheld, (size_t)n);
-    memset(L->xheld + L->nxheld, 0, (size_t)(n - L->nxheld));
-    L->nxheld = n;
-  }
   if (!L->xheld[r->rid])
     L->xheld[r->rid] = plc_xread_holds(L, r, layer, t, ctx) ? 1 : 2;
   return L->xheld[r->rid] == 1;
@@ -1994,11 +2267,12 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
     return -1;
   int errors = L->diag->errors;
   plc_env *ctx = NULL;
-  if (c->prev && c->prev->lazy) /* its names, for the reads of prev */
-    plc_memo_names(L, c->prev);
+  if (c->prev) /* its names, for the reads of prev */
+    plc_inst_names(L, c->prev);
   L->xprev = c->prev;
   plc_xentry key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
+  plc_xheld_room(L, X);
   /* the entries of the key, latest first */
   for (int i = X->nindex ? *plc_xcache_slot(X, &key) - 1 : -1; i >= 0 && !PLC_LOWER_FAILED(L);
        i = X->e[i].next) {
@@ -2026,34 +2300,45 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     L->stop = 1;
     return 0;
   }
-  for (int i = 0; i < e->nstreams; i++)
-    plc_ir_stream(L->ar, L->run, e->streams[i]);
+  int sid[16];
+  for (int i = 0; i < e->nstreams; i++) {
+    int k = plc_ir_stream(L->ar, L->run, e->streams[i]);
+    if (i < 16)
+      sid[i] = k;
+  }
   L->run->memory_declared |= e->memory_declared;
+  /* written in place (each op made before the list counts it: a pipeline
+   * op finds the layers' last one before it), their dependencies in one
+   * block */
+  plc_ir_reserve(L->ar, c->list, e->nops);
+  long nd = 0;
+  for (int i = 0; i < e->nops; i++)
+    nd += e->ops[i].ndeps;
+  int *deps = plc_arena_alloc_raw(L->ar, (size_t)(nd ? nd : 1) * sizeof *deps);
   for (int i = 0; i < e->nops; i++) {
     const plc_ir_op *f = &e->ops[i];
-    plc_ir_op op = plc_lower_replica(L, f); /* the cache outlives the run */
-    op.layer = c->layer;
-    op.stream = plc_ir_stream(L->ar, L->run, e->op_stream[i]);
-    op.deps = plc_arena_alloc(L->ar, (size_t)(f->ndeps ? f->ndeps : 1) * sizeof *op.deps);
+    plc_ir_op *op = &c->list->ops[c->list->n];
+    *op = plc_lower_replica(L, f); /* the cache outlives the run */
+    op->layer = c->layer;
+    int j = e->op_sidx[i];
+    op->stream = j >= 0 && j < 16 ? sid[j]
+                 : plc_ir_stream(L->ar, L->run, j >= 0 ? e->streams[j] : e->op_stream[i]);
+    op->deps = deps;
     for (int k = 0; k < f->ndeps; k++)
-      op.deps[k] = plc_xcache_dec(f->deps[k], nlo, nphi);
-    op.after_layers = 0;
-    plc_lower_pipeline_dep(c, &op); /* a pipeline op that names no dependency */
-    if (op.kind != PLC_OPK_COMPUTE && !op.pinned) {
-      op.time = plc_arena_mpq(L->ar); /* its own: timed on this run's links */
-      op.group = L->run->size[op.dim];
-      if (!plc_lower_coll_time(c, op.node, &op))
+      *deps++ = plc_xcache_dec(f->deps[k], nlo, nphi);
+    op->after_layers = 0;
+    plc_lower_pipeline_dep(c, op); /* a pipeline op that names no dependency */
+    if (op->kind != PLC_OPK_COMPUTE && !op->pinned) {
+      op->time = plc_arena_mpq(L->ar); /* its own: timed on this run's links */
+      op->group = L->run->size[op->dim];
+      if (!plc_lower_coll_time(c, op->node, op))
         return 0;
     }
-    plc_ir_push(L->ar, c->list, &op);
+    c->list->n++;
   }
-  for (int i = 0; i < e->nnames; i++) {
-    const plc_xname *o = &e->names[i];
-    int *deps = plc_arena_alloc(L->ar, (size_t)(o->ndeps ? o->ndeps : 1) * sizeof *deps);
-    for (int k = 0; k < o->ndeps; k++)
-      deps[k] = plc_xcache_dec(o->deps[k], nlo, nphi);
-    plc_inst_add(L, cur, o->name, o->idx >= 0 ? nlo + o->idx : -1, deps, o->ndeps);
-  }
+  cur->xlazy = x + 1; /* its names: plc_xcache_names, when needed */
+  cur->xlazy_lo = nlo;
+  cur->xlazy_phi = nphi;
   for (int k = 0; k < 5 && e->has_mem; k++) {
     if (c->mem)
       plc_lower_mem_add(c->mem, k, e->mem[k]);
@@ -2063,6 +2348,28 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
   cur->lo = nlo;
   cur->hi = c->list->n;
   return 1;
+}
+
+/* Add to in the names of entry x as replayed at lo after an instance that
+ * ended at phi; m: moved as memo entry m's copy at nlo after nplo (m
+ * recorded that replay), else as they are. */
+static void plc_xcache_names(plc_lower *L, plc_inst *in, int x, int lo, int phi,
+                             const plc_memo *m, int nlo, int nplo)
+{
+  const plc_xentry *e = &L->xcache->e[x];
+  for (int i = 0; i < e->nnames; i++) {
+    const plc_xname *o = &e->names[i];
+    int *deps = plc_arena_alloc(L->ar, (size_t)(o->ndeps ? o->ndeps : 1) * sizeof *deps);
+    for (int k = 0; k < o->ndeps; k++) {
+      deps[k] = plc_xcache_dec(o->deps[k], lo, phi);
+      if (m)
+        deps[k] = plc_memo_move(m, deps[k], nlo, nplo);
+    }
+    int idx = o->idx >= 0 ? lo + o->idx : -1;
+    if (m && idx >= 0)
+      idx = plc_memo_move(m, idx, nlo, nplo);
+    plc_inst_add(L, in, o->name, idx, deps, o->ndeps);
+  }
 }
 
 /* A template's memory sections, with the cache (L->xcache): evaluated and
@@ -2121,8 +2428,18 @@ typedef struct plc_layer_info {
   plc_tmpl tmpl;
   int lo, hi;        /* its forward ops in the stage's forward list */
   plc_inst fwd;      /* its forward ops by name */
-  plc_value *layer;  /* what its templates see as `layer` (forward and backward) */
+  plc_lfields lf;    /* its `layer` fields */
+  plc_value *layer;  /* what its templates see as `layer` (forward and backward), made
+                        when first needed (plc_lower_li_layer) */
 } plc_layer_info;
+
+static plc_value *plc_lower_li_layer(plc_lower *L, plc_layer_info *li)
+{
+  if (!li->layer)
+    li->layer = plc_lower_layer_value(L, li->lf.f[0], li->lf.kind, li->lf.f[2], li->lf.f[3],
+                                      li->lf.f[4]);
+  return li->layer;
+}
 
 static void plc_lower_instance(plc_lctx *c, const plc_tmpl *t, plc_value *layer)
 {
@@ -2168,16 +2485,17 @@ static void plc_lower_set_xid(plc_lower *L, plc_inst *cur, int xid)
 
 /* A layer's forward instance: a copy of a recorded one (of this run, or
  * of an earlier candidate's), or lowered and recorded. */
-static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *layer)
+static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li)
 {
   plc_lower *L = c->L;
   const plc_ast *tmpl = li->tmpl.decl;
-  int e = plc_memo_find(L, tmpl, 0, c->prev ? c->prev->shape : -1, 0, layer);
+  int e = plc_memo_find(L, tmpl, 0, c->prev ? c->prev->shape : -1, 0, &li->lf);
   if (e >= 0) {
     L->stage_reads |= L->memo[e].reads;
     plc_memo_replay(c, c->cur, e, c->layer);
     return;
   }
+  plc_value *layer = plc_lower_li_layer(L, li);
   mpq_ptr rec[5];
   for (int k = 0; k < 5; k++)
     rec[k] = plc_arena_mpq(L->ar);
@@ -2198,7 +2516,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
     L->stage_reads |= reads;
     c->mem_rec = NULL;
     if (!PLC_LOWER_FAILED(L)) {
-      plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
+      plc_memo_record(c, c->cur, tmpl, 0, 0, &li->lf, reads, rec, 0);
       plc_lower_set_xid(L, c->cur, x + 1);
     }
     return;
@@ -2224,7 +2542,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li, plc_value *laye
   L->stage_reads |= reads;
   c->mem_rec = NULL;
   if (!PLC_LOWER_FAILED(L)) {
-    plc_memo_record(c, c->cur, tmpl, 0, 0, layer, reads, rec, 0);
+    plc_memo_record(c, c->cur, tmpl, 0, 0, &li->lf, reads, rec, 0);
     if (L->xlog && c->cur->shape)
       plc_lower_set_xid(L, c->cur, plc_xcache_store(c, c->cur, tmpl, 0, 0, &g, op_reads,
                                                     NULL, 0));
@@ -2265,13 +2583,15 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
     c.cur = &li->fwd;
     c.prev = prev;
     int n0 = st->fwd.n;
-    li->layer = plc_lower_layer_value(L, c.layer, li->kind, s, k == 0, k == st->nlayers - 1);
-    plc_lower_layer_fwd(&c, li, li->layer);
+    li->lf = plc_lower_lfields(L, c.layer, li->kind, s, k == 0, k == st->nlayers - 1);
+    plc_lower_layer_fwd(&c, li);
     plc_lower_set_chunk(&st->fwd, n0, chunk);
     li->lo = li->fwd.lo;
     li->hi = li->fwd.hi;
     prev = &li->fwd;
   }
+  for (int i = 0; i < L->nmemo; i++)
+    plc_memo_flush(&L->memo[i]);
 }
 
 /* A layer's recompute and backward, lowered (mirror or not). */
@@ -2279,8 +2599,7 @@ static void plc_lower_bwd_unit(plc_lctx *c, plc_ir_stage *st, plc_layer_info *li
                                plc_value *layer, const plc_users *users, int *map)
 {
   plc_lower *L = c->L;
-  const plc_ast_list *items = &li->tmpl.decl->list;
-  if (plc_lower_has_section(items, "recompute") && L->run->recompute > 0) {
+  if (li->tmpl.recomp && L->run->recompute > 0) {
     c->phase = PLC_PH_RECOMP;
     plc_lower_instance(c, &li->tmpl, layer);
   } else if (L->run->recompute == 2) {
@@ -2288,7 +2607,7 @@ static void plc_lower_bwd_unit(plc_lctx *c, plc_ir_stage *st, plc_layer_info *li
     plc_lower_recompute_copy(c, &st->fwd, li->lo, li->hi, map);
   }
   c->phase = PLC_PH_BWD;
-  if (plc_lower_has_section(items, "backward"))
+  if (li->tmpl.bwd)
     plc_lower_instance(c, &li->tmpl, layer);
   else
     plc_lower_mirror(c, &st->fwd, li->lo, li->hi, users, map);
@@ -2311,15 +2630,13 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
                                       const plc_users *users, int *map)
 {
   plc_lower *L = c->L;
-  plc_value *layer = li->layer;
   const plc_ast *tmpl = li->tmpl.decl;
   c->layer = st->layers[k];
   c->fwd = &li->fwd;
-  int copy = !(plc_lower_has_section(&tmpl->list, "recompute") && L->run->recompute > 0) &&
-             L->run->recompute == 2;
-  int memo = li->fwd.shape && plc_lower_has_section(&tmpl->list, "backward");
+  int copy = !(li->tmpl.recomp && L->run->recompute > 0) && L->run->recompute == 2;
+  int memo = li->fwd.shape && li->tmpl.bwd;
   int prev_shape = c->prev ? c->prev->shape : -1;
-  int e = memo ? plc_memo_find(L, tmpl, 1, prev_shape, li->fwd.shape, layer) : -1;
+  int e = memo ? plc_memo_find(L, tmpl, 1, prev_shape, li->fwd.shape, &li->lf) : -1;
   if (e >= 0) {
     L->stage_reads |= L->memo[e].reads;
     if (!plc_memo_replay(c, c->cur, e, c->layer))
@@ -2330,6 +2647,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
     return;
   }
   c->cur->lo = c->list->n;
+  plc_value *layer = plc_lower_li_layer(L, li);
   int copies = copy ? plc_lower_copies(&st->fwd, li->lo, li->hi) : 0;
   int x = memo && !L->no_memo ? plc_xcache_find(c, &li->tmpl, 1, li->fwd.xid, layer) : -1;
   if (x >= 0) { /* lowered for an earlier candidate */
@@ -2339,7 +2657,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
     for (int i = li->lo, j = c->cur->lo; copy && i < li->hi; i++)
       if (!st->fwd.ops[i].once)
         map[i] = j++;
-    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, layer, L->xcache->e[x].layer_reads,
+    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, &li->lf, L->xcache->e[x].layer_reads,
                     NULL, copies);
     plc_lower_set_xid(L, c->cur, x + 1);
     return;
@@ -2354,7 +2672,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
   L->stage_reads |= reads;
   c->cur->hi = c->list->n;
   if (memo && !PLC_LOWER_FAILED(L)) {
-    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, layer, reads, NULL, copies);
+    plc_memo_record(c, c->cur, tmpl, 1, li->fwd.shape, &li->lf, reads, NULL, copies);
     if (L->xlog && li->fwd.xid && c->cur->shape)
       plc_lower_set_xid(L, c->cur, plc_xcache_store(c, c->cur, tmpl, 1, li->fwd.xid, &g,
                                                     reads, NULL, copies));
@@ -2452,7 +2770,7 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
     plc_lower_extra(&c, &t, layer, 2);
     c = (plc_lctx){.L = L, .list = &st->bwd, .phase = PLC_PH_BWD, .layer = -1, .cur = &bi,
                    .fwd = &fi};
-    if (plc_lower_has_section(&t.decl->list, "backward"))
+    if (t.bwd)
       plc_lower_extra(&c, &t, layer, 3);
   }
   if (plc_lower_find_template(L, "step", &t)) {
@@ -2621,12 +2939,19 @@ static void plc_lower_list_copy(plc_lower *L, plc_ir_list *to, const plc_ir_list
                                 const int *map)
 {
   plc_ir_reserve(L->ar, to, n);
-  for (int i = 0; i < n; i++) {
-    plc_ir_op *op = &to->ops[to->n++];
-    *op = plc_lower_replica(L, &from->ops[i]);
-    if (op->layer >= 0)
-      op->layer = map[op->layer];
+  plc_ir_op *op = to->ops + to->n;
+  const plc_ir_op *f = from->ops;
+  int share = L->ev->lower_share_times;
+  for (int i = 0; i < n; i++) { /* plc_lower_replica, in place */
+    op[i] = f[i];
+    if (!share) {
+      op[i].time = plc_arena_mpq(L->ar);
+      mpq_set(op[i].time, f[i].time);
+    }
+    if (op[i].layer >= 0)
+      op[i].layer = map[op[i].layer];
   }
+  to->n += n;
 }
 
 /* Stage s as a copy of stage s - 1, when that one was lowered layer by layer
@@ -2889,9 +3214,17 @@ static int plc_lower_check_sizes(plc_lower *L)
     const plc_ir_list *lists[3] = {&r->stages[s].fwd, &r->stages[s].bwd, &r->stages[s].step};
     /* a copied stage's layer ops have the times of the stage before */
     int from[3] = {L->copied ? L->copied[2 * s] : 0, L->copied ? L->copied[2 * s + 1] : 0, 0};
+    /* and a memo copy's ops have the times of the ops it copies, before it */
     for (int k = 0; k < 3; k++)
-      for (int i = from[k]; i < lists[k]->n && m.ok; i++)
-        plc_lcm_add(L, &m, lists[k]->ops[i].time, lists[k]->ops[i].node, lists[k]->ops[i].name);
+      for (int i = from[k]; i < lists[k]->n && m.ok;) {
+        const plc_ir_op *op = &lists[k]->ops[i];
+        if (op->replica) {
+          i += op->replica;
+          continue;
+        }
+        plc_lcm_add(L, &m, op->time, op->node, op->name);
+        i++;
+      }
   }
   mpz_clear(m.l);
   return m.ok;
@@ -2922,13 +3255,16 @@ typedef struct plc_mfirst {
 typedef struct plc_mfirsts {
   plc_mfirst *v;
   int n, cap, nchunks;
+  int last;               /* the one the last instance was a copy of (the next
+                             layer's most likely), or -1 */
 } plc_mfirsts;
 
 /* Do the fields f read have these values? */
 static int plc_mfirst_same(const plc_mfirst *f, const int *v, const char *kind)
 {
   for (int k = 0; k < 7; k++)
-    if ((f->reads & (1u << k)) && (k == 1 ? strcmp(f->kind, kind) != 0 : f->f[k] != v[k]))
+    if ((f->reads & (1u << k)) &&
+        (k == 1 ? f->kind != kind && strcmp(f->kind, kind) : f->f[k] != v[k]))
       return 0;
   return 1;
 }
@@ -2962,10 +3298,12 @@ static void plc_lower_mem_instance(plc_lctx *c, plc_mfirsts *seen, const plc_tmp
                                    const int *v, const char *kind, int unit, int ch)
 {
   plc_lower *L = c->L;
-  for (int i = 0; i < seen->n; i++) {
-    plc_mfirst *f = &seen->v[i];
-    if (f->tmpl == t->decl && f->unit == unit && plc_mfirst_same(f, v, kind)) {
+  for (int j = -1; j < seen->n; j++) { /* the last one first */
+    int i = j < 0 ? seen->last : j;
+    plc_mfirst *f = i >= 0 ? &seen->v[i] : NULL;
+    if (f && f->tmpl == t->decl && f->unit == unit && plc_mfirst_same(f, v, kind)) {
       f->count[ch]++;
+      seen->last = i;
       return;
     }
   }
@@ -2990,6 +3328,7 @@ static void plc_lower_mem_instance(plc_lctx *c, plc_mfirsts *seen, const plc_tmp
                     .count = plc_arena_alloc(L->ar, (size_t)seen->nchunks * sizeof(long))};
   memcpy(f->f, v, sizeof f->f);
   memcpy(f->rec, rec, sizeof rec);
+  seen->last = seen->n - 1;
 }
 
 /* Stage s's memory sections into st->mem; 0 when a template is missing
@@ -3007,6 +3346,20 @@ static int plc_lower_stage_memory(plc_lower *L, int s, const char **kinds, plc_m
     const char *kind = kinds[st->layers[k]];
     int v[7] = {st->layers[k], 0, s, k == 0, k == st->nlayers - 1, st->layers[k] == 0,
                 st->layers[k] == L->nlayers - 1};
+    /* most layers are copies of the one before: of its kind (so of its
+     * template), reading the same fields with the same values */
+    plc_mfirst *f = seen->last >= 0 ? &seen->v[seen->last] : NULL;
+    if (f && f->unit == 0 && f->kind == kind && plc_mfirst_same(f, v, kind)) {
+      f->count[chunk]++;
+      /* one that read no field but kind and stage: so does the rest of the
+       * chunk's run of layers of its kind */
+      if (!(f->reads & ~(2u | 4u)))
+        while (k + 1 < st->chunk_end[chunk] && kinds[st->layers[k + 1]] == kind) {
+          f->count[chunk]++;
+          k++;
+        }
+      continue;
+    }
     if (!(ok = plc_lower_find_template(L, kind, &t)))
       break;
     c.mem = &st->mem[chunk];
@@ -3037,22 +3390,19 @@ static int plc_lower_memory_first(plc_lower *L, const char **kinds)
   plc_ir_run *r = L->run;
   if (!L->ev->lower_unfit)
     return 1;
-  plc_ir_mem **keep = plc_xmalloc((size_t)r->nstages * sizeof *keep);
+  /* summed in the stages' own figures (all zero yet), zero again after */
   int declared = r->memory_declared, quiet = L->diag->no_warnings, ok = 1;
-  plc_mfirsts seen = {.nchunks = r->vpp};
+  plc_mfirsts seen = {.nchunks = r->vpp, .last = -1};
   L->diag->no_warnings = 1;
-  for (int s = 0; s < r->nstages; s++) {
-    keep[s] = r->stages[s].mem;
-    r->stages[s].mem = plc_lower_mem_new(L, r->vpp);
-  }
   for (int s = 0; s < r->nstages && ok && !PLC_LOWER_FAILED(L); s++)
     ok = plc_lower_stage_memory(L, s, kinds, &seen);
   L->diag->no_warnings = quiet;
   int stop = ok && !PLC_LOWER_FAILED(L) ? L->ev->lower_unfit(L->ev->lower_unfit_ctx, r) : 0;
   for (int s = 0; s < r->nstages; s++)
-    r->stages[s].mem = keep[s];
+    for (int c = 0; c < r->vpp; c++)
+      for (int k = 0; k < 5; k++)
+        mpq_set_ui(plc_lower_mem_field(&r->stages[s].mem[c], k), 0, 1);
   r->memory_declared = declared;
-  free(keep);
   free(seen.v);
   if (stop == 1 && L->ev->lower_cache)
     L->ev->lower_cache->unfit++;
@@ -3085,11 +3435,13 @@ static int plc_lower_global(plc_eval *ev, const plc_obj *o)
 
 plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
 {
-  const char *nm = getenv("PLC_LOWER_NO_MEMO"), *nx = getenv("PLC_LOWER_NO_XCACHE");
+  /* the switches (tests): read once per cache of a search thread or plan */
+  plc_lcache *X = ev->lower_cache;
   plc_lower L = {.ev = ev, .ar = ev->arena, .diag = ev->diag, .train = train,
-                 .cap = PLC_LOWER_MAX_OPS, .no_memo = nm && *nm && strcmp(nm, "0"), .like = -1};
-  if (!(nx && *nx && strcmp(nx, "0")))
-    L.xcache = ev->lower_cache;
+                 .cap = PLC_LOWER_MAX_OPS, .like = -1,
+                 .no_memo = X ? X->no_memo : plc_lower_env_flag("PLC_LOWER_NO_MEMO")};
+  if (X && !X->no_xcache)
+    L.xcache = X;
   L.errors = ev->diag->errors;
   L.run = plc_arena_alloc(ev->arena, sizeof *L.run);
   L.run->name = decl->name;

@@ -66,12 +66,26 @@ typedef struct plc_lower {
   int nxheld;
   /* the templates found by kind so far (lower.c, plc_lower_find_template):
    * every layer asks for its kind's */
-  struct plc_found { const char *kind; const plc_ast *decl; plc_env *env; } found[8];
+  struct plc_found {
+    const char *kind;
+    const plc_ast *decl;
+    plc_env *env;
+    int recomp, bwd;     /* its sections (lower.c, plc_tmpl) */
+  } found[8];
   int nfound;
   /* collective times computed so far (lower.c, plc_lower_coll_time): a
    * layer's collectives recur in every layer, and replays re-time them */
   struct plc_ctime { int kind, dim, group; mpq_ptr size, time; } ctime[32];
   int nctime;
+  /* the framework's options and, once found, their values in this run
+   * (lower.c, plc_lower_bind_options) */
+  struct plc_opt { struct plc_binding *b; plc_value *v; } *opts;
+  int nopts;
+  const char *names[18]; /* lower.c's bound names, interned when first bound */
+  plc_env *layer_env;    /* the names of `layer`, bound in order (each layer's a copy) */
+  plc_env *ctx_env;      /* a template instance's context as first made (lower.c,
+                            plc_lower_context_keep), the later ones' copies; */
+  int ctx_tried;         /* made once */
 } plc_lower;
 
 /* A cache of lowered template instances that outlives one compilation: a

@@ -46,12 +46,13 @@ int plc_lower_int(plc_lower *L, plc_value *v, long lo, long hi, const plc_ast *a
     plc_error(L->diag, &at->loc, "%s must be a known dimensionless number", what);
     return 0;
   }
-  plc_quantity q;
-  plc_q_init(&q);
-  mpq_set(q.v, v->q);
-  int ok = plc_q_get_long(&q, lo, hi, out);
-  plc_q_clear(&q);
-  if (!ok)
+  /* plc_q_get_long, read in place */
+  long n = 0;
+  int ok = mpz_cmp_ui(mpq_denref(v->q), 1) == 0 && mpz_fits_slong_p(mpq_numref(v->q)) &&
+           (n = mpz_get_si(mpq_numref(v->q))) >= lo && n <= hi;
+  if (ok)
+    *out = n;
+  else
     plc_error(L->diag, &at->loc, "%s must be a whole number from %ld to %ld", what, lo, hi);
   return ok;
 }

@@ -7,6 +7,7 @@
 #endif
 
 #include "cu_main.h"
+#include "lower.h"
 #include "plan_fixture.h"
 
 /* A train of `layers` with one `dense` template and the given fields. */
@@ -276,6 +277,201 @@ static void test_precision_errors(void)
   plc_fx_free(&f);
 }
 
+/* Lower train `name` directly (no analysis), with the evaluator as the
+ * fixture left it (a test sets its lowering cache or memory check). */
+static plc_ir_run *lower_direct(plc_fx *f, const char *name)
+{
+  plc_eval *ev = &f->sema.ev;
+  plc_binding *b = plc_env_find_local(ev->global, name);
+  if (!b || !b->def)
+    return NULL;
+  plc_value *v = plc_eval_binding(ev, b, &b->def->loc);
+  return v && v->tag == PLC_V_OBJ ? plc_lower_train(ev, b->def, v->obj) : NULL;
+}
+
+/* The memory figures (weights, activations, buffers) of stage s, chunk c. */
+static int mem_is(const plc_ir_mem *m, long w, long a, long b)
+{
+  return plc_fx_q(m->weights, w, 1) && plc_fx_q(m->activations, a, 1) &&
+         plc_fx_q(m->buffers, b, 1) && plc_fx_q(m->grads, 0, 1) && plc_fx_q(m->optimizer, 0, 1);
+}
+
+/* What memory first (eval.h, lower_unfit) saw: the figures of two stages
+ * of up to two chunks, as the run's lowering then sums them again. */
+typedef struct mem_seen {
+  mpq_t q[2][2][5];
+  int calls;
+} mem_seen;
+
+static int mem_capture(void *ctx, const struct plc_ir_run *r)
+{
+  mem_seen *m = ctx;
+  m->calls++;
+  for (int s = 0; s < r->nstages && s < 2; s++)
+    for (int c = 0; c < r->vpp && c < 2; c++) {
+      const plc_ir_mem *x = &r->stages[s].mem[c];
+      mpq_srcptr f[5] = {x->weights, x->grads, x->optimizer, x->activations, x->buffers};
+      for (int k = 0; k < 5; k++)
+        mpq_set(m->q[s][c][k], f[k]);
+    }
+  return 0; /* it fits: lowering goes on */
+}
+
+static int mem_seen_is(const mem_seen *m, int s, int c, const plc_ir_mem *x)
+{
+  mpq_srcptr f[5] = {x->weights, x->grads, x->optimizer, x->activations, x->buffers};
+  for (int k = 0; k < 5; k++)
+    if (!mpq_equal(m->q[s][c][k], f[k]))
+      return 0;
+  return 1;
+}
+
+/* Memory sections read layer fields; most layers copy an earlier one's
+ * figures (memory first counts copies of the layer before, lowering's
+ * instance memo adds n copies at a stage's end), and a copy must land in
+ * its own chunk and kind.  16 layers on pp 2 x vpp 2, chunks of 4 layers,
+ * chunk j on stage j % 2: stage 0 holds layers 0-3 | 8-11, stage 1 layers
+ * 4-7 | 12-15 (chunks split by |; layer 3's and 8's instances are copies of
+ * layer 2's, in two chunks).  Per layer: weights 100 B on the model's first
+ * layer, else 10 B; activations (1000 B on the stage's first layer, else
+ * 1 B) x (stage + 1); buffers 7 B on the stage's last layer, else 3 B (the
+ * largest counts):
+ *   stage 0 chunk 0 (layers 0-3): 130 B, 1000 + 3 = 1003 B, 3 B
+ *   stage 0 chunk 1 (layers 8-11): 40 B, 4 B, max(3, 7) = 7 B
+ *   stage 1 chunk 0 (layers 4-7): 40 B, (1000 + 3) x 2 = 2006 B, 3 B
+ *   stage 1 chunk 1 (layers 12-15): 40 B, 4 x 2 = 8 B, 7 B
+ * Then layers { dense = 2; wide = 2 } on one stage, wide layers declaring
+ * 1000 B of weights only: a wide layer reads the same dense fields' values
+ * as the dense layer before it, but is of another kind (its own figures):
+ * 100 + 10 + 1000 + 1000 = 2110 B, 1000 + 1 = 1001 B, 3 B.  A flat
+ * layer declares 10 B x (stage + 1) of weights, reading no other field
+ * (memory first counts the rest of its run of layers in a chunk at once):
+ * 8 of them on pp 2 x vpp 2 give 20 B in each of stage 0's two chunks
+ * (layers 0 1 | 4 5), 40 B in each of stage 1's (2 3 | 6 7); flat = 2;
+ * wide = 2 on one stage give 10 + 10 + 1000 + 1000 = 2020 B.  Memory first
+ * saw the same figures as lowering summed. */
+static void test_memory_copies(void)
+{
+  static const char tmpl[] =
+    "template dense {\n"
+    "  memory {\n"
+    "    weights = layer.model_first ? 100 B : 10 B\n"
+    "    activations = (layer.first ? 1000 B : 1 B) * (layer.stage + 1)\n"
+    "    buffers = layer.last ? 7 B : 3 B\n"
+    "  }\n"
+    "  op mm: compute { flops = 1e12 FLOP }\n"
+    "}\n"
+    "template wide {\n"
+    "  memory { weights = 1000 B }\n"
+    "  op mw: compute { flops = 1e12 FLOP }\n"
+    "}\n"
+    "template flat {\n"
+    "  memory { weights = 10 B * (layer.stage + 1) }\n"
+    "  op mf: compute { flops = 1e12 FLOP }\n"
+    "}";
+  static const char *const layers[] = {"dense = 16", "dense = 2; wide = 2", "flat = 8",
+                                       "flat = 2; wide = 2"};
+  static const char *const fields[] = {"pp = 2; vpp = 2", "", "pp = 2; vpp = 2", ""};
+  for (int t = 0; t < 4; t++) {
+    plc_fx f;
+    char text[4096];
+    snprintf(text, sizeof text, "%smodel m { layers { %s } }\nframework fw {\n%s\n}\n"
+             "train t { model = m; cluster = box; framework = fw\n"
+             "  micro_batch = 1; global_batch = 8; seq = 1024\n  %s\n}\n",
+             PLC_FX_MACHINE, layers[t], tmpl, fields[t]);
+    CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, text), 0);
+    mem_seen seen = {.calls = 0};
+    for (int s = 0; s < 2; s++)
+      for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 5; k++)
+          mpq_init(seen.q[s][c][k]);
+    f.sema.ev.lower_unfit = mem_capture;
+    f.sema.ev.lower_unfit_ctx = &seen;
+    plc_ir_run *r = lower_direct(&f, "t");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(seen.calls, 1);
+    if (t == 0) {
+      CU_ASSERT(mem_is(&r->stages[0].mem[0], 130, 1003, 3));
+      CU_ASSERT(mem_is(&r->stages[0].mem[1], 40, 4, 7));
+      CU_ASSERT(mem_is(&r->stages[1].mem[0], 40, 2006, 3));
+      CU_ASSERT(mem_is(&r->stages[1].mem[1], 40, 8, 7));
+    } else if (t == 1) {
+      CU_ASSERT(mem_is(&r->stages[0].mem[0], 2110, 1001, 3));
+    } else if (t == 2) {
+      CU_ASSERT(mem_is(&r->stages[0].mem[0], 20, 0, 0));
+      CU_ASSERT(mem_is(&r->stages[0].mem[1], 20, 0, 0));
+      CU_ASSERT(mem_is(&r->stages[1].mem[0], 40, 0, 0));
+      CU_ASSERT(mem_is(&r->stages[1].mem[1], 40, 0, 0));
+    } else {
+      CU_ASSERT(mem_is(&r->stages[0].mem[0], 2020, 0, 0));
+    }
+    for (int s = 0; s < r->nstages; s++)
+      for (int c = 0; c < r->vpp; c++)
+        CU_ASSERT(mem_seen_is(&seen, s, c, &r->stages[s].mem[c]));
+    for (int s = 0; s < 2; s++)
+      for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 5; k++)
+          mpq_clear(seen.q[s][c][k]);
+    plc_fx_free(&f);
+  }
+}
+
+/* The cross-instance cache replays an instance's names only when they are
+ * needed, and a memo copy of such a replay moves them.  Train a (dp = 1)
+ * fills the cache; in train b (dp = 2) the model's first layer has one op
+ * more (emb), so every later instance lands one op further on: layers 1
+ * and 2 are replays of a's (their `prev.b` finds the two b ops at the same
+ * distances back), layer 3 a memo copy of layer 2's replay, and top's t
+ * waits for layer 3's b[0] and b[1], found through those moved names.  b's
+ * forward list: emb a b[0] b[1] (layer 0, ops 0-3), a b[0] b[1] (layer 1,
+ * 4-6; a waits for 2 3), layer 2 at 7-9, layer 3 at 10-12, t at 13 waiting
+ * for 11 and 12; the same lists, dependencies and all, as b lowered
+ * without the cache. */
+static void test_cache_names(void)
+{
+  static const char plan[] = PLC_FX_MACHINE
+    "model m { layers { dense = 4; top = 1 } }\n"
+    "framework fw {\n"
+    "  template dense {\n"
+    "    if layer.model_first && run.dp > 1 { op emb: compute { flops = 1e12 FLOP } }\n"
+    "    op a: compute { flops = 1e12 FLOP; after = [prev.b] }\n"
+    "    for i in 0 .. 2 { op b[i]: compute { flops = 1e12 FLOP; after = [a] } }\n"
+    "  }\n"
+    "  template top { op t: compute { flops = 1e12 FLOP; after = [prev.b] } }\n"
+    "}\n"
+    "train a { model = m; cluster = box; framework = fw\n"
+    "  micro_batch = 1; global_batch = 8; seq = 1024 }\n"
+    "train b = a { dp = 2 }\n";
+  plc_fx f, g;
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, plan), 0);
+  f.sema.ev.lower_cache = plc_lcache_new("test ");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(lower_direct(&f, "a"));
+  const plc_ir_run *r = lower_direct(&f, "b");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&g, plan), 0); /* no cache */
+  const plc_ir_run *w = lower_direct(&g, "b");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+  const plc_ir_list *l = &r->stages[0].fwd, *m = &w->stages[0].fwd;
+  CU_ASSERT_EQUAL_FATAL(l->n, 14);
+  CU_ASSERT_EQUAL_FATAL(m->n, 14);
+  PLC_CU_STR_EQ(l->ops[4].name, "a");
+  CU_ASSERT(l->ops[4].ndeps == 2 && l->ops[4].deps[0] == 2 && l->ops[4].deps[1] == 3);
+  PLC_CU_STR_EQ(l->ops[13].name, "t");
+  CU_ASSERT_EQUAL(l->ops[13].layer, 4);
+  CU_ASSERT(l->ops[13].ndeps == 2 && l->ops[13].deps[0] == 11 && l->ops[13].deps[1] == 12);
+  for (int i = 0; i < l->n; i++) {
+    int same = !strcmp(l->ops[i].name, m->ops[i].name) && l->ops[i].layer == m->ops[i].layer &&
+               l->ops[i].ndeps == m->ops[i].ndeps;
+    for (int k = 0; same && k < l->ops[i].ndeps; k++)
+      same = l->ops[i].deps[k] == m->ops[i].deps[k];
+    CU_ASSERT(same);
+  }
+  plc_lcache_free(f.sema.ev.lower_cache);
+  f.sema.ev.lower_cache = NULL;
+  plc_fx_free(&f);
+  plc_fx_free(&g);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -288,6 +484,8 @@ int main(void)
     {"errors", test_errors},
     {"precision: bf16, fp16, fp8 peaks", test_precision},
     {"precision errors", test_precision_errors},
+    {"memory copies by chunk and kind", test_memory_copies},
+    {"cache replays' names, moved", test_cache_names},
     {NULL, NULL},
   };
   return plc_cu_run("lower", tests);
