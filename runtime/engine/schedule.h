@@ -259,7 +259,7 @@ typedef struct plc_sched_sim {
    * without a gcd per operation. */
   mpz_t den;
   plc_sched_int *endi, *freei, *busyi, *duri, *warmi, *steadyi;
-  plc_sched_int *busyq; /* busy at recent period boundaries (schedule_sim.c) */
+  plc_sched_int *busyq; /* per stage, its busy time's growth over a period (schedule_sim.c) */
   mpz_t *endz, *freez, *busyz, *durz, *warmz, *steadyz;
   mpz_t zstart, zgap, zdur;
 } plc_sched_sim;

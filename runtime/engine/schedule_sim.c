@@ -278,7 +278,7 @@ static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
     sim->busyi = plc_xrealloc(sim->busyi, (size_t)p * sizeof(plc_sched_int));
     sim->warmi = plc_xrealloc(sim->warmi, (size_t)p * sizeof(plc_sched_int));
     sim->steadyi = plc_xrealloc(sim->steadyi, (size_t)p * sizeof(plc_sched_int));
-    sim->busyq = plc_xrealloc(sim->busyq, (size_t)p * (PERIOD_MULT + 1) * sizeof(plc_sched_int));
+    sim->busyq = plc_xrealloc(sim->busyq, (size_t)p * sizeof(plc_sched_int));
     sim->cap_p = p;
   }
   if (n > sim->cap_n) {
@@ -1148,7 +1148,9 @@ time_steps64_loop(sim_run *r, int from, int to, const prep_dep *dep, const int n
  *    stage has a step in every q steps of the range, so its last step
  *    before y is its last before x (at x - q or later) moved by k q;
  *  - its busy time grows by k times what it grew by over [x - q, x) (the
- *    same blocks again), and no idle phase is read in [x, y) (no marks).
+ *    same blocks again; so over any q consecutive steps from a - q on,
+ *    each being the step q before it), and no idle phase is read in
+ *    [x, y) (no marks).
  * The walk then has exactly the state a full walk reaches at y, once it
  * has written the ends in [x, y) that steps at y or later read: within
  * the range at most w back, after it (from h - q on) down to the tail
@@ -1174,10 +1176,10 @@ static int period_holds(const plc_sched_int *end, int x, int q, int w, plc_sched
 
 /* The jump from x to y = x + k q once (*) holds with L = l, for the
  * period q (a multiple of the order's, see time_steps64_run); from is
- * the least position a step at y or later reads, busyq each stage's busy
- * time at x - q.  Returns y. */
+ * the least position a step at y or later reads, grow each stage's busy
+ * time over q steps of the range.  Returns y. */
 static int period_jump(sim_run *r, int x, int q, int k, plc_sched_int l, int from,
-                       const plc_sched_int *busyq)
+                       const plc_sched_int *grow)
 {
   plc_sched_sim *sim = r->sim;
   int y = x + k * q;
@@ -1189,7 +1191,7 @@ static int period_jump(sim_run *r, int x, int q, int k, plc_sched_int l, int fro
       end[t] = end[t - m * q] + (plc_sched_int)m * l;
   for (int st = 0; st < r->s->par.p; st++) {
     sim->freei[st] += (plc_sched_int)k * l;
-    sim->busyi[st] += (plc_sched_int)k * (sim->busyi[st] - busyq[st]);
+    sim->busyi[st] += (plc_sched_int)k * grow[st];
   }
   sim->skipped = y - x;
   return y;
@@ -1215,10 +1217,20 @@ static size_t period_replay(sim_run *r, int from, int to, int q, plc_sched_int l
   return nd;
 }
 
+/* Positions between two tries of (*) (time_steps64_run): a failed try
+ * mostly stops at its first comparison, one that holds reads w ends. */
+#define PERIOD_STRIDE 256
+
 /* The walk of the whole order, skipping the steady phase's repeats when
- * the state repeats (unless sim->full_walk).  The state may repeat only
- * every j periods of the order (a critical cycle of the max-plus system
- * spanning several periods: its cyclicity), so at each period boundary
+ * the state repeats (unless sim->full_walk).  Any q consecutive steps
+ * from pa - q on are the same steps (each is the one q before it), so
+ * each stage's busy time grows by the same over each (grow, taken over
+ * [x0 - q, x0)) and they have the same dependencies (per); j q of them
+ * by j times that.  (*) is tried every PERIOD_STRIDE positions (every q
+ * when q is less) from the first x where it may hold, not only at period
+ * boundaries: the state settles well within a long period.  The state
+ * may repeat only every j periods of the order (a critical cycle of the
+ * max-plus system spanning several periods: its cyclicity), so at each
  * x the check is tried for the periods j q, j = 1..PERIOD_MULT, the
  * order being periodic with each of them on [pa + (j - 1) q, phi). */
 static inline __attribute__((always_inline)) void time_steps64_run(sim_run *r, const int nonneg)
@@ -1230,26 +1242,36 @@ static inline __attribute__((always_inline)) void time_steps64_run(sim_run *r, c
   int i = 0, p = r->s->par.p;
   sim->skipped = 0;
   if (pr->per.q && per->phi && !sim->full_walk) {
-    const prep_dep *at[PERIOD_MULT + 1]; /* the walk's dependency at each boundary */
-    int q = pr->per.q, w = per->reach, b = 0;
-    for (int x = per->pa; x <= per->phi; x += q, b++) {
+    int q = pr->per.q, w = per->reach, x0 = per->pa > q ? per->pa : q;
+    int stride = q < PERIOD_STRIDE ? q : PERIOD_STRIDE;
+    plc_sched_int *grow = sim->busyq;
+    dep = time_steps64_loop(r, 0, x0 - q, dep, nonneg);
+    const prep_dep *dep0 = dep;
+    memcpy(grow, sim->busyi, (size_t)p * sizeof *grow);
+    dep = time_steps64_loop(r, x0 - q, x0, dep, nonneg);
+    size_t per_dep = (size_t)(dep - dep0); /* the dependencies of q steps */
+    for (int st = 0; st < p; st++)
+      grow[st] = sim->busyi[st] - grow[st];
+    i = x0;
+    for (int x = x0 > w + q ? x0 : w + q; x <= per->phi; x += stride) {
       dep = time_steps64_loop(r, i, x, dep, nonneg);
       i = x;
-      at[b % (PERIOD_MULT + 1)] = dep;
-      memcpy(&sim->busyq[(size_t)(b % (PERIOD_MULT + 1)) * p], sim->busyi,
-             (size_t)p * sizeof *sim->busyq);
-      for (int j = 1; j <= PERIOD_MULT && j <= b; j++) {
+      for (int j = 1; j <= PERIOD_MULT; j++) {
         int qj = j * q, k = (per->phi - x) / qj;
         plc_sched_int l;
-        if (k < 1 || x < w + qj || !period_holds(sim->endi, x, qj, w, &l))
+        if (k < 1)
+          break;
+        if (x < per->pa + (j - 1) * q || x < w + qj || !period_holds(sim->endi, x, qj, w, &l))
           continue;
         /* what steps at y = x + k qj or later read: within the range, at
          * most w back; from phi - q on, down to the tail */
-        int back = (b - j) % (PERIOD_MULT + 1), y = x + k * qj;
+        int y = x + k * qj;
         int from = per->tail < y - w ? per->tail : y - w;
         from = from < y - qj ? from : y - qj; /* what period_replay reads */
-        i = period_jump(r, x, qj, k, l, from, &sim->busyq[(size_t)back * p]);
-        dep += (size_t)k * (size_t)(dep - at[back]);
+        for (int st = 0; st < p; st++)
+          grow[st] *= j;
+        i = period_jump(r, x, qj, k, l, from, grow);
+        dep += (size_t)k * (size_t)j * per_dep;
         dep += period_replay(r, i, per->phi, qj, l);
         i = per->phi;
         goto done;
