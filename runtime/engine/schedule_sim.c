@@ -128,13 +128,15 @@ typedef struct prep_run {
   int *wait;           /* per stage, the ended slot its next block was last
                           found waiting for, or -1 */
   int *ended;          /* per part, F(mb, c) at 2 key, B at 2 key + 1 (part_key):
-                          the step that ends it; -1 until it ran */
+                          1 + the step that ends it; 0 until it ran (so a
+                          fresh zeroed allocation, not a pass setting -1) */
   int *warm_at, *steady_at; /* per stage: the blocks marked MARK_WARM, MARK_STEADY */
   /* the steady phase's repeat (prep_repeat): */
   int m;               /* microbatches a repeat moves on; 0: none is looked for */
   int *rep;            /* per stage, the blocks of a repeat (0: none) */
   prep_pos *at;        /* per position (prep_pos) */
-  int *pos_of;         /* per block, its position (-1 before it runs) */
+  int *pos_of;         /* per block, its position (set when it runs: read only
+                          for blocks before their stage's cursor) */
   int *last_pos;       /* per stage, its last step's position (or -1) */
   int tried;           /* the position copying was last tried at */
   int *cstage, *cslot; /* per chunk: its stage, and its times entry less stage x per */
@@ -333,7 +335,7 @@ int plc_sched_deps(const plc_sched *s, const plc_sched_block *b, plc_sched_dep o
 /* The position of the step that ended d, or -1 while it has not. */
 static int dep_pos(const prep_run *r, const sim_dep *d)
 {
-  return r->ended[2 * d->key + d->isb];
+  return r->ended[2 * d->key + d->isb] - 1;
 }
 
 /* The block's duration in dur (a D_ index). */
@@ -421,18 +423,18 @@ static inline void prep_ended(prep_run *r, const plc_sched_block *b, int pos)
 {
   const plc_sched *s = r->s;
   if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
-    r->ended[2 * part_key(s, b->mb, b->chunk)] = pos;
+    r->ended[2 * part_key(s, b->mb, b->chunk)] = pos + 1;
   else if (b->phase == PLC_SCHED_B)
-    r->ended[2 * part_key(s, b->mb, b->chunk) + 1] = pos;
+    r->ended[2 * part_key(s, b->mb, b->chunk) + 1] = pos + 1;
   if (b->phase == PLC_SCHED_FB)
-    r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos;
+    r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos + 1;
 }
 
 static int prep_try(prep_run *r, int st, int level)
 {
   const plc_sched *s = r->s;
   int w = r->wait[st];
-  if (w >= 0 && (unsigned)r->ended[w] >= (unsigned)level) /* -1 too: not yet */
+  if (w >= 0 && (unsigned)(r->ended[w] - 1) >= (unsigned)level) /* -1 too: not yet */
     return 0;
   int cur = r->cursor[st];
   const plc_sched_block *b = &s->blocks[cur];
@@ -440,7 +442,7 @@ static int prep_try(prep_run *r, int st, int level)
   int at[4], nd = block_deps(s, b, d);
   for (int i = 0; i < nd; i++) {
     int slot = 2 * d[i].key + d[i].isb;
-    at[i] = r->ended[slot];
+    at[i] = r->ended[slot] - 1;
     if ((unsigned)at[i] >= (unsigned)level) {
       r->wait[st] = slot;
       return 0;
@@ -543,10 +545,10 @@ static int prep_moved(const prep_run *r, int ib, int sb)
   if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_B) {
     if (b->mb + r->m >= s->par.mu)
       return -1;
-    return r->ended[2 * part_key(s, b->mb + r->m, b->chunk) + (b->phase == PLC_SCHED_B)];
+    return r->ended[2 * part_key(s, b->mb + r->m, b->chunk) + (b->phase == PLC_SCHED_B)] - 1;
   }
   int jb = ib + r->rep[sb];
-  if (jb >= s->start[sb + 1] || !prep_shifted(s, &s->blocks[jb], b, r->m))
+  if (jb >= r->cursor[sb] || !prep_shifted(s, &s->blocks[jb], b, r->m))
     return -1;
   return r->pos_of[jb];
 }
@@ -710,11 +712,11 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
       if (!virt)
         r->at[pos].idx = i;
       if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
-        r->ended[key] = pos;
+        r->ended[key] = pos + 1;
       else if (b->phase == PLC_SCHED_B)
-        r->ended[key + 1] = pos;
+        r->ended[key + 1] = pos + 1;
       if (b->phase == PLC_SCHED_FB)
-        r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos;
+        r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos + 1;
     }
     r->cursor[st] = e;
   }
@@ -843,11 +845,11 @@ static int prep_repeat(prep_run *r, int from)
     r->last_pos[st] = n;
     int key = 2 * part_key(s, a->mb, a->chunk);
     if (a->phase == PLC_SCHED_F || a->phase == PLC_SCHED_FB)
-      ended[key] = n;
+      ended[key] = n + 1;
     else if (a->phase == PLC_SCHED_B)
-      ended[key + 1] = n;
+      ended[key + 1] = n + 1;
     if (a->phase == PLC_SCHED_FB)
-      ended[2 * part_key(s, a->mb2, a->chunk2) + 1] = n;
+      ended[2 * part_key(s, a->mb2, a->chunk2) + 1] = n + 1;
     cursor[st] = idx + 1;
     ndep += nk;
     int plain_step = k->mark == MARK_NONE && o->mark == MARK_NONE;
@@ -1007,13 +1009,11 @@ static void prep_run_init(prep_run *r)
   r->last_pos = plc_xmalloc((size_t)p * sizeof *r->last_pos);
   memset(r->last_pos, -1, (size_t)p * sizeof *r->last_pos);
   r->pos_of = plc_xmalloc(nb * sizeof *r->pos_of);
-  memset(r->pos_of, -1, nb * sizeof *r->pos_of);
   r->active = plc_xmalloc((size_t)p * sizeof *r->active);
   r->wait = plc_xmalloc((size_t)p * sizeof *r->wait);
   r->warm_at = plc_xmalloc((size_t)p * sizeof *r->warm_at);
   r->steady_at = plc_xmalloc((size_t)p * sizeof *r->steady_at);
-  r->ended = plc_xmalloc((2 * keys + 1) * sizeof *r->ended);
-  memset(r->ended, -1, 2 * keys * sizeof *r->ended);
+  r->ended = plc_xcalloc(2 * keys + 1, sizeof *r->ended);
   r->cstage = plc_xmalloc(((size_t)s->nchunks + 1) * sizeof *r->cstage);
   r->cslot = plc_xmalloc(((size_t)s->nchunks + 1) * sizeof *r->cslot);
   for (int c = 0; c < s->nchunks; c++) {
