@@ -222,6 +222,8 @@ typedef struct plc_sched_sim {
   int exact_only;       /* set to skip the machine-integer path (tests) */
   int full_walk;        /* set to time every block: no skipping of the
                            steady phase's repeats (tests) */
+  int wide_only;        /* set to skip the 64-bit walk (tests) */
+  int used_narrow;      /* the last run walked on int64_t (schedule_walk.h) */
   int skipped;          /* blocks the last run did not walk (steady
                            repeats, schedule_sim.c), 0 on the mpz path */
   /* set by the caller: times has an entry per chunk, stage st's local
@@ -260,6 +262,8 @@ typedef struct plc_sched_sim {
   mpz_t den;
   plc_sched_int *endi, *freei, *busyi, *duri, *warmi, *steadyi;
   plc_sched_int *busyq; /* per stage, its busy time's growth over a period (schedule_sim.c) */
+  /* the same on int64_t, for a step whose ends all fit (schedule_walk.h) */
+  int64_t *end64, *free64, *busy64, *dur64, *warm64, *steady64, *grow64;
   mpz_t *endz, *freez, *busyz, *durz, *warmz, *steadyz;
   mpz_t zstart, zgap, zdur;
 } plc_sched_sim;

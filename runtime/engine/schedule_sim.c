@@ -18,8 +18,8 @@
  * time, and it does not depend on the times: a schedule simulated again
  * with other times (a re-analysis) is prepared once (plc_sched_prepare).
  * Where the copied order's times repeat too (each period L later than the
- * one before), the walk jumps over the repeats (time_steps64_run; the
- * proof before period_holds).  Without times (validation) only the order
+ * one before), the walk jumps over the repeats (schedule_walk.h's run;
+ * the proof before its holds).  Without times (validation) only the order
  * is found.  Times are integers over their common denominator: machine
  * integers (plc_sched_int) when the whole step provably fits, else mpz_t,
  * so no step canonicalises a fraction. */
@@ -42,7 +42,7 @@
 enum { D_F, D_B, D_W, D_FB, D_P2P, D_FBO, D_BS, D_FBS, D_NW, D_N };
 #define D_IN 6 /* the entries read from plc_sched_times */
 
-/* Multiples of the order's period tried for the state's (time_steps64_run). */
+/* Multiples of the order's period tried for the state's (schedule_walk.h). */
 #define PERIOD_MULT 6
 
 /* One thing a block waits for: the F or the B of (mb, chunk). */
@@ -232,6 +232,9 @@ void plc_sched_sim_clear(plc_sched_sim *sim)
   free(sim->warmi);
   free(sim->steadyi);
   free(sim->busyq);
+  free(sim->dur64);
+  free(sim->free64);
+  free(sim->end64);
   mpq_drop(sim->warmup, sim->cap_p);
   mpq_drop(sim->steady, sim->cap_p);
   mpq_drop(sim->cooldown, sim->cap_p);
@@ -263,6 +266,7 @@ static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
   if (nt > sim->cap_t) {
     mpz_grow(&sim->durz, sim->cap_t ? sim->cap_t * D_N + 1 : 0, nt * D_N + 1);
     sim->duri = plc_xrealloc(sim->duri, ((size_t)nt * D_N + 1) * sizeof(plc_sched_int));
+    sim->dur64 = plc_xrealloc(sim->dur64, ((size_t)nt * D_N + 1) * sizeof(int64_t));
     sim->cap_t = nt;
   }
   if (p > sim->cap_p) {
@@ -281,10 +285,16 @@ static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
     sim->warmi = plc_xrealloc(sim->warmi, (size_t)p * sizeof(plc_sched_int));
     sim->steadyi = plc_xrealloc(sim->steadyi, (size_t)p * sizeof(plc_sched_int));
     sim->busyq = plc_xrealloc(sim->busyq, (size_t)p * sizeof(plc_sched_int));
+    sim->free64 = plc_xrealloc(sim->free64, (size_t)p * 5 * sizeof(int64_t));
+    sim->busy64 = sim->free64 + p; /* one allocation: five per-stage arrays */
+    sim->warm64 = sim->free64 + 2 * p;
+    sim->steady64 = sim->free64 + 3 * p;
+    sim->grow64 = sim->free64 + 4 * p;
     sim->cap_p = p;
   }
   if (n > sim->cap_n) {
     sim->endi = plc_xrealloc(sim->endi, (size_t)n * sizeof(plc_sched_int));
+    sim->end64 = plc_xrealloc(sim->end64, (size_t)n * sizeof(int64_t));
     sim->cap_n = n;
   }
 }
@@ -1082,213 +1092,32 @@ void plc_sched_prep_free(plc_sched_prep *prep)
 
 /* ---- timing ---------------------------------------------------------- */
 
-/* The idle phase that ends at a marked block starting at start. */
-static void mark64(plc_sched_sim *sim, int st, int mark, plc_sched_int start)
-{
-  if (mark == MARK_WARM)
-    sim->warmi[st] = start - sim->busyi[st];
-  else
-    sim->steadyi[st] = start - sim->busyi[st] - sim->warmi[st];
-}
-
-/* Walk steps [from, to) of the order on the machine-integer path, dep
- * at from's dependencies; returns to's.  No sum can overflow, as
- * fast_fits bounds the whole step.  When no block takes a negative time
- * (nonneg, a constant in each copy: the loop is most of a large step's
- * re-analysis) a stage is never free before a block of its own has
- * ended, so a dependency on the same stage (an earlier block of it)
- * cannot delay a start and only those on other stages are read. */
-static inline __attribute__((always_inline)) const prep_dep *
-time_steps64_loop(sim_run *r, int from, int to, const prep_dep *dep, const int nonneg)
-{
-  plc_sched_sim *sim = r->sim;
-  const plc_sched_int *d = sim->duri;
-  plc_sched_int *end = sim->endi, *freei = sim->freei, *busyi = sim->busyi;
-  prep_fill(r->pr, from, to);
-  const prep_step *k = r->pr->step + from;
-  for (int i = from; i < to; i++, k++) {
-    int st = k->st;
-    plc_sched_int start = freei[st];
-    const prep_dep *stop = dep + (nonneg ? k->nfar : k->ndep);
-    for (const prep_dep *dj = dep; dj < stop; dj++) {
-      plc_sched_int e = end[dj->pos] + d[dj->lat];
-      if (e > start)
-        start = e;
-    }
-    dep += k->ndep;
-    if (k->mark != MARK_NONE)
-      mark64(sim, st, k->mark, start);
-    plc_sched_int dur = d[k->dur] + d[k->dur2];
-    end[i] = freei[st] = start + dur;
-    busyi[st] += dur;
-  }
-  return dep;
-}
-
-/* Skipping the steady phase.  Let the order's periodic range be [a, h)
- * with period q (prep_period: step i is step i - q, with every position
- * it reads, its dependencies and its stage's previous step, q earlier;
- * same durations and latencies; no marks), w at least how far back any
- * step of the range reads, and x >= a with x >= w + q.  Suppose the walk
- * has timed every step before x and
- *     (*)  end[t] = end[t - q] + L   for every t in [x - w, x),
- * one constant L.  Then end[t] = end[t - q] + L for every t in [x, h),
- * by induction on t: step t starts at the largest of its stage's previous
- * end and its dependencies' ends plus their latencies (those the walk
- * reads; 0 for a stage's first step, which the range has not); each
- * position it reads is u >= t - w, where the equation holds already
- * (checked below x, the induction at or above it), and step t - q reads
- * u - q with the same latency, so step t starts L after step t - q and,
- * taking as long, ends L after it.  Max and + commute with adding a
- * constant: this is the max-plus shift invariance.  So with y = x + k q
- * <= h:
- *  - every end in [x, y) is end[t - m q] + m L for the m that brings
- *    t - m q into [x - q, x) (the equation m times, each at a t >= x);
- *  - each stage's last end before y is its last before x plus k L: a
- *    stage has a step in every q steps of the range, so its last step
- *    before y is its last before x (at x - q or later) moved by k q;
- *  - its busy time grows by k times what it grew by over [x - q, x) (the
- *    same blocks again; so over any q consecutive steps from a - q on,
- *    each being the step q before it), and no idle phase is read in
- *    [x, y) (no marks).
- * The walk then has exactly the state a full walk reaches at y, once it
- * has written the ends in [x, y) that steps at y or later read: within
- * the range at most w back, after it (from h - q on) down to the tail
- * (prep_span).  The steps [y, h) left in the range (less than a period)
- * end L after the step q before them, by the same equation, so they are
- * timed without reading their dependencies (period_replay, which reads
- * ends from y - q on), and the walk carries on at h.  The same holds for a multiple j q
- * of the period from x >= a + (j - 1) q, where step i is step i - j q.
- * When (*) does not hold at any x (a transient longer than the range, a
- * state that repeats only every 7 q or more, times that never settle)
- * nothing is skipped. */
-
-/* (*) at x: every end in [x - w, x) is the end q earlier plus L. */
-static int period_holds(const plc_sched_int *end, int x, int q, int w, plc_sched_int *lambda)
-{
-  plc_sched_int l = end[x - 1] - end[x - 1 - q];
-  for (int t = x - w; t < x; t++)
-    if (end[t] - end[t - q] != l)
-      return 0;
-  *lambda = l;
-  return 1;
-}
-
-/* The jump from x to y = x + k q once (*) holds with L = l, for the
- * period q (a multiple of the order's, see time_steps64_run); from is
- * the least position a step at y or later reads, grow each stage's busy
- * time over q steps of the range.  Returns y. */
-static int period_jump(sim_run *r, int x, int q, int k, plc_sched_int l, int from,
-                       const plc_sched_int *grow)
-{
-  plc_sched_sim *sim = r->sim;
-  int y = x + k * q;
-  plc_sched_int *end = sim->endi;
-  if (from < x)
-    from = x;
-  for (int m = (from - x) / q + 1, t = from; t < y; m++) /* t - m q in [x - q, x) */
-    for (int stop = x + m * q < y ? x + m * q : y; t < stop; t++)
-      end[t] = end[t - m * q] + (plc_sched_int)m * l;
-  for (int st = 0; st < r->s->par.p; st++) {
-    sim->freei[st] += (plc_sched_int)k * l;
-    sim->busyi[st] += (plc_sched_int)k * grow[st];
-  }
-  sim->skipped = y - x;
-  return y;
-}
-
-/* The steps [from, to) of the range after a jump (from >= x): each ends
- * L after the step q before it (the equation above, t >= x), so they are
- * timed from it without reading their dependencies.  Returns how many
- * dependencies they have. */
-static size_t period_replay(sim_run *r, int from, int to, int q, plc_sched_int l)
-{
-  plc_sched_sim *sim = r->sim;
-  const plc_sched_int *d = sim->duri;
-  plc_sched_int *end = sim->endi;
-  size_t nd = 0;
-  prep_fill(r->pr, from, to);
-  const prep_step *k = r->pr->step + from;
-  for (int t = from; t < to; t++, k++) {
-    end[t] = sim->freei[k->st] = end[t - q] + l;
-    sim->busyi[k->st] += d[k->dur] + d[k->dur2];
-    nd += k->ndep;
-  }
-  return nd;
-}
-
-/* Positions between two tries of (*) (time_steps64_run): a failed try
- * mostly stops at its first comparison, one that holds reads w ends. */
+/* Positions between two tries of the steady phase's repeat (schedule_
+ * walk.h): a failed try mostly stops at its first comparison, one that
+ * holds reads as many ends as a step of the range reads back. */
 #define PERIOD_STRIDE 256
 
-/* The walk of the whole order, skipping the steady phase's repeats when
- * the state repeats (unless sim->full_walk).  Any q consecutive steps
- * from pa - q on are the same steps (each is the one q before it), so
- * each stage's busy time grows by the same over each (grow, taken over
- * [x0 - q, x0)) and they have the same dependencies (per); j q of them
- * by j times that.  (*) is tried every PERIOD_STRIDE positions (every q
- * when q is less) from the first x where it may hold, not only at period
- * boundaries: the state settles well within a long period.  The state
- * may repeat only every j periods of the order (a critical cycle of the
- * max-plus system spanning several periods: its cyclicity), so at each
- * x the check is tried for the periods j q, j = 1..PERIOD_MULT, the
- * order being periodic with each of them on [pa + (j - 1) q, phi). */
-static inline __attribute__((always_inline)) void time_steps64_run(sim_run *r, const int nonneg)
-{
-  const plc_sched_prep *pr = r->pr;
-  const prep_span *per = nonneg ? &pr->per.far : &pr->per.all;
-  plc_sched_sim *sim = r->sim;
-  const prep_dep *dep = pr->dep;
-  int i = 0, p = r->s->par.p;
-  sim->skipped = 0;
-  if (pr->per.q && per->phi && !sim->full_walk) {
-    int q = pr->per.q, w = per->reach, x0 = per->pa > q ? per->pa : q;
-    int stride = q < PERIOD_STRIDE ? q : PERIOD_STRIDE;
-    plc_sched_int *grow = sim->busyq;
-    dep = time_steps64_loop(r, 0, x0 - q, dep, nonneg);
-    const prep_dep *dep0 = dep;
-    memcpy(grow, sim->busyi, (size_t)p * sizeof *grow);
-    dep = time_steps64_loop(r, x0 - q, x0, dep, nonneg);
-    size_t per_dep = (size_t)(dep - dep0); /* the dependencies of q steps */
-    for (int st = 0; st < p; st++)
-      grow[st] = sim->busyi[st] - grow[st];
-    i = x0;
-    for (int x = x0 > w + q ? x0 : w + q; x <= per->phi; x += stride) {
-      dep = time_steps64_loop(r, i, x, dep, nonneg);
-      i = x;
-      for (int j = 1; j <= PERIOD_MULT; j++) {
-        int qj = j * q, k = (per->phi - x) / qj;
-        plc_sched_int l;
-        if (k < 1)
-          break;
-        if (x < per->pa + (j - 1) * q || x < w + qj || !period_holds(sim->endi, x, qj, w, &l))
-          continue;
-        /* what steps at y = x + k qj or later read: within the range, at
-         * most w back; from phi - q on, down to the tail */
-        int y = x + k * qj;
-        int from = per->tail < y - w ? per->tail : y - w;
-        from = from < y - qj ? from : y - qj; /* what period_replay reads */
-        for (int st = 0; st < p; st++)
-          grow[st] *= j;
-        i = period_jump(r, x, qj, k, l, from, grow);
-        dep += (size_t)k * (size_t)j * per_dep;
-        dep += period_replay(r, i, per->phi, qj, l);
-        i = per->phi;
-        goto done;
-      }
-    }
-  }
-done:
-  time_steps64_loop(r, i, pr->n, dep, nonneg);
-}
+/* The walk on plc_sched_int: every step bounded by fast_fits. */
+#define WALK_INT plc_sched_int
+#define WALK(name) wide_##name
+#define WALK_CHECK 0
+#include "schedule_walk.h"
+#undef WALK_INT
+#undef WALK
+#undef WALK_CHECK
 
-static void time_steps64(sim_run *r)
-{
-  if (r->nonneg)
-    time_steps64_run(r, 1);
-  else
-    time_steps64_run(r, 0);
-}
+#ifdef __SIZEOF_INT128__
+/* The walk on int64_t: ends checked against WALK64_LIM as written. */
+#define WALK64_LIM ((int64_t)1 << 62)
+#define WALK64_DUR ((int64_t)1 << 52) /* every duration and latency below */
+#define WALK_INT int64_t
+#define WALK(name) narrow_##name
+#define WALK_CHECK 1
+#include "schedule_walk.h"
+#undef WALK_INT
+#undef WALK
+#undef WALK_CHECK
+#endif
 
 static void set_qz(mpq_t q, const mpz_t v, const mpz_t den)
 {
@@ -1297,7 +1126,7 @@ static void set_qz(mpq_t q, const mpz_t v, const mpz_t den)
   mpq_canonicalize(q);
 }
 
-/* time_steps64 on mpz_t, recording each block when asked. */
+/* The walk on mpz_t, recording each block when asked. */
 static void time_stepsz(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
@@ -1537,6 +1366,51 @@ static void sim_results(sim_run *r)
   mpq_sub(sim->bubble, sim->makespan, sim->busy[sim->critical]);
 }
 
+/* The walk on plc_sched_int (fast_fits). */
+static void time_wide(sim_run *r)
+{
+  plc_sched_sim *sim = r->sim;
+  wide_walk w = {r, sim->duri, sim->endi, sim->freei, sim->busyi, sim->warmi, sim->steadyi,
+                 sim->busyq, 0};
+  wide_run(&w, r->nonneg);
+}
+
+/* The walk on int64_t, when every duration and latency is below
+ * WALK64_DUR (no block takes a negative time: the caller's nonneg) and
+ * no end passes WALK64_LIM; its figures then go where time_wide puts
+ * them.  Returns whether it ran (0: the caller walks on plc_sched_int). */
+static int time_narrow(sim_run *r)
+{
+#ifdef __SIZEOF_INT128__
+  plc_sched_sim *sim = r->sim;
+  int p = r->s->par.p, nd = r->nt * D_N + 1;
+  if (sim->wide_only)
+    return 0;
+  for (int k = 0; k < nd; k++) {
+    if (sim->duri[k] >= WALK64_DUR || sim->duri[k] <= -WALK64_DUR)
+      return 0;
+    sim->dur64[k] = (int64_t)sim->duri[k];
+  }
+  for (int st = 0; st < p; st++)
+    sim->free64[st] = sim->busy64[st] = sim->warm64[st] = sim->steady64[st] = 0;
+  narrow_walk w = {r, sim->dur64, sim->end64, sim->free64, sim->busy64, sim->warm64,
+                   sim->steady64, sim->grow64, 0};
+  if (!narrow_run(&w, 1))
+    return 0;
+  for (int st = 0; st < p; st++) {
+    sim->freei[st] = sim->free64[st];
+    sim->busyi[st] = sim->busy64[st];
+    sim->warmi[st] = sim->warm64[st];
+    sim->steadyi[st] = sim->steady64[st];
+  }
+  sim->used_narrow = 1;
+  return 1;
+#else
+  (void)r;
+  return 0;
+#endif
+}
+
 /* Time s through pr with times into sim. */
 static void sim_time(const plc_sched *s, const plc_sched_prep *pr, const plc_sched_times *times,
                      plc_sched_sim *sim)
@@ -1547,12 +1421,13 @@ static void sim_time(const plc_sched *s, const plc_sched_prep *pr, const plc_sch
   r.fast = sim->used_fast = scale_setup(&r);
   r.nonneg = r.fast && durs_nonneg(&r);
   sim->skipped = 0;
+  sim->used_narrow = 0;
   if (!r.fast)
     sim_grow_z(sim, s->nblocks);
   sim_start(&r);
-  if (r.fast)
-    time_steps64(&r);
-  else
+  if (r.fast && !(r.nonneg && time_narrow(&r)))
+    time_wide(&r);
+  else if (!r.fast)
     time_stepsz(&r);
   sim_results(&r);
 }

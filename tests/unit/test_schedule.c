@@ -1122,39 +1122,47 @@ static void rnd_long_times(plc_sched_times *t, int n, int kind)
  * uniform runs (so the comparison tests something). */
 static void test_steady_skip(void)
 {
-  plc_sched_sim fast, full, slow;
+  plc_sched_sim fast, full, slow, wide;
   plc_sched_sim_init(&fast);
   plc_sched_sim_init(&full);
   plc_sched_sim_init(&slow);
+  plc_sched_sim_init(&wide);
   full.full_walk = 1;
   slow.exact_only = 1;
+  wide.wide_only = 1;
   plc_sched_times t[32];
   plc_sched_times_init(t, 32);
   mpq_t mk, busy[8], warm[8], steady[8];
   mpq_init(mk);
   for (int i = 0; i < 8; i++)
     mpq_inits(busy[i], warm[i], steady[i], NULL);
-  int skipped = 0, uniform = 0, skipped_uniform = 0;
+  int skipped = 0, uniform = 0, skipped_uniform = 0, narrow = 0, wide_skipped = 0;
   for (int it = 0; it < 2000; it++) {
     plc_sched s = rnd_long_sched();
     int kind = rnd(4), chunks = s.nchunks > s.par.p && rnd(3) == 0;
     /* every third with times per chunk (and DualPipe's F&B pairs) */
-    fast.per_chunk = full.per_chunk = slow.per_chunk = chunks;
+    fast.per_chunk = full.per_chunk = slow.per_chunk = wide.per_chunk = chunks;
     fast.fb_pairs = full.fb_pairs = slow.fb_pairs = chunks && s.nchunks == 2 * s.par.p && rnd(2);
+    wide.fb_pairs = fast.fb_pairs;
     rnd_long_times(t, chunks ? s.nchunks : s.par.p, kind);
     for (int i = 0; chunks && i < s.nchunks; i++)
       mpq_add(t[i].fbo, t[i].f, t[i].b);
     sim_ok(&s, t, &fast);
     sim_ok(&s, t, &full);
     sim_ok(&s, t, &slow);
+    sim_ok(&s, t, &wide);
     CU_ASSERT(fast.used_fast && full.skipped == 0 && slow.skipped == 0);
+    CU_ASSERT(wide.used_fast && !wide.used_narrow && !slow.used_narrow);
     skipped += fast.skipped > 0;
+    narrow += fast.used_narrow;
+    wide_skipped += wide.skipped > 0;
     if (kind == 0 && !chunks && s.par.mu >= 4 * s.par.p * s.par.v) {
       uniform++;
       skipped_uniform += fast.skipped > 0;
     }
     PLC_CU_ASSERT_MSG(same_results(&fast, &full), "skipping differs from the full walk");
     PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "skipping differs from the mpz run");
+    PLC_CU_ASSERT_MSG(same_results(&fast, &wide), "the 64-bit walk differs from the 128-bit one");
     if (it % 4 == 0 && s.nblocks < 1500 && !chunks) {
       CU_ASSERT(naive_sim(&s, t, mk, busy, warm, steady));
       int same = mpq_equal(mk, fast.makespan);
@@ -1165,8 +1173,9 @@ static void test_steady_skip(void)
     }
     plc_sched_free(&s);
   }
-  CU_ASSERT(skipped > 40);
+  CU_ASSERT(skipped > 40 && wide_skipped > 40);
   CU_ASSERT(uniform > 10 && 2 * skipped_uniform > uniform);
+  CU_ASSERT(narrow > 500); /* the runs whose blocks take no negative time */
   fast.per_chunk = full.per_chunk = fast.fb_pairs = full.fb_pairs = 0;
   /* one steady interleaved schedule: most of its blocks skipped */
   plc_sched s = gen(PLC_SCHED_INTERLEAVED, 4, 2, 64, 0);
@@ -1184,6 +1193,55 @@ static void test_steady_skip(void)
   plc_sched_times_clear(t, 32);
   plc_sched_sim_clear(&fast);
   plc_sched_sim_clear(&full);
+  plc_sched_sim_clear(&slow);
+  plc_sched_sim_clear(&wide);
+}
+
+/* The 64-bit walk (schedule_walk.h) runs only while every duration is
+ * below 2^52 and every end at most 2^62; past either the run is walked on
+ * 128 bits, with the mpz run's figures.  1f1b over p = 2 stages and
+ * mu = 2000 microbatches runs 4000 blocks a stage: with F and B taking
+ * about 2^51 each the step ends near 2000 x 2^52 = 2^62.97 > 2^62 (found
+ * by the loop); with mu = 5000, near 2^64.3, past int64_t itself (found
+ * by the jump, before it wraps); with 2^40 it ends near 2^52 and the
+ * 64-bit walk is the run; a duration of 2^52 is past its durations'
+ * bound. */
+static void test_narrow_walk(void)
+{
+  plc_sched_sim fast, slow;
+  plc_sched_sim_init(&fast);
+  plc_sched_sim_init(&slow);
+  slow.exact_only = 1;
+  plc_sched_times t[2];
+  plc_sched_times_init(t, 2);
+  static const struct {
+    int mu;
+    unsigned long f, b;
+    int full, narrow;
+  } cases[] = {
+    {2000, (1UL << 51) - 3, (1UL << 51) + 5, 0, 0}, {2000, (1UL << 51) - 3, (1UL << 51) + 5, 1, 0},
+    {5000, (1UL << 51) - 3, (1UL << 51) + 5, 0, 0}, {5000, (1UL << 51) - 3, (1UL << 51) + 5, 1, 0},
+    {2000, (1UL << 40) + 7, (1UL << 40) + 9, 0, 1}, {2000, (1UL << 40) + 7, (1UL << 40) + 9, 1, 1},
+    {2000, 1UL << 52, 1, 0, 0},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    plc_sched s = gen(PLC_SCHED_1F1B, 2, 1, cases[c].mu, 0);
+    set_times(t, 2, 0, 0, 0, 0, 1);
+    for (int st = 0; st < 2; st++) {
+      mpq_set_ui(t[st].f, cases[c].f, 1);
+      mpq_set_ui(t[st].b, cases[c].b, 1);
+    }
+    mpq_set_ui(t[1].p2p, 3, 1);
+    fast.full_walk = cases[c].full;
+    sim_ok(&s, t, &fast);
+    sim_ok(&s, t, &slow);
+    CU_ASSERT(fast.used_fast && fast.used_narrow == cases[c].narrow);
+    CU_ASSERT(cases[c].full || fast.skipped > 0);
+    PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "the 64-bit walk's fallback differs");
+    plc_sched_free(&s);
+  }
+  plc_sched_times_clear(t, 2);
+  plc_sched_sim_clear(&fast);
   plc_sched_sim_clear(&slow);
 }
 
@@ -1215,6 +1273,7 @@ int main(void)
     {"a prepared schedule simulated again", test_prepared_reruns},
     {"idle phases from the recorded blocks", test_idle_phases_recorded},
     {"the steady phase's repeats skipped", test_steady_skip},
+    {"the 64-bit walk and its bounds", test_narrow_walk},
     {NULL, NULL},
   };
   return plc_cu_run("schedule", tests);
