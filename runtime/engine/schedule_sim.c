@@ -1179,6 +1179,10 @@ typedef uint64_t sim_uint;
  * the range; else 0. */
 static int z_to_sim(const mpz_t v, plc_sched_int *out)
 {
+  if (mpz_fits_slong_p(v) && SIM_BITS - 3 >= 8 * (int)sizeof(long)) { /* most times */
+    *out = mpz_get_si(v);
+    return 1;
+  }
   if (mpz_sizeinbase(v, 2) > (size_t)SIM_BITS - 3)
     return 0;
   sim_word w[SIM_WORDS];
@@ -1205,13 +1209,33 @@ static void sim_to_z(mpz_t z, plc_sched_int v)
 }
 
 /* Scale one stage's times by sim->den into duri; 0 when one does not
- * fit in a quarter of the range. */
-static int scale_stage(plc_sched_sim *sim, const plc_sched_times *t, plc_sched_int *d, mpz_t v)
+ * fit in a quarter of the range.  f is den over the denominator *fd
+ * (NULL: none yet), kept from one time to the next: times of one run
+ * mostly share a few denominators. */
+static int scale_stage(plc_sched_sim *sim, const plc_sched_times *t, plc_sched_int *d, mpz_t v,
+                       mpz_t f, mpz_srcptr *fd)
 {
   mpq_srcptr q[D_IN] = {t->f, t->b, t->w, t->fb, t->p2p, t->fbo};
   for (int k = 0; k < D_IN; k++) {
-    mpz_divexact(v, sim->den, mpq_denref(q[k]));
-    mpz_mul(v, v, mpq_numref(q[k]));
+#ifdef __SIZEOF_INT128__
+    /* den, the denominator and the numerator in a limb each: the product
+     * on 128 bits, with z_to_sim's bound (magnitude below 2^125) */
+    mpz_srcptr qn = mpq_numref(q[k]), qd = mpq_denref(q[k]);
+    if (SIM_BITS == 128 && GMP_NUMB_BITS == 64 && mpz_size(sim->den) == 1 && mpz_size(qd) == 1 &&
+        mpz_size(qn) <= 1) {
+      sim_uint u = (sim_uint)(mpz_getlimbn(sim->den, 0) / mpz_getlimbn(qd, 0)) *
+                   (sim_uint)mpz_getlimbn(qn, 0);
+      if (u >= (sim_uint)1 << (SIM_BITS - 3))
+        return 0;
+      d[k] = mpz_sgn(qn) < 0 ? -(plc_sched_int)u : (plc_sched_int)u;
+      continue;
+    }
+#endif
+    if (!*fd || mpz_cmp(*fd, mpq_denref(q[k])) != 0) {
+      mpz_divexact(f, sim->den, mpq_denref(q[k]));
+      *fd = mpq_denref(q[k]);
+    }
+    mpz_mul(v, f, mpq_numref(q[k]));
     if (!z_to_sim(v, &d[k]))
       return 0;
   }
@@ -1243,13 +1267,14 @@ static int fast_fits(sim_run *r)
   plc_sched_sim *sim = r->sim;
   if (sim->exact_only || sim->rec_start)
     return 0;
-  mpz_t v;
-  mpz_init(v);
+  mpz_t v, f;
+  mpz_inits(v, f, NULL);
+  mpz_srcptr fd = NULL;
   int ok = 1;
   plc_sched_int maxd = 0, maxp = 0, lim = SIM_MAX / 2;
   for (int st = 0; ok && st < r->nt; st++) {
     plc_sched_int *d = &sim->duri[(size_t)st * D_N];
-    ok = scale_stage(sim, &r->t[st], d, v);
+    ok = scale_stage(sim, &r->t[st], d, v, f, &fd);
     for (int k = 0; ok && k < D_N; k++) {
       plc_sched_int a = d[k] < 0 ? -d[k] : d[k];
       if (k == D_P2P)
@@ -1258,7 +1283,7 @@ static int fast_fits(sim_run *r)
         maxd = a > maxd ? a : maxd;
     }
   }
-  mpz_clear(v);
+  mpz_clears(v, f, NULL);
   plc_sched_int n = r->s->nblocks > 0 ? r->s->nblocks : 1;
   if (sim->per_chunk) { /* an F&B may add two entries' parts */
     ok = ok && maxd <= lim / 4;
@@ -1296,8 +1321,13 @@ static int scale_setup(sim_run *r)
   for (int st = 0; st < r->nt; st++) {
     const plc_sched_times *t = &r->t[st];
     mpq_srcptr q[D_IN] = {t->f, t->b, t->w, t->fb, t->p2p, t->fbo};
-    for (int k = 0; k < D_IN; k++)
-      mpz_lcm(sim->den, sim->den, mpq_denref(q[k]));
+    for (int k = 0; k < D_IN; k++) {
+      mpz_srcptr d = mpq_denref(q[k]);
+      if (mpz_size(sim->den) == 1 && mpz_size(d) == 1 &&
+          mpz_getlimbn(sim->den, 0) % mpz_getlimbn(d, 0) == 0)
+        continue; /* a divisor of den already (most: den soon has their factors) */
+      mpz_lcm(sim->den, sim->den, d);
+    }
   }
   sim->duri[(size_t)r->nt * D_N] = 0; /* D_ZERO */
   if (fast_fits(r))

@@ -799,6 +799,18 @@ static void test_fast_path_exact(void)
   sim_ok(&s, t, &slow);
   CU_ASSERT(!fast.used_fast);
   CU_ASSERT(same_results(&fast, &slow));
+  /* two odd denominators two apart near 2^35 (2^35-31, 2^35-33), so
+   * coprime: a common denominator of 70 bits, past one limb (scaled through mpz, each time's quotient kept
+   * while the denominator repeats) and within the 128-bit path */
+  set_times(t, 4, 1, 2, 0, 0, 1);
+  mpq_set_ui(t[0].f, 5, 34359738337UL);
+  mpq_set_ui(t[1].b, 7, 34359738335UL);
+  mpq_set_ui(t[2].f, 3, 34359738337UL);
+  mpq_set_ui(t[2].b, 11, 34359738337UL);
+  sim_ok(&s, t, &fast);
+  sim_ok(&s, t, &slow);
+  CU_ASSERT(fast.used_fast && mpz_sizeinbase(fast.den, 2) > 64);
+  CU_ASSERT(same_results(&fast, &slow));
   plc_sched_free(&s);
   plc_sched_times_clear(t, 8);
   plc_sched_sim_clear(&fast);
