@@ -212,6 +212,7 @@ void plc_blocks_keep(const plc_ir_run *run)
   plc_blocks_kept *k = plc_xcalloc(1, sizeof *k);
   k->run = run;
   plc_sched_sim_init(&k->sim);
+  k->sim.lazy = 1; /* only the critical device's figures are read */
   plc_blocks_kept_now = k;
 }
 
@@ -258,9 +259,10 @@ static int plc_blocks_measure_sched(const plc_ir_run *run, plc_sched *s, char *w
 
 /* r's bubble from sim's run: the makespan less the critical device's own
  * work, with the split on that device. */
-static void plc_blocks_bubble(plc_result *r, const plc_sched_sim *sim)
+static void plc_blocks_bubble(plc_result *r, plc_sched_sim *sim)
 {
   int c = r->device;
+  plc_sched_sim_stage(sim, c);
   mpq_sub(r->bubble, sim->makespan, r->work);
   mpq_set(r->bubble_warmup, sim->warmup[c]);
   mpq_set(r->bubble_steady, sim->steady[c]);
@@ -317,6 +319,7 @@ int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t l
     return 0;
   plc_sched_sim sim;
   plc_sched_sim_init(&sim);
+  sim.lazy = 1; /* only the critical device's figures are read */
   int nt;
   plc_sched_times *t = plc_blocks_all_times(run, r, &s, &sim, &nt);
   int ok = plc_sched_simulate(&s, t, &sim, why, len);

@@ -223,6 +223,11 @@ typedef struct plc_sched_sim {
   int full_walk;        /* set to time every block: no skipping of the
                            steady phase's repeats (tests) */
   int wide_only;        /* set to skip the 64-bit walk (tests) */
+  int lazy;             /* set by the caller: a run on machine integers leaves
+                           each stage's busy, idle, warmup, steady, cooldown
+                           and stage_free to plc_sched_sim_stage (the
+                           makespan, bubble and critical stage are filled) */
+  int pending;          /* those figures wait for plc_sched_sim_stage */
   int used_narrow;      /* the last run walked on int64_t (schedule_walk.h) */
   int skipped;          /* blocks the last run did not walk (steady
                            repeats, schedule_sim.c), 0 on the mpz path */
@@ -270,6 +275,10 @@ typedef struct plc_sched_sim {
 
 void plc_sched_sim_init(plc_sched_sim *sim);
 void plc_sched_sim_clear(plc_sched_sim *sim);
+
+/* Fill stage st's figures after a run that left them (sim->lazy); a
+ * no-op when they are filled.  Valid until the next run. */
+void plc_sched_sim_stage(plc_sched_sim *sim, int st);
 
 /* Prepare s (from plc_sched_generate or a successful plc_sched_validate)
  * for runs with per_chunk and fb_pairs set so (plc_sched_sim).  Returns

@@ -1362,23 +1362,54 @@ static void sim_start(sim_run *r)
   }
 }
 
-/* Makespan, idle, the critical stage and its bubble. */
+/* Stage st's figures from the machine-integer run (sim_results). */
+static void sim_stage_fast(plc_sched_sim *sim, int st)
+{
+  set_qi(sim->stage_free[st], sim->freei[st], sim->den);
+  set_qi(sim->busy[st], sim->busyi[st], sim->den);
+  set_qi(sim->warmup[st], sim->warmi[st], sim->den);
+  set_qi(sim->steady[st], sim->steadyi[st], sim->den);
+  mpq_sub(sim->idle[st], sim->makespan, sim->busy[st]);
+  mpq_sub(sim->cooldown[st], sim->idle[st], sim->warmup[st]);
+  mpq_sub(sim->cooldown[st], sim->cooldown[st], sim->steady[st]);
+}
+
+void plc_sched_sim_stage(plc_sched_sim *sim, int st)
+{
+  if (sim->pending)
+    sim_stage_fast(sim, st);
+}
+
+/* Makespan, idle, the critical stage and its bubble.  On the machine-
+ * integer path the makespan and the critical stage are found on the
+ * integers (over one positive denominator they compare as the times
+ * do), and with sim->lazy each stage's figures wait for
+ * plc_sched_sim_stage. */
 static void sim_results(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
   int p = r->s->par.p;
-  for (int st = 0; st < p; st++) {
-    if (r->fast) {
-      set_qi(sim->stage_free[st], sim->freei[st], sim->den);
-      set_qi(sim->busy[st], sim->busyi[st], sim->den);
-      set_qi(sim->warmup[st], sim->warmi[st], sim->den);
-      set_qi(sim->steady[st], sim->steadyi[st], sim->den);
-    } else {
-      set_qz(sim->stage_free[st], sim->freez[st], sim->den);
-      set_qz(sim->busy[st], sim->busyz[st], sim->den);
-      set_qz(sim->warmup[st], sim->warmz[st], sim->den);
-      set_qz(sim->steady[st], sim->steadyz[st], sim->den);
+  sim->pending = 0;
+  if (r->fast) {
+    plc_sched_int mk = 0;
+    sim->critical = 0;
+    for (int st = 0; st < p; st++) {
+      mk = sim->freei[st] > mk ? sim->freei[st] : mk;
+      if (sim->busyi[st] > sim->busyi[sim->critical])
+        sim->critical = st;
     }
+    set_qi(sim->makespan, mk, sim->den);
+    set_qi(sim->bubble, mk - sim->busyi[sim->critical], sim->den);
+    sim->pending = sim->lazy;
+    for (int st = 0; st < p && !sim->lazy; st++)
+      sim_stage_fast(sim, st);
+    return;
+  }
+  for (int st = 0; st < p; st++) {
+    set_qz(sim->stage_free[st], sim->freez[st], sim->den);
+    set_qz(sim->busy[st], sim->busyz[st], sim->den);
+    set_qz(sim->warmup[st], sim->warmz[st], sim->den);
+    set_qz(sim->steady[st], sim->steadyz[st], sim->den);
   }
   mpq_set_ui(sim->makespan, 0, 1);
   sim->critical = 0;

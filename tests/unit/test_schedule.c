@@ -774,10 +774,12 @@ static int same_results(const plc_sched_sim *a, const plc_sched_sim *b)
  * 124 bits, past the 128-bit path's quarter range (and the 64-bit one's). */
 static void test_fast_path_exact(void)
 {
-  plc_sched_sim fast, slow;
+  plc_sched_sim fast, slow, lazy;
   plc_sched_sim_init(&fast);
   plc_sched_sim_init(&slow);
+  plc_sched_sim_init(&lazy);
   slow.exact_only = 1;
+  lazy.lazy = 1;
   plc_sched_times t[8];
   plc_sched_times_init(t, 8);
   for (int it = 0; it < 300; it++) {
@@ -785,10 +787,19 @@ static void test_fast_path_exact(void)
     rnd_times(t, s.par.p);
     sim_ok(&s, t, &fast);
     sim_ok(&s, t, &slow);
+    sim_ok(&s, t, &lazy);
     CU_ASSERT(fast.used_fast && !slow.used_fast);
     PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "machine-integer and mpz runs differ");
+    /* a lazy run: the step's figures at once, a stage's when asked */
+    CU_ASSERT(lazy.pending && !fast.pending && !slow.pending);
+    CU_ASSERT(mpq_equal(lazy.makespan, fast.makespan) && mpq_equal(lazy.bubble, fast.bubble) &&
+              lazy.critical == fast.critical);
+    for (int st = s.par.p - 1; st >= 0; st--)
+      plc_sched_sim_stage(&lazy, st);
+    PLC_CU_ASSERT_MSG(same_results(&lazy, &slow), "a lazy run's stage figures differ");
     plc_sched_free(&s);
   }
+  plc_sched_sim_clear(&lazy);
   plc_sched s = gen(PLC_SCHED_1F1B, 4, 1, 8, 0);
   set_times(t, 4, 1, 2, 0, 0, 1);
   mpq_set_ui(t[0].f, 5, 2147483647UL);
