@@ -113,6 +113,13 @@ typedef struct plc_sched {
   int nblocks;
   int *start;              /* p+1: stage s has blocks[start[s]..start[s+1]) */
   plc_sched_block *blocks;
+  /* Runs the generator copied (plc_sched_info.gen), 3 per stage, or NULL
+   * (an explicit order): on stage s every block i in [copy[3s+1],
+   * copy[3s+2]) is block i - copy[3s] with copy_m microbatches more (mb,
+   * and an FB's mb2; all else the same), so a reader need not compare
+   * them (the prepared order's repeat, schedule_sim.c).  copy_m 0: none. */
+  int *copy;
+  int copy_m;
 } plc_sched;
 
 typedef struct plc_sched_info {
@@ -122,8 +129,11 @@ typedef struct plc_sched_info {
   /* NULL when the parameters fit, else why not (a static string). */
   const char *(*check)(const plc_sched_params *par);
   /* Write stage s's blocks to out (room for plc_sched_max_stage_blocks)
-   * and return their number. */
-  int (*gen)(const plc_sched_params *par, int s, plc_sched_block *out);
+   * and return their number; when it wrote a run of them as copies of
+   * earlier ones, copy[0..3] = rep, from, to, m: every block in
+   * [from, to) of out is the one rep before with m microbatches more
+   * (copy is zeroed by the caller). */
+  int (*gen)(const plc_sched_params *par, int s, plc_sched_block *out, int *copy);
 } plc_sched_info;
 
 extern const plc_sched_info plc_sched_table[PLC_SCHED_NKINDS];
@@ -287,6 +297,8 @@ void plc_sched_sim_stage(plc_sched_sim *sim, int st);
 plc_sched_prep *plc_sched_prepare(const plc_sched *s, int per_chunk, int fb_pairs, char *msg,
                                   size_t msglen);
 void plc_sched_prep_free(plc_sched_prep *prep);
+/* Blocks whose repeat prep took from s->copy without comparing (tests). */
+long plc_sched_prep_trusted(const plc_sched_prep *prep);
 
 /* s must come from plc_sched_generate or a successful plc_sched_validate.
  * Run every stage's blocks in order, each starting at max(stage free, each

@@ -100,6 +100,7 @@ struct plc_sched_prep {
   prep_step *step;    /* s->nblocks once prepared */
   prep_dep *dep;
   prep_period per;    /* per.q == 0: none found */
+  long trusted;       /* blocks taken as repeats from the generator's copies */
   /* The unwritten copies: steps [v_lo, v_hi) are each the step of the
    * template period [v_lo - q, v_lo) (q = v_q, the order's period) a
    * whole number u of periods back,
@@ -679,6 +680,11 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
     if (e > s->start[st + 1] || (r->warm_at[st] >= a && r->warm_at[st] < e) ||
         (r->steady_at[st] >= a && r->steady_at[st] < e))
       return 0;
+    if (s->copy_m == m && s->copy[3 * st] == back && a >= s->copy[3 * st + 1] &&
+        e <= s->copy[3 * st + 2]) { /* the generator copied them so (plc_sched.copy) */
+      pr->trusted += e - a;
+      continue;
+    }
     for (int i = a; i < e; i++) {
       const plc_sched_block *x = &blocks[i], *y = &blocks[i - back];
       if (x->mb != y->mb + m || x->chunk != y->chunk || x->phase != y->phase ||
@@ -1078,6 +1084,11 @@ plc_sched_prep *plc_sched_prepare(const plc_sched *s, int per_chunk, int fb_pair
     return NULL;
   }
   return pr;
+}
+
+long plc_sched_prep_trusted(const plc_sched_prep *prep)
+{
+  return prep->trusted;
 }
 
 void plc_sched_prep_free(plc_sched_prep *prep)

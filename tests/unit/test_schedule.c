@@ -258,11 +258,14 @@ static void test_dualpipev_figure(void)
  * then forward W+k and backward k, then the remaining backwards. */
 static void test_interleaved_megatron(void)
 {
-  static const int grid[][4] = {{4, 2, 8, 0}, {4, 3, 12, 0}, {2, 4, 6, 0}, {4, 2, 9, 5},
-                                {4, 2, 14, 5}, {3, 2, 3, 0}, {8, 2, 16, 0}, {2, 2, 5, 3}};
+  static const int grid[][4] = {{4, 2, 8, 0},  {4, 3, 12, 0}, {2, 4, 6, 0},   {4, 2, 9, 5},
+                                {4, 2, 14, 5}, {3, 2, 3, 0},  {8, 2, 16, 0},  {2, 2, 5, 3},
+                                {4, 2, 64, 0}, {3, 3, 51, 4}, {2, 4, 62, 3},  {4, 2, 46, 6},
+                                {2, 2, 20, 2}, {5, 3, 82, 7}, {4, 4, 100, 0}, {2, 3, 34, 0}};
+  int copied = 0;
   for (size_t c = 0; c < sizeof grid / sizeof grid[0]; c++) {
     int p = grid[c][0], v = grid[c][1], mu = grid[c][2], g = grid[c][3] ? grid[c][3] : p;
-    int tmb[256], tch[256], n = 0;
+    int tmb[512], tch[512], n = 0;
     for (int m0 = 0; m0 < mu; m0 += g) {
       int hi = m0 + g >= mu ? mu : m0 + g;
       for (int j = 0; j < v; j++)
@@ -287,9 +290,11 @@ static void test_interleaved_megatron(void)
         i++;
       }
       PLC_CU_ASSERT_MSG(ok && i == s.start[st + 1], "interleaved order differs from Megatron's");
+      copied += s.copy_m && s.copy[3 * st + 2] > s.copy[3 * st + 1];
     }
     plc_sched_free(&s);
   }
+  CU_ASSERT(copied > 20); /* the generator's copies (checked above) are there */
 }
 
 /* [DP] DualPipe.step, 8 ranks and 20 micro-batches (its README figure):
@@ -551,7 +556,7 @@ static plc_sched custom(const char *s0, const char *s1, int mu)
 {
   static plc_sched_block blocks[64];
   static int start[3];
-  plc_sched s = {PLC_SCHED_PLACE_STAGE, {2, 1, mu, 0}, 2, 0, start, blocks};
+  plc_sched s = {PLC_SCHED_PLACE_STAGE, {2, 1, mu, 0}, 2, 0, start, blocks, NULL, 0};
   const char *st[2] = {s0, s1};
   for (int k = 0; k < 2; k++) {
     start[k] = s.nblocks;
@@ -1096,6 +1101,27 @@ static int naive_sim(const plc_sched *s, const plc_sched_times *t, mpq_t makespa
   return left == 0;
 }
 
+/* Every run a generator says it copied (plc_sched.copy) is there: each
+ * block the one copy[3s] before it with copy_m microbatches more. */
+static int copies_hold(const plc_sched *s)
+{
+  for (int st = 0; s->copy_m && st < s->par.p; st++) {
+    const int *c = &s->copy[3 * st];
+    if (c[2] > c[1] && (c[1] - c[0] < s->start[st] || c[2] > s->start[st + 1]))
+      return 0;
+    for (int i = c[1]; i < c[2]; i++) {
+      plc_sched_block a = s->blocks[i], b = s->blocks[i - c[0]];
+      b.mb += s->copy_m;
+      if (b.phase == PLC_SCHED_FB)
+        b.mb2 += s->copy_m;
+      if (a.phase != b.phase || a.split != b.split || a.mb != b.mb || a.chunk != b.chunk ||
+          a.mb2 != b.mb2 || a.chunk2 != b.chunk2)
+        return 0;
+    }
+  }
+  return 1;
+}
+
 /* A random schedule long enough for its steady phase to repeat. */
 static plc_sched rnd_long_sched(void)
 {
@@ -1159,7 +1185,7 @@ static void test_steady_skip(void)
   mpq_init(mk);
   for (int i = 0; i < 8; i++)
     mpq_inits(busy[i], warm[i], steady[i], NULL);
-  int skipped = 0, uniform = 0, skipped_uniform = 0, narrow = 0, wide_skipped = 0;
+  int skipped = 0, uniform = 0, skipped_uniform = 0, narrow = 0, wide_skipped = 0, trusted = 0;
   for (int it = 0; it < 2000; it++) {
     plc_sched s = rnd_long_sched();
     int kind = rnd(4), chunks = s.nchunks > s.par.p && rnd(3) == 0;
@@ -1186,6 +1212,17 @@ static void test_steady_skip(void)
     PLC_CU_ASSERT_MSG(same_results(&fast, &full), "skipping differs from the full walk");
     PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "skipping differs from the mpz run");
     PLC_CU_ASSERT_MSG(same_results(&fast, &wide), "the 64-bit walk differs from the 128-bit one");
+    PLC_CU_ASSERT_MSG(copies_hold(&s), "a generator's copied run is not its blocks' repeat");
+    if (s.copy_m) { /* the same blocks, every repeat compared rather than trusted */
+      plc_sched plain = s;
+      plain.copy_m = 0;
+      char msg[128];
+      plc_sched_prep *pr = plc_sched_prepare(&s, chunks, fast.fb_pairs, msg, sizeof msg);
+      trusted += pr && plc_sched_prep_trusted(pr) > 0;
+      plc_sched_prep_free(pr);
+      sim_ok(&plain, t, &wide);
+      PLC_CU_ASSERT_MSG(same_results(&fast, &wide), "trusting the generator's copies differs");
+    }
     if (it % 4 == 0 && s.nblocks < 1500 && !chunks) {
       CU_ASSERT(naive_sim(&s, t, mk, busy, warm, steady));
       int same = mpq_equal(mk, fast.makespan);
@@ -1199,6 +1236,7 @@ static void test_steady_skip(void)
   CU_ASSERT(skipped > 40 && wide_skipped > 40);
   CU_ASSERT(uniform > 10 && 2 * skipped_uniform > uniform);
   CU_ASSERT(narrow > 500); /* the runs whose blocks take no negative time */
+  CU_ASSERT(trusted > 50);
   fast.per_chunk = full.per_chunk = fast.fb_pairs = full.fb_pairs = 0;
   /* one steady interleaved schedule: most of its blocks skipped */
   plc_sched s = gen(PLC_SCHED_INTERLEAVED, 4, 2, 64, 0);
