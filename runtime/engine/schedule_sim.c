@@ -82,8 +82,8 @@ typedef struct prep_dep {
  * dependency, another for the walk that reads only those on other stages
  * (non-negative times): the dependencies it compares are those it reads.
  * reach: how far back a step of the range reads (a dependency, its
- * stage's previous step); tail: the least position a step at phi - q or
- * later reads. */
+ * stage's previous step); tail: at most the least position a step at
+ * phi - q or later reads. */
 typedef struct prep_span {
   int pa, phi, reach, tail;
 } prep_span;
@@ -881,15 +881,16 @@ static int prep_repeat(prep_run *r, int from)
   return n - c.x2;
 }
 
-/* A span's tail (prep_span), once the order is complete: the least
- * position the steps from phi - q on read (every dependency, or those on
- * other stages). */
+/* A span's tail (prep_span), once the order is complete: at most the
+ * least position the steps from phi - q on read (every dependency, or
+ * those on other stages): those of the range, before phi, read at most
+ * reach back, so only the steps after it are looked at. */
 static void prep_tail_of(prep_run *r, prep_span *sp, int q, int far)
 {
   plc_sched_prep *pr = r->pr;
-  prep_fill_run(pr, r, sp->phi - q, pr->n);
-  sp->tail = pr->n;
-  for (int i = sp->phi - q; i < pr->n; i++) {
+  prep_fill_run(pr, r, sp->phi, pr->n);
+  sp->tail = sp->phi - q - sp->reach > 0 ? sp->phi - q - sp->reach : 0;
+  for (int i = sp->phi; i < pr->n; i++) {
     const prep_step *k = &pr->step[i];
     const prep_dep *d = &pr->dep[r->at[i].off];
     if (r->at[i].prev >= 0 && r->at[i].prev < sp->tail)
