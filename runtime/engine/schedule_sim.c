@@ -35,6 +35,9 @@
 #include "schedule.h"
 #include "xalloc.h"
 
+/* A part's slot in the prepared tables is 2 key + its phase (F 0, B 1). */
+_Static_assert(PLC_SCHED_F == 0 && PLC_SCHED_B == 1, "F and B are the slots' 0 and 1");
+
 /* Per times entry in duri: f, b, w, fb, p2p, fbo, b - w, fb - w, -w.  One
  * more entry after the last times entry's, D_ZERO, is 0: what a
  * dependency on the same stage adds, and the second part of a block
@@ -719,20 +722,19 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
     pr->v_d = nd;
     pr->filled = plc_xcalloc((size_t)(s->nblocks / q + 2), 1);
   }
+  int *pos_of = r->pos_of, *ended = r->ended, mu = s->par.mu;
   for (int st = 0; st < p; st++) {
     int a = r->cursor[st], e = a + r->rep[st], back = r->rep[st];
     for (int i = a; i < e; i++) {
       const plc_sched_block *b = &s->blocks[i];
-      int pos = r->pos_of[i - back] + q, key = 2 * part_key(s, b->mb, b->chunk);
-      r->pos_of[i] = pos;
+      int pos = pos_of[i - back] + q;
+      pos_of[i] = pos;
       if (!virt)
         r->at[pos].idx = i;
-      if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
-        r->ended[key] = pos + 1;
-      else if (b->phase == PLC_SCHED_B)
-        r->ended[key + 1] = pos + 1;
-      if (b->phase == PLC_SCHED_FB)
-        r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos + 1;
+      if (b->phase <= PLC_SCHED_B) /* F ends its part's slot 2 key, B 2 key + 1 */
+        ended[2 * (b->chunk * mu + b->mb) + b->phase] = pos + 1;
+      else
+        prep_ended(r, b, pos);
     }
     r->cursor[st] = e;
   }
