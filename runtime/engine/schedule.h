@@ -189,7 +189,8 @@ void plc_sched_inflight(const plc_sched *s, int stage, int *inflight_b, int *inf
 
 /* Per-stage block durations: f forward, b the whole backward (B+W), w the
  * weight-gradient part (a split B takes b - w), fb an overlapped FB (a
- * split FB's backward makes it fb - w), p2p the latency of a transfer
+ * split FB's backward makes it fb - w; read only when the schedule has
+ * F&B blocks, and fbo only with fb_pairs), p2p the latency of a transfer
  * leaving the stage.  With sim->fb_pairs, fbo is an F&B of this entry's
  * forward and the backward of its stage's other entry (two per stage),
  * overlapped (fbpair.h); a split one takes fbo less the other's w. */

@@ -104,6 +104,7 @@ struct plc_sched_prep {
   prep_dep *dep;
   prep_period per;    /* per.q == 0: none found */
   long trusted;       /* blocks taken as repeats from the generator's copies */
+  unsigned used;      /* the D_ kinds some step's duration takes, a bit each */
   /* The unwritten copies: steps [v_lo, v_hi) are each the step of the
    * template period [v_lo - q, v_lo) (q = v_q, the order's period) a
    * whole number u of periods back,
@@ -389,6 +390,7 @@ static void step_durs(const prep_run *r, int st, const plc_sched_block *b, prep_
     k->dur = a * D_N + D_F;
     k->dur2 = c * D_N + (b->split ? D_BS : D_B);
   }
+  r->pr->used |= 1u << (k->dur % D_N) | (k->dur2 != r->zero ? 1u << (k->dur2 % D_N) : 0);
 }
 
 /* Append block idx of stage st to the order: its dependencies d, ended by
@@ -1309,15 +1311,18 @@ static int fast_fits(sim_run *r)
 /* Does every block take a time >= 0 (the machine-integer path)?  A
  * duration is one of f, b, w, fb, fbo, b - w, fb - w, or the sum of two
  * (an F&B of two entries), or with fb_pairs an fbo less another entry's
- * w: so when those are >= 0 and the least fbo is at least the largest w. */
+ * w: so when those a step takes (pr->used) are >= 0 and the least fbo is
+ * at least the largest w.  (A schedule without F&B blocks need not be
+ * given fb.) */
 static int durs_nonneg(const sim_run *r)
 {
   static const int dur[] = {D_F, D_B, D_W, D_FB, D_FBO, D_BS, D_FBS};
   const plc_sched_int *d = r->sim->duri;
   plc_sched_int minfbo = d[D_FBO], maxw = 0;
+  unsigned used = r->pr->used;
   for (int st = 0; st < r->nt; st++, d += D_N) {
     for (size_t k = 0; k < sizeof dur / sizeof dur[0]; k++)
-      if (d[dur[k]] < 0)
+      if ((used >> dur[k] & 1) && d[dur[k]] < 0)
         return 0;
     minfbo = d[D_FBO] < minfbo ? d[D_FBO] : minfbo;
     maxw = d[D_W] > maxw ? d[D_W] : maxw;
