@@ -393,47 +393,6 @@ static void step_durs(const prep_run *r, int st, const plc_sched_block *b, prep_
   r->pr->used |= 1u << (k->dur % D_N) | (k->dur2 != r->zero ? 1u << (k->dur2 % D_N) : 0);
 }
 
-/* Append block idx of stage st to the order: its dependencies d, ended by
- * the steps at pos. */
-static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, const int *pos, int nd)
-{
-  plc_sched_prep *pr = r->pr;
-  if (pr->ndep + nd > pr->cap_dep) {
-    pr->cap_dep = 2 * pr->cap_dep + 4;
-    pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
-  }
-  prep_step *k = &pr->step[pr->n++];
-  k->st = st;
-  k->ndep = (uint8_t)nd;
-  k->nfar = 0;
-  k->mark = idx == r->warm_at[st] ? MARK_WARM : idx == r->steady_at[st] ? MARK_STEADY : MARK_NONE;
-  step_durs(r, st, &r->s->blocks[idx], k);
-  /* those on other stages first (they can be the only ones that matter),
-   * those on st from the end */
-  prep_dep *out = &pr->dep[pr->ndep];
-  for (int i = 0, near = nd; i < nd; i++) {
-    int ds = r->cstage[d[i].chunk];
-    if (ds != st)
-      out[k->nfar++] = (prep_dep){pos[i], slot(r, ds, d[i].chunk) * D_N + D_P2P};
-    else
-      out[--near] = (prep_dep){pos[i], r->zero};
-  }
-  pr->ndep += nd;
-}
-
-/* Run stage st's next block in the sweep that started at position level
- * when everything it waits for ended in an earlier sweep; returns whether
- * it ran. */
-/* Note that block idx runs at position pos, its dependencies from off. */
-static inline void prep_at(prep_run *r, int st, int idx, int pos, int off)
-{
-  r->at[pos].idx = idx;
-  r->pos_of[idx] = pos;
-  r->at[pos].off = off;
-  r->at[pos].prev = r->last_pos[st];
-  r->last_pos[st] = pos;
-}
-
 /* The parts block b ends, ended at pos. */
 static inline void prep_ended(prep_run *r, const plc_sched_block *b, int pos)
 {
@@ -446,30 +405,87 @@ static inline void prep_ended(prep_run *r, const plc_sched_block *b, int pos)
     r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos + 1;
 }
 
+/* The parts block b waits for, as block_deps gives them (the same
+ * order), by their slot in r->ended (2 key + phase) and chunk; returns
+ * how many. */
+static inline int block_waits(const plc_sched *s, const plc_sched_block *b, int *sl, int *ch)
+{
+  int n = 0, first, last;
+  if (b->phase == PLC_SCHED_W) {
+    sl[0] = 2 * part_key(s, b->mb, b->chunk) + 1;
+    ch[0] = b->chunk;
+    return 1;
+  }
+  if (b->phase != PLC_SCHED_B) { /* F, or an F&B's forward: F(mb, c - 1) */
+    mb_range(s, b->mb, &first, &last);
+    if (b->chunk > first) {
+      sl[n] = 2 * part_key(s, b->mb, b->chunk - 1);
+      ch[n++] = b->chunk - 1;
+    }
+  }
+  if (b->phase != PLC_SCHED_F) { /* B, or an F&B's backward: F(mb, c), B(mb, c + 1) */
+    int fb = b->phase == PLC_SCHED_FB, mb = fb ? b->mb2 : b->mb, c = fb ? b->chunk2 : b->chunk;
+    mb_range(s, mb, &first, &last);
+    sl[n] = 2 * part_key(s, mb, c);
+    ch[n++] = c;
+    if (c < last) {
+      sl[n] = 2 * part_key(s, mb, c + 1) + 1;
+      ch[n++] = c + 1;
+    }
+  }
+  return n;
+}
+
+/* Run stage st's next block in the sweep that started at position level
+ * when everything it waits for ended in an earlier sweep; returns whether
+ * it ran.  Running it appends it to the order: its dependencies (those on
+ * other stages first: they can be the only ones that matter; those on st
+ * from the end), its position (prep_pos) and the parts it ends. */
 static int prep_try(prep_run *r, int st, int level)
 {
-  const plc_sched *s = r->s;
-  int w = r->wait[st];
-  if (w >= 0 && (unsigned)(r->ended[w] - 1) >= (unsigned)level) /* -1 too: not yet */
+  int w = r->wait[st], *ended = r->ended;
+  if (w >= 0 && (unsigned)(ended[w] - 1) >= (unsigned)level) /* -1 too: not yet */
     return 0;
+  const plc_sched *s = r->s;
   int cur = r->cursor[st];
   const plc_sched_block *b = &s->blocks[cur];
-  sim_dep d[4];
-  int at[4], nd = block_deps(s, b, d);
+  int sl[4], ch[4], at[4], nd = block_waits(s, b, sl, ch);
   for (int i = 0; i < nd; i++) {
-    int slot = 2 * d[i].key + d[i].isb;
-    at[i] = r->ended[slot] - 1;
+    at[i] = ended[sl[i]] - 1;
     if ((unsigned)at[i] >= (unsigned)level) {
-      r->wait[st] = slot;
+      r->wait[st] = sl[i];
       return 0;
     }
   }
   r->wait[st] = -1;
-  int off = r->pr->ndep;
-  prep_add(r, st, cur, d, at, nd);
-  int pos = r->pr->n - 1;
-  prep_at(r, st, cur, pos, off);
-  prep_ended(r, b, pos);
+  plc_sched_prep *pr = r->pr;
+  if (pr->ndep + nd > pr->cap_dep) {
+    pr->cap_dep = 2 * pr->cap_dep + 4;
+    pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
+  }
+  int pos = pr->n++, off = pr->ndep, nfar = 0, near = nd;
+  prep_step *k = &pr->step[pos];
+  k->st = st;
+  k->ndep = (uint8_t)nd;
+  k->mark = cur == r->warm_at[st] ? MARK_WARM : cur == r->steady_at[st] ? MARK_STEADY : MARK_NONE;
+  step_durs(r, st, b, k);
+  prep_dep *out = &pr->dep[off];
+  for (int i = 0; i < nd; i++) {
+    int ds = r->cstage[ch[i]];
+    if (ds != st)
+      out[nfar++] = (prep_dep){at[i], slot(r, ds, ch[i]) * D_N + D_P2P};
+    else
+      out[--near] = (prep_dep){at[i], r->zero};
+  }
+  k->nfar = (uint8_t)nfar;
+  pr->ndep = off + nd;
+  r->at[pos] = (prep_pos){cur, off, r->last_pos[st]};
+  r->pos_of[cur] = pos;
+  r->last_pos[st] = pos;
+  if (b->phase <= PLC_SCHED_B) /* F ends its part's slot 2 key, B 2 key + 1 */
+    ended[2 * part_key(s, b->mb, b->chunk) + b->phase] = pos + 1;
+  else
+    prep_ended(r, b, pos);
   r->cursor[st] = cur + 1;
   return 1;
 }
