@@ -268,7 +268,7 @@ typedef struct plc_sched_sim {
    * order itself does (its bubble falls between its phases). */
   mpq_t *warmup, *steady, *cooldown;
   /* scratch */
-  int cap_p, cap_t, cap_n, cap_zn;
+  int cap_p, cap_t, cap_n, cap_n64, cap_zn;
   mpq_t *stage_free;    /* per stage, when it ends */
   /* Every time is an integer multiple of 1/den, den the least common
    * denominator of the stages' times: the machine-integer path keeps them

@@ -264,9 +264,9 @@ static void sim_grow_z(plc_sched_sim *sim, int n)
   sim->cap_zn = n;
 }
 
-/* Grow the scratch to p stages, nt times entries and n blocks; it is kept
+/* Grow the scratch to p stages and nt times entries; it is kept
  * for the next run, so a search allocates only when a run is larger. */
-static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
+static void sim_grow(plc_sched_sim *sim, int p, int nt)
 {
   if (nt > sim->cap_t) {
     mpz_grow(&sim->durz, sim->cap_t ? sim->cap_t * D_N + 1 : 0, nt * D_N + 1);
@@ -297,11 +297,25 @@ static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
     sim->grow64 = sim->free64 + 4 * p;
     sim->cap_p = p;
   }
-  if (n > sim->cap_n) {
-    sim->endi = plc_xrealloc(sim->endi, (size_t)n * sizeof(plc_sched_int));
-    sim->end64 = plc_xrealloc(sim->end64, (size_t)n * sizeof(int64_t));
-    sim->cap_n = n;
-  }
+}
+
+/* The block ends of the 128-bit and the 64-bit walks, each grown only
+ * when its walk runs (a large step's ends are megabytes, and a heap
+ * allocation touches its first and last pages, huge ones here). */
+static void sim_grow_i(plc_sched_sim *sim, int n)
+{
+  if (n <= sim->cap_n)
+    return;
+  sim->endi = plc_xrealloc(sim->endi, (size_t)n * sizeof(plc_sched_int));
+  sim->cap_n = n;
+}
+
+static void sim_grow_64(plc_sched_sim *sim, int n)
+{
+  if (n <= sim->cap_n64)
+    return;
+  sim->end64 = plc_xrealloc(sim->end64, (size_t)n * sizeof(int64_t));
+  sim->cap_n64 = n;
 }
 
 /* The dependencies of one part (F or B of (mb, c)) appended to d. */
@@ -1466,6 +1480,7 @@ static void sim_results(sim_run *r)
 static void time_wide(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
+  sim_grow_i(sim, r->s->nblocks);
   wide_walk w = {r, sim->duri, sim->endi, sim->freei, sim->busyi, sim->warmi, sim->steadyi,
                  sim->busyq, 0};
   wide_run(&w, r->nonneg);
@@ -1489,6 +1504,7 @@ static int time_narrow(sim_run *r)
   }
   for (int st = 0; st < p; st++)
     sim->free64[st] = sim->busy64[st] = sim->warm64[st] = sim->steady64[st] = 0;
+  sim_grow_64(sim, r->s->nblocks);
   narrow_walk w = {r, sim->dur64, sim->end64, sim->free64, sim->busy64, sim->warm64,
                    sim->steady64, sim->grow64, 0};
   if (!narrow_run(&w, 1))
@@ -1512,7 +1528,7 @@ static void sim_time(const plc_sched *s, const plc_sched_prep *pr, const plc_sch
                      plc_sched_sim *sim)
 {
   int nt = sim->per_chunk ? s->nchunks : s->par.p;
-  sim_grow(sim, s->par.p, nt, s->nblocks);
+  sim_grow(sim, s->par.p, nt);
   sim_run r = {.s = s, .t = times, .sim = sim, .pr = pr, .nt = nt};
   r.fast = sim->used_fast = scale_setup(&r);
   r.nonneg = r.fast && durs_nonneg(&r);
