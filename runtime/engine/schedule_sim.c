@@ -1497,6 +1497,7 @@ static int time_narrow(sim_run *r)
   int p = r->s->par.p, nd = r->nt * D_N + 1;
   if (sim->wide_only)
     return 0;
+  sim_grow_64(sim, r->s->nblocks);
   for (int k = 0; k < nd; k++) {
     if (sim->duri[k] >= WALK64_DUR || sim->duri[k] <= -WALK64_DUR)
       return 0;
@@ -1504,7 +1505,6 @@ static int time_narrow(sim_run *r)
   }
   for (int st = 0; st < p; st++)
     sim->free64[st] = sim->busy64[st] = sim->warm64[st] = sim->steady64[st] = 0;
-  sim_grow_64(sim, r->s->nblocks);
   narrow_walk w = {r, sim->dur64, sim->end64, sim->free64, sim->busy64, sim->warm64,
                    sim->steady64, sim->grow64, 0};
   if (!narrow_run(&w, 1))
