@@ -100,7 +100,7 @@ WALK(loop)(WALK(walk) *w, int from, int to, const prep_dep *dep, const int nonne
  * the range at most w back, after it (from h - q on) down to the tail
  * (prep_span).  The steps [y, h) left in the range (less than a period)
  * end L after the step q before them, by the same equation, so they are
- * timed without reading their dependencies (period_replay, which reads
+ * timed without reading their dependencies (WALK(replay), which reads
  * ends from y - q on), and the walk carries on at h.  The same holds for a multiple j q
  * of the period from x >= a + (j - 1) q, where step i is step i - j q.
  * When (*) does not hold at any x (a transient longer than the range, a
