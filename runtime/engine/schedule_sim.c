@@ -757,12 +757,12 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
   int *pos_of = r->pos_of, *ended = r->ended, mu = s->par.mu;
   for (int st = 0; st < p; st++) {
     int a = r->cursor[st], e = a + r->rep[st], back = r->rep[st];
+    for (int i = a; i < e && !virt; i++)
+      r->at[pos_of[i - back] + q].idx = i;
     for (int i = a; i < e; i++) {
       const plc_sched_block *b = &s->blocks[i];
       int pos = pos_of[i - back] + q;
       pos_of[i] = pos;
-      if (!virt)
-        r->at[pos].idx = i;
       if (b->phase <= PLC_SCHED_B) /* F ends its part's slot 2 key, B 2 key + 1 */
         ended[2 * (b->chunk * mu + b->mb) + b->phase] = pos + 1;
       else
