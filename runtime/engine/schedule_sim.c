@@ -1055,16 +1055,19 @@ static void prep_run_init(prep_run *r)
   r->zero = p * r->per * D_N;
   r->cursor = plc_xmalloc((size_t)p * sizeof *r->cursor);
   size_t nb = (size_t)s->nblocks + 1;
-  r->rep = plc_xmalloc((size_t)p * sizeof *r->rep);
+  /* the two tables every block writes first, the one only written
+   * positions touch last: freed, the first two are memory already in
+   * use for what comes next (a walk's ends) */
+  r->pos_of = plc_xmalloc(nb * sizeof *r->pos_of);
+  r->ended = plc_xcalloc(2 * keys + 1, sizeof *r->ended);
   r->at = plc_xmalloc(nb * sizeof *r->at);
+  r->rep = plc_xmalloc((size_t)p * sizeof *r->rep);
   r->last_pos = plc_xmalloc((size_t)p * sizeof *r->last_pos);
   memset(r->last_pos, -1, (size_t)p * sizeof *r->last_pos);
-  r->pos_of = plc_xmalloc(nb * sizeof *r->pos_of);
   r->active = plc_xmalloc((size_t)p * sizeof *r->active);
   r->wait = plc_xmalloc((size_t)p * sizeof *r->wait);
   r->warm_at = plc_xmalloc((size_t)p * sizeof *r->warm_at);
   r->steady_at = plc_xmalloc((size_t)p * sizeof *r->steady_at);
-  r->ended = plc_xcalloc(2 * keys + 1, sizeof *r->ended);
   r->cstage = plc_xmalloc(((size_t)s->nchunks + 1) * sizeof *r->cstage);
   r->cslot = plc_xmalloc(((size_t)s->nchunks + 1) * sizeof *r->cslot);
   for (int c = 0; c < s->nchunks; c++) {
