@@ -433,25 +433,25 @@ static const char *check_dualpipev(const plc_sched_params *par)
 const plc_sched_info plc_sched_table[PLC_SCHED_NKINDS] = {
   {"gpipe", PLC_SCHED_PLACE_STAGE,
    "GPipe, Huang et al. 2019; PyTorch torch/distributed/pipelining/schedules.py, ScheduleGPipe",
-   check_v1, gen_gpipe},
+   check_v1, gen_gpipe, 2},
   {"1f1b", PLC_SCHED_PLACE_STAGE,
    "Megatron-LM megatron/core/pipeline_parallel/schedules.py, "
    "forward_backward_pipelining_without_interleaving",
-   check_v1, gen_1f1b},
+   check_v1, gen_1f1b, 2},
   {"interleaved", PLC_SCHED_PLACE_ROUND,
    "Megatron-LM megatron/core/pipeline_parallel/schedules.py, "
    "forward_backward_pipelining_with_interleaving",
-   check_interleaved, gen_interleaved},
+   check_interleaved, gen_interleaved, 2},
   {"zb_h1", PLC_SCHED_PLACE_STAGE,
    "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024); sail-sg/zero-bubble-"
    "pipeline-parallelism, efficiency.py get_hand_schedule",
-   check_zb_h1, gen_zb_h1},
+   check_zb_h1, gen_zb_h1, 3},
   {"dualpipe", PLC_SCHED_PLACE_BIDIR,
    "DeepSeek-V3 Technical Report; deepseek-ai/DualPipe dualpipe/dualpipe.py",
-   check_dualpipe, gen_dualpipe},
+   check_dualpipe, gen_dualpipe, 0},
   {"dualpipev", PLC_SCHED_PLACE_V,
    "deepseek-ai/DualPipe dualpipe/dualpipev.py (Sea AI Lab's cut-in-half)",
-   check_dualpipev, gen_dualpipev},
+   check_dualpipev, gen_dualpipev, 0},
 };
 
 const plc_sched_info *plc_sched_find(const char *name)
@@ -502,13 +502,18 @@ const char *plc_sched_generate(plc_sched_kind kind, const plc_sched_params *par,
     why = in->check(par);
   if (why)
     return why;
-  int per = plc_sched_max_stage_blocks(in->place, par);
+  /* as many blocks as the stages run when that is fixed (room beyond them
+   * is memory the heap touches at its end, a huge page) */
+  int per = in->per_mb ? in->per_mb * par->mu * (plc_sched_nchunks(in->place, par) / par->p)
+                       : plc_sched_max_stage_blocks(in->place, par);
   sched_alloc(out, in->place, par, (long)per * par->p);
   out->copy_m = 0;
   for (int s = 0; s < par->p; s++) {
     int copy[4] = {0, 0, 0, 0}, *c = &out->copy[3 * s];
     out->start[s] = out->nblocks;
     int n = in->gen(par, s, out->blocks + out->nblocks, copy);
+    if (in->per_mb && n != per)
+      abort(); /* a generator's count differs from its table entry's */
     c[0] = c[1] = c[2] = 0;
     if (copy[0] > 0 && (out->copy_m == 0 || out->copy_m == copy[3])) {
       out->copy_m = copy[3];

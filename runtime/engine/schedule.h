@@ -134,6 +134,10 @@ typedef struct plc_sched_info {
    * [from, to) of out is the one rep before with m microbatches more
    * (copy is zeroed by the caller). */
   int (*gen)(const plc_sched_params *par, int s, plc_sched_block *out, int *copy);
+  /* Blocks a stage runs per microbatch and chunk it holds (F and B, and W
+   * when split), so a schedule is allocated to the block; 0 when F&B
+   * blocks make it vary. */
+  int per_mb;
 } plc_sched_info;
 
 extern const plc_sched_info plc_sched_table[PLC_SCHED_NKINDS];

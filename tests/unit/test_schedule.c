@@ -101,6 +101,8 @@ static void test_table(void)
     PLC_CU_STR_EQ(plc_sched_table[k].name, names[k]);
     CU_ASSERT_PTR_EQUAL(plc_sched_find(names[k]), &plc_sched_table[k]);
     CU_ASSERT(plc_sched_table[k].source && plc_sched_table[k].gen && plc_sched_table[k].check);
+    /* 2 (F, B) a microbatch and chunk, 3 with zb_h1's W; F&B blocks vary */
+    CU_ASSERT(plc_sched_table[k].per_mb == (k == PLC_SCHED_ZB_H1 ? 3 : k >= PLC_SCHED_DUALPIPE ? 0 : 2));
   }
   CU_ASSERT_PTR_NULL(plc_sched_find("zb_v"));
 }
