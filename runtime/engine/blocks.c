@@ -16,7 +16,7 @@
 /* Stage s's block times: its lists' makespans (the analysis's, res, when
  * given), w its backward's weight-gradient part. */
 static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s, mpq_srcptr w,
-                             plc_sched_times *t)
+                             int fb, plc_sched_times *t)
 {
   mpq_t zero;
   mpq_init(zero);
@@ -37,7 +37,8 @@ static void plc_blocks_times(const plc_ir_run *run, const plc_result *res, int s
   mpq_set(t->w, w);
   if (mpq_cmp(t->w, t->b) > 0) /* a W longer than its whole backward: keep B >= 0 */
     mpq_set(t->w, t->b);
-  mpq_add(t->fb, t->f, t->b);
+  if (fb)
+    mpq_add(t->fb, t->f, t->b);
   mpq_set_ui(t->p2p, 0, 1);
   mpq_clear(zero);
 }
@@ -95,7 +96,7 @@ static void plc_blocks_alloc(plc_blocks *bl, const plc_sched *s)
  * res, when it has them: analysis.h); its sends on a stream of their own
  * are the p2p latency of what leaves it. */
 static void plc_blocks_chunk_times(const plc_ir_run *run, const plc_result *res, int s, int k,
-                                   int n, plc_sched_times *t)
+                                   int n, int fb, plc_sched_times *t)
 {
   if (res && res->nck == n) {
     size_t i = (size_t)s * (size_t)n + (size_t)k;
@@ -108,7 +109,8 @@ static void plc_blocks_chunk_times(const plc_ir_run *run, const plc_result *res,
   }
   if (mpq_cmp(t->w, t->b) > 0)
     mpq_set(t->w, t->b);
-  mpq_add(t->fb, t->f, t->b);
+  if (fb)
+    mpq_add(t->fb, t->f, t->b);
 }
 
 /* Every stage's weight-gradient part (plc_weight_grad_time), worked out
@@ -149,6 +151,9 @@ static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_re
                                              const plc_sched *s, plc_sched_sim *sim, int *n)
 {
   int p = s->par.p, bidir = s->place == PLC_SCHED_PLACE_BIDIR;
+  /* fb only for F&B blocks: DualPipe's and dualpipev's (else it stays 0,
+   * which the simulator does not read) */
+  int fb = bidir || s->place == PLC_SCHED_PLACE_V;
   int k = s->place == PLC_SCHED_PLACE_V || (s->place == PLC_SCHED_PLACE_ROUND && s->par.v > 1)
             ? s->nchunks / p
             : 0; /* chunks per stage run as blocks of their own */
@@ -161,9 +166,9 @@ static plc_sched_times *plc_blocks_all_times(const plc_ir_run *run, const plc_re
   for (int i = 0; i < *n; i++) {
     int st = !bidir ? i : i % 2 ? p - 1 - i / 2 : i / 2;
     if (k)
-      plc_blocks_chunk_times(run, res, i / k, i % k, k, &t[i]);
+      plc_blocks_chunk_times(run, res, i / k, i % k, k, fb, &t[i]);
     else
-      plc_blocks_times(run, res, st, w[st], &t[i]);
+      plc_blocks_times(run, res, st, w[st], fb, &t[i]);
     if (sim->fb_pairs) /* device i / 2's F&B of slot i % 2's forward (analysis.h) */
       mpq_set(t[i].fbo, res->fbo[i]);
   }
@@ -212,6 +217,7 @@ void plc_blocks_keep(const plc_ir_run *run)
   plc_blocks_kept *k = plc_xcalloc(1, sizeof *k);
   k->run = run;
   plc_sched_sim_init(&k->sim);
+  k->sim.lazy = 1; /* only the critical device's figures are read */
   plc_blocks_kept_now = k;
 }
 
@@ -258,9 +264,10 @@ static int plc_blocks_measure_sched(const plc_ir_run *run, plc_sched *s, char *w
 
 /* r's bubble from sim's run: the makespan less the critical device's own
  * work, with the split on that device. */
-static void plc_blocks_bubble(plc_result *r, const plc_sched_sim *sim)
+static void plc_blocks_bubble(plc_result *r, plc_sched_sim *sim)
 {
   int c = r->device;
+  plc_sched_sim_stage(sim, c);
   mpq_sub(r->bubble, sim->makespan, r->work);
   mpq_set(r->bubble_warmup, sim->warmup[c]);
   mpq_set(r->bubble_steady, sim->steady[c]);
@@ -317,6 +324,7 @@ int plc_blocks_measure(const plc_ir_run *run, plc_result *r, char *why, size_t l
     return 0;
   plc_sched_sim sim;
   plc_sched_sim_init(&sim);
+  sim.lazy = 1; /* only the critical device's figures are read */
   int nt;
   plc_sched_times *t = plc_blocks_all_times(run, r, &s, &sim, &nt);
   int ok = plc_sched_simulate(&s, t, &sim, why, len);

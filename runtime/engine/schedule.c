@@ -87,8 +87,9 @@ static inline plc_sched_block *put(plc_sched_block *o, plc_sched_phase ph, int m
 /* GPipe (Huang et al. 2019) as PyTorch's ScheduleGPipe runs it
  * (torch/distributed/pipelining/schedules.py): every forward, then every
  * full backward, both in microbatch order. */
-static int gen_gpipe(const plc_sched_params *par, int s, plc_sched_block *out)
+static int gen_gpipe(const plc_sched_params *par, int s, plc_sched_block *out, int *copy)
 {
+  (void)copy;
   int n = 0;
   for (int mb = 0; mb < par->mu; mb++)
     put(&out[n++], PLC_SCHED_F, mb, s);
@@ -100,8 +101,9 @@ static int gen_gpipe(const plc_sched_params *par, int s, plc_sched_block *out)
 /* [MLM] forward_backward_pipelining_without_interleaving: warm-up
  * min(p - s - 1, mu) forwards, then (forward, backward) pairs, then the
  * cool-down backwards. */
-static int gen_1f1b(const plc_sched_params *par, int s, plc_sched_block *out)
+static int gen_1f1b(const plc_sched_params *par, int s, plc_sched_block *out, int *copy)
 {
+  (void)copy;
   int mu = par->mu, warm = par->p - s - 1, n = 0;
   if (warm > mu)
     warm = mu;
@@ -135,6 +137,17 @@ static void vp_start(vp_iter *it, int g, int v, int mu)
   *it = (vp_iter){0, g >= mu ? mu : g, 0, 0, g, v, mu};
 }
 
+/* Position it at table entry k, within the groups of g microbatches or
+ * at their end. */
+static void vp_seek(vp_iter *it, int k)
+{
+  int gv = it->g * it->v;
+  it->m0 = k / gv * it->g;
+  it->j = k % gv / it->g;
+  it->i = k % it->g;
+  it->size = it->m0 + it->g >= it->mu ? it->mu - it->m0 : it->g;
+}
+
 static inline __attribute__((always_inline)) void vp_next(vp_iter *it, int *mb, int *j)
 {
   *mb = it->m0 + it->i;
@@ -158,13 +171,19 @@ static int vp_group(const plc_sched_params *par)
  * get_pp_rank_microbatches: warm-up (p - s - 1)*2 + (v - 1)*g forwards
  * capped at mu*v; forward k runs table[k] on local chunk j (global chunk
  * j*p + s), backward k runs table[k]'s microbatch on local chunk v-1-j;
- * the steady state does forward k+warm, then backward k. */
-static int gen_interleaved(const plc_sched_params *par, int s, plc_sched_block *out)
+ * the steady state does forward k+warm, then backward k.  Table entry
+ * k + g v is entry k a group (g microbatches) later, while both are in
+ * whole groups (k + g v < (mu / g) g v), so the steady pairs t whose
+ * forward and backward are there, from t = g v on, are the blocks 2 g v
+ * before, g microbatches later: copied (copy, see plc_sched_info). */
+static int gen_interleaved(const plc_sched_params *par, int s, plc_sched_block *out, int *copy)
 {
   int p = par->p, v = par->v, total = par->mu * v, g = vp_group(par), n = 0;
   int warm = (p - s - 1) * 2 + (v - 1) * g;
   if (warm > total)
     warm = total;
+  int gv = g * v, whole = par->mu / g * gv; /* the table's entries in whole groups */
+  int tc = total - warm < whole - warm ? total - warm : whole - warm; /* pairs before tc copy */
   vp_iter fi, bi;
   vp_start(&fi, g, v, par->mu);
   vp_start(&bi, g, v, par->mu);
@@ -174,6 +193,21 @@ static int gen_interleaved(const plc_sched_params *par, int s, plc_sched_block *
     put(&out[n++], PLC_SCHED_F, mb, j * p + s);
   }
   for (int k = 0; k < total; k++) {
+    if (k == gv && tc > gv) { /* pairs [gv, tc): the blocks 2 g v back, g microbatches on */
+      copy[0] = 2 * gv;
+      copy[1] = n;
+      for (int end = n + 2 * (tc - gv); n < end; n++) {
+        out[n] = out[n - 2 * gv];
+        out[n].mb += g;
+      }
+      copy[2] = n;
+      copy[3] = g;
+      k = tc;
+      vp_seek(&fi, warm + tc);
+      vp_seek(&bi, tc);
+      if (k == total)
+        break;
+    }
     if (k + warm < total) {
       vp_next(&fi, &mb, &j);
       put(&out[n++], PLC_SCHED_F, mb, j * p + s);
@@ -206,8 +240,9 @@ static const char *check_interleaved(const plc_sched_params *par)
 /* [ZB] get_hand_schedule(warmup_c=1): p - s - 1 forwards, then for each
  * i < mu a forward (while any remain), a B, and a W once i >= s; then the
  * s deferred Ws.  Ws run first in, first out. */
-static int gen_zb_h1(const plc_sched_params *par, int s, plc_sched_block *out)
+static int gen_zb_h1(const plc_sched_params *par, int s, plc_sched_block *out, int *copy)
 {
+  (void)copy;
   int mu = par->mu, warm = par->p - s - 1, n = 0, f = 0, w = 0;
   while (f < warm)
     put(&out[n++], PLC_SCHED_F, f++, s);
@@ -359,13 +394,15 @@ static int gen_dual(const plc_sched_params *par, int s, plc_sched_block *out, in
   return g.n;
 }
 
-static int gen_dualpipe(const plc_sched_params *par, int s, plc_sched_block *out)
+static int gen_dualpipe(const plc_sched_params *par, int s, plc_sched_block *out, int *copy)
 {
+  (void)copy;
   return gen_dual(par, s, out, 1);
 }
 
-static int gen_dualpipev(const plc_sched_params *par, int s, plc_sched_block *out)
+static int gen_dualpipev(const plc_sched_params *par, int s, plc_sched_block *out, int *copy)
 {
+  (void)copy;
   return gen_dual(par, s, out, 0);
 }
 
@@ -396,25 +433,25 @@ static const char *check_dualpipev(const plc_sched_params *par)
 const plc_sched_info plc_sched_table[PLC_SCHED_NKINDS] = {
   {"gpipe", PLC_SCHED_PLACE_STAGE,
    "GPipe, Huang et al. 2019; PyTorch torch/distributed/pipelining/schedules.py, ScheduleGPipe",
-   check_v1, gen_gpipe},
+   check_v1, gen_gpipe, 2},
   {"1f1b", PLC_SCHED_PLACE_STAGE,
    "Megatron-LM megatron/core/pipeline_parallel/schedules.py, "
    "forward_backward_pipelining_without_interleaving",
-   check_v1, gen_1f1b},
+   check_v1, gen_1f1b, 2},
   {"interleaved", PLC_SCHED_PLACE_ROUND,
    "Megatron-LM megatron/core/pipeline_parallel/schedules.py, "
    "forward_backward_pipelining_with_interleaving",
-   check_interleaved, gen_interleaved},
+   check_interleaved, gen_interleaved, 2},
   {"zb_h1", PLC_SCHED_PLACE_STAGE,
    "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024); sail-sg/zero-bubble-"
    "pipeline-parallelism, efficiency.py get_hand_schedule",
-   check_zb_h1, gen_zb_h1},
+   check_zb_h1, gen_zb_h1, 3},
   {"dualpipe", PLC_SCHED_PLACE_BIDIR,
    "DeepSeek-V3 Technical Report; deepseek-ai/DualPipe dualpipe/dualpipe.py",
-   check_dualpipe, gen_dualpipe},
+   check_dualpipe, gen_dualpipe, 0},
   {"dualpipev", PLC_SCHED_PLACE_V,
    "deepseek-ai/DualPipe dualpipe/dualpipev.py (Sea AI Lab's cut-in-half)",
-   check_dualpipev, gen_dualpipev},
+   check_dualpipev, gen_dualpipev, 0},
 };
 
 const plc_sched_info *plc_sched_find(const char *name)
@@ -446,10 +483,12 @@ static void sched_alloc(plc_sched *s, plc_sched_placement pl, const plc_sched_pa
   s->par = *par;
   s->nchunks = plc_sched_nchunks(pl, par);
   s->nblocks = 0;
-  /* One allocation: the blocks, then the stage offsets. */
-  size_t bytes = (size_t)maxblocks * sizeof(plc_sched_block) + (size_t)(par->p + 1) * sizeof(int);
+  /* One allocation: the blocks, then the stage offsets and copied runs. */
+  size_t bytes = (size_t)maxblocks * sizeof(plc_sched_block) + (size_t)(4 * par->p + 1) * sizeof(int);
   s->blocks = plc_xmalloc(bytes);
   s->start = (int *)(void *)(s->blocks + maxblocks);
+  s->copy = s->start + par->p + 1;
+  s->copy_m = 0;
 }
 
 const char *plc_sched_generate(plc_sched_kind kind, const plc_sched_params *par,
@@ -463,11 +502,26 @@ const char *plc_sched_generate(plc_sched_kind kind, const plc_sched_params *par,
     why = in->check(par);
   if (why)
     return why;
-  int per = plc_sched_max_stage_blocks(in->place, par);
+  /* as many blocks as the stages run when that is fixed (room beyond them
+   * is memory the heap touches at its end, a huge page) */
+  int per = in->per_mb ? in->per_mb * par->mu * (plc_sched_nchunks(in->place, par) / par->p)
+                       : plc_sched_max_stage_blocks(in->place, par);
   sched_alloc(out, in->place, par, (long)per * par->p);
+  out->copy_m = 0;
   for (int s = 0; s < par->p; s++) {
+    int copy[4] = {0, 0, 0, 0}, *c = &out->copy[3 * s];
     out->start[s] = out->nblocks;
-    out->nblocks += in->gen(par, s, out->blocks + out->nblocks);
+    int n = in->gen(par, s, out->blocks + out->nblocks, copy);
+    if (in->per_mb && n != per)
+      abort(); /* a generator's count differs from its table entry's */
+    c[0] = c[1] = c[2] = 0;
+    if (copy[0] > 0 && (out->copy_m == 0 || out->copy_m == copy[3])) {
+      out->copy_m = copy[3];
+      c[0] = copy[0];
+      c[1] = out->nblocks + copy[1];
+      c[2] = out->nblocks + copy[2];
+    }
+    out->nblocks += n;
   }
   out->start[par->p] = out->nblocks;
   return NULL;
@@ -478,6 +532,8 @@ void plc_sched_free(plc_sched *s)
   free(s->blocks);
   s->blocks = NULL;
   s->start = NULL;
+  s->copy = NULL;
+  s->copy_m = 0;
   s->nblocks = 0;
 }
 

@@ -113,6 +113,13 @@ typedef struct plc_sched {
   int nblocks;
   int *start;              /* p+1: stage s has blocks[start[s]..start[s+1]) */
   plc_sched_block *blocks;
+  /* Runs the generator copied (plc_sched_info.gen), 3 per stage, or NULL
+   * (an explicit order): on stage s every block i in [copy[3s+1],
+   * copy[3s+2]) is block i - copy[3s] with copy_m microbatches more (mb,
+   * and an FB's mb2; all else the same), so a reader need not compare
+   * them (the prepared order's repeat, schedule_sim.c).  copy_m 0: none. */
+  int *copy;
+  int copy_m;
 } plc_sched;
 
 typedef struct plc_sched_info {
@@ -122,8 +129,15 @@ typedef struct plc_sched_info {
   /* NULL when the parameters fit, else why not (a static string). */
   const char *(*check)(const plc_sched_params *par);
   /* Write stage s's blocks to out (room for plc_sched_max_stage_blocks)
-   * and return their number. */
-  int (*gen)(const plc_sched_params *par, int s, plc_sched_block *out);
+   * and return their number; when it wrote a run of them as copies of
+   * earlier ones, copy[0..3] = rep, from, to, m: every block in
+   * [from, to) of out is the one rep before with m microbatches more
+   * (copy is zeroed by the caller). */
+  int (*gen)(const plc_sched_params *par, int s, plc_sched_block *out, int *copy);
+  /* Blocks a stage runs per microbatch and chunk it holds (F and B, and W
+   * when split), so a schedule is allocated to the block; 0 when F&B
+   * blocks make it vary. */
+  int per_mb;
 } plc_sched_info;
 
 extern const plc_sched_info plc_sched_table[PLC_SCHED_NKINDS];
@@ -179,7 +193,8 @@ void plc_sched_inflight(const plc_sched *s, int stage, int *inflight_b, int *inf
 
 /* Per-stage block durations: f forward, b the whole backward (B+W), w the
  * weight-gradient part (a split B takes b - w), fb an overlapped FB (a
- * split FB's backward makes it fb - w), p2p the latency of a transfer
+ * split FB's backward makes it fb - w; read only when the schedule has
+ * F&B blocks, and fbo only with fb_pairs), p2p the latency of a transfer
  * leaving the stage.  With sim->fb_pairs, fbo is an F&B of this entry's
  * forward and the backward of its stage's other entry (two per stage),
  * overlapped (fbpair.h); a split one takes fbo less the other's w. */
@@ -222,6 +237,13 @@ typedef struct plc_sched_sim {
   int exact_only;       /* set to skip the machine-integer path (tests) */
   int full_walk;        /* set to time every block: no skipping of the
                            steady phase's repeats (tests) */
+  int wide_only;        /* set to skip the 64-bit walk (tests) */
+  int lazy;             /* set by the caller: a run on machine integers leaves
+                           each stage's busy, idle, warmup, steady, cooldown
+                           and stage_free to plc_sched_sim_stage (the
+                           makespan, bubble and critical stage are filled) */
+  int pending;          /* those figures wait for plc_sched_sim_stage */
+  int used_narrow;      /* the last run walked on int64_t (schedule_walk.h) */
   int skipped;          /* blocks the last run did not walk (steady
                            repeats, schedule_sim.c), 0 on the mpz path */
   /* set by the caller: times has an entry per chunk, stage st's local
@@ -250,7 +272,7 @@ typedef struct plc_sched_sim {
    * order itself does (its bubble falls between its phases). */
   mpq_t *warmup, *steady, *cooldown;
   /* scratch */
-  int cap_p, cap_t, cap_n, cap_zn;
+  int cap_p, cap_t, cap_n, cap_n64, cap_zn;
   mpq_t *stage_free;    /* per stage, when it ends */
   /* Every time is an integer multiple of 1/den, den the least common
    * denominator of the stages' times: the machine-integer path keeps them
@@ -259,13 +281,19 @@ typedef struct plc_sched_sim {
    * without a gcd per operation. */
   mpz_t den;
   plc_sched_int *endi, *freei, *busyi, *duri, *warmi, *steadyi;
-  plc_sched_int *busyq; /* busy at recent period boundaries (schedule_sim.c) */
+  plc_sched_int *busyq; /* per stage, its busy time's growth over a period (schedule_sim.c) */
+  /* the same on int64_t, for a step whose ends all fit (schedule_walk.h) */
+  int64_t *end64, *free64, *busy64, *dur64, *warm64, *steady64, *grow64;
   mpz_t *endz, *freez, *busyz, *durz, *warmz, *steadyz;
   mpz_t zstart, zgap, zdur;
 } plc_sched_sim;
 
 void plc_sched_sim_init(plc_sched_sim *sim);
 void plc_sched_sim_clear(plc_sched_sim *sim);
+
+/* Fill stage st's figures after a run that left them (sim->lazy); a
+ * no-op when they are filled.  Valid until the next run. */
+void plc_sched_sim_stage(plc_sched_sim *sim, int st);
 
 /* Prepare s (from plc_sched_generate or a successful plc_sched_validate)
  * for runs with per_chunk and fb_pairs set so (plc_sched_sim).  Returns
@@ -274,6 +302,8 @@ void plc_sched_sim_clear(plc_sched_sim *sim);
 plc_sched_prep *plc_sched_prepare(const plc_sched *s, int per_chunk, int fb_pairs, char *msg,
                                   size_t msglen);
 void plc_sched_prep_free(plc_sched_prep *prep);
+/* Blocks whose repeat prep took from s->copy without comparing (tests). */
+long plc_sched_prep_trusted(const plc_sched_prep *prep);
 
 /* s must come from plc_sched_generate or a successful plc_sched_validate.
  * Run every stage's blocks in order, each starting at max(stage free, each

@@ -18,8 +18,8 @@
  * time, and it does not depend on the times: a schedule simulated again
  * with other times (a re-analysis) is prepared once (plc_sched_prepare).
  * Where the copied order's times repeat too (each period L later than the
- * one before), the walk jumps over the repeats (time_steps64_run; the
- * proof before period_holds).  Without times (validation) only the order
+ * one before), the walk jumps over the repeats (schedule_walk.h's run;
+ * the proof before its holds).  Without times (validation) only the order
  * is found.  Times are integers over their common denominator: machine
  * integers (plc_sched_int) when the whole step provably fits, else mpz_t,
  * so no step canonicalises a fraction. */
@@ -35,6 +35,9 @@
 #include "schedule.h"
 #include "xalloc.h"
 
+/* A part's slot in the prepared tables is 2 key + its phase (F 0, B 1). */
+_Static_assert(PLC_SCHED_F == 0 && PLC_SCHED_B == 1, "F and B are the slots' 0 and 1");
+
 /* Per times entry in duri: f, b, w, fb, p2p, fbo, b - w, fb - w, -w.  One
  * more entry after the last times entry's, D_ZERO, is 0: what a
  * dependency on the same stage adds, and the second part of a block
@@ -42,7 +45,7 @@
 enum { D_F, D_B, D_W, D_FB, D_P2P, D_FBO, D_BS, D_FBS, D_NW, D_N };
 #define D_IN 6 /* the entries read from plc_sched_times */
 
-/* Multiples of the order's period tried for the state's (time_steps64_run). */
+/* Multiples of the order's period tried for the state's (schedule_walk.h). */
 #define PERIOD_MULT 6
 
 /* One thing a block waits for: the F or the B of (mb, chunk). */
@@ -82,8 +85,8 @@ typedef struct prep_dep {
  * dependency, another for the walk that reads only those on other stages
  * (non-negative times): the dependencies it compares are those it reads.
  * reach: how far back a step of the range reads (a dependency, its
- * stage's previous step); tail: the least position a step at phi - q or
- * later reads. */
+ * stage's previous step); tail: at most the least position a step at
+ * phi - q or later reads. */
 typedef struct prep_span {
   int pa, phi, reach, tail;
 } prep_span;
@@ -100,6 +103,8 @@ struct plc_sched_prep {
   prep_step *step;    /* s->nblocks once prepared */
   prep_dep *dep;
   prep_period per;    /* per.q == 0: none found */
+  long trusted;       /* blocks taken as repeats from the generator's copies */
+  unsigned used;      /* the D_ kinds some step's duration takes, a bit each */
   /* The unwritten copies: steps [v_lo, v_hi) are each the step of the
    * template period [v_lo - q, v_lo) (q = v_q, the order's period) a
    * whole number u of periods back,
@@ -128,13 +133,15 @@ typedef struct prep_run {
   int *wait;           /* per stage, the ended slot its next block was last
                           found waiting for, or -1 */
   int *ended;          /* per part, F(mb, c) at 2 key, B at 2 key + 1 (part_key):
-                          the step that ends it; -1 until it ran */
+                          1 + the step that ends it; 0 until it ran (so a
+                          fresh zeroed allocation, not a pass setting -1) */
   int *warm_at, *steady_at; /* per stage: the blocks marked MARK_WARM, MARK_STEADY */
   /* the steady phase's repeat (prep_repeat): */
   int m;               /* microbatches a repeat moves on; 0: none is looked for */
   int *rep;            /* per stage, the blocks of a repeat (0: none) */
   prep_pos *at;        /* per position (prep_pos) */
-  int *pos_of;         /* per block, its position (-1 before it runs) */
+  int *pos_of;         /* per block, its position (set when it runs: read only
+                          for blocks before their stage's cursor) */
   int *last_pos;       /* per stage, its last step's position (or -1) */
   int tried;           /* the position copying was last tried at */
   int *cstage, *cslot; /* per chunk: its stage, and its times entry less stage x per */
@@ -230,6 +237,9 @@ void plc_sched_sim_clear(plc_sched_sim *sim)
   free(sim->warmi);
   free(sim->steadyi);
   free(sim->busyq);
+  free(sim->dur64);
+  free(sim->free64);
+  free(sim->end64);
   mpq_drop(sim->warmup, sim->cap_p);
   mpq_drop(sim->steady, sim->cap_p);
   mpq_drop(sim->cooldown, sim->cap_p);
@@ -254,13 +264,14 @@ static void sim_grow_z(plc_sched_sim *sim, int n)
   sim->cap_zn = n;
 }
 
-/* Grow the scratch to p stages, nt times entries and n blocks; it is kept
+/* Grow the scratch to p stages and nt times entries; it is kept
  * for the next run, so a search allocates only when a run is larger. */
-static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
+static void sim_grow(plc_sched_sim *sim, int p, int nt)
 {
   if (nt > sim->cap_t) {
     mpz_grow(&sim->durz, sim->cap_t ? sim->cap_t * D_N + 1 : 0, nt * D_N + 1);
     sim->duri = plc_xrealloc(sim->duri, ((size_t)nt * D_N + 1) * sizeof(plc_sched_int));
+    sim->dur64 = plc_xrealloc(sim->dur64, ((size_t)nt * D_N + 1) * sizeof(int64_t));
     sim->cap_t = nt;
   }
   if (p > sim->cap_p) {
@@ -278,13 +289,33 @@ static void sim_grow(plc_sched_sim *sim, int p, int nt, int n)
     sim->busyi = plc_xrealloc(sim->busyi, (size_t)p * sizeof(plc_sched_int));
     sim->warmi = plc_xrealloc(sim->warmi, (size_t)p * sizeof(plc_sched_int));
     sim->steadyi = plc_xrealloc(sim->steadyi, (size_t)p * sizeof(plc_sched_int));
-    sim->busyq = plc_xrealloc(sim->busyq, (size_t)p * (PERIOD_MULT + 1) * sizeof(plc_sched_int));
+    sim->busyq = plc_xrealloc(sim->busyq, (size_t)p * sizeof(plc_sched_int));
+    sim->free64 = plc_xrealloc(sim->free64, (size_t)p * 5 * sizeof(int64_t));
+    sim->busy64 = sim->free64 + p; /* one allocation: five per-stage arrays */
+    sim->warm64 = sim->free64 + 2 * p;
+    sim->steady64 = sim->free64 + 3 * p;
+    sim->grow64 = sim->free64 + 4 * p;
     sim->cap_p = p;
   }
-  if (n > sim->cap_n) {
-    sim->endi = plc_xrealloc(sim->endi, (size_t)n * sizeof(plc_sched_int));
-    sim->cap_n = n;
-  }
+}
+
+/* The block ends of the 128-bit and the 64-bit walks, each grown only
+ * when its walk runs (a large step's ends are megabytes, and a heap
+ * allocation touches its first and last pages, huge ones here). */
+static void sim_grow_i(plc_sched_sim *sim, int n)
+{
+  if (n <= sim->cap_n)
+    return;
+  sim->endi = plc_xrealloc(sim->endi, (size_t)n * sizeof(plc_sched_int));
+  sim->cap_n = n;
+}
+
+static void sim_grow_64(plc_sched_sim *sim, int n)
+{
+  if (n <= sim->cap_n64)
+    return;
+  sim->end64 = plc_xrealloc(sim->end64, (size_t)n * sizeof(int64_t));
+  sim->cap_n64 = n;
 }
 
 /* The dependencies of one part (F or B of (mb, c)) appended to d. */
@@ -333,7 +364,7 @@ int plc_sched_deps(const plc_sched *s, const plc_sched_block *b, plc_sched_dep o
 /* The position of the step that ended d, or -1 while it has not. */
 static int dep_pos(const prep_run *r, const sim_dep *d)
 {
-  return r->ended[2 * d->key + d->isb];
+  return r->ended[2 * d->key + d->isb] - 1;
 }
 
 /* The block's duration in dur (a D_ index). */
@@ -373,47 +404,7 @@ static void step_durs(const prep_run *r, int st, const plc_sched_block *b, prep_
     k->dur = a * D_N + D_F;
     k->dur2 = c * D_N + (b->split ? D_BS : D_B);
   }
-}
-
-/* Append block idx of stage st to the order: its dependencies d, ended by
- * the steps at pos. */
-static void prep_add(prep_run *r, int st, int idx, const sim_dep *d, const int *pos, int nd)
-{
-  plc_sched_prep *pr = r->pr;
-  if (pr->ndep + nd > pr->cap_dep) {
-    pr->cap_dep = 2 * pr->cap_dep + 4;
-    pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
-  }
-  prep_step *k = &pr->step[pr->n++];
-  k->st = st;
-  k->ndep = (uint8_t)nd;
-  k->nfar = 0;
-  k->mark = idx == r->warm_at[st] ? MARK_WARM : idx == r->steady_at[st] ? MARK_STEADY : MARK_NONE;
-  step_durs(r, st, &r->s->blocks[idx], k);
-  /* those on other stages first (they can be the only ones that matter),
-   * those on st from the end */
-  prep_dep *out = &pr->dep[pr->ndep];
-  for (int i = 0, near = nd; i < nd; i++) {
-    int ds = r->cstage[d[i].chunk];
-    if (ds != st)
-      out[k->nfar++] = (prep_dep){pos[i], slot(r, ds, d[i].chunk) * D_N + D_P2P};
-    else
-      out[--near] = (prep_dep){pos[i], r->zero};
-  }
-  pr->ndep += nd;
-}
-
-/* Run stage st's next block in the sweep that started at position level
- * when everything it waits for ended in an earlier sweep; returns whether
- * it ran. */
-/* Note that block idx runs at position pos, its dependencies from off. */
-static inline void prep_at(prep_run *r, int st, int idx, int pos, int off)
-{
-  r->at[pos].idx = idx;
-  r->pos_of[idx] = pos;
-  r->at[pos].off = off;
-  r->at[pos].prev = r->last_pos[st];
-  r->last_pos[st] = pos;
+  r->pr->used |= 1u << (k->dur % D_N) | (k->dur2 != r->zero ? 1u << (k->dur2 % D_N) : 0);
 }
 
 /* The parts block b ends, ended at pos. */
@@ -421,37 +412,94 @@ static inline void prep_ended(prep_run *r, const plc_sched_block *b, int pos)
 {
   const plc_sched *s = r->s;
   if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
-    r->ended[2 * part_key(s, b->mb, b->chunk)] = pos;
+    r->ended[2 * part_key(s, b->mb, b->chunk)] = pos + 1;
   else if (b->phase == PLC_SCHED_B)
-    r->ended[2 * part_key(s, b->mb, b->chunk) + 1] = pos;
+    r->ended[2 * part_key(s, b->mb, b->chunk) + 1] = pos + 1;
   if (b->phase == PLC_SCHED_FB)
-    r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos;
+    r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos + 1;
 }
 
+/* The parts block b waits for, as block_deps gives them (the same
+ * order), by their slot in r->ended (2 key + phase) and chunk; returns
+ * how many. */
+static inline int block_waits(const plc_sched *s, const plc_sched_block *b, int *sl, int *ch)
+{
+  int n = 0, first, last;
+  if (b->phase == PLC_SCHED_W) {
+    sl[0] = 2 * part_key(s, b->mb, b->chunk) + 1;
+    ch[0] = b->chunk;
+    return 1;
+  }
+  if (b->phase != PLC_SCHED_B) { /* F, or an F&B's forward: F(mb, c - 1) */
+    mb_range(s, b->mb, &first, &last);
+    if (b->chunk > first) {
+      sl[n] = 2 * part_key(s, b->mb, b->chunk - 1);
+      ch[n++] = b->chunk - 1;
+    }
+  }
+  if (b->phase != PLC_SCHED_F) { /* B, or an F&B's backward: F(mb, c), B(mb, c + 1) */
+    int fb = b->phase == PLC_SCHED_FB, mb = fb ? b->mb2 : b->mb, c = fb ? b->chunk2 : b->chunk;
+    mb_range(s, mb, &first, &last);
+    sl[n] = 2 * part_key(s, mb, c);
+    ch[n++] = c;
+    if (c < last) {
+      sl[n] = 2 * part_key(s, mb, c + 1) + 1;
+      ch[n++] = c + 1;
+    }
+  }
+  return n;
+}
+
+/* Run stage st's next block in the sweep that started at position level
+ * when everything it waits for ended in an earlier sweep; returns whether
+ * it ran.  Running it appends it to the order: its dependencies (those on
+ * other stages first: they can be the only ones that matter; those on st
+ * from the end), its position (prep_pos) and the parts it ends. */
 static int prep_try(prep_run *r, int st, int level)
 {
-  const plc_sched *s = r->s;
-  int w = r->wait[st];
-  if (w >= 0 && (unsigned)r->ended[w] >= (unsigned)level) /* -1 too: not yet */
+  int w = r->wait[st], *ended = r->ended;
+  if (w >= 0 && (unsigned)(ended[w] - 1) >= (unsigned)level) /* -1 too: not yet */
     return 0;
+  const plc_sched *s = r->s;
   int cur = r->cursor[st];
   const plc_sched_block *b = &s->blocks[cur];
-  sim_dep d[4];
-  int at[4], nd = block_deps(s, b, d);
+  int sl[4], ch[4], at[4], nd = block_waits(s, b, sl, ch);
   for (int i = 0; i < nd; i++) {
-    int slot = 2 * d[i].key + d[i].isb;
-    at[i] = r->ended[slot];
+    at[i] = ended[sl[i]] - 1;
     if ((unsigned)at[i] >= (unsigned)level) {
-      r->wait[st] = slot;
+      r->wait[st] = sl[i];
       return 0;
     }
   }
   r->wait[st] = -1;
-  int off = r->pr->ndep;
-  prep_add(r, st, cur, d, at, nd);
-  int pos = r->pr->n - 1;
-  prep_at(r, st, cur, pos, off);
-  prep_ended(r, b, pos);
+  plc_sched_prep *pr = r->pr;
+  if (pr->ndep + nd > pr->cap_dep) {
+    pr->cap_dep = 2 * pr->cap_dep + 4;
+    pr->dep = plc_xrealloc(pr->dep, (size_t)pr->cap_dep * sizeof *pr->dep);
+  }
+  int pos = pr->n++, off = pr->ndep, nfar = 0, near = nd;
+  prep_step *k = &pr->step[pos];
+  k->st = st;
+  k->ndep = (uint8_t)nd;
+  k->mark = cur == r->warm_at[st] ? MARK_WARM : cur == r->steady_at[st] ? MARK_STEADY : MARK_NONE;
+  step_durs(r, st, b, k);
+  prep_dep *out = &pr->dep[off];
+  for (int i = 0; i < nd; i++) {
+    int ds = r->cstage[ch[i]];
+    if (ds != st)
+      out[nfar++] = (prep_dep){at[i], slot(r, ds, ch[i]) * D_N + D_P2P};
+    else
+      out[--near] = (prep_dep){at[i], r->zero};
+  }
+  k->nfar = (uint8_t)nfar;
+  pr->ndep = off + nd;
+  r->at[pos] = (prep_pos){cur, off, r->last_pos[st]};
+  r->pos_of[cur] = pos;
+  r->last_pos[st] = pos;
+  if (b->phase <= PLC_SCHED_B) /* F ends its part's slot 2 key, B 2 key + 1 */
+    ended[2 * part_key(s, b->mb, b->chunk) + b->phase] = pos + 1;
+  else
+    prep_ended(r, b, pos);
   r->cursor[st] = cur + 1;
   return 1;
 }
@@ -543,10 +591,10 @@ static int prep_moved(const prep_run *r, int ib, int sb)
   if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_B) {
     if (b->mb + r->m >= s->par.mu)
       return -1;
-    return r->ended[2 * part_key(s, b->mb + r->m, b->chunk) + (b->phase == PLC_SCHED_B)];
+    return r->ended[2 * part_key(s, b->mb + r->m, b->chunk) + (b->phase == PLC_SCHED_B)] - 1;
   }
   int jb = ib + r->rep[sb];
-  if (jb >= s->start[sb + 1] || !prep_shifted(s, &s->blocks[jb], b, r->m))
+  if (jb >= r->cursor[sb] || !prep_shifted(s, &s->blocks[jb], b, r->m))
     return -1;
   return r->pos_of[jb];
 }
@@ -667,6 +715,11 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
     if (e > s->start[st + 1] || (r->warm_at[st] >= a && r->warm_at[st] < e) ||
         (r->steady_at[st] >= a && r->steady_at[st] < e))
       return 0;
+    if (s->copy_m == m && s->copy[3 * st] == back && a >= s->copy[3 * st + 1] &&
+        e <= s->copy[3 * st + 2]) { /* the generator copied them so (plc_sched.copy) */
+      pr->trusted += e - a;
+      continue;
+    }
     for (int i = a; i < e; i++) {
       const plc_sched_block *x = &blocks[i], *y = &blocks[i - back];
       if (x->mb != y->mb + m || x->chunk != y->chunk || x->phase != y->phase ||
@@ -701,20 +754,19 @@ static int prep_copy_period(prep_run *r, prep_copying *c)
     pr->v_d = nd;
     pr->filled = plc_xcalloc((size_t)(s->nblocks / q + 2), 1);
   }
+  int *pos_of = r->pos_of, *ended = r->ended, mu = s->par.mu;
   for (int st = 0; st < p; st++) {
     int a = r->cursor[st], e = a + r->rep[st], back = r->rep[st];
+    for (int i = a; i < e && !virt; i++)
+      r->at[pos_of[i - back] + q].idx = i;
     for (int i = a; i < e; i++) {
       const plc_sched_block *b = &s->blocks[i];
-      int pos = r->pos_of[i - back] + q, key = 2 * part_key(s, b->mb, b->chunk);
-      r->pos_of[i] = pos;
-      if (!virt)
-        r->at[pos].idx = i;
-      if (b->phase == PLC_SCHED_F || b->phase == PLC_SCHED_FB)
-        r->ended[key] = pos;
-      else if (b->phase == PLC_SCHED_B)
-        r->ended[key + 1] = pos;
-      if (b->phase == PLC_SCHED_FB)
-        r->ended[2 * part_key(s, b->mb2, b->chunk2) + 1] = pos;
+      int pos = pos_of[i - back] + q;
+      pos_of[i] = pos;
+      if (b->phase <= PLC_SCHED_B) /* F ends its part's slot 2 key, B 2 key + 1 */
+        ended[2 * (b->chunk * mu + b->mb) + b->phase] = pos + 1;
+      else
+        prep_ended(r, b, pos);
     }
     r->cursor[st] = e;
   }
@@ -843,11 +895,11 @@ static int prep_repeat(prep_run *r, int from)
     r->last_pos[st] = n;
     int key = 2 * part_key(s, a->mb, a->chunk);
     if (a->phase == PLC_SCHED_F || a->phase == PLC_SCHED_FB)
-      ended[key] = n;
+      ended[key] = n + 1;
     else if (a->phase == PLC_SCHED_B)
-      ended[key + 1] = n;
+      ended[key + 1] = n + 1;
     if (a->phase == PLC_SCHED_FB)
-      ended[2 * part_key(s, a->mb2, a->chunk2) + 1] = n;
+      ended[2 * part_key(s, a->mb2, a->chunk2) + 1] = n + 1;
     cursor[st] = idx + 1;
     ndep += nk;
     int plain_step = k->mark == MARK_NONE && o->mark == MARK_NONE;
@@ -863,15 +915,16 @@ static int prep_repeat(prep_run *r, int from)
   return n - c.x2;
 }
 
-/* A span's tail (prep_span), once the order is complete: the least
- * position the steps from phi - q on read (every dependency, or those on
- * other stages). */
+/* A span's tail (prep_span), once the order is complete: at most the
+ * least position the steps from phi - q on read (every dependency, or
+ * those on other stages): those of the range, before phi, read at most
+ * reach back, so only the steps after it are looked at. */
 static void prep_tail_of(prep_run *r, prep_span *sp, int q, int far)
 {
   plc_sched_prep *pr = r->pr;
-  prep_fill_run(pr, r, sp->phi - q, pr->n);
-  sp->tail = pr->n;
-  for (int i = sp->phi - q; i < pr->n; i++) {
+  prep_fill_run(pr, r, sp->phi, pr->n);
+  sp->tail = sp->phi - q - sp->reach > 0 ? sp->phi - q - sp->reach : 0;
+  for (int i = sp->phi; i < pr->n; i++) {
     const prep_step *k = &pr->step[i];
     const prep_dep *d = &pr->dep[r->at[i].off];
     if (r->at[i].prev >= 0 && r->at[i].prev < sp->tail)
@@ -1002,18 +1055,19 @@ static void prep_run_init(prep_run *r)
   r->zero = p * r->per * D_N;
   r->cursor = plc_xmalloc((size_t)p * sizeof *r->cursor);
   size_t nb = (size_t)s->nblocks + 1;
-  r->rep = plc_xmalloc((size_t)p * sizeof *r->rep);
+  /* the two tables every block writes first, the one only written
+   * positions touch last: freed, the first two are memory already in
+   * use for what comes next (a walk's ends) */
+  r->pos_of = plc_xmalloc(nb * sizeof *r->pos_of);
+  r->ended = plc_xcalloc(2 * keys + 1, sizeof *r->ended);
   r->at = plc_xmalloc(nb * sizeof *r->at);
+  r->rep = plc_xmalloc((size_t)p * sizeof *r->rep);
   r->last_pos = plc_xmalloc((size_t)p * sizeof *r->last_pos);
   memset(r->last_pos, -1, (size_t)p * sizeof *r->last_pos);
-  r->pos_of = plc_xmalloc(nb * sizeof *r->pos_of);
-  memset(r->pos_of, -1, nb * sizeof *r->pos_of);
   r->active = plc_xmalloc((size_t)p * sizeof *r->active);
   r->wait = plc_xmalloc((size_t)p * sizeof *r->wait);
   r->warm_at = plc_xmalloc((size_t)p * sizeof *r->warm_at);
   r->steady_at = plc_xmalloc((size_t)p * sizeof *r->steady_at);
-  r->ended = plc_xmalloc((2 * keys + 1) * sizeof *r->ended);
-  memset(r->ended, -1, 2 * keys * sizeof *r->ended);
   r->cstage = plc_xmalloc(((size_t)s->nchunks + 1) * sizeof *r->cstage);
   r->cslot = plc_xmalloc(((size_t)s->nchunks + 1) * sizeof *r->cslot);
   for (int c = 0; c < s->nchunks; c++) {
@@ -1070,6 +1124,11 @@ plc_sched_prep *plc_sched_prepare(const plc_sched *s, int per_chunk, int fb_pair
   return pr;
 }
 
+long plc_sched_prep_trusted(const plc_sched_prep *prep)
+{
+  return prep->trusted;
+}
+
 void plc_sched_prep_free(plc_sched_prep *prep)
 {
   if (!prep)
@@ -1082,191 +1141,32 @@ void plc_sched_prep_free(plc_sched_prep *prep)
 
 /* ---- timing ---------------------------------------------------------- */
 
-/* The idle phase that ends at a marked block starting at start. */
-static void mark64(plc_sched_sim *sim, int st, int mark, plc_sched_int start)
-{
-  if (mark == MARK_WARM)
-    sim->warmi[st] = start - sim->busyi[st];
-  else
-    sim->steadyi[st] = start - sim->busyi[st] - sim->warmi[st];
-}
+/* Positions between two tries of the steady phase's repeat (schedule_
+ * walk.h): a failed try mostly stops at its first comparison, one that
+ * holds reads as many ends as a step of the range reads back. */
+#define PERIOD_STRIDE 256
 
-/* Walk steps [from, to) of the order on the machine-integer path, dep
- * at from's dependencies; returns to's.  No sum can overflow, as
- * fast_fits bounds the whole step.  When no block takes a negative time
- * (nonneg, a constant in each copy: the loop is most of a large step's
- * re-analysis) a stage is never free before a block of its own has
- * ended, so a dependency on the same stage (an earlier block of it)
- * cannot delay a start and only those on other stages are read. */
-static inline __attribute__((always_inline)) const prep_dep *
-time_steps64_loop(sim_run *r, int from, int to, const prep_dep *dep, const int nonneg)
-{
-  plc_sched_sim *sim = r->sim;
-  const plc_sched_int *d = sim->duri;
-  plc_sched_int *end = sim->endi, *freei = sim->freei, *busyi = sim->busyi;
-  prep_fill(r->pr, from, to);
-  const prep_step *k = r->pr->step + from;
-  for (int i = from; i < to; i++, k++) {
-    int st = k->st;
-    plc_sched_int start = freei[st];
-    const prep_dep *stop = dep + (nonneg ? k->nfar : k->ndep);
-    for (const prep_dep *dj = dep; dj < stop; dj++) {
-      plc_sched_int e = end[dj->pos] + d[dj->lat];
-      if (e > start)
-        start = e;
-    }
-    dep += k->ndep;
-    if (k->mark != MARK_NONE)
-      mark64(sim, st, k->mark, start);
-    plc_sched_int dur = d[k->dur] + d[k->dur2];
-    end[i] = freei[st] = start + dur;
-    busyi[st] += dur;
-  }
-  return dep;
-}
+/* The walk on plc_sched_int: every step bounded by fast_fits. */
+#define WALK_INT plc_sched_int
+#define WALK(name) wide_##name
+#define WALK_CHECK 0
+#include "schedule_walk.h"
+#undef WALK_INT
+#undef WALK
+#undef WALK_CHECK
 
-/* Skipping the steady phase.  Let the order's periodic range be [a, h)
- * with period q (prep_period: step i is step i - q, with every position
- * it reads, its dependencies and its stage's previous step, q earlier;
- * same durations and latencies; no marks), w at least how far back any
- * step of the range reads, and x >= a with x >= w + q.  Suppose the walk
- * has timed every step before x and
- *     (*)  end[t] = end[t - q] + L   for every t in [x - w, x),
- * one constant L.  Then end[t] = end[t - q] + L for every t in [x, h),
- * by induction on t: step t starts at the largest of its stage's previous
- * end and its dependencies' ends plus their latencies (those the walk
- * reads; 0 for a stage's first step, which the range has not); each
- * position it reads is u >= t - w, where the equation holds already
- * (checked below x, the induction at or above it), and step t - q reads
- * u - q with the same latency, so step t starts L after step t - q and,
- * taking as long, ends L after it.  Max and + commute with adding a
- * constant: this is the max-plus shift invariance.  So with y = x + k q
- * <= h:
- *  - every end in [x, y) is end[t - m q] + m L for the m that brings
- *    t - m q into [x - q, x) (the equation m times, each at a t >= x);
- *  - each stage's last end before y is its last before x plus k L: a
- *    stage has a step in every q steps of the range, so its last step
- *    before y is its last before x (at x - q or later) moved by k q;
- *  - its busy time grows by k times what it grew by over [x - q, x) (the
- *    same blocks again), and no idle phase is read in [x, y) (no marks).
- * The walk then has exactly the state a full walk reaches at y, once it
- * has written the ends in [x, y) that steps at y or later read: within
- * the range at most w back, after it (from h - q on) down to the tail
- * (prep_span).  The steps [y, h) left in the range (less than a period)
- * end L after the step q before them, by the same equation, so they are
- * timed without reading their dependencies (period_replay, which reads
- * ends from y - q on), and the walk carries on at h.  The same holds for a multiple j q
- * of the period from x >= a + (j - 1) q, where step i is step i - j q.
- * When (*) does not hold at any x (a transient longer than the range, a
- * state that repeats only every 7 q or more, times that never settle)
- * nothing is skipped. */
-
-/* (*) at x: every end in [x - w, x) is the end q earlier plus L. */
-static int period_holds(const plc_sched_int *end, int x, int q, int w, plc_sched_int *lambda)
-{
-  plc_sched_int l = end[x - 1] - end[x - 1 - q];
-  for (int t = x - w; t < x; t++)
-    if (end[t] - end[t - q] != l)
-      return 0;
-  *lambda = l;
-  return 1;
-}
-
-/* The jump from x to y = x + k q once (*) holds with L = l, for the
- * period q (a multiple of the order's, see time_steps64_run); from is
- * the least position a step at y or later reads, busyq each stage's busy
- * time at x - q.  Returns y. */
-static int period_jump(sim_run *r, int x, int q, int k, plc_sched_int l, int from,
-                       const plc_sched_int *busyq)
-{
-  plc_sched_sim *sim = r->sim;
-  int y = x + k * q;
-  plc_sched_int *end = sim->endi;
-  if (from < x)
-    from = x;
-  for (int m = (from - x) / q + 1, t = from; t < y; m++) /* t - m q in [x - q, x) */
-    for (int stop = x + m * q < y ? x + m * q : y; t < stop; t++)
-      end[t] = end[t - m * q] + (plc_sched_int)m * l;
-  for (int st = 0; st < r->s->par.p; st++) {
-    sim->freei[st] += (plc_sched_int)k * l;
-    sim->busyi[st] += (plc_sched_int)k * (sim->busyi[st] - busyq[st]);
-  }
-  sim->skipped = y - x;
-  return y;
-}
-
-/* The steps [from, to) of the range after a jump (from >= x): each ends
- * L after the step q before it (the equation above, t >= x), so they are
- * timed from it without reading their dependencies.  Returns how many
- * dependencies they have. */
-static size_t period_replay(sim_run *r, int from, int to, int q, plc_sched_int l)
-{
-  plc_sched_sim *sim = r->sim;
-  const plc_sched_int *d = sim->duri;
-  plc_sched_int *end = sim->endi;
-  size_t nd = 0;
-  prep_fill(r->pr, from, to);
-  const prep_step *k = r->pr->step + from;
-  for (int t = from; t < to; t++, k++) {
-    end[t] = sim->freei[k->st] = end[t - q] + l;
-    sim->busyi[k->st] += d[k->dur] + d[k->dur2];
-    nd += k->ndep;
-  }
-  return nd;
-}
-
-/* The walk of the whole order, skipping the steady phase's repeats when
- * the state repeats (unless sim->full_walk).  The state may repeat only
- * every j periods of the order (a critical cycle of the max-plus system
- * spanning several periods: its cyclicity), so at each period boundary
- * x the check is tried for the periods j q, j = 1..PERIOD_MULT, the
- * order being periodic with each of them on [pa + (j - 1) q, phi). */
-static inline __attribute__((always_inline)) void time_steps64_run(sim_run *r, const int nonneg)
-{
-  const plc_sched_prep *pr = r->pr;
-  const prep_span *per = nonneg ? &pr->per.far : &pr->per.all;
-  plc_sched_sim *sim = r->sim;
-  const prep_dep *dep = pr->dep;
-  int i = 0, p = r->s->par.p;
-  sim->skipped = 0;
-  if (pr->per.q && per->phi && !sim->full_walk) {
-    const prep_dep *at[PERIOD_MULT + 1]; /* the walk's dependency at each boundary */
-    int q = pr->per.q, w = per->reach, b = 0;
-    for (int x = per->pa; x <= per->phi; x += q, b++) {
-      dep = time_steps64_loop(r, i, x, dep, nonneg);
-      i = x;
-      at[b % (PERIOD_MULT + 1)] = dep;
-      memcpy(&sim->busyq[(size_t)(b % (PERIOD_MULT + 1)) * p], sim->busyi,
-             (size_t)p * sizeof *sim->busyq);
-      for (int j = 1; j <= PERIOD_MULT && j <= b; j++) {
-        int qj = j * q, k = (per->phi - x) / qj;
-        plc_sched_int l;
-        if (k < 1 || x < w + qj || !period_holds(sim->endi, x, qj, w, &l))
-          continue;
-        /* what steps at y = x + k qj or later read: within the range, at
-         * most w back; from phi - q on, down to the tail */
-        int back = (b - j) % (PERIOD_MULT + 1), y = x + k * qj;
-        int from = per->tail < y - w ? per->tail : y - w;
-        from = from < y - qj ? from : y - qj; /* what period_replay reads */
-        i = period_jump(r, x, qj, k, l, from, &sim->busyq[(size_t)back * p]);
-        dep += (size_t)k * (size_t)(dep - at[back]);
-        dep += period_replay(r, i, per->phi, qj, l);
-        i = per->phi;
-        goto done;
-      }
-    }
-  }
-done:
-  time_steps64_loop(r, i, pr->n, dep, nonneg);
-}
-
-static void time_steps64(sim_run *r)
-{
-  if (r->nonneg)
-    time_steps64_run(r, 1);
-  else
-    time_steps64_run(r, 0);
-}
+#ifdef __SIZEOF_INT128__
+/* The walk on int64_t: ends checked against WALK64_LIM as written. */
+#define WALK64_LIM ((int64_t)1 << 62)
+#define WALK64_DUR ((int64_t)1 << 52) /* every duration and latency below */
+#define WALK_INT int64_t
+#define WALK(name) narrow_##name
+#define WALK_CHECK 1
+#include "schedule_walk.h"
+#undef WALK_INT
+#undef WALK
+#undef WALK_CHECK
+#endif
 
 static void set_qz(mpq_t q, const mpz_t v, const mpz_t den)
 {
@@ -1275,7 +1175,7 @@ static void set_qz(mpq_t q, const mpz_t v, const mpz_t den)
   mpq_canonicalize(q);
 }
 
-/* time_steps64 on mpz_t, recording each block when asked. */
+/* The walk on mpz_t, recording each block when asked. */
 static void time_stepsz(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
@@ -1328,6 +1228,10 @@ typedef uint64_t sim_uint;
  * the range; else 0. */
 static int z_to_sim(const mpz_t v, plc_sched_int *out)
 {
+  if (mpz_fits_slong_p(v) && SIM_BITS - 3 >= 8 * (int)sizeof(long)) { /* most times */
+    *out = mpz_get_si(v);
+    return 1;
+  }
   if (mpz_sizeinbase(v, 2) > (size_t)SIM_BITS - 3)
     return 0;
   sim_word w[SIM_WORDS];
@@ -1354,13 +1258,33 @@ static void sim_to_z(mpz_t z, plc_sched_int v)
 }
 
 /* Scale one stage's times by sim->den into duri; 0 when one does not
- * fit in a quarter of the range. */
-static int scale_stage(plc_sched_sim *sim, const plc_sched_times *t, plc_sched_int *d, mpz_t v)
+ * fit in a quarter of the range.  f is den over the denominator *fd
+ * (NULL: none yet), kept from one time to the next: times of one run
+ * mostly share a few denominators. */
+static int scale_stage(plc_sched_sim *sim, const plc_sched_times *t, plc_sched_int *d, mpz_t v,
+                       mpz_t f, mpz_srcptr *fd)
 {
   mpq_srcptr q[D_IN] = {t->f, t->b, t->w, t->fb, t->p2p, t->fbo};
   for (int k = 0; k < D_IN; k++) {
-    mpz_divexact(v, sim->den, mpq_denref(q[k]));
-    mpz_mul(v, v, mpq_numref(q[k]));
+#ifdef __SIZEOF_INT128__
+    /* den, the denominator and the numerator in a limb each: the product
+     * on 128 bits, with z_to_sim's bound (magnitude below 2^125) */
+    mpz_srcptr qn = mpq_numref(q[k]), qd = mpq_denref(q[k]);
+    if (SIM_BITS == 128 && GMP_NUMB_BITS == 64 && mpz_size(sim->den) == 1 && mpz_size(qd) == 1 &&
+        mpz_size(qn) <= 1) {
+      sim_uint u = (sim_uint)(mpz_getlimbn(sim->den, 0) / mpz_getlimbn(qd, 0)) *
+                   (sim_uint)mpz_getlimbn(qn, 0);
+      if (u >= (sim_uint)1 << (SIM_BITS - 3))
+        return 0;
+      d[k] = mpz_sgn(qn) < 0 ? -(plc_sched_int)u : (plc_sched_int)u;
+      continue;
+    }
+#endif
+    if (!*fd || mpz_cmp(*fd, mpq_denref(q[k])) != 0) {
+      mpz_divexact(f, sim->den, mpq_denref(q[k]));
+      *fd = mpq_denref(q[k]);
+    }
+    mpz_mul(v, f, mpq_numref(q[k]));
     if (!z_to_sim(v, &d[k]))
       return 0;
   }
@@ -1392,13 +1316,14 @@ static int fast_fits(sim_run *r)
   plc_sched_sim *sim = r->sim;
   if (sim->exact_only || sim->rec_start)
     return 0;
-  mpz_t v;
-  mpz_init(v);
+  mpz_t v, f;
+  mpz_inits(v, f, NULL);
+  mpz_srcptr fd = NULL;
   int ok = 1;
   plc_sched_int maxd = 0, maxp = 0, lim = SIM_MAX / 2;
   for (int st = 0; ok && st < r->nt; st++) {
     plc_sched_int *d = &sim->duri[(size_t)st * D_N];
-    ok = scale_stage(sim, &r->t[st], d, v);
+    ok = scale_stage(sim, &r->t[st], d, v, f, &fd);
     for (int k = 0; ok && k < D_N; k++) {
       plc_sched_int a = d[k] < 0 ? -d[k] : d[k];
       if (k == D_P2P)
@@ -1407,7 +1332,7 @@ static int fast_fits(sim_run *r)
         maxd = a > maxd ? a : maxd;
     }
   }
-  mpz_clear(v);
+  mpz_clears(v, f, NULL);
   plc_sched_int n = r->s->nblocks > 0 ? r->s->nblocks : 1;
   if (sim->per_chunk) { /* an F&B may add two entries' parts */
     ok = ok && maxd <= lim / 4;
@@ -1419,15 +1344,18 @@ static int fast_fits(sim_run *r)
 /* Does every block take a time >= 0 (the machine-integer path)?  A
  * duration is one of f, b, w, fb, fbo, b - w, fb - w, or the sum of two
  * (an F&B of two entries), or with fb_pairs an fbo less another entry's
- * w: so when those are >= 0 and the least fbo is at least the largest w. */
+ * w: so when those a step takes (pr->used) are >= 0 and the least fbo is
+ * at least the largest w.  (A schedule without F&B blocks need not be
+ * given fb.) */
 static int durs_nonneg(const sim_run *r)
 {
   static const int dur[] = {D_F, D_B, D_W, D_FB, D_FBO, D_BS, D_FBS};
   const plc_sched_int *d = r->sim->duri;
   plc_sched_int minfbo = d[D_FBO], maxw = 0;
+  unsigned used = r->pr->used;
   for (int st = 0; st < r->nt; st++, d += D_N) {
     for (size_t k = 0; k < sizeof dur / sizeof dur[0]; k++)
-      if (d[dur[k]] < 0)
+      if ((used >> dur[k] & 1) && d[dur[k]] < 0)
         return 0;
     minfbo = d[D_FBO] < minfbo ? d[D_FBO] : minfbo;
     maxw = d[D_W] > maxw ? d[D_W] : maxw;
@@ -1445,8 +1373,13 @@ static int scale_setup(sim_run *r)
   for (int st = 0; st < r->nt; st++) {
     const plc_sched_times *t = &r->t[st];
     mpq_srcptr q[D_IN] = {t->f, t->b, t->w, t->fb, t->p2p, t->fbo};
-    for (int k = 0; k < D_IN; k++)
-      mpz_lcm(sim->den, sim->den, mpq_denref(q[k]));
+    for (int k = 0; k < D_IN; k++) {
+      mpz_srcptr d = mpq_denref(q[k]);
+      if (mpz_size(sim->den) == 1 && mpz_size(d) == 1 &&
+          mpz_getlimbn(sim->den, 0) % mpz_getlimbn(d, 0) == 0)
+        continue; /* a divisor of den already (most: den soon has their factors) */
+      mpz_lcm(sim->den, sim->den, d);
+    }
   }
   sim->duri[(size_t)r->nt * D_N] = 0; /* D_ZERO */
   if (fast_fits(r))
@@ -1481,23 +1414,54 @@ static void sim_start(sim_run *r)
   }
 }
 
-/* Makespan, idle, the critical stage and its bubble. */
+/* Stage st's figures from the machine-integer run (sim_results). */
+static void sim_stage_fast(plc_sched_sim *sim, int st)
+{
+  set_qi(sim->stage_free[st], sim->freei[st], sim->den);
+  set_qi(sim->busy[st], sim->busyi[st], sim->den);
+  set_qi(sim->warmup[st], sim->warmi[st], sim->den);
+  set_qi(sim->steady[st], sim->steadyi[st], sim->den);
+  mpq_sub(sim->idle[st], sim->makespan, sim->busy[st]);
+  mpq_sub(sim->cooldown[st], sim->idle[st], sim->warmup[st]);
+  mpq_sub(sim->cooldown[st], sim->cooldown[st], sim->steady[st]);
+}
+
+void plc_sched_sim_stage(plc_sched_sim *sim, int st)
+{
+  if (sim->pending)
+    sim_stage_fast(sim, st);
+}
+
+/* Makespan, idle, the critical stage and its bubble.  On the machine-
+ * integer path the makespan and the critical stage are found on the
+ * integers (over one positive denominator they compare as the times
+ * do), and with sim->lazy each stage's figures wait for
+ * plc_sched_sim_stage. */
 static void sim_results(sim_run *r)
 {
   plc_sched_sim *sim = r->sim;
   int p = r->s->par.p;
-  for (int st = 0; st < p; st++) {
-    if (r->fast) {
-      set_qi(sim->stage_free[st], sim->freei[st], sim->den);
-      set_qi(sim->busy[st], sim->busyi[st], sim->den);
-      set_qi(sim->warmup[st], sim->warmi[st], sim->den);
-      set_qi(sim->steady[st], sim->steadyi[st], sim->den);
-    } else {
-      set_qz(sim->stage_free[st], sim->freez[st], sim->den);
-      set_qz(sim->busy[st], sim->busyz[st], sim->den);
-      set_qz(sim->warmup[st], sim->warmz[st], sim->den);
-      set_qz(sim->steady[st], sim->steadyz[st], sim->den);
+  sim->pending = 0;
+  if (r->fast) {
+    plc_sched_int mk = 0;
+    sim->critical = 0;
+    for (int st = 0; st < p; st++) {
+      mk = sim->freei[st] > mk ? sim->freei[st] : mk;
+      if (sim->busyi[st] > sim->busyi[sim->critical])
+        sim->critical = st;
     }
+    set_qi(sim->makespan, mk, sim->den);
+    set_qi(sim->bubble, mk - sim->busyi[sim->critical], sim->den);
+    sim->pending = sim->lazy;
+    for (int st = 0; st < p && !sim->lazy; st++)
+      sim_stage_fast(sim, st);
+    return;
+  }
+  for (int st = 0; st < p; st++) {
+    set_qz(sim->stage_free[st], sim->freez[st], sim->den);
+    set_qz(sim->busy[st], sim->busyz[st], sim->den);
+    set_qz(sim->warmup[st], sim->warmz[st], sim->den);
+    set_qz(sim->steady[st], sim->steadyz[st], sim->den);
   }
   mpq_set_ui(sim->makespan, 0, 1);
   sim->critical = 0;
@@ -1515,22 +1479,70 @@ static void sim_results(sim_run *r)
   mpq_sub(sim->bubble, sim->makespan, sim->busy[sim->critical]);
 }
 
+/* The walk on plc_sched_int (fast_fits). */
+static void time_wide(sim_run *r)
+{
+  plc_sched_sim *sim = r->sim;
+  sim_grow_i(sim, r->s->nblocks);
+  wide_walk w = {r, sim->duri, sim->endi, sim->freei, sim->busyi, sim->warmi, sim->steadyi,
+                 sim->busyq, 0};
+  wide_run(&w, r->nonneg);
+}
+
+/* The walk on int64_t, when every duration and latency is below
+ * WALK64_DUR (no block takes a negative time: the caller's nonneg) and
+ * no end passes WALK64_LIM; its figures then go where time_wide puts
+ * them.  Returns whether it ran (0: the caller walks on plc_sched_int). */
+static int time_narrow(sim_run *r)
+{
+#ifdef __SIZEOF_INT128__
+  plc_sched_sim *sim = r->sim;
+  int p = r->s->par.p, nd = r->nt * D_N + 1;
+  if (sim->wide_only)
+    return 0;
+  sim_grow_64(sim, r->s->nblocks);
+  for (int k = 0; k < nd; k++) {
+    if (sim->duri[k] >= WALK64_DUR || sim->duri[k] <= -WALK64_DUR)
+      return 0;
+    sim->dur64[k] = (int64_t)sim->duri[k];
+  }
+  for (int st = 0; st < p; st++)
+    sim->free64[st] = sim->busy64[st] = sim->warm64[st] = sim->steady64[st] = 0;
+  narrow_walk w = {r, sim->dur64, sim->end64, sim->free64, sim->busy64, sim->warm64,
+                   sim->steady64, sim->grow64, 0};
+  if (!narrow_run(&w, 1))
+    return 0;
+  for (int st = 0; st < p; st++) {
+    sim->freei[st] = sim->free64[st];
+    sim->busyi[st] = sim->busy64[st];
+    sim->warmi[st] = sim->warm64[st];
+    sim->steadyi[st] = sim->steady64[st];
+  }
+  sim->used_narrow = 1;
+  return 1;
+#else
+  (void)r;
+  return 0;
+#endif
+}
+
 /* Time s through pr with times into sim. */
 static void sim_time(const plc_sched *s, const plc_sched_prep *pr, const plc_sched_times *times,
                      plc_sched_sim *sim)
 {
   int nt = sim->per_chunk ? s->nchunks : s->par.p;
-  sim_grow(sim, s->par.p, nt, s->nblocks);
+  sim_grow(sim, s->par.p, nt);
   sim_run r = {.s = s, .t = times, .sim = sim, .pr = pr, .nt = nt};
   r.fast = sim->used_fast = scale_setup(&r);
   r.nonneg = r.fast && durs_nonneg(&r);
   sim->skipped = 0;
+  sim->used_narrow = 0;
   if (!r.fast)
     sim_grow_z(sim, s->nblocks);
   sim_start(&r);
-  if (r.fast)
-    time_steps64(&r);
-  else
+  if (r.fast && !(r.nonneg && time_narrow(&r)))
+    time_wide(&r);
+  else if (!r.fast)
     time_stepsz(&r);
   sim_results(&r);
 }

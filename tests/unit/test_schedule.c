@@ -101,6 +101,8 @@ static void test_table(void)
     PLC_CU_STR_EQ(plc_sched_table[k].name, names[k]);
     CU_ASSERT_PTR_EQUAL(plc_sched_find(names[k]), &plc_sched_table[k]);
     CU_ASSERT(plc_sched_table[k].source && plc_sched_table[k].gen && plc_sched_table[k].check);
+    /* 2 (F, B) a microbatch and chunk, 3 with zb_h1's W; F&B blocks vary */
+    CU_ASSERT(plc_sched_table[k].per_mb == (k == PLC_SCHED_ZB_H1 ? 3 : k >= PLC_SCHED_DUALPIPE ? 0 : 2));
   }
   CU_ASSERT_PTR_NULL(plc_sched_find("zb_v"));
 }
@@ -258,11 +260,14 @@ static void test_dualpipev_figure(void)
  * then forward W+k and backward k, then the remaining backwards. */
 static void test_interleaved_megatron(void)
 {
-  static const int grid[][4] = {{4, 2, 8, 0}, {4, 3, 12, 0}, {2, 4, 6, 0}, {4, 2, 9, 5},
-                                {4, 2, 14, 5}, {3, 2, 3, 0}, {8, 2, 16, 0}, {2, 2, 5, 3}};
+  static const int grid[][4] = {{4, 2, 8, 0},  {4, 3, 12, 0}, {2, 4, 6, 0},   {4, 2, 9, 5},
+                                {4, 2, 14, 5}, {3, 2, 3, 0},  {8, 2, 16, 0},  {2, 2, 5, 3},
+                                {4, 2, 64, 0}, {3, 3, 51, 4}, {2, 4, 62, 3},  {4, 2, 46, 6},
+                                {2, 2, 20, 2}, {5, 3, 82, 7}, {4, 4, 100, 0}, {2, 3, 34, 0}};
+  int copied = 0;
   for (size_t c = 0; c < sizeof grid / sizeof grid[0]; c++) {
     int p = grid[c][0], v = grid[c][1], mu = grid[c][2], g = grid[c][3] ? grid[c][3] : p;
-    int tmb[256], tch[256], n = 0;
+    int tmb[512], tch[512], n = 0;
     for (int m0 = 0; m0 < mu; m0 += g) {
       int hi = m0 + g >= mu ? mu : m0 + g;
       for (int j = 0; j < v; j++)
@@ -287,9 +292,11 @@ static void test_interleaved_megatron(void)
         i++;
       }
       PLC_CU_ASSERT_MSG(ok && i == s.start[st + 1], "interleaved order differs from Megatron's");
+      copied += s.copy_m && s.copy[3 * st + 2] > s.copy[3 * st + 1];
     }
     plc_sched_free(&s);
   }
+  CU_ASSERT(copied > 20); /* the generator's copies (checked above) are there */
 }
 
 /* [DP] DualPipe.step, 8 ranks and 20 micro-batches (its README figure):
@@ -551,7 +558,7 @@ static plc_sched custom(const char *s0, const char *s1, int mu)
 {
   static plc_sched_block blocks[64];
   static int start[3];
-  plc_sched s = {PLC_SCHED_PLACE_STAGE, {2, 1, mu, 0}, 2, 0, start, blocks};
+  plc_sched s = {PLC_SCHED_PLACE_STAGE, {2, 1, mu, 0}, 2, 0, start, blocks, NULL, 0};
   const char *st[2] = {s0, s1};
   for (int k = 0; k < 2; k++) {
     start[k] = s.nblocks;
@@ -774,10 +781,12 @@ static int same_results(const plc_sched_sim *a, const plc_sched_sim *b)
  * 124 bits, past the 128-bit path's quarter range (and the 64-bit one's). */
 static void test_fast_path_exact(void)
 {
-  plc_sched_sim fast, slow;
+  plc_sched_sim fast, slow, lazy;
   plc_sched_sim_init(&fast);
   plc_sched_sim_init(&slow);
+  plc_sched_sim_init(&lazy);
   slow.exact_only = 1;
+  lazy.lazy = 1;
   plc_sched_times t[8];
   plc_sched_times_init(t, 8);
   for (int it = 0; it < 300; it++) {
@@ -785,10 +794,19 @@ static void test_fast_path_exact(void)
     rnd_times(t, s.par.p);
     sim_ok(&s, t, &fast);
     sim_ok(&s, t, &slow);
+    sim_ok(&s, t, &lazy);
     CU_ASSERT(fast.used_fast && !slow.used_fast);
     PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "machine-integer and mpz runs differ");
+    /* a lazy run: the step's figures at once, a stage's when asked */
+    CU_ASSERT(lazy.pending && !fast.pending && !slow.pending);
+    CU_ASSERT(mpq_equal(lazy.makespan, fast.makespan) && mpq_equal(lazy.bubble, fast.bubble) &&
+              lazy.critical == fast.critical);
+    for (int st = s.par.p - 1; st >= 0; st--)
+      plc_sched_sim_stage(&lazy, st);
+    PLC_CU_ASSERT_MSG(same_results(&lazy, &slow), "a lazy run's stage figures differ");
     plc_sched_free(&s);
   }
+  plc_sched_sim_clear(&lazy);
   plc_sched s = gen(PLC_SCHED_1F1B, 4, 1, 8, 0);
   set_times(t, 4, 1, 2, 0, 0, 1);
   mpq_set_ui(t[0].f, 5, 2147483647UL);
@@ -798,6 +816,18 @@ static void test_fast_path_exact(void)
   sim_ok(&s, t, &fast);
   sim_ok(&s, t, &slow);
   CU_ASSERT(!fast.used_fast);
+  CU_ASSERT(same_results(&fast, &slow));
+  /* two odd denominators two apart near 2^35 (2^35-31, 2^35-33), so
+   * coprime: a common denominator of 70 bits, past one limb (scaled through mpz, each time's quotient kept
+   * while the denominator repeats) and within the 128-bit path */
+  set_times(t, 4, 1, 2, 0, 0, 1);
+  mpq_set_ui(t[0].f, 5, 34359738337UL);
+  mpq_set_ui(t[1].b, 7, 34359738335UL);
+  mpq_set_ui(t[2].f, 3, 34359738337UL);
+  mpq_set_ui(t[2].b, 11, 34359738337UL);
+  sim_ok(&s, t, &fast);
+  sim_ok(&s, t, &slow);
+  CU_ASSERT(fast.used_fast && mpz_sizeinbase(fast.den, 2) > 64);
   CU_ASSERT(same_results(&fast, &slow));
   plc_sched_free(&s);
   plc_sched_times_clear(t, 8);
@@ -1073,6 +1103,27 @@ static int naive_sim(const plc_sched *s, const plc_sched_times *t, mpq_t makespa
   return left == 0;
 }
 
+/* Every run a generator says it copied (plc_sched.copy) is there: each
+ * block the one copy[3s] before it with copy_m microbatches more. */
+static int copies_hold(const plc_sched *s)
+{
+  for (int st = 0; s->copy_m && st < s->par.p; st++) {
+    const int *c = &s->copy[3 * st];
+    if (c[2] > c[1] && (c[1] - c[0] < s->start[st] || c[2] > s->start[st + 1]))
+      return 0;
+    for (int i = c[1]; i < c[2]; i++) {
+      plc_sched_block a = s->blocks[i], b = s->blocks[i - c[0]];
+      b.mb += s->copy_m;
+      if (b.phase == PLC_SCHED_FB)
+        b.mb2 += s->copy_m;
+      if (a.phase != b.phase || a.split != b.split || a.mb != b.mb || a.chunk != b.chunk ||
+          a.mb2 != b.mb2 || a.chunk2 != b.chunk2)
+        return 0;
+    }
+  }
+  return 1;
+}
+
 /* A random schedule long enough for its steady phase to repeat. */
 static plc_sched rnd_long_sched(void)
 {
@@ -1122,39 +1173,58 @@ static void rnd_long_times(plc_sched_times *t, int n, int kind)
  * uniform runs (so the comparison tests something). */
 static void test_steady_skip(void)
 {
-  plc_sched_sim fast, full, slow;
+  plc_sched_sim fast, full, slow, wide;
   plc_sched_sim_init(&fast);
   plc_sched_sim_init(&full);
   plc_sched_sim_init(&slow);
+  plc_sched_sim_init(&wide);
   full.full_walk = 1;
   slow.exact_only = 1;
+  wide.wide_only = 1;
   plc_sched_times t[32];
   plc_sched_times_init(t, 32);
   mpq_t mk, busy[8], warm[8], steady[8];
   mpq_init(mk);
   for (int i = 0; i < 8; i++)
     mpq_inits(busy[i], warm[i], steady[i], NULL);
-  int skipped = 0, uniform = 0, skipped_uniform = 0;
+  int skipped = 0, uniform = 0, skipped_uniform = 0, narrow = 0, wide_skipped = 0, trusted = 0;
   for (int it = 0; it < 2000; it++) {
     plc_sched s = rnd_long_sched();
     int kind = rnd(4), chunks = s.nchunks > s.par.p && rnd(3) == 0;
     /* every third with times per chunk (and DualPipe's F&B pairs) */
-    fast.per_chunk = full.per_chunk = slow.per_chunk = chunks;
+    fast.per_chunk = full.per_chunk = slow.per_chunk = wide.per_chunk = chunks;
     fast.fb_pairs = full.fb_pairs = slow.fb_pairs = chunks && s.nchunks == 2 * s.par.p && rnd(2);
+    wide.fb_pairs = fast.fb_pairs;
     rnd_long_times(t, chunks ? s.nchunks : s.par.p, kind);
     for (int i = 0; chunks && i < s.nchunks; i++)
       mpq_add(t[i].fbo, t[i].f, t[i].b);
     sim_ok(&s, t, &fast);
     sim_ok(&s, t, &full);
     sim_ok(&s, t, &slow);
+    sim_ok(&s, t, &wide);
     CU_ASSERT(fast.used_fast && full.skipped == 0 && slow.skipped == 0);
+    CU_ASSERT(wide.used_fast && !wide.used_narrow && !slow.used_narrow);
     skipped += fast.skipped > 0;
+    narrow += fast.used_narrow;
+    wide_skipped += wide.skipped > 0;
     if (kind == 0 && !chunks && s.par.mu >= 4 * s.par.p * s.par.v) {
       uniform++;
       skipped_uniform += fast.skipped > 0;
     }
     PLC_CU_ASSERT_MSG(same_results(&fast, &full), "skipping differs from the full walk");
     PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "skipping differs from the mpz run");
+    PLC_CU_ASSERT_MSG(same_results(&fast, &wide), "the 64-bit walk differs from the 128-bit one");
+    PLC_CU_ASSERT_MSG(copies_hold(&s), "a generator's copied run is not its blocks' repeat");
+    if (s.copy_m) { /* the same blocks, every repeat compared rather than trusted */
+      plc_sched plain = s;
+      plain.copy_m = 0;
+      char msg[128];
+      plc_sched_prep *pr = plc_sched_prepare(&s, chunks, fast.fb_pairs, msg, sizeof msg);
+      trusted += pr && plc_sched_prep_trusted(pr) > 0;
+      plc_sched_prep_free(pr);
+      sim_ok(&plain, t, &wide);
+      PLC_CU_ASSERT_MSG(same_results(&fast, &wide), "trusting the generator's copies differs");
+    }
     if (it % 4 == 0 && s.nblocks < 1500 && !chunks) {
       CU_ASSERT(naive_sim(&s, t, mk, busy, warm, steady));
       int same = mpq_equal(mk, fast.makespan);
@@ -1165,8 +1235,10 @@ static void test_steady_skip(void)
     }
     plc_sched_free(&s);
   }
-  CU_ASSERT(skipped > 40);
+  CU_ASSERT(skipped > 40 && wide_skipped > 40);
   CU_ASSERT(uniform > 10 && 2 * skipped_uniform > uniform);
+  CU_ASSERT(narrow > 500); /* the runs whose blocks take no negative time */
+  CU_ASSERT(trusted > 50);
   fast.per_chunk = full.per_chunk = fast.fb_pairs = full.fb_pairs = 0;
   /* one steady interleaved schedule: most of its blocks skipped */
   plc_sched s = gen(PLC_SCHED_INTERLEAVED, 4, 2, 64, 0);
@@ -1184,6 +1256,55 @@ static void test_steady_skip(void)
   plc_sched_times_clear(t, 32);
   plc_sched_sim_clear(&fast);
   plc_sched_sim_clear(&full);
+  plc_sched_sim_clear(&slow);
+  plc_sched_sim_clear(&wide);
+}
+
+/* The 64-bit walk (schedule_walk.h) runs only while every duration is
+ * below 2^52 and every end at most 2^62; past either the run is walked on
+ * 128 bits, with the mpz run's figures.  1f1b over p = 2 stages and
+ * mu = 2000 microbatches runs 4000 blocks a stage: with F and B taking
+ * about 2^51 each the step ends near 2000 x 2^52 = 2^62.97 > 2^62 (found
+ * by the loop); with mu = 5000, near 2^64.3, past int64_t itself (found
+ * by the jump, before it wraps); with 2^40 it ends near 2^52 and the
+ * 64-bit walk is the run; a duration of 2^52 is past its durations'
+ * bound. */
+static void test_narrow_walk(void)
+{
+  plc_sched_sim fast, slow;
+  plc_sched_sim_init(&fast);
+  plc_sched_sim_init(&slow);
+  slow.exact_only = 1;
+  plc_sched_times t[2];
+  plc_sched_times_init(t, 2);
+  static const struct {
+    int mu;
+    unsigned long f, b;
+    int full, narrow;
+  } cases[] = {
+    {2000, (1UL << 51) - 3, (1UL << 51) + 5, 0, 0}, {2000, (1UL << 51) - 3, (1UL << 51) + 5, 1, 0},
+    {5000, (1UL << 51) - 3, (1UL << 51) + 5, 0, 0}, {5000, (1UL << 51) - 3, (1UL << 51) + 5, 1, 0},
+    {2000, (1UL << 40) + 7, (1UL << 40) + 9, 0, 1}, {2000, (1UL << 40) + 7, (1UL << 40) + 9, 1, 1},
+    {2000, 1UL << 52, 1, 0, 0},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    plc_sched s = gen(PLC_SCHED_1F1B, 2, 1, cases[c].mu, 0);
+    set_times(t, 2, 0, 0, 0, 0, 1);
+    for (int st = 0; st < 2; st++) {
+      mpq_set_ui(t[st].f, cases[c].f, 1);
+      mpq_set_ui(t[st].b, cases[c].b, 1);
+    }
+    mpq_set_ui(t[1].p2p, 3, 1);
+    fast.full_walk = cases[c].full;
+    sim_ok(&s, t, &fast);
+    sim_ok(&s, t, &slow);
+    CU_ASSERT(fast.used_fast && fast.used_narrow == cases[c].narrow);
+    CU_ASSERT(cases[c].full || fast.skipped > 0);
+    PLC_CU_ASSERT_MSG(same_results(&fast, &slow), "the 64-bit walk's fallback differs");
+    plc_sched_free(&s);
+  }
+  plc_sched_times_clear(t, 2);
+  plc_sched_sim_clear(&fast);
   plc_sched_sim_clear(&slow);
 }
 
@@ -1215,6 +1336,7 @@ int main(void)
     {"a prepared schedule simulated again", test_prepared_reruns},
     {"idle phases from the recorded blocks", test_idle_phases_recorded},
     {"the steady phase's repeats skipped", test_steady_skip},
+    {"the 64-bit walk and its bounds", test_narrow_walk},
     {NULL, NULL},
   };
   return plc_cu_run("schedule", tests);
