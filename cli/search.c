@@ -52,6 +52,11 @@ typedef struct plc_search {
                                maximizing tokens_per_s, 0 never */
   atomic_uint_least64_t done;
   struct timespec start;
+  /* The threads' bar (plc_search_bar): the best `top` objectives of the
+   * rows ranked by any thread so far, best first; written under bar_lock. */
+  pthread_mutex_t bar_lock;
+  mpq_t *bar;
+  int nbar;
 } plc_search;
 
 /* One thread's share: its candidates' ranking and skip counts. */
@@ -349,6 +354,10 @@ static void plc_search_free_setup(plc_search *S)
   free(S->nelems);
   free(S->objective);
   plc_sspec_free(&S->sp);
+  for (int i = 0; S->bar && i < S->top; i++)
+    mpq_clear(S->bar[i]);
+  free(S->bar);
+  pthread_mutex_destroy(&S->bar_lock);
 }
 
 /* The results a requirement may read and still be decided when its
@@ -544,23 +553,63 @@ static const char plc_search_passed[] = "passes, not ranked";
  * strictly worse than that row's, so no tie-break (peak memory, then
  * order) could place it higher.  A worker compares with its own rows: the
  * ranking of the threads' or of the shards' rows merged is the same. */
-static int plc_search_behind(const plc_sworker *wk, const plc_result *res)
+static int plc_search_worse(const plc_search *S, const plc_result *res, mpq_srcptr objective)
 {
-  const plc_sresult *r = wk->res;
-  if (!wk->S->cut || r->nrows < r->top || r->top <= 0)
-    return 0;
-  const plc_srow *last = r->rows[r->nrows - 1];
-  if (wk->S->cut == 1)
-    return mpq_cmp(res->step, last->objective) > 0;
+  if (S->cut == 1)
+    return mpq_cmp(res->step, objective) > 0;
   if (mpq_sgn(res->step) <= 0)
     return 0;
   mpq_t tok; /* as plc_ratios: tokens per step over the step */
   mpq_init(tok);
   mpq_set_si(tok, (long)res->run->global_batch * res->run->seq, 1);
   plc_q_rat_div(tok, tok, res->step);
-  int behind = mpq_cmp(tok, last->objective) < 0;
+  int worse = mpq_cmp(tok, objective) < 0;
   mpq_clear(tok);
+  return worse;
+}
+
+static int plc_search_behind(const plc_sworker *wk, const plc_result *res)
+{
+  plc_search *S = wk->S;
+  const plc_sresult *r = wk->res;
+  if (!S->cut || r->top <= 0)
+    return 0;
+  if (r->nrows == r->top && plc_search_worse(S, res, r->rows[r->nrows - 1]->objective))
+    return 1;
+  if (S->o->jobs <= 1)
+    return 0;
+  /* the other threads' rows count as well: `top` rows ranked anywhere with
+   * a better objective keep it out of the merged ranking just the same */
+  pthread_mutex_lock(&S->bar_lock);
+  int behind = S->nbar == r->top && plc_search_worse(S, res, S->bar[S->nbar - 1]);
+  pthread_mutex_unlock(&S->bar_lock);
   return behind;
+}
+
+/* A ranked row's objective onto the threads' bar (kept best first; only
+ * the best `top` count). */
+static void plc_search_bar(plc_search *S, mpq_srcptr objective, int top)
+{
+  if (!S->cut || S->o->jobs <= 1 || top <= 0)
+    return;
+  pthread_mutex_lock(&S->bar_lock);
+  if (!S->bar) {
+    S->bar = plc_xcalloc((size_t)top, sizeof *S->bar);
+    for (int i = 0; i < top; i++)
+      mpq_init(S->bar[i]);
+  }
+  int at = S->nbar; /* minimizing the step, a smaller objective is better */
+  while (at > 0 && (S->cut == 1 ? mpq_cmp(objective, S->bar[at - 1]) < 0
+                                : mpq_cmp(objective, S->bar[at - 1]) > 0))
+    at--;
+  if (at < top) {
+    if (S->nbar < top)
+      S->nbar++;
+    for (int i = S->nbar - 1; i > at; i--)
+      mpq_set(S->bar[i], S->bar[i - 1]);
+    mpq_set(S->bar[at], objective);
+  }
+  pthread_mutex_unlock(&S->bar_lock);
 }
 
 static int plc_search_cut(void *ctx, plc_result *res);
@@ -843,6 +892,7 @@ static void plc_search_candidate(plc_sworker *wk, uint64_t index)
     free(g);
   } else {
     wk->res->ranked++;
+    plc_search_bar(wk->S, obj->q, wk->res->top);
     plc_sresult_offer(wk->res, plc_search_row(S, &c, index, pick, obj));
   }
   free(owned);
@@ -948,6 +998,7 @@ plc_sresult *plc_search_run(plc_drive *d, const plc_ast *decl, const plc_search_
   S.decl = decl;
   S.o = o;
   atomic_init(&S.done, 0);
+  pthread_mutex_init(&S.bar_lock, NULL);
   if (plc_search_setup(&S, d, decl) != 0 || S.sp.nvary > 64) {
     if (S.sp.nvary > 64)
       plc_error(d->prog->diag, &decl->loc, "a search varies at most 64 fields");
