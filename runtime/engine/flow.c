@@ -667,12 +667,19 @@ static inline void plc_flow_release(plc_flow_state *st, int x, int i)
   }
 }
 
-/* Does op i hold its link while under way (a transfer taking time)?
- * Counted for an episode's stop (plc_flow_run_calm). */
-static int plc_flow_holds(const plc_flow_state *st, int i)
+/* An episode (plc_flow_run_calm) counts per link the transfers that
+ * take time under way on it: op i starts (up 1) or ends (-1).  Out of
+ * line: the runs that do not count keep start and end small enough for
+ * GCC to take them into the loop. */
+static __attribute__((noinline)) void plc_flow_calm_count(plc_flow_state *st, int i, int up)
 {
   const plc_flow_op *o = &st->ops[i];
-  return o->link >= 0 && (plc_flow_pos(o, 0) || plc_flow_pos(o, 1));
+  if (o->link < 0 || !(plc_flow_pos(o, 0) || plc_flow_pos(o, 1)))
+    return;
+  if (up && ++st->busy_on[o->link] == 2)
+    st->crowded++;
+  if (!up && st->busy_on[o->link]-- == 2)
+    st->crowded--;
 }
 
 /* Op i ends (or, with start, starts) at t. */
@@ -684,11 +691,12 @@ static inline void plc_flow_note(plc_flow_state *st, int i, const plc_flow_num *
     plc_flow_init_set((start ? st->f->start : st->f->end)[i], t->q);
 }
 
-static inline void plc_flow_end(plc_flow_state *st, int i, const plc_flow_num *t)
+static inline __attribute__((always_inline)) void plc_flow_end(plc_flow_state *st, int i,
+                                                               const plc_flow_num *t)
 {
   plc_flow_note(st, i, t, 0);
-  if (st->calm && plc_flow_holds(st, i) && st->busy_on[st->ops[i].link]-- == 2)
-    st->crowded--;
+  if (st->calm)
+    plc_flow_calm_count(st, i, 0);
   st->f->ran[i] = 1;
   st->f->order[st->f->nended++] = i;
   st->last_end = i; /* times only grow: the last op to end ends latest */
@@ -697,13 +705,14 @@ static inline void plc_flow_end(plc_flow_state *st, int i, const plc_flow_num *t
 
 /* Start op i at t: its fixed part as a timed event, else its transfer on
  * its link, else (nothing to do) it ends at once. */
-static inline void plc_flow_start(plc_flow_state *st, int i, const plc_flow_num *t)
+static inline __attribute__((always_inline)) void plc_flow_start(plc_flow_state *st, int i,
+                                                                 const plc_flow_num *t)
 {
   const plc_flow_op *o = &st->ops[i];
   if (st->starts)
     plc_flow_note(st, i, t, 1);
-  if (st->calm && plc_flow_holds(st, i) && ++st->busy_on[o->link] == 2)
-    st->crowded++;
+  if (st->calm)
+    plc_flow_calm_count(st, i, 1);
   int fixed = plc_flow_pos(o, 0), work = !st->share && plc_flow_pos(o, 1);
   if (fixed || work) { /* times are never negative */
     plc_flow_num *x = &st->tmp;
@@ -741,7 +750,8 @@ static void plc_flow_link_event(plc_flow_state *st, int li, unsigned stamp,
 /* An episode stops before the next event (after every event up to t):
  * at t when t > t0 and no link is crowded, at the horizon when the next
  * event comes after it (t moves there: nothing happens in between). */
-static int plc_flow_calm_stop(plc_flow_state *st, plc_flow_num *t, const plc_flow_num *t0)
+static __attribute__((noinline)) int plc_flow_calm_stop(plc_flow_state *st, plc_flow_num *t,
+                                                       const plc_flow_num *t0)
 {
   if (st->calm->to_end)
     return 0;
@@ -760,7 +770,8 @@ static int plc_flow_calm_stop(plc_flow_state *st, plc_flow_num *t, const plc_flo
  * (in their fixed part: an event; on their link: its heap) and what is
  * left of them.  A transfer's work left is its virtual end less its
  * link's virtual time: seconds at full speed, however many share it. */
-static void plc_flow_calm_out(plc_flow_state *st, const plc_flow_num *t, int stopped)
+static __attribute__((noinline)) void plc_flow_calm_out(plc_flow_state *st, const plc_flow_num *t,
+                                                       int stopped)
 {
   plc_flow_calm *c = st->calm;
   c->stopped = stopped;

@@ -1122,11 +1122,11 @@ static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
  * caller's every op that is not a compute op. */
 static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *start,
                            const plc_si *end, const unsigned char *ran, const plc_sim_net *net,
-                           const int *cand, int nc, plc_si *first)
+                           const int *cand, int nc, plc_si *first, int *meets)
 {
   plc_s64_groups g;
   plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
-  int *head = plc_xmalloc(((size_t)g.ns + 1) * sizeof *head), hit = 0;
+  int *head = plc_xmalloc(((size_t)g.ns + 1) * sizeof *head), hit = 0, count = 0;
   for (int k = 0; k < net->nlinks; k++) {
     const int *at = g.at + (size_t)k * (size_t)g.ns;
     memcpy(head, at, (size_t)g.ns * sizeof *head);
@@ -1143,6 +1143,7 @@ static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *sta
         hit = 1;
         *first = start[i];
       }
+      count += seen && start[i] < latest;
       if (!seen || end[i] > latest)
         latest = end[i];
     }
@@ -1150,6 +1151,8 @@ static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *sta
   free(head);
   free(g.at);
   free(g.idx);
+  if (meets)
+    *meets = count;
   return hit;
 }
 
@@ -1161,6 +1164,8 @@ typedef struct plc_sim_head {
   const plc_si *start, *end;
   plc_su d;
   plc_si first;
+  int meets;                 /* transfers that started while another of another
+                              stream was on their link (plc_s64_overlap) */
 } plc_sim_head;
 
 static void plc_sim_lazy_free(plc_sim *s)
@@ -1243,11 +1248,11 @@ static int plc_sim_lazy_overlap(plc_sim *s, const plc_ir_list *l, int nstreams,
   for (int i = 0; i < l->n; i++)
     ran[i] = (unsigned char)s->ops[i].ran;
   int hit = plc_s64_overlap(l, nstreams, s->lazy->start, s->lazy->end, ran, net, NULL, 0,
-                            &h->first);
+                            &h->first, &h->meets);
   free(ran);
   if (hit) {
     struct plc_sim_lazy *z = s->lazy;
-    *h = (plc_sim_head){z->mem, z->start, z->end, z->d, h->first};
+    *h = (plc_sim_head){z->mem, z->start, z->end, z->d, h->first, h->meets};
     free(z);
     s->lazy = NULL;
   }
@@ -1429,7 +1434,7 @@ static int plc_s64_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int
     for (int i = 0; i < l->n; i++)
       ran[i] = (unsigned char)s.ops[i].ran;
     plc_si first;
-    ok = !plc_s64_overlap(l, nstreams, x.start, x.end, ran, net, NULL, 0, &first);
+    ok = !plc_s64_overlap(l, nstreams, x.start, x.end, ran, net, NULL, 0, &first, NULL);
     free(ran);
   }
   if (ok) {
@@ -1513,7 +1518,8 @@ static void plc_s64_once_out(plc_s64_once *o, const plc_ir_list *l, int nstreams
     for (int c = 0; c < nc; c++)
       if (!l->ops[cand[c]].once)
         own[m++] = cand[c];
-    o->met = plc_s64_overlap(l, nstreams, starts, end, ran, o->net, own, m, &o->head.first);
+    o->met = plc_s64_overlap(l, nstreams, starts, end, ran, o->net, own, m, &o->head.first,
+                             &o->head.meets);
     free(own);
     if (o->met)
       return;
@@ -1649,11 +1655,12 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     plc_s64_once_out(o, l, nstreams, starts, end, ran, cand, nc, w.end_all0, w.end_cnt0, d);
   free(held);
   /* else: links shared */
-  int ok = !net || !plc_s64_overlap(l, nstreams, starts, end, ran, net, cand, nc, &h->first);
+  int ok = !net ||
+           !plc_s64_overlap(l, nstreams, starts, end, ran, net, cand, nc, &h->first, &h->meets);
   free(ran);
   free(cand);
   if (o && o->met) /* its own run's head: the same times */
-    o->head = (plc_sim_head){ok ? mem : NULL, starts, end, d, o->head.first};
+    o->head = (plc_sim_head){ok ? mem : NULL, starts, end, d, o->head.first, o->head.meets};
   if (ok) {
     if (all)
       plc_s64_set(all, end_all, d);
@@ -1662,7 +1669,7 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     if (!(o && o->met))
       free(mem);
   } else { /* the head of the run with links shared */
-    *h = (plc_sim_head){mem, starts, end, d, h->first};
+    *h = (plc_sim_head){mem, starts, end, d, h->first, h->meets};
   }
   return ok;
 }
@@ -2168,6 +2175,16 @@ enum { PLC_EP_WAIT, PLC_EP_UNDER_WAY, PLC_EP_ENDED };
 /* Rounds at most: after so many the rest goes in one flow (a safety
  * valve for lists whose transfers meet all along; tests set it low). */
 int plc_sim_ep_rounds = 64;
+/* A round costs a few passes over the ops it walks, each more than the
+ * flow's per op, and about every meeting makes one: a list whose
+ * transfers meet all along (a backward with its gradient sync, expert
+ * all-to-alls) costs less in the whole flow.  The head's meetings
+ * (plc_sim_head.meets) foretell them: with more than so many, the whole
+ * flow (tests set it high).  One: a forward's two TP collectives at its
+ * start, the case that pays (llama3-8b-search: 220.4M instructions with
+ * 1, 220.4M with 2, 220.4M with 4, 223.2M with no limit; bench/
+ * search-70b: 212.8M, 214.7M, 218.1M, 218.7M). */
+int plc_sim_ep_meets = 1;
 
 /* A run put together from rounds. */
 typedef struct plc_sim_ep {
@@ -2613,7 +2630,7 @@ static int plc_sim_ep_walk(plc_sim_ep *e, plc_sim_ep_meet *m, plc_si tau, int *s
 static int plc_sim_episodes(plc_sim_ep *e, const plc_ir_list *l, int nstreams, int with_once,
                             const plc_sim_net *net, const plc_sim_head *h)
 {
-  if (plc_sim_no_episodes || plc_flow_no_fast)
+  if (plc_sim_no_episodes || plc_flow_no_fast || h->meets > plc_sim_ep_meets)
     return 0;
   int ok = plc_sim_ep_init(e, l, nstreams, with_once, net, h), rounds = 0, to = l->n;
   int *map = plc_xmalloc(2 * ((size_t)l->n + 1) * sizeof *map), *stamp = map + l->n + 1;

@@ -156,8 +156,10 @@ typedef struct plc_sim_ep_stats {
   long flows, ops, multi, fallbacks;
 } plc_sim_ep_stats;
 extern _Thread_local plc_sim_ep_stats plc_sim_ep_stat;
-/* Rounds of a run by episodes before the rest goes in one flow (tests). */
-extern int plc_sim_ep_rounds;
+/* Rounds of a run by episodes before the rest goes in one flow, and the
+ * most meetings of its transfers in the walk from t0 for which it is run
+ * by episodes (tests). */
+extern int plc_sim_ep_rounds, plc_sim_ep_meets;
 /* Set every op's ready, start and end (once; a run on rationals has them
  * already).  Logically const: it only fills in what the run worked out. */
 void plc_sim_times(const plc_sim *s);

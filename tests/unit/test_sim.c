@@ -959,6 +959,8 @@ static void test_random_episodes(void)
     mpq_init(lat[d]);
   plc_sim_counts_fn *counts[3] = {NULL, is_transfer, on_stream0};
   plc_sim_ep_stats st0 = plc_sim_ep_stat;
+  int meets = plc_sim_ep_meets;
+  plc_sim_ep_meets = 1000; /* episodes however many meetings the lists have */
   for (int trial = 0; trial < 400; trial++) {
     plc_ir_list l;
     episode_list(&l, 20 + (int)rnd(100), trial % 2);
@@ -998,6 +1000,7 @@ static void test_random_episodes(void)
     plc_sim_free(&s[1]);
   }
   plc_sim_ep_rounds = 64;
+  plc_sim_ep_meets = meets;
   long flows = plc_sim_ep_stat.flows - st0.flows, multi = plc_sim_ep_stat.multi - st0.multi;
   CU_ASSERT_EQUAL(bad, 0);
   CU_ASSERT(multi >= 200);      /* runs taken in several episodes */
