@@ -2156,7 +2156,13 @@ static int plc_sim_int_ends(const plc_ir_list *l, const plc_flow *f, const int *
  * epoch): fac[e] takes them to the current units, so growing M costs a
  * round's few factors, not the list.  Whatever does not fit, or a flow
  * that would not run on machine integers, falls back to the whole flow
- * from the head. */
+ * from the head.
+ *
+ * A round costs more per op walked than the flow per op it runs, and
+ * setting up costs a pass over the list: episodes are taken only where
+ * they pay, for a list whose head shows one meeting (plc_sim_ep_meets)
+ * early enough (PLC_EP_PER_OP); the others run the whole flow from the
+ * head, as PLC_SIM_NO_EPISODES=1 runs every list. */
 
 int plc_sim_no_episodes;
 _Thread_local plc_sim_ep_stats plc_sim_ep_stat;
@@ -2185,6 +2191,13 @@ int plc_sim_ep_rounds = 64;
  * 1, 220.4M with 2, 220.4M with 4, 223.2M with no limit; bench/
  * search-70b: 212.8M, 214.7M, 218.1M, 218.7M). */
 int plc_sim_ep_meets = 1;
+/* Episodes pass over the whole list a few times (copying the head,
+ * reading the ends): a list whose transfers first meet late, so that
+ * the whole flow takes up at most 1/PLC_EP_PER_OP of its ops (a backward
+ * whose gradient sync meets a last collective), goes to the whole flow
+ * (bench/search-70b: 212.9M instructions with none so, 212.5M with 1/4;
+ * llama3-405b-h100: 72.55M, 72.48M). */
+#define PLC_EP_PER_OP 4
 
 /* A run put together from rounds. */
 typedef struct plc_sim_ep {
@@ -2632,6 +2645,11 @@ static int plc_sim_episodes(plc_sim_ep *e, const plc_ir_list *l, int nstreams, i
 {
   if (plc_sim_no_episodes || plc_flow_no_fast || h->meets > plc_sim_ep_meets)
     return 0;
+  int left = 0, need = l->n / PLC_EP_PER_OP; /* the whole flow's ops: those not */
+  for (int i = 0; i < l->n && left <= need; i++) /* ended by the head's first meeting */
+    left += h->end[i] > h->first && (with_once || !l->ops[i].once);
+  if (left <= need)
+    return 0; /* a few ops at the list's end: the whole flow costs less than the passes */
   int ok = plc_sim_ep_init(e, l, nstreams, with_once, net, h), rounds = 0, to = l->n;
   int *map = plc_xmalloc(2 * ((size_t)l->n + 1) * sizeof *map), *stamp = map + l->n + 1;
   for (int i = 0; i < l->n; i++)
