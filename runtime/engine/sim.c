@@ -2613,7 +2613,7 @@ static int plc_sim_ep_walk(plc_sim_ep *e, plc_sim_ep_meet *m, plc_si tau, int *s
       return 0;
     e->ep[i] = e->cur;
     e->start[i] = s;
-    e->end[i] = s + e->time[i] * e->fac[0];
+    e->end[i] = s + (e->cur ? e->time[i] * e->fac[0] : e->time[i]);
     stamp[i] = round;
     if (e->end[i] > e->top)
       e->top = e->end[i];
@@ -2622,7 +2622,7 @@ static int plc_sim_ep_walk(plc_sim_ep *e, plc_sim_ep_meet *m, plc_si tau, int *s
   *to = i;
   if (plc_s64_bits((plc_su)e->top) >= PLC_SI_BITS - 2)
     return 0;
-  if (i >= e->mfrom) { /* the bounds of the ops passed moved */
+  if (m->first < PLC_SI_MAX && i >= e->mfrom) { /* another round: the bounds moved */
     for (int k = e->ntrav; k-- > 0;) {
       int j = e->trav[k], nx = k + 1 < e->ntrav ? e->trav[k + 1] : i;
       plc_si v = e->minl[nx] == PLC_SI_MAX ? PLC_SI_MAX : e->minl[nx] * e->fac[e->mep[nx]];
