@@ -6,7 +6,10 @@
 # their reasons, sensitivity, memory) and the exact JSON are the same with
 # PLC_SIM_NO_FAST=1, which runs every list on rationals; for two examples
 # the timeline and the whole step too.  (tests/unit/test_sim compares the
-# two paths op by op on random lists.)
+# two paths op by op on random lists.)  And the exact JSON is the same
+# with PLC_SIM_NO_EPISODES=1, which runs a list whose transfers meet on a
+# link by the flow over the whole list from their first meeting, not
+# episode by episode (sim.c).
 . "$top_srcdir/tests/lib.sh"
 files="$top_srcdir/examples/*.plan $top_srcdir/examples/article/*.plan
        $top_srcdir/tests/golden/*.plan"
@@ -27,6 +30,10 @@ for f in $files; do
     (cd "$d" && PLC_SIM_NO_FAST=1 plc "$@" "$b") > "$outdir/int-off.out" 2>&1
     if same "$outdir/int-off.out" "$outdir/int-on.out"; then pass
     else fail "$b $*: the integer interpreter changes the output"; fi
+    [ "$mode" = --exact ] || continue
+    (cd "$d" && PLC_SIM_NO_EPISODES=1 plc "$@" "$b") > "$outdir/ep-off.out" 2>&1
+    if same "$outdir/ep-off.out" "$outdir/int-on.out"; then pass
+    else fail "$b $*: running shared links by episodes changes the output"; fi
   done
 done
 finish

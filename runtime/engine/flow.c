@@ -471,6 +471,9 @@ typedef struct plc_flow_state {
   int nlinks;
   plc_flow_heap events;
   plc_flow_num tmp;
+  plc_flow_calm *calm;  /* an episode (plc_flow_run_calm), else NULL; then */
+  int *busy_on;         /* per link, its transfers under way, and */
+  int crowded;          /* how many links have two or more */
 } plc_flow_state;
 
 static int plc_flow_has_work(const plc_flow_state *st, int i)
@@ -664,6 +667,21 @@ static inline void plc_flow_release(plc_flow_state *st, int x, int i)
   }
 }
 
+/* An episode (plc_flow_run_calm) counts per link the transfers that
+ * take time under way on it: op i starts (up 1) or ends (-1).  Out of
+ * line: the runs that do not count keep start and end small enough for
+ * GCC to take them into the loop. */
+static __attribute__((noinline)) void plc_flow_calm_count(plc_flow_state *st, int i, int up)
+{
+  const plc_flow_op *o = &st->ops[i];
+  if (o->link < 0 || !(plc_flow_pos(o, 0) || plc_flow_pos(o, 1)))
+    return;
+  if (up && ++st->busy_on[o->link] == 2)
+    st->crowded++;
+  if (!up && st->busy_on[o->link]-- == 2)
+    st->crowded--;
+}
+
 /* Op i ends (or, with start, starts) at t. */
 static inline void plc_flow_note(plc_flow_state *st, int i, const plc_flow_num *t, int start)
 {
@@ -673,9 +691,12 @@ static inline void plc_flow_note(plc_flow_state *st, int i, const plc_flow_num *
     plc_flow_init_set((start ? st->f->start : st->f->end)[i], t->q);
 }
 
-static inline void plc_flow_end(plc_flow_state *st, int i, const plc_flow_num *t)
+static inline __attribute__((always_inline)) void plc_flow_end(plc_flow_state *st, int i,
+                                                               const plc_flow_num *t)
 {
   plc_flow_note(st, i, t, 0);
+  if (st->calm)
+    plc_flow_calm_count(st, i, 0);
   st->f->ran[i] = 1;
   st->f->order[st->f->nended++] = i;
   st->last_end = i; /* times only grow: the last op to end ends latest */
@@ -684,11 +705,14 @@ static inline void plc_flow_end(plc_flow_state *st, int i, const plc_flow_num *t
 
 /* Start op i at t: its fixed part as a timed event, else its transfer on
  * its link, else (nothing to do) it ends at once. */
-static inline void plc_flow_start(plc_flow_state *st, int i, const plc_flow_num *t)
+static inline __attribute__((always_inline)) void plc_flow_start(plc_flow_state *st, int i,
+                                                                 const plc_flow_num *t)
 {
   const plc_flow_op *o = &st->ops[i];
   if (st->starts)
     plc_flow_note(st, i, t, 1);
+  if (st->calm)
+    plc_flow_calm_count(st, i, 1);
   int fixed = plc_flow_pos(o, 0), work = !st->share && plc_flow_pos(o, 1);
   if (fixed || work) { /* times are never negative */
     plc_flow_num *x = &st->tmp;
@@ -723,16 +747,72 @@ static void plc_flow_link_event(plc_flow_state *st, int li, unsigned stamp,
   plc_flow_reschedule(st, li);
 }
 
+/* An episode stops before the next event (after every event up to t):
+ * at t when t > t0 and no link is crowded, at the horizon when the next
+ * event comes after it (t moves there: nothing happens in between). */
+static __attribute__((noinline)) int plc_flow_calm_stop(plc_flow_state *st, plc_flow_num *t,
+                                                       const plc_flow_num *t0)
+{
+  if (st->calm->to_end)
+    return 0;
+  plc_flow_num *next = &st->events.e[0].key;
+  plc_flow_num horizon = {.s = st->calm->horizon};
+  if (st->crowded == 0 && plc_flow_ncmp(&st->ar, t, t0) > 0 &&
+      plc_flow_ncmp(&st->ar, next, t) > 0)
+    return 1;
+  if (plc_flow_ncmp(&st->ar, next, &horizon) <= 0)
+    return 0;
+  t->s = horizon.s;
+  return 1;
+}
+
+/* An episode's state at t (plc_flow_calm): the ops ended, those under way
+ * (in their fixed part: an event; on their link: its heap) and what is
+ * left of them.  A transfer's work left is its virtual end less its
+ * link's virtual time: seconds at full speed, however many share it. */
+static __attribute__((noinline)) void plc_flow_calm_out(plc_flow_state *st, const plc_flow_num *t,
+                                                       int stopped)
+{
+  plc_flow_calm *c = st->calm;
+  c->stopped = stopped;
+  c->t = t->s;
+  for (int i = 0; i < st->n; i++) c->state[i] = st->f->ran[i] ? 2 : 0;
+  for (int k = 0; k < st->events.n; k++) {
+    const plc_flow_ent *e = &st->events.e[k];
+    if (e->a != PLC_FLOW_EV_FIXED)
+      continue;
+    c->state[e->b] = 1;
+    plc_flow_qadd(&st->ar, &c->rest[2 * e->b], &e->key.s, &t->s, 1);
+    c->rest[2 * e->b + 1] = plc_flow_has_work(st, e->b) ? st->ops[e->b].q[1] : (plc_flow_q){0, 1};
+  }
+  for (int li = 0; li < st->nlinks; li++) {
+    plc_flow_link *l = &st->links[li];
+    if (l->ends.n == 0)
+      continue;
+    plc_flow_advance(st, l, t);
+    for (int k = 0; k < l->ends.n; k++) {
+      int i = l->ends.e[k].a;
+      c->state[i] = 1;
+      c->rest[2 * i] = (plc_flow_q){0, 1};
+      plc_flow_qadd(&st->ar, &c->rest[2 * i + 1], &l->ends.e[k].key.s, &l->v.s, 1);
+    }
+  }
+}
+
 /* The events in time order, until none is left or (on machine integers)
- * a step did not fit. */
+ * a step did not fit, or an episode stops. */
 static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
 {
-  plc_flow_num t;
+  plc_flow_num t, t0n;
   plc_flow_ninit(&st->ar, &t);
   plc_flow_nset_in(&st->ar, &t, t0);
+  t0n = t; /* an episode runs on machine integers: a copy */
+  int stopped = 0;
   if (!st->ar.over)
     plc_flow_start_ready(st, &t);
   while (st->events.n > 0 && !st->ar.over) {
+    if (st->calm && (stopped = plc_flow_calm_stop(st, &t, &t0n)))
+      break;
     plc_flow_pop(&st->events);
     plc_flow_ent *e = &st->events.e[st->events.n];
     if (st->ar.big)
@@ -747,6 +827,8 @@ static void plc_flow_loop(plc_flow_state *st, mpq_srcptr t0)
       plc_flow_end(st, e->b, &t);
     plc_flow_start_ready(st, &t);
   }
+  if (st->calm && !st->ar.over)
+    plc_flow_calm_out(st, &t, stopped);
   plc_flow_nclear(&st->ar, &t);
 }
 
@@ -821,10 +903,13 @@ static int plc_flow_finish(plc_flow_state *st, int *stuck)
 /* One run on the number type big says, the ops' start times kept when
  * starts; -2 when a step on machine integers did not fit (f is freed). */
 static int plc_flow_try(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
-                        int share, mpq_srcptr t0, int *stuck, int starts, int big)
+                        int share, mpq_srcptr t0, int *stuck, int starts, int big,
+                        plc_flow_calm *calm)
 {
   plc_flow_state st = {.ops = ops, .f = f, .ar = {.big = big}, .n = n, .share = share,
-                       .starts = starts, .nlinks = nlinks, .last_end = -1};
+                       .starts = starts, .nlinks = nlinks, .last_end = -1, .calm = calm};
+  if (calm)
+    st.busy_on = plc_xcalloc((size_t)nlinks + 1, sizeof *st.busy_on);
   if (big) mpq_init(st.ar.given);
   plc_flow_init(&st, n, t0, starts);
   st.links = plc_xcalloc((size_t)nlinks + 1, sizeof *st.links);
@@ -847,7 +932,7 @@ static int plc_flow_try(plc_flow *f, const plc_flow_op *ops, int n, int nstreams
   plc_flow_heap_free(&st.events);
   plc_flow_nclear(&st.ar, &st.tmp);
   if (big) mpq_clear(st.ar.given);
-  free(st.links), free(st.mem), free(st.succ), free(st.join_of);
+  free(st.links), free(st.mem), free(st.succ), free(st.join_of), free(st.busy_on);
   int r = -2;
   if (st.ar.over)
     plc_flow_free(f);
@@ -862,11 +947,18 @@ static int plc_flow_try(plc_flow *f, const plc_flow_op *ops, int n, int nstreams
 static int plc_flow_go(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
                        int share, mpq_srcptr t0, int *stuck, int starts)
 {
-  int r = plc_flow_no_fast ? -2
-                           : plc_flow_try(f, ops, n, nstreams, nlinks, share, t0, stuck, starts, 0);
+  int r = plc_flow_no_fast
+          ? -2 : plc_flow_try(f, ops, n, nstreams, nlinks, share, t0, stuck, starts, 0, NULL);
   if (r == -2)
-    r = plc_flow_try(f, ops, n, nstreams, nlinks, share, t0, stuck, starts, 1);
+    r = plc_flow_try(f, ops, n, nstreams, nlinks, share, t0, stuck, starts, 1, NULL);
   return r;
+}
+
+int plc_flow_run_calm(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
+                      mpq_srcptr t0, plc_flow_calm *calm)
+{
+  int stuck;
+  return plc_flow_try(f, ops, n, nstreams, nlinks, 1, t0, &stuck, 0, 0, calm) == -2 ? -2 : 0;
 }
 
 int plc_flow_run(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,

@@ -82,6 +82,29 @@ void plc_flow_free(plc_flow *f);
 /* Op i's end, from end or qend, into q. */
 void plc_flow_end_get(mpq_ptr q, const plc_flow *f, int i);
 
+/* One episode of a run (sim.c runs a list's flow only where its transfers
+ * share links): plc_flow_run_ends with links shared, on machine integers
+ * only, that stops early at the first time t > t0 at which, every event
+ * up to t done, no link has two transfers under way (started, taking
+ * time, not ended: in their fixed part or on the link), or else at
+ * horizon, whichever comes first; or it runs to the end.  From then on,
+ * until an op starts, each op under way runs alone: its end is fixed. */
+typedef struct plc_flow_calm {
+  plc_flow_q horizon;   /* in: a time > t0 */
+  int to_end;           /* in: 1 to run to the end all the same (no stop) */
+  int stopped;          /* out: 1 when it stopped at t before every op ended */
+  plc_flow_q t;         /* out: when it stopped (or the last event's time) */
+  unsigned char *state; /* in: n entries; out: per op 0 not started, 1 under
+                           way at t, 2 ended (its end in f->qend) */
+  plc_flow_q *rest;     /* in: 2n entries; out: per op under way, what is left
+                           at t of its fixed part (2i) and of its work (2i+1),
+                           in seconds at full speed */
+} plc_flow_calm;
+/* Returns 0, or -2 when a step did not fit machine integers (f is freed
+ * then).  ops must give their costs on machine integers (q). */
+int plc_flow_run_calm(plc_flow *f, const plc_flow_op *ops, int n, int nstreams, int nlinks,
+                      mpq_srcptr t0, plc_flow_calm *calm);
+
 /* Tests (PLC_SIM_NO_FAST): every run on GMP rationals. */
 extern int plc_flow_no_fast;
 

@@ -421,10 +421,12 @@ static void plc_sim_union(plc_sim *s, const plc_ir_list *l, int useful_only, mpq
 __extension__ typedef __int128 plc_si;
 __extension__ typedef unsigned __int128 plc_su;
 #define PLC_SI_BITS 126
+#define PLC_SI_MAX ((plc_si)((plc_su)-1 >> 1))
 #else
 typedef int64_t plc_si;
 typedef uint64_t plc_su;
 #define PLC_SI_BITS 62
+#define PLC_SI_MAX INT64_MAX
 #endif
 
 typedef struct plc_s64 {
@@ -1120,11 +1122,11 @@ static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
  * caller's every op that is not a compute op. */
 static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *start,
                            const plc_si *end, const unsigned char *ran, const plc_sim_net *net,
-                           const int *cand, int nc, plc_si *first)
+                           const int *cand, int nc, plc_si *first, int *meets)
 {
   plc_s64_groups g;
   plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
-  int *head = plc_xmalloc(((size_t)g.ns + 1) * sizeof *head), hit = 0;
+  int *head = plc_xmalloc(((size_t)g.ns + 1) * sizeof *head), hit = 0, count = 0;
   for (int k = 0; k < net->nlinks; k++) {
     const int *at = g.at + (size_t)k * (size_t)g.ns;
     memcpy(head, at, (size_t)g.ns * sizeof *head);
@@ -1141,6 +1143,7 @@ static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *sta
         hit = 1;
         *first = start[i];
       }
+      count += seen && start[i] < latest;
       if (!seen || end[i] > latest)
         latest = end[i];
     }
@@ -1148,6 +1151,8 @@ static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *sta
   free(head);
   free(g.at);
   free(g.idx);
+  if (meets)
+    *meets = count;
   return hit;
 }
 
@@ -1159,6 +1164,8 @@ typedef struct plc_sim_head {
   const plc_si *start, *end;
   plc_su d;
   plc_si first;
+  int meets;                 /* transfers that started while another of another
+                              stream was on their link (plc_s64_overlap) */
 } plc_sim_head;
 
 static void plc_sim_lazy_free(plc_sim *s)
@@ -1241,11 +1248,11 @@ static int plc_sim_lazy_overlap(plc_sim *s, const plc_ir_list *l, int nstreams,
   for (int i = 0; i < l->n; i++)
     ran[i] = (unsigned char)s->ops[i].ran;
   int hit = plc_s64_overlap(l, nstreams, s->lazy->start, s->lazy->end, ran, net, NULL, 0,
-                            &h->first);
+                            &h->first, &h->meets);
   free(ran);
   if (hit) {
     struct plc_sim_lazy *z = s->lazy;
-    *h = (plc_sim_head){z->mem, z->start, z->end, z->d, h->first};
+    *h = (plc_sim_head){z->mem, z->start, z->end, z->d, h->first, h->meets};
     free(z);
     s->lazy = NULL;
   }
@@ -1427,7 +1434,7 @@ static int plc_s64_figs(plc_sim_figs *f, const plc_ir_list *l, int nstreams, int
     for (int i = 0; i < l->n; i++)
       ran[i] = (unsigned char)s.ops[i].ran;
     plc_si first;
-    ok = !plc_s64_overlap(l, nstreams, x.start, x.end, ran, net, NULL, 0, &first);
+    ok = !plc_s64_overlap(l, nstreams, x.start, x.end, ran, net, NULL, 0, &first, NULL);
     free(ran);
   }
   if (ok) {
@@ -1511,7 +1518,8 @@ static void plc_s64_once_out(plc_s64_once *o, const plc_ir_list *l, int nstreams
     for (int c = 0; c < nc; c++)
       if (!l->ops[cand[c]].once)
         own[m++] = cand[c];
-    o->met = plc_s64_overlap(l, nstreams, starts, end, ran, o->net, own, m, &o->head.first);
+    o->met = plc_s64_overlap(l, nstreams, starts, end, ran, o->net, own, m, &o->head.first,
+                             &o->head.meets);
     free(own);
     if (o->met)
       return;
@@ -1647,11 +1655,12 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     plc_s64_once_out(o, l, nstreams, starts, end, ran, cand, nc, w.end_all0, w.end_cnt0, d);
   free(held);
   /* else: links shared */
-  int ok = !net || !plc_s64_overlap(l, nstreams, starts, end, ran, net, cand, nc, &h->first);
+  int ok = !net ||
+           !plc_s64_overlap(l, nstreams, starts, end, ran, net, cand, nc, &h->first, &h->meets);
   free(ran);
   free(cand);
   if (o && o->met) /* its own run's head: the same times */
-    o->head = (plc_sim_head){ok ? mem : NULL, starts, end, d, o->head.first};
+    o->head = (plc_sim_head){ok ? mem : NULL, starts, end, d, o->head.first, o->head.meets};
   if (ok) {
     if (all)
       plc_s64_set(all, end_all, d);
@@ -1660,7 +1669,7 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     if (!(o && o->met))
       free(mem);
   } else { /* the head of the run with links shared */
-    *h = (plc_sim_head){mem, starts, end, d, h->first};
+    *h = (plc_sim_head){mem, starts, end, d, h->first, h->meets};
   }
   return ok;
 }
@@ -2089,12 +2098,663 @@ static int plc_sim_int_ends(const plc_ir_list *l, const plc_flow *f, const int *
   return 1;
 }
 
+/* ---- episodes -------------------------------------------------------------------
+ * Links are shared only where transfers meet, and they meet in episodes:
+ * two TP collectives at a forward's start, a TP collective and a bucket
+ * of the DP gradient sync, again and again along a backward.  Between
+ * episodes every transfer has its link to itself and the run is the
+ * list-order walk's (plc_s64_end).  So rather than the flow over the
+ * whole list from the head (plc_sim_flow), the flow runs one episode at
+ * a time and the walk the rest:
+ *
+ *   1. From a meeting at F (at first the head's; every op that ended by
+ *      F did so as the walk says, plc_s64_overlap), the flow takes up the
+ *      ops that had not ended by F and that the walk starts before a
+ *      horizon X > F, those under way at F with what is left of them.
+ *      It stops at the first time tau > F, every event up to tau done,
+ *      at which no link has two transfers under way, or at X
+ *      (plc_flow_run_calm).
+ *   2. The state at tau determines the rest of the run: the ops that
+ *      ended, with their ends (final); the ops under way, each with what
+ *      is left of its fixed part and of its work (a link's virtual time
+ *      counts work at full speed however many share it); the ops not
+ *      started, each to start when what it waits for has ended: its
+ *      dependencies, its stream's op before it and, for compute that
+ *      takes time, the device's compute op before it (as plc_sim_flow
+ *      chains them).
+ *   3. From tau on, the walk runs the ops not started in list order, each
+ *      op under way ending alone (from tau, with what is left).  That is
+ *      the run with links shared unless two transfers meet in it (the
+ *      premise plc_s64_overlap rests on, from a state rather than from
+ *      t0); if two do, first at F' > F, it is the run up to F', and 1
+ *      goes on from F'.
+ *
+ * Runs with links shared are no earlier than the walk, op by op: the
+ * orders are fixed (each op starts at the latest end of what it waits
+ * for: a max-plus recursion, monotone in the durations), and a transfer
+ * sharing its link takes no less than alone (at the hand-off, what is
+ * left of it is no less than its walk's time less the time since its
+ * walk's start).  So each op's walk start only grows from round to
+ * round (a walk that would move an op earlier gives up: a check, not a
+ * case), and the latest known start of an op not yet walked again is a
+ * lower bound of its next.  Two uses:
+ *   - the flow of 1 leaves out the ops the walk starts at X or later:
+ *     none of them starts before X >= tau, so up to tau the flow over
+ *     the others is the whole run's (checked too: the walk from tau
+ *     gives up when one would start before tau);
+ *   - the walk of 3 need not go on past the point in list order from
+ *     which every op still to walk starts at X or later (minl, the
+ *     suffix minimum of those bounds): the meeting F' it found first is
+ *     then the first, and the ops past that point wait for the next
+ *     round's walk.
+ * So a round costs the ops it walks and flows, not the whole list.
+ *
+ * Everything is on machine integers: units of 1/(d M), d the head's and
+ * M the least common multiple of the denominators of the flows' times
+ * (sharing by k divides by k), grown as the rounds need.  Each op's
+ * figures are kept in the units of the round that wrote them (its
+ * epoch): fac[e] takes them to the current units, so growing M costs a
+ * round's few factors, not the list.  Whatever does not fit, or a flow
+ * that would not run on machine integers, falls back to the whole flow
+ * from the head.
+ *
+ * A round costs more per op walked than the flow per op it runs, and
+ * setting up costs a pass over the list: episodes are taken only where
+ * they pay, for a list whose head shows one meeting (plc_sim_ep_meets)
+ * early enough (PLC_EP_PER_OP); the others run the whole flow from the
+ * head, as PLC_SIM_NO_EPISODES=1 runs every list. */
+
+int plc_sim_no_episodes;
+_Thread_local plc_sim_ep_stats plc_sim_ep_stat;
+
+/* PLC_SIM_NO_EPISODES=1 runs the whole flow from the head, as before
+ * episodes (tests compare both; cli/main.c reads PLC_SIM_NO_FAST, this
+ * one is read here, before main). */
+static void __attribute__((constructor)) plc_sim_episodes_env(void)
+{
+  const char *v = getenv("PLC_SIM_NO_EPISODES");
+  plc_sim_no_episodes = v && *v && strcmp(v, "0");
+}
+
+enum { PLC_EP_WAIT, PLC_EP_UNDER_WAY, PLC_EP_ENDED };
+
+/* Rounds at most: after so many the rest goes in one flow (a safety
+ * valve for lists whose transfers meet all along; tests set it low). */
+int plc_sim_ep_rounds = 64;
+/* A round costs a few passes over the ops it walks, each more than the
+ * flow's per op, and about every meeting makes one: a list whose
+ * transfers meet all along (a backward with its gradient sync, expert
+ * all-to-alls) costs less in the whole flow.  The head's meetings
+ * (plc_sim_head.meets) foretell them: with more than so many, the whole
+ * flow (tests set it high).  One: a forward's two TP collectives at its
+ * start, the case that pays (llama3-8b-search: 220.4M instructions with
+ * 1, 220.4M with 2, 220.4M with 4, 223.2M with no limit; bench/
+ * search-70b: 212.8M, 214.7M, 218.1M, 218.7M). */
+int plc_sim_ep_meets = 1;
+/* Episodes pass over the whole list a few times (copying the head,
+ * reading the ends): a list whose transfers first meet late, so that
+ * the whole flow takes up at most 1/PLC_EP_PER_OP of its ops (a backward
+ * whose gradient sync meets a last collective), goes to the whole flow
+ * (bench/search-70b: 212.9M instructions with none so, 212.5M with 1/4;
+ * llama3-405b-h100: 72.55M, 72.48M). */
+#define PLC_EP_PER_OP 4
+
+/* A run put together from rounds. */
+typedef struct plc_sim_ep {
+  const plc_ir_list *l;
+  const plc_sim_net *net;
+  int n, nstreams;
+  unsigned char *run;   /* takes part (with_once, or not once) */
+  unsigned char *dev;   /* compute that takes time (the device's, serial) */
+  unsigned char *state; /* PLC_EP_*: at the last hand-off */
+  int *ep;              /* per op, the epoch of its start, end (and fix, work) */
+  plc_si *start, *end;  /* the walk's (under way: the hand-off's time, its end alone) */
+  plc_si *fix, *work;   /* under way: what is left of them from start */
+  plc_si *time;         /* alone, in the head's units (epoch 0) */
+  plc_si *minl;         /* minl[i], from mfrom on: no op from i on still
+                           to walk starts before it (epoch mep[i]) */
+  int *mep, mfrom;
+  int *win, nwin;       /* the ops of a round's flow */
+  int *trav, ntrav;     /* the ops a round's walk passed */
+  int *sprev, *dprev;   /* the op before it on its stream, on the device (-1) */
+  int *next, head;      /* the ops not ended, in list order (next[i], n ends) */
+  plc_si *mem;
+  plc_si lat[PLC_PD_COUNT], latc[PLC_PD_COUNT]; /* the head's units, the current */
+  plc_si *fac;          /* per epoch, to the current units */
+  int cur, cap;         /* the current epoch; room in fac */
+  plc_su d, m;
+  plc_si top;           /* no figure is above it (current units) */
+  int hi;               /* ops under way are before it */
+} plc_sim_ep;
+
+/* Op i's figure a[i] in the current units. */
+static inline plc_si plc_sim_ep_v(const plc_sim_ep *e, const plc_si *a, int i)
+{
+  return e->ep[i] == e->cur ? a[i] : a[i] * e->fac[e->ep[i]];
+}
+
+/* Op i's figures to the current units. */
+static inline void plc_sim_ep_norm(plc_sim_ep *e, int i)
+{
+  if (e->ep[i] == e->cur)
+    return;
+  plc_si k = e->fac[e->ep[i]];
+  e->start[i] *= k, e->end[i] *= k;
+  if (e->state[i] == PLC_EP_UNDER_WAY)
+    e->fix[i] *= k, e->work[i] *= k;
+  e->ep[i] = e->cur;
+}
+
+/* minl[i] in the current units, made (down from mfrom) when not yet. */
+static plc_si plc_sim_ep_minl_at(plc_sim_ep *e, int i)
+{
+  for (; e->mfrom > i; e->mfrom--) {
+    int k = e->mfrom - 1;
+    plc_si v = e->minl[k + 1] == PLC_SI_MAX ? PLC_SI_MAX : e->minl[k + 1] * e->fac[e->mep[k + 1]];
+    if (e->run[k] && e->state[k] == PLC_EP_WAIT && plc_sim_ep_v(e, e->start, k) < v)
+      v = plc_sim_ep_v(e, e->start, k);
+    e->minl[k] = v;
+    e->mep[k] = e->cur;
+  }
+  return e->minl[i] == PLC_SI_MAX ? PLC_SI_MAX : e->minl[i] * e->fac[e->mep[i]];
+}
+
+/* From h: 0 when a transfer's latency is not a whole number of units, or
+ * the figures are too near the range. */
+static int plc_sim_ep_init(plc_sim_ep *e, const plc_ir_list *l, int nstreams, int with_once,
+                           const plc_sim_net *net, const plc_sim_head *h)
+{
+  size_t n = (size_t)l->n;
+  *e = (plc_sim_ep){.l = l, .net = net, .n = l->n, .nstreams = nstreams, .d = h->d, .m = 1,
+                    .cap = 16, .mfrom = l->n};
+  mpq_t scale;
+  mpq_init(scale);
+  plc_s64_put(mpq_numref(scale), h->d);
+  plc_sim_int_latency(net, scale, e->lat);
+  mpq_clear(scale);
+  memcpy(e->latc, e->lat, sizeof e->lat);
+  e->mem = plc_xmalloc((6 * n + 1) * sizeof *e->mem); /* each read once written */
+  e->start = e->mem, e->end = e->start + n, e->fix = e->end + n, e->work = e->fix + n;
+  e->time = e->work + n, e->minl = e->time + n;
+  e->run = plc_xcalloc(3 * n + 3, 1);
+  e->dev = e->run + n + 1;
+  e->state = e->dev + n + 1;
+  e->ep = plc_xmalloc((7 * n + 8 + (size_t)nstreams) * sizeof *e->ep);
+  e->mep = e->ep + n + 1;
+  e->win = e->mep + n + 1;
+  e->trav = e->win + n + 1;
+  e->sprev = e->trav + n + 1;
+  e->dprev = e->sprev + n + 1;
+  e->next = e->dprev + n + 1;
+  int *last = e->next + n + 1, *link = &e->head; /* per stream and the device */
+  for (int k = 0; k <= nstreams; k++)
+    last[k] = -1;
+  e->fac = plc_xmalloc((size_t)e->cap * sizeof *e->fac);
+  e->fac[0] = 1;
+  e->minl[n] = PLC_SI_MAX;
+  e->mep[n] = 0;
+  for (int i = 0; i < l->n; i++) {
+    const plc_ir_op *op = &l->ops[i];
+    if (!with_once && op->once)
+      continue;
+    if (op->kind != PLC_OPK_COMPUTE && e->lat[op->dim] < 0)
+      return 0;
+    e->run[i] = 1;
+    e->ep[i] = 0;
+    e->start[i] = h->start[i];
+    e->end[i] = h->end[i];
+    e->time[i] = h->end[i] - h->start[i];
+    e->dev[i] = op->kind == PLC_OPK_COMPUTE && e->time[i] > 0;
+    e->sprev[i] = last[op->stream];
+    e->dprev[i] = e->dev[i] ? last[nstreams] : -1;
+    last[op->stream] = i;
+    if (e->dev[i])
+      last[nstreams] = i;
+    *link = i;
+    link = &e->next[i];
+    if (e->end[i] > e->top)
+      e->top = e->end[i];
+  }
+  *link = l->n;
+  return plc_s64_bits((plc_su)e->top) < PLC_SI_BITS - 2;
+}
+
+static void plc_sim_ep_free(plc_sim_ep *e)
+{
+  free(e->mem);
+  free(e->run);
+  free(e->ep);
+  free(e->fac);
+}
+
+/* Every figure times k (the flow's times have denominators dividing k),
+ * as a new epoch; 0 when they could pass the range (checked also for k
+ * 1: e->top may have grown). */
+static int plc_sim_ep_scale(plc_sim_ep *e, plc_su k)
+{
+  int kb = plc_s64_bits(k);
+  if (plc_s64_bits((plc_su)e->top) + 1 + kb > PLC_SI_BITS - 2)
+    return 0;
+  if (k == 1)
+    return 1;
+  if (plc_s64_bits(e->d) + plc_s64_bits(e->m) + kb > PLC_SI_BITS)
+    return 0;
+  for (int dd = 0; dd < PLC_PD_COUNT; dd++) /* k lat fits (plc_sim_int_fix) */
+    if (e->latc[dd] > 0 && plc_s64_bits((plc_su)e->latc[dd]) + kb >= PLC_SI_BITS / 2)
+      return 0;
+  if (e->cur + 1 == e->cap) {
+    e->cap *= 2;
+    e->fac = plc_xrealloc(e->fac, (size_t)e->cap * sizeof *e->fac);
+  }
+  plc_si s = (plc_si)k;
+  for (int x = 0; x <= e->cur; x++)
+    e->fac[x] *= s;
+  e->fac[++e->cur] = 1;
+  for (int dd = 0; dd < PLC_PD_COUNT; dd++)
+    if (e->latc[dd] > 0)
+      e->latc[dd] *= s;
+  e->top *= s;
+  e->m *= k;
+  return 1;
+}
+
+/* v (a flow time, units of 1/(d m) before k) in units of 1/(d m k). */
+static plc_si plc_sim_ep_whole(const plc_flow_q *v, plc_su k)
+{
+  return (plc_si)v->n * (plc_si)(k / v->d);
+}
+
+/* Op i's fixed part and work left at f (current units), alone until
+ * then: its state's, or its time's split (plc_sim_cost_split). */
+static void plc_sim_ep_cost(plc_sim_ep *e, int i, plc_si f, plc_si *fix, plc_si *work)
+{
+  plc_sim_ep_norm(e, i);
+  if (e->state[i] == PLC_EP_UNDER_WAY) {
+    *fix = e->fix[i], *work = e->work[i];
+  } else {
+    plc_si t = e->time[i] * e->fac[0];
+    *fix = plc_sim_int_fix(&e->l->ops[i], t, e->latc);
+    *work = t - *fix;
+  }
+  if (e->start[i] < f) { /* under way at f: what is left */
+    plc_si done = f - e->start[i];
+    if (done <= *fix) {
+      *fix -= done;
+    } else {
+      *work -= done - *fix;
+      *fix = 0;
+    }
+  }
+}
+
+/* The ops of the flow from f to x into e->win, from the ops not ended
+ * before to: those under way or walked this round that had not ended by
+ * f (else ended now, and out of the list) and start before x; with x
+ * PLC_SI_MAX (the last round), every op still to walk too (the walk
+ * starts those at x or later). */
+static void plc_sim_ep_window(plc_sim_ep *e, int to, const int *stamp, int round, plc_si f,
+                              plc_si x)
+{
+  e->nwin = 0;
+  for (int *at = &e->head, i = *at; i < to; i = *at) {
+    if (e->state[i] == PLC_EP_WAIT && stamp[i] != round) {
+      if (x == PLC_SI_MAX)
+        e->win[e->nwin++] = i;
+    } else if (plc_sim_ep_v(e, e->end, i) <= f) {
+      e->state[i] = PLC_EP_ENDED; /* as walked, or alone from the hand-off */
+      *at = e->next[i];
+      continue;
+    } else if (plc_sim_ep_v(e, e->start, i) < x) {
+      e->win[e->nwin++] = i;
+    }
+    at = &e->next[i];
+  }
+}
+
+/* Step 1: the flow from f over the window (plc_sim_ep_window), into fl
+ * (map[i] op i's flow op, -1 as it was for the others). */
+static int plc_sim_ep_flow(plc_sim_ep *e, plc_si f, plc_si x, plc_flow *fl, plc_flow_calm *calm,
+                           int *map)
+{
+  const plc_ir_list *l = e->l;
+  size_t nd = 1;
+  int nf = e->nwin;
+  for (int w = 0; w < nf; w++)
+    nd += (size_t)l->ops[e->win[w]].ndeps + 1;
+  plc_flow_op *ops = plc_xmalloc(((size_t)nf + 1) * sizeof *ops);
+  int *pool = plc_xmalloc(nd * sizeof *pool);
+  plc_sim_costs cost;
+  plc_sim_costs_init(&cost, nf);
+  int n = 0, last_dev = -1;
+  size_t used = 0;
+  for (int w = 0; w < nf; w++) {
+    int i = e->win[w];
+    const plc_ir_op *op = &l->ops[i];
+    plc_flow_op *o = &ops[n];
+    o->deps = pool + used;
+    o->ndeps = 0;
+    for (int k = 0; k < op->ndeps; k++)
+      if (map[op->deps[k]] >= 0)
+        pool[used + (size_t)o->ndeps++] = map[op->deps[k]];
+    if (e->dev[i] && last_dev >= 0)
+      pool[used + (size_t)o->ndeps++] = last_dev;
+    used += (size_t)o->ndeps;
+    plc_si fix, work;
+    plc_sim_ep_cost(e, i, f, &fix, &work);
+    o->q = plc_sim_costs_int(&cost, fix, work);
+    o->fixed = o->work = NULL;
+    o->stream = op->stream;
+    o->link = op->kind == PLC_OPK_COMPUTE ? -1 : e->net->link[op->dim];
+    if (e->dev[i])
+      last_dev = n;
+    map[i] = n++;
+  }
+  calm->horizon = (plc_flow_q){x, 1};
+  calm->to_end = x == PLC_SI_MAX;
+  calm->state = plc_xmalloc((size_t)n + 1);
+  calm->rest = plc_xmalloc(2 * ((size_t)n + 1) * sizeof *calm->rest);
+  mpq_t t0;
+  mpq_init(t0);
+  plc_s64_put(mpq_numref(t0), (plc_su)f);
+  int r = plc_flow_run_calm(fl, ops, n, e->nstreams, e->net->nlinks, t0, calm);
+  mpq_clear(t0);
+  plc_sim_costs_free(&cost);
+  free(pool);
+  free(ops);
+  plc_sim_ep_stat.flows++;
+  plc_sim_ep_stat.ops += n;
+  return r == 0;
+}
+
+/* The least common multiple of the denominators of the hand-off's
+ * times; 0 when it does not fit.  e->top is raised to the latest of
+ * them (ends after sharing come later than the walk's). */
+static plc_su plc_sim_ep_lcm(plc_sim_ep *e, const plc_flow *fl, const plc_flow_calm *calm)
+{
+  plc_su lcm = calm->t.d;
+  for (int g = 0; g < fl->n; g++) {
+    const plc_flow_q *q[3] = {calm->state[g] == 2 ? &fl->qend[g] : NULL,
+                              calm->state[g] == 1 ? &calm->rest[2 * g] : NULL,
+                              calm->state[g] == 1 ? &calm->rest[2 * g + 1] : NULL};
+    plc_si v = calm->state[g] == 1 ? (plc_si)(calm->t.n / (plc_flow_int)calm->t.d) + 1 : 0;
+    for (int k = 0; k < 3; k++) {
+      plc_su d = q[k] ? q[k]->d : 1;
+      if (q[k] && __builtin_add_overflow(v, (plc_si)(q[k]->n / (plc_flow_int)d) + 1, &v))
+        return 0;
+      if (d != 1 && __builtin_mul_overflow(lcm / plc_s64_gcd(lcm, d), d, &lcm))
+        return 0;
+    }
+    if (v > e->top)
+      e->top = v;
+  }
+  return plc_s64_bits(lcm) > PLC_SI_BITS / 2 ? 0 : lcm;
+}
+
+/* Step 2: the hand-off's state into e's window ops (the figures rescaled
+ * to its denominators), its time into *tau, f into the new units; map
+ * cleared.  0 when it does not fit. */
+static int plc_sim_ep_take(plc_sim_ep *e, const plc_flow *fl, const plc_flow_calm *calm,
+                           int *map, plc_si *f, plc_si *tau)
+{
+  plc_su k = plc_sim_ep_lcm(e, fl, calm);
+  if (!k || !plc_sim_ep_scale(e, k))
+    return 0;
+  *f *= (plc_si)k;
+  *tau = plc_sim_ep_whole(&calm->t, k);
+  e->hi = 0;
+  for (int w = 0; w < e->nwin; w++) {
+    int i = e->win[w], g = map[i];
+    map[i] = -1;
+    plc_sim_ep_norm(e, i);
+    e->state[i] = calm->state[g];
+    if (e->state[i] == PLC_EP_ENDED) {
+      e->end[i] = plc_sim_ep_whole(&fl->qend[g], k);
+    } else if (e->state[i] == PLC_EP_UNDER_WAY) { /* alone from tau: start it then */
+      e->start[i] = *tau;
+      e->fix[i] = plc_sim_ep_whole(&calm->rest[2 * g], k);
+      e->work[i] = plc_sim_ep_whole(&calm->rest[2 * g + 1], k);
+      e->end[i] = *tau + e->fix[i] + e->work[i];
+      e->hi = i + 1;
+    }
+    if (e->end[i] > e->top)
+      e->top = e->end[i];
+  }
+  return 1;
+}
+
+/* The transfers of a round's walk per link and stream, in list order (so
+ * by start), and the first meeting of two so far. */
+typedef struct plc_sim_ep_meet {
+  int ng, ns;
+  int *len, *cap;
+  plc_si **se;          /* per group: start, end pairs */
+  plc_si first, x;      /* the first meeting (PLC_SI_MAX: none) and its horizon */
+} plc_sim_ep_meet;
+
+/* Transfer [s, t) on link k of stream a: a meeting with one of another
+ * stream of the link at the later start, when they overlap.  Each
+ * stream's transfers run one after another: scanning back, the first
+ * that ends by s ends all that came before. */
+static void plc_sim_ep_add(plc_sim_ep_meet *m, int k, int a, plc_si s, plc_si t)
+{
+  for (int b = 0; b < m->ns; b++) {
+    int g = k * m->ns + b;
+    for (int j = b == a ? 0 : m->len[g]; j-- > 0;) {
+      plc_si ys = m->se[g][2 * j], ye = m->se[g][2 * j + 1];
+      if (ye <= s)
+        break;
+      if (ys >= t)
+        continue;
+      plc_si at = ys > s ? ys : s, last = ye > t ? ye : t;
+      if (at < m->first) {
+        m->first = at;
+        m->x = at + 2 * (last - at);
+      }
+    }
+  }
+  int g = k * m->ns + a;
+  if (m->len[g] == m->cap[g]) {
+    m->cap[g] = m->cap[g] ? 2 * m->cap[g] : 16;
+    m->se[g] = plc_xrealloc(m->se[g], 2 * (size_t)m->cap[g] * sizeof *m->se[g]);
+  }
+  m->se[g][2 * m->len[g]] = s;
+  m->se[g][2 * m->len[g] + 1] = t;
+  m->len[g]++;
+}
+
+/* Op i, walked or under way (current units), into m when a transfer that
+ * takes time. */
+static void plc_sim_ep_note(const plc_sim_ep *e, plc_sim_ep_meet *m, int i)
+{
+  const plc_ir_op *op = &e->l->ops[i];
+  if (op->kind != PLC_OPK_COMPUTE && e->end[i] > e->start[i])
+    plc_sim_ep_add(m, e->net->link[op->dim], op->stream, e->start[i], e->end[i]);
+}
+
+/* The end of op i (-1: none, 0) in the current units. */
+static inline plc_si plc_sim_ep_end(const plc_sim_ep *e, int i)
+{
+  return i < 0 ? 0 : plc_sim_ep_v(e, e->end, i);
+}
+
+/* Step 3: the walk from tau over the ops still to walk, in list order,
+ * each after its dependencies, its stream's op before it and (compute
+ * that takes time) the device's, until every op still to walk starts at
+ * or after the horizon of the first meeting found (1, *to the op it
+ * stopped before, m->first and m->x the meeting), or the list ends
+ * without one (2); 0 when an op would start earlier than tau or than a
+ * walk before.  Only the ops not ended are passed (the list e->next). */
+static int plc_sim_ep_walk(plc_sim_ep *e, plc_sim_ep_meet *m, plc_si tau, int *stamp,
+                           int round, int *to)
+{
+  const plc_ir_list *l = e->l;
+  for (int g = 0; g < m->ng; g++)
+    m->len[g] = 0;
+  m->first = PLC_SI_MAX;
+  for (int i = e->head; i < e->hi; i = e->next[i]) /* under way: each its stream's first */
+    if (e->state[i] == PLC_EP_UNDER_WAY)
+      plc_sim_ep_note(e, m, i);
+  int i = e->head;
+  e->ntrav = 0;
+  for (; i < l->n; i = e->next[i]) {
+    if (i >= e->hi && m->first < PLC_SI_MAX && plc_sim_ep_minl_at(e, i) >= m->x)
+      break;
+    e->trav[e->ntrav++] = i;
+    if (e->state[i] != PLC_EP_WAIT)
+      continue;
+    const plc_ir_op *op = &l->ops[i];
+    plc_si s = plc_sim_ep_end(e, e->sprev[i]);
+    for (int k = 0; k < op->ndeps; k++)
+      if (e->run[op->deps[k]] && plc_sim_ep_v(e, e->end, op->deps[k]) > s)
+        s = plc_sim_ep_v(e, e->end, op->deps[k]);
+    if (e->dev[i] && plc_sim_ep_end(e, e->dprev[i]) > s)
+      s = plc_sim_ep_end(e, e->dprev[i]);
+    if (s < tau || s < plc_sim_ep_v(e, e->start, i))
+      return 0;
+    e->ep[i] = e->cur;
+    e->start[i] = s;
+    e->end[i] = s + (e->cur ? e->time[i] * e->fac[0] : e->time[i]);
+    stamp[i] = round;
+    if (e->end[i] > e->top)
+      e->top = e->end[i];
+    plc_sim_ep_note(e, m, i);
+  }
+  *to = i;
+  if (plc_s64_bits((plc_su)e->top) >= PLC_SI_BITS - 2)
+    return 0;
+  if (m->first < PLC_SI_MAX && i >= e->mfrom) { /* another round: the bounds moved */
+    for (int k = e->ntrav; k-- > 0;) {
+      int j = e->trav[k], nx = k + 1 < e->ntrav ? e->trav[k + 1] : i;
+      plc_si v = e->minl[nx] == PLC_SI_MAX ? PLC_SI_MAX : e->minl[nx] * e->fac[e->mep[nx]];
+      if (e->state[j] == PLC_EP_WAIT && e->start[j] < v)
+        v = e->start[j];
+      e->minl[j] = v;
+      e->mep[j] = e->cur;
+    }
+    if (e->ntrav > 0 && e->trav[0] < e->mfrom)
+      e->mfrom = e->trav[0];
+  }
+  return m->first < PLC_SI_MAX ? 1 : 2;
+}
+
+/* The run with links shared from h, by episodes, into e (its ends
+ * e->end[i] for the ops with e->run, units of 1/(e->d e->m)); 0 when it
+ * cannot (e freed then). */
+static int plc_sim_episodes(plc_sim_ep *e, const plc_ir_list *l, int nstreams, int with_once,
+                            const plc_sim_net *net, const plc_sim_head *h)
+{
+  if (plc_sim_no_episodes || plc_flow_no_fast || h->meets > plc_sim_ep_meets)
+    return 0;
+  int left = 0, need = l->n / PLC_EP_PER_OP; /* the whole flow's ops: those not */
+  for (int i = 0; i < l->n && left <= need; i++) /* ended by the head's first meeting */
+    left += h->end[i] > h->first && (with_once || !l->ops[i].once);
+  if (left <= need)
+    return 0; /* a few ops at the list's end: the whole flow costs less than the passes */
+  int ok = plc_sim_ep_init(e, l, nstreams, with_once, net, h), rounds = 0, to = l->n;
+  int *map = plc_xmalloc(2 * ((size_t)l->n + 1) * sizeof *map), *stamp = map + l->n + 1;
+  for (int i = 0; i < l->n; i++)
+    map[i] = -1, stamp[i] = 0;
+  plc_sim_ep_meet m = {.ng = net->nlinks * nstreams, .ns = nstreams};
+  m.len = plc_xcalloc(2 * (size_t)m.ng + 2, sizeof *m.len);
+  m.cap = m.len + m.ng + 1;
+  m.se = plc_xcalloc((size_t)m.ng + 1, sizeof *m.se);
+  plc_si f = h->first, x = f + 1; /* the head's horizon: from the ops under way at f */
+  for (int i = 0; ok && i < l->n; i++)
+    if (e->run[i] && e->start[i] <= f && e->end[i] > x)
+      x = e->end[i];
+  x = f + 2 * (x - f);
+  for (int walked = 1; ok && walked == 1; rounds++) {
+    plc_flow fl;
+    plc_flow_calm calm;
+    plc_si tau;
+    if (rounds == plc_sim_ep_rounds) /* the rest in one flow: no more walks to pay */
+      x = PLC_SI_MAX, to = l->n;
+    plc_sim_ep_window(e, to, stamp, rounds, f, x);
+    ok = plc_sim_ep_flow(e, f, x, &fl, &calm, map);
+    if (ok) {
+      ok = plc_sim_ep_take(e, &fl, &calm, map, &f, &tau);
+      plc_flow_free(&fl);
+    }
+    free(calm.state);
+    free(calm.rest);
+    walked = ok ? plc_sim_ep_walk(e, &m, tau, stamp, rounds + 1, &to) : 0;
+    ok = walked && (walked == 2 || m.first > f); /* every round moves on */
+    f = m.first, x = m.x;
+  }
+  for (int g = 0; g < m.ng; g++)
+    free(m.se[g]);
+  free(m.se);
+  free(m.len);
+  free(map);
+  if (!ok) {
+    plc_sim_ep_stat.fallbacks++;
+    plc_sim_ep_free(e);
+    return 0;
+  }
+  if (rounds > 1)
+    plc_sim_ep_stat.multi++;
+  for (int i = 0; i < l->n; i++) /* every end in the last units */
+    if (e->run[i])
+      e->end[i] = plc_sim_ep_v(e, e->end, i);
+  return 1;
+}
+
+/* The latest end of the ops of a run by episodes (those counts is true
+ * for, when given) into out, or t0 when none ran (each starts no earlier). */
+static void plc_sim_ep_last(mpq_t out, const plc_sim_ep *e, mpq_srcptr t0,
+                            plc_sim_counts_fn *counts)
+{
+  plc_si last = -1;
+  for (int i = 0; i < e->n; i++)
+    if (e->run[i] && e->end[i] > last && (!counts || counts(&e->l->ops[i])))
+      last = e->end[i];
+  if (last < 0)
+    mpq_set(out, t0);
+  else
+    plc_s64_set(out, last, e->d * e->m);
+}
+
+/* The replay on rationals of a run with links shared (ends per op: those
+ * of l's ops that run), ends cleared. */
+static void plc_sim_replay(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
+                           mpq_srcptr t0, mpq_t *ends)
+{
+  s->shared = 1;
+  plc_sim_rational(s, l, nstreams, with_once, t0, ends);
+  for (int i = 0; i < l->n; i++)
+    mpq_clear(ends[i]);
+  free(ends);
+}
+
+/* plc_sim_run_shared from h by episodes: 0 when they cannot run it. */
+static int plc_sim_run_episodes(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
+                                mpq_srcptr t0, const plc_sim_net *net, const plc_sim_head *h)
+{
+  plc_sim_ep e;
+  if (!plc_sim_episodes(&e, l, nstreams, with_once, net, h))
+    return 0;
+  plc_s64_given g = {e.m, e.end};
+  if (!plc_s64_run(s, l, nstreams, with_once, t0, &g)) {
+    mpq_t *ends = plc_xmalloc(((size_t)l->n + 1) * sizeof *ends);
+    for (int i = 0; i < l->n; i++) {
+      mpq_init(ends[i]);
+      if (e.run[i])
+        plc_s64_set(ends[i], e.end[i], e.d * e.m);
+    }
+    plc_sim_replay(s, l, nstreams, with_once, t0, ends);
+  }
+  plc_sim_ep_free(&e);
+  return 1;
+}
+
 /* plc_sim_run with links shared: the times from the flow (from h when
  * given), then the same charging, windows and unions, on machine integers
  * when they fit, else on rationals. */
 static void plc_sim_run_shared(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once,
                                mpq_srcptr t0, const plc_sim_net *net, const plc_sim_head *h)
 {
+  if (h && plc_sim_run_episodes(s, l, nstreams, with_once, t0, net, h))
+    return;
   plc_flow f;
   int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);
   plc_si *end = plc_xmalloc(((size_t)l->n + 1) * sizeof *end);
@@ -2104,17 +2764,13 @@ static void plc_sim_run_shared(plc_sim *s, const plc_ir_list *l, int nstreams, i
   plc_s64_given g = {0, end};
   if (!h || !plc_sim_int_ends(l, &f, map, h, end, &g.mul) ||
       !plc_s64_run(s, l, nstreams, with_once, t0, &g)) {
-    s->shared = 1;
     mpq_t *ends = plc_xmalloc(((size_t)l->n + 1) * sizeof *ends);
     for (int i = 0; i < l->n; i++) {
       mpq_init(ends[i]);
       if (map[i] != -1)
         plc_sim_shared_end(ends[i], &f, map, i, h, den);
     }
-    plc_sim_rational(s, l, nstreams, with_once, t0, ends);
-    for (int i = 0; i < l->n; i++)
-      mpq_clear(ends[i]);
-    free(ends);
+    plc_sim_replay(s, l, nstreams, with_once, t0, ends);
   }
   free(map);
   free(end);
@@ -2173,6 +2829,15 @@ static void plc_sim_ends_rest(mpq_t all, mpq_t out, const plc_ir_list *l, int ns
                               int with_once, mpq_srcptr t0, plc_sim_counts_fn *counts,
                               const plc_sim_net *net, int may, const plc_sim_head *h)
 {
+  plc_sim_ep e;
+  if (may && h && plc_sim_episodes(&e, l, nstreams, with_once, net, h)) {
+    if (all)
+      plc_sim_ep_last(all, &e, t0, NULL);
+    if (out)
+      plc_sim_ep_last(out, &e, t0, counts);
+    plc_sim_ep_free(&e);
+    return;
+  }
   if (may) { /* the flow's ends, and the head's */
     plc_flow f;
     int *map = plc_xmalloc(((size_t)l->n + 1) * sizeof *map);

@@ -145,6 +145,21 @@ void plc_sim_add_sums(const plc_sim *s, const plc_ir_list *l, const int *group, 
 /* Set (tests only, before any thread): plc_sim_run always computes on
  * rationals, not on machine integers over a common denominator (sim.c). */
 extern int plc_sim_no_fast;
+/* Set (tests; PLC_SIM_NO_EPISODES=1 in the environment sets it): a run
+ * with links shared takes the flow over the whole list from where
+ * transfers first met, not episode by episode (sim.c). */
+extern int plc_sim_no_episodes;
+/* Tests and measurements, this thread's: flows run by episodes, their
+ * ops, runs that took more than one episode, runs that fell back to the
+ * whole flow. */
+typedef struct plc_sim_ep_stats {
+  long flows, ops, multi, fallbacks;
+} plc_sim_ep_stats;
+extern _Thread_local plc_sim_ep_stats plc_sim_ep_stat;
+/* Rounds of a run by episodes before the rest goes in one flow, and the
+ * most meetings of its transfers in the walk from t0 for which it is run
+ * by episodes (tests). */
+extern int plc_sim_ep_rounds, plc_sim_ep_meets;
 /* Set every op's ready, start and end (once; a run on rationals has them
  * already).  Logically const: it only fills in what the run worked out. */
 void plc_sim_times(const plc_sim *s);

@@ -192,6 +192,57 @@ static void test_stuck(void)
   fx_clear(&x);
 }
 
+
+/* An episode (plc_flow_run_calm).  A (stream 0) and B (stream 1) share
+ * link 0 from t = 0 with 1 s and 3 s of work; C, 10 s of compute on
+ * stream 2; D, 1 s on link 0 after C.  Both at half speed: A ends at 2 s
+ * with B 1 s done, so from 2 s no link has two transfers under way: the
+ * episode stops there, A ended (at 2), B under way with 2 s of work left,
+ * C with 8 s of its fixed part, D not started.  With the horizon at 1 s
+ * it stops then: A with 1/2 s of work left, B 5/2 s, C 9 s.  Run to the
+ * end: B ends at 4 (alone from 2), C at 10, D alone at 11. */
+static void test_calm(void)
+{
+  fixture x;
+  fx_init(&x);
+  long cost[4][2] = {{0, 1}, {0, 3}, {10, 0}, {0, 1}};
+  for (int i = 0; i < 4; i++) {
+    fx_op(&x, i < 3 ? i : 0, i == 2 ? -1 : 0, cost[i][0], 1, cost[i][1], 1);
+    x.q[i][0] = (plc_flow_q){cost[i][0], 1};
+    x.q[i][1] = (plc_flow_q){cost[i][1], 1};
+    x.ops[i].q = x.q[i];
+  }
+  fx_dep(&x, 3, 2);
+  long horizon[3] = {100, 1, 100};
+  for (int k = 0; k < 3; k++) {
+    unsigned char state[4];
+    plc_flow_q rest[8];
+    plc_flow_calm c = {.horizon = {horizon[k], 1}, .to_end = k == 2, .state = state,
+                       .rest = rest};
+    plc_flow f;
+    CU_ASSERT_EQUAL(plc_flow_run_calm(&f, x.ops, x.n, 3, 1, zero, &c), 0);
+    CU_ASSERT(!f.big);
+    if (k == 0) {
+      CU_ASSERT(c.stopped && c.t.n == 2 && c.t.d == 1);
+      CU_ASSERT(state[0] == 2 && state[1] == 1 && state[2] == 1 && state[3] == 0);
+      CU_ASSERT(f.qend[0].n == 2 && f.qend[0].d == 1);
+      CU_ASSERT(rest[2].n == 0 && rest[3].n == 2 && rest[3].d == 1);
+      CU_ASSERT(rest[4].n == 8 && rest[4].d == 1 && rest[5].n == 0);
+    } else if (k == 1) {
+      CU_ASSERT(c.stopped && c.t.n == 1 && c.t.d == 1);
+      CU_ASSERT(state[0] == 1 && state[1] == 1 && state[2] == 1 && state[3] == 0);
+      CU_ASSERT(rest[1].n == 1 && rest[1].d == 2 && rest[3].n == 5 && rest[3].d == 2);
+      CU_ASSERT(rest[4].n == 9 && rest[4].d == 1);
+    } else {
+      CU_ASSERT(!c.stopped && c.t.n == 11 && c.t.d == 1);
+      CU_ASSERT(state[0] == 2 && state[1] == 2 && state[2] == 2 && state[3] == 2);
+      CU_ASSERT(f.qend[1].n == 4 && f.qend[2].n == 10 && f.qend[3].n == 11);
+    }
+    plc_flow_free(&f);
+  }
+  fx_clear(&x);
+}
+
 /* Ops whose dependency lists are equal (4 or more: a block's entry ops)
  * wait through one join node inside flow.c; times and causes must be
  * those of the edges it stands for.  Ops 0..3 on streams 0..3 take 1, 2,
@@ -742,6 +793,7 @@ int main(void)
     {"links and streams", test_links_and_streams},
     {"an op that can never start is named", test_stuck},
     {"ops with equal dependency lists (a join)", test_equal_dep_lists},
+    {"an episode stops when no link is shared, or at its horizon", test_calm},
     {"random shared dependency lists against a naive simulator", test_random_shared_lists},
     {"random graphs against a naive simulator", test_random_against_naive},
     {"random graphs with whole-number times against a naive simulator", test_random_whole},

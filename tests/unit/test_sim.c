@@ -907,6 +907,112 @@ static void test_random_ends_once(void)
   mpq_clears(t0, a0, o0, o1, b0, p0, p1, NULL);
 }
 
+
+/* ---- episodes ---------------------------------------------------------------- */
+
+/* A stage-like list of n ops: compute mostly on stream 0 (now and then on
+ * stream 1: the device's compute is serial whatever the stream), and
+ * after some of it a transfer on stream 1, 2 or 3 (dimension stream - 1,
+ * a group of 2 to 8) that waits for the compute before it; compute waits
+ * now and then for an earlier transfer; the transfers of stream 3 are
+ * `once` (a gradient sync) in half the lists.  Transfers of different
+ * streams on one link meet again and again along the list, apart. */
+static void episode_list(plc_ir_list *l, int n, int once)
+{
+  memset(l, 0, sizeof *l);
+  int last = -1, ntr = 0, tr[64];
+  for (int i = 0; i < n; i++) {
+    if (last < 0 || rnd(5) < 3) {
+      int dep = ntr > 0 && rnd(3) == 0 ? tr[rnd((unsigned long)ntr)] : -1;
+      last = add(l, PLC_OPK_COMPUTE, rnd(8) ? 0 : 1, 1 + (long)rnd(20), 1 + (long)rnd(3),
+                 dep >= 0, dep);
+      continue;
+    }
+    int st = 1 + (int)rnd(3);
+    int k = add(l, (plc_opk)(1 + rnd(PLC_OPK_COUNT - 1)), st, 1 + (long)rnd(40),
+                1 + (long)rnd(4), 1, last);
+    l->ops[k].dim = (plc_pdim)(st - 1);
+    l->ops[k].group = 2 + (int)rnd(7);
+    l->ops[k].once = once && st == 3;
+    if (ntr < 64)
+      tr[ntr++] = k;
+  }
+}
+
+/* Runs with links shared taken episode by episode (the flow only where
+ * transfers meet, the walk between) give exactly what the flow over the
+ * whole list from where transfers first met gives (plc_sim_no_episodes):
+ * every op's start, end, exposure and reason and the figures of
+ * plc_sim_run, the ends of plc_sim_ends and plc_sim_ends_once, over
+ * random stage-like lists (episode_list) on links shared by several
+ * dimensions, with latencies, `once` ops in or out, from any start; some
+ * with the rounds cut short (the rest in one flow).  Many lists take
+ * several episodes. */
+static void test_random_episodes(void)
+{
+  int bad = 0;
+  mpq_t t0, v[2][6], lat[PLC_PD_COUNT];
+  mpq_init(t0);
+  for (int k = 0; k < 6; k++)
+    mpq_inits(v[0][k], v[1][k], NULL);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    mpq_init(lat[d]);
+  plc_sim_counts_fn *counts[3] = {NULL, is_transfer, on_stream0};
+  plc_sim_ep_stats st0 = plc_sim_ep_stat;
+  int meets = plc_sim_ep_meets;
+  plc_sim_ep_meets = 1000; /* episodes however many meetings the lists have */
+  for (int trial = 0; trial < 400; trial++) {
+    plc_ir_list l;
+    episode_list(&l, 20 + (int)rnd(100), trial % 2);
+    plc_sim_net net = one_link(1);
+    net.nlinks = 2;
+    net.link[1] = trial % 3 == 0; /* else TP, PP and DP on one link */
+    for (int d = 0; d < PLC_PD_COUNT; d++) {
+      mpq_set_ui(lat[d], 1, trial % 8 == 5 ? 7 : 1 + rnd(4)); /* a fixed part of each transfer */
+      net.latency[d] = trial % 4 ? lat[d] : NULL;
+    }
+    mpq_set_si(t0, trial % 5 ? 0 : (long)rnd(5), 1 + rnd(3));
+    mpq_canonicalize(t0);
+    int with_once = trial % 3 == 1;
+    plc_sim_ep_rounds = trial % 7 == 3 ? 1 + (int)rnd(3) : 64;
+    plc_sim s[2];
+    for (int w = 0; w < 2; w++) { /* w = 1: the whole flow */
+      plc_sim_no_episodes = w;
+      plc_sim_run(&s[w], &l, 4, with_once, t0, &net);
+      plc_sim_times(&s[w]);
+      plc_sim_counts_fn *c = counts[trial % 3];
+      plc_sim_ends(v[w][0], v[w][1], &l, 4, with_once, t0, c, &net);
+      plc_sim_ends_once(v[w][2], v[w][3], v[w][4], &l, 4, t0, c, &net);
+    }
+    plc_sim_no_episodes = 0;
+    for (int k = 0; k < 5; k++)
+      bad += !mpq_equal(v[0][k], v[1][k]);
+    bad += !mpq_equal(s[0].makespan, s[1].makespan) || !mpq_equal(s[0].end, s[1].end) ||
+           !mpq_equal(s[0].exposed, s[1].exposed) || !mpq_equal(s[0].busy, s[1].busy) ||
+           !mpq_equal(s[0].stall_other, s[1].stall_other) || s[0].shared != s[1].shared;
+    for (int i = 0; i < l.n; i++) {
+      const plc_sim_op *a = &s[0].ops[i], *b = &s[1].ops[i];
+      bad += a->ran != b->ran || a->why != b->why || !mpq_equal(a->exposed, b->exposed) ||
+             !mpq_equal(a->window, b->window);
+      bad += a->ran && (!mpq_equal(a->start, b->start) || !mpq_equal(a->end, b->end));
+    }
+    plc_sim_free(&s[0]);
+    plc_sim_free(&s[1]);
+  }
+  plc_sim_ep_rounds = 64;
+  plc_sim_ep_meets = meets;
+  long flows = plc_sim_ep_stat.flows - st0.flows, multi = plc_sim_ep_stat.multi - st0.multi;
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(multi >= 200);      /* runs taken in several episodes */
+  CU_ASSERT(flows >= 4 * multi); /* ... most of them in many */
+  CU_ASSERT(plc_sim_ep_stat.fallbacks - st0.fallbacks < multi / 4); /* latency not whole */
+  mpq_clear(t0);
+  for (int k = 0; k < 6; k++)
+    mpq_clears(v[0][k], v[1][k], NULL);
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    mpq_clear(lat[d]);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -926,6 +1032,7 @@ int main(void)
     {"a run's figures without the ops' own (random lists)", test_random_figs},
     {"a part of a stage list runs with its durations (random lists)", test_random_memo_part},
     {"the ends with and without once ops from one run (random lists)", test_random_ends_once},
+    {"runs by episodes are the whole flow's (random stage-like lists)", test_random_episodes},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);
