@@ -47,12 +47,13 @@ names=$(mktemp "${TMPDIR:-/tmp}/plc-bench-names.XXXXXX")
 trap 'rm -f "$names"' EXIT
 awk 'BEGIN { print "let n0 = 0"; for (i = 1; i < 40000; i++) print "let n" i " = n0 + " i;
              print "assert n39999 == 39999" }' > "$names"
-for f in "$top_srcdir"/examples/*.plan "$top_srcdir"/bench/large.plan "$names"; do
+for f in "$top_srcdir"/examples/*.plan "$top_srcdir"/bench/large.plan; do
   bench "$f"
 done
+bench "$names" "40,000 names (generated)"
 # The start-up and latency targets: a small plan (hello.plan) under 3 ms,
 # every example and large.plan under 20 ms (best wall times above).
-grep -v "$(basename "$names")" "$names.best" | awk '
+grep -v "40,000 names" "$names.best" | awk '
   $2 == "hello.plan" { hello = $1 }
   $1 > worst { worst = $1; name = $2 }
   END { printf "targets: hello.plan %.1f ms (3 ms); slowest of the examples and large.plan: %s %.1f ms (20 ms)\n", hello / 1000, name, worst / 1000 }'
