@@ -1970,6 +1970,30 @@ static void plc_sim_flow_pair(plc_sim_costs *c, plc_flow_op *o, const plc_sim_ne
   o->work = c->q[k + 1];
 }
 
+/* Flow op n for list op op, its dependencies taken from pool at *used:
+ * those that are flow ops (through map) and, for an op that holds the
+ * device (dev: compute with a time), the device's previous one (*last_dev,
+ * which it becomes); its stream and link.  Its costs are the caller's. */
+static inline plc_flow_op *plc_sim_flow_wire(plc_flow_op *ops, int n, int *pool, size_t *used,
+                                             const int *map, const plc_ir_op *op, int dev,
+                                             int *last_dev, const plc_sim_net *net)
+{
+  plc_flow_op *o = &ops[n];
+  o->deps = pool + *used;
+  o->ndeps = 0;
+  for (int d = 0; d < op->ndeps; d++)
+    if (map[op->deps[d]] >= 0)
+      pool[*used + (size_t)o->ndeps++] = map[op->deps[d]];
+  if (dev && *last_dev >= 0)
+    pool[*used + (size_t)o->ndeps++] = *last_dev;
+  *used += (size_t)o->ndeps;
+  o->stream = op->stream;
+  o->link = op->kind == PLC_OPK_COMPUTE ? -1 : net->link[op->dim];
+  if (dev)
+    *last_dev = n;
+  return o;
+}
+
 /* The list's ops that run as flow ops (flow.h), into f: each on its
  * stream, after its dependencies and, a compute op that takes time, after
  * the one before it (the device's compute is serial, plc_sim_step);
@@ -2021,21 +2045,9 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
       map[i] = -2; /* ended before any sharing */
       continue;
     }
-    plc_flow_op *o = &ops[n];
-    o->deps = pool + used;
-    o->ndeps = 0;
-    for (int d = 0; d < op->ndeps; d++)
-      if (map[op->deps[d]] >= 0)
-        pool[used + (size_t)o->ndeps++] = map[op->deps[d]];
     int uses_dev = op->kind == PLC_OPK_COMPUTE && mpq_sgn(op->time) > 0;
-    if (uses_dev && last_dev >= 0)
-      pool[used + (size_t)o->ndeps++] = last_dev;
-    used += (size_t)o->ndeps;
+    plc_flow_op *o = plc_sim_flow_wire(ops, n, pool, &used, map, op, uses_dev, &last_dev, net);
     plc_sim_flow_pair(&cost, o, net, op, i, h, lat, scale);
-    o->stream = op->stream;
-    o->link = op->kind == PLC_OPK_COMPUTE ? -1 : net->link[op->dim];
-    if (uses_dev)
-      last_dev = n;
     map[i] = n++;
   }
   int stuck;
@@ -2430,23 +2442,12 @@ static int plc_sim_ep_flow(plc_sim_ep *e, plc_si f, plc_si x, plc_flow *fl, plc_
   for (int w = 0; w < nf; w++) {
     int i = e->win[w];
     const plc_ir_op *op = &l->ops[i];
-    plc_flow_op *o = &ops[n];
-    o->deps = pool + used;
-    o->ndeps = 0;
-    for (int k = 0; k < op->ndeps; k++)
-      if (map[op->deps[k]] >= 0)
-        pool[used + (size_t)o->ndeps++] = map[op->deps[k]];
-    if (e->dev[i] && last_dev >= 0)
-      pool[used + (size_t)o->ndeps++] = last_dev;
-    used += (size_t)o->ndeps;
+    plc_flow_op *o = plc_sim_flow_wire(ops, n, pool, &used, map, op, e->dev[i], &last_dev,
+                                       e->net);
     plc_si fix, work;
     plc_sim_ep_cost(e, i, f, &fix, &work);
     o->q = plc_sim_costs_int(&cost, fix, work);
     o->fixed = o->work = NULL;
-    o->stream = op->stream;
-    o->link = op->kind == PLC_OPK_COMPUTE ? -1 : e->net->link[op->dim];
-    if (e->dev[i])
-      last_dev = n;
     map[i] = n++;
   }
   calm->horizon = (plc_flow_q){x, 1};
