@@ -2648,7 +2648,7 @@ static int plc_sim_episodes(plc_sim_ep *e, const plc_ir_list *l, int nstreams, i
     return 0;
   int left = 0, need = l->n / PLC_EP_PER_OP; /* the whole flow's ops: those not */
   for (int i = 0; i < l->n && left <= need; i++) /* ended by the head's first meeting */
-    left += h->end[i] > h->first && (with_once || !l->ops[i].once);
+    left += (with_once || !l->ops[i].once) && h->end[i] > h->first; /* ops that ran */
   if (left <= need)
     return 0; /* a few ops at the list's end: the whole flow costs less than the passes */
   int ok = plc_sim_ep_init(e, l, nstreams, with_once, net, h), rounds = 0, to = l->n;
