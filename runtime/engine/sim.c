@@ -1970,27 +1970,54 @@ static void plc_sim_flow_pair(plc_sim_costs *c, plc_flow_op *o, const plc_sim_ne
   o->work = c->q[k + 1];
 }
 
-/* Flow op n for list op op, its dependencies taken from pool at *used:
- * those that are flow ops (through map) and, for an op that holds the
- * device (dev: compute with a time), the device's previous one (*last_dev,
- * which it becomes); its stream and link.  Its costs are the caller's. */
-static inline plc_flow_op *plc_sim_flow_wire(plc_flow_op *ops, int n, int *pool, size_t *used,
-                                             const int *map, const plc_ir_op *op, int dev,
-                                             int *last_dev, const plc_sim_net *net)
+/* Flow ops being built (the whole flow's, an episode's): nf at most,
+ * their dependencies in pool (nd entries), their costs, the device's last
+ * compute op. */
+typedef struct plc_sim_fops {
+  plc_flow_op *ops;
+  int *pool, n, last_dev;
+  size_t used;
+  plc_sim_costs cost;
+} plc_sim_fops;
+
+static void plc_sim_fops_new(plc_sim_fops *b, int nf, size_t nd)
 {
-  plc_flow_op *o = &ops[n];
-  o->deps = pool + *used;
+  b->ops = plc_xmalloc(((size_t)nf + 1) * sizeof *b->ops);
+  b->pool = plc_xmalloc(nd * sizeof *b->pool);
+  plc_sim_costs_init(&b->cost, nf);
+  b->n = 0;
+  b->last_dev = -1;
+  b->used = 0;
+}
+
+static void plc_sim_fops_free(plc_sim_fops *b)
+{
+  plc_sim_costs_free(&b->cost);
+  free(b->pool);
+  free(b->ops);
+}
+
+/* The next flow op, b->n, for list op op: its dependencies that are flow
+ * ops (through map) and, for an op that holds the device (dev: compute
+ * with a time), the device's previous one (which it becomes); its stream
+ * and link.  Its costs are the caller's; map[op] too. */
+static inline plc_flow_op *plc_sim_flow_wire(plc_sim_fops *b, const int *map,
+                                             const plc_ir_op *op, int dev,
+                                             const plc_sim_net *net)
+{
+  plc_flow_op *o = &b->ops[b->n];
+  o->deps = b->pool + b->used;
   o->ndeps = 0;
   for (int d = 0; d < op->ndeps; d++)
     if (map[op->deps[d]] >= 0)
-      pool[*used + (size_t)o->ndeps++] = map[op->deps[d]];
-  if (dev && *last_dev >= 0)
-    pool[*used + (size_t)o->ndeps++] = *last_dev;
-  *used += (size_t)o->ndeps;
+      b->pool[b->used + (size_t)o->ndeps++] = map[op->deps[d]];
+  if (dev && b->last_dev >= 0)
+    b->pool[b->used + (size_t)o->ndeps++] = b->last_dev;
+  b->used += (size_t)o->ndeps;
   o->stream = op->stream;
   o->link = op->kind == PLC_OPK_COMPUTE ? -1 : net->link[op->dim];
   if (dev)
-    *last_dev = n;
+    b->last_dev = b->n;
   return o;
 }
 
@@ -2014,12 +2041,8 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
       nd += (size_t)l->ops[i].ndeps + 1;
       nf++;
     }
-  plc_flow_op *ops = plc_xmalloc(((size_t)nf + 1) * sizeof *ops);
-  int *pool = plc_xmalloc(nd * sizeof *pool);
-  plc_sim_costs cost;
-  plc_sim_costs_init(&cost, nf);
-  int n = 0, last_dev = -1;
-  size_t used = 0;
+  plc_sim_fops b;
+  plc_sim_fops_new(&b, nf, nd);
   mpq_t t0s, scale;
   mpq_inits(t0s, scale, NULL);
   plc_si lat[PLC_PD_COUNT];
@@ -2046,16 +2069,14 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
       continue;
     }
     int uses_dev = op->kind == PLC_OPK_COMPUTE && mpq_sgn(op->time) > 0;
-    plc_flow_op *o = plc_sim_flow_wire(ops, n, pool, &used, map, op, uses_dev, &last_dev, net);
-    plc_sim_flow_pair(&cost, o, net, op, i, h, lat, scale);
-    map[i] = n++;
+    plc_flow_op *o = plc_sim_flow_wire(&b, map, op, uses_dev, net);
+    plc_sim_flow_pair(&b.cost, o, net, op, i, h, lat, scale);
+    map[i] = b.n++;
   }
   int stuck;
-  plc_flow_run_ends(f, ops, n, nstreams, net->nlinks, 1, t0s, &stuck); /* deps point back */
+  plc_flow_run_ends(f, b.ops, b.n, nstreams, net->nlinks, 1, t0s, &stuck); /* deps point back */
   mpq_clears(t0s, scale, NULL);
-  plc_sim_costs_free(&cost);
-  free(pool);
-  free(ops);
+  plc_sim_fops_free(&b);
 }
 
 /* End of op i of a shared run into q (seconds): h's for an op that ended
@@ -2433,23 +2454,19 @@ static int plc_sim_ep_flow(plc_sim_ep *e, plc_si f, plc_si x, plc_flow *fl, plc_
   int nf = e->nwin;
   for (int w = 0; w < nf; w++)
     nd += (size_t)l->ops[e->win[w]].ndeps + 1;
-  plc_flow_op *ops = plc_xmalloc(((size_t)nf + 1) * sizeof *ops);
-  int *pool = plc_xmalloc(nd * sizeof *pool);
-  plc_sim_costs cost;
-  plc_sim_costs_init(&cost, nf);
-  int n = 0, last_dev = -1;
-  size_t used = 0;
+  plc_sim_fops b;
+  plc_sim_fops_new(&b, nf, nd);
   for (int w = 0; w < nf; w++) {
     int i = e->win[w];
     const plc_ir_op *op = &l->ops[i];
-    plc_flow_op *o = plc_sim_flow_wire(ops, n, pool, &used, map, op, e->dev[i], &last_dev,
-                                       e->net);
+    plc_flow_op *o = plc_sim_flow_wire(&b, map, op, e->dev[i], e->net);
     plc_si fix, work;
     plc_sim_ep_cost(e, i, f, &fix, &work);
-    o->q = plc_sim_costs_int(&cost, fix, work);
+    o->q = plc_sim_costs_int(&b.cost, fix, work);
     o->fixed = o->work = NULL;
-    map[i] = n++;
+    map[i] = b.n++;
   }
+  int n = b.n;
   calm->horizon = (plc_flow_q){x, 1};
   calm->to_end = x == PLC_SI_MAX;
   calm->state = plc_xmalloc((size_t)n + 1);
@@ -2457,11 +2474,9 @@ static int plc_sim_ep_flow(plc_sim_ep *e, plc_si f, plc_si x, plc_flow *fl, plc_
   mpq_t t0;
   mpq_init(t0);
   plc_s64_put(mpq_numref(t0), (plc_su)f);
-  int r = plc_flow_run_calm(fl, ops, n, e->nstreams, e->net->nlinks, t0, calm);
+  int r = plc_flow_run_calm(fl, b.ops, n, e->nstreams, e->net->nlinks, t0, calm);
   mpq_clear(t0);
-  plc_sim_costs_free(&cost);
-  free(pool);
-  free(ops);
+  plc_sim_fops_free(&b);
   plc_sim_ep_stat.flows++;
   plc_sim_ep_stat.ops += n;
   return r == 0;
