@@ -71,6 +71,122 @@ int plc_ir_stream(plc_arena *ar, plc_ir_run *r, const char *name)
   return r->nstreams++;
 }
 
+/* ---- sameness (plc_ir_run_same) --------------------------------------------------- */
+
+/* Two rationals of the IR, either NULL: both NULL, or equal values (the
+ * same address most often: lowering shares a memo's and a cache's times). */
+static int plc_ir_q_same(mpq_srcptr a, mpq_srcptr b)
+{
+  if (a == b)
+    return 1;
+  return a && b && mpq_equal(a, b);
+}
+
+static int plc_ir_s_same(const char *a, const char *b)
+{
+  return a == b || (a && b && !strcmp(a, b));
+}
+
+static int plc_ir_op_same(const plc_ir_op *x, const plc_ir_op *y)
+{
+  return x->layer == y->layer && x->phase == y->phase && x->kind == y->kind &&
+         x->dim == y->dim && x->group == y->group && x->stream == y->stream &&
+         x->ndeps == y->ndeps && x->useful == y->useful && x->once == y->once &&
+         x->wgrad == y->wgrad && x->pinned == y->pinned && x->chunk == y->chunk &&
+         x->after_layers == y->after_layers && x->replica == y->replica && x->node == y->node &&
+         (x->ndeps == 0 || !memcmp(x->deps, y->deps, (size_t)x->ndeps * sizeof *x->deps)) &&
+         plc_ir_q_same(x->time, y->time) && plc_ir_q_same(x->flops, y->flops) &&
+         plc_ir_q_same(x->size, y->size) && plc_ir_s_same(x->name, y->name);
+}
+
+static int plc_ir_list_same(const plc_ir_list *a, const plc_ir_list *b)
+{
+  if (a->n != b->n)
+    return 0;
+  for (int i = 0; i < a->n; i++)
+    if (!plc_ir_op_same(&a->ops[i], &b->ops[i]))
+      return 0;
+  return 1;
+}
+
+static int plc_ir_place_same(const plc_ir_place *a, const plc_ir_place *b)
+{
+  if (a->size != b->size || a->stride != b->stride || a->span != b->span ||
+      a->overridden != b->overridden || !plc_ir_s_same(a->tier, b->tier) ||
+      !plc_ir_s_same(a->port, b->port) || !plc_ir_s_same(a->link, b->link) ||
+      !plc_ir_q_same(a->latency, b->latency))
+    return 0;
+  for (int k = 0; k < PLC_OPK_COUNT; k++)
+    if (!plc_ir_q_same(a->bw[k], b->bw[k]))
+      return 0;
+  return 1;
+}
+
+static int plc_ir_mem_same(const plc_ir_mem *a, const plc_ir_mem *b)
+{
+  return plc_ir_q_same(a->weights, b->weights) && plc_ir_q_same(a->grads, b->grads) &&
+         plc_ir_q_same(a->optimizer, b->optimizer) &&
+         plc_ir_q_same(a->activations, b->activations) &&
+         plc_ir_q_same(a->buffers, b->buffers);
+}
+
+/* Stage s of both runs, vpp chunks each. */
+static int plc_ir_stage_same(const plc_ir_stage *a, const plc_ir_stage *b, int vpp)
+{
+  if (a->nlayers != b->nlayers ||
+      (a->nlayers && memcmp(a->layers, b->layers, (size_t)a->nlayers * sizeof *a->layers)))
+    return 0;
+  if (!a->chunk_end != !b->chunk_end || !a->mem != !b->mem)
+    return 0;
+  for (int c = 0; c < vpp; c++)
+    if ((a->chunk_end && a->chunk_end[c] != b->chunk_end[c]) ||
+        (a->mem && !plc_ir_mem_same(&a->mem[c], &b->mem[c])))
+      return 0;
+  return plc_ir_list_same(&a->fwd, &b->fwd) && plc_ir_list_same(&a->bwd, &b->bwd) &&
+         plc_ir_list_same(&a->step, &b->step);
+}
+
+/* The run's own fields: layout, schedule, device, pins, memory, streams;
+ * not its declaration (a search's candidates have one each), which only
+ * reports read, for where the train is. */
+static int plc_ir_head_same(const plc_ir_run *a, const plc_ir_run *b)
+{
+  if (memcmp(a->size, b->size, sizeof a->size) || a->vpp != b->vpp ||
+      a->micro_batch != b->micro_batch || a->global_batch != b->global_batch ||
+      a->seq != b->seq || a->world != b->world || a->devices != b->devices || a->mu != b->mu ||
+      a->recompute != b->recompute || a->norder != b->norder || a->order_node != b->order_node ||
+      a->memory_declared != b->memory_declared || a->shared_links != b->shared_links ||
+      a->nstreams != b->nstreams || a->nstages != b->nstages ||
+      !plc_ir_s_same(a->name, b->name) || !plc_ir_s_same(a->schedule, b->schedule) ||
+      !plc_ir_s_same(a->device, b->device) || !plc_ir_q_same(a->peak, b->peak) ||
+      !plc_ir_q_same(a->model_flops, b->model_flops) ||
+      !plc_ir_q_same(a->dp_hidden, b->dp_hidden) || !plc_ir_q_same(a->dp_tail, b->dp_tail) ||
+      !plc_ir_q_same(a->optimizer_time, b->optimizer_time) ||
+      !plc_ir_q_same(a->memory, b->memory) ||
+      !plc_ir_q_same(a->memory_reserve, b->memory_reserve))
+    return 0;
+  for (int i = 0; i < a->norder; i++)
+    if (!plc_ir_s_same(a->order[i], b->order[i]) || a->order_at[i] != b->order_at[i])
+      return 0;
+  for (int i = 0; i < a->nstreams; i++)
+    if (!plc_ir_s_same(a->streams[i], b->streams[i]))
+      return 0;
+  for (int d = 0; d < PLC_PD_COUNT; d++)
+    if (!plc_ir_place_same(&a->place[d], &b->place[d]))
+      return 0;
+  return 1;
+}
+
+int plc_ir_run_same(const plc_ir_run *a, const plc_ir_run *b)
+{
+  if (!plc_ir_head_same(a, b))
+    return 0;
+  for (int s = 0; s < a->nstages; s++)
+    if (!plc_ir_stage_same(&a->stages[s], &b->stages[s], a->vpp))
+      return 0;
+  return 1;
+}
+
 static void plc_ir_dump_q(FILE *out, const char *label, mpq_srcptr v, int b, int s, int f)
 {
   char *t = plc_q_format_raw(v, b, s, f, 0, 1);

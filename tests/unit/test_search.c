@@ -304,6 +304,163 @@ static void test_call_memo(void)
   CU_ASSERT(replays > 400); /* calls replayed across candidates */
 }
 
+/* plc_ir_run_same (ir.c), which a search's twins rest on: two trains
+ * with the same fields lower alike (their names aside, which a search's
+ * candidates share); each field of the run, a stage, an op, a placement
+ * and the memory, changed alone, makes them differ, and put back, alike
+ * again. */
+static const char same_text[] =
+  "device gpu { peak = 100 TFLOP/s; memory = 40 GB }\n"
+  "link nv { bw = 100 GB/s; latency = 1 us }\n"
+  "cluster c { device = gpu; tier node { size = 8; link = nv } }\n"
+  "model m { layers { dense = 4 } }\n"
+  "framework f {\n"
+  "  template dense {\n"
+  "    memory { weights = 8 GB / run.tp; activations = 1 GB * run.micro_batch / run.tp }\n"
+  "    forward {\n"
+  "      op mm: compute { flops = 2 TFLOP / run.tp; useful = true }\n"
+  "      op ar: all_reduce(tp) { size = 1 GB; after = [mm]; stream = comm }\n"
+  "    }\n"
+  "    backward {\n"
+  "      op mmb: compute { flops = 4 TFLOP / run.tp; useful = true; after = [prev.mmb] }\n"
+  "      op g: all_reduce(dp) { size = 1 GB; after = [mmb]; stream = dp; once = true }\n"
+  "    }\n"
+  "  }\n"
+  "}\n"
+  "train t { model = m; cluster = c; framework = f; tp = 2; pp = 2; dp = 2; micro_batch = 1; "
+  "global_batch = 16; seq = 1 }\n"
+  "train u = t { }\n";
+
+/* Flip an int field of b: the runs differ, and alike once it is back. */
+#define SAME_INT(field)                                                                       \
+  do {                                                                                        \
+    (field) ^= 1;                                                                             \
+    PLC_CU_ASSERT_MSG(!plc_ir_run_same(a, b), #field);                                        \
+    (field) ^= 1;                                                                             \
+    PLC_CU_ASSERT_MSG(plc_ir_run_same(a, b), #field " back");                                 \
+  } while (0)
+
+/* Add 1 to a rational of b, then take it off. */
+#define SAME_Q(q)                                                                             \
+  do {                                                                                        \
+    mpq_t one_;                                                                               \
+    mpq_init(one_);                                                                           \
+    mpq_set_ui(one_, 1, 1);                                                                   \
+    mpq_add((q), (q), one_);                                                                  \
+    PLC_CU_ASSERT_MSG(!plc_ir_run_same(a, b), #q);                                            \
+    mpq_sub((q), (q), one_);                                                                  \
+    PLC_CU_ASSERT_MSG(plc_ir_run_same(a, b), #q " back");                                     \
+    mpq_clear(one_);                                                                          \
+  } while (0)
+
+static void test_run_same(void)
+{
+  plc_fx f;
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, same_text), 0);
+  plc_drive_run *ra = plc_fx_train(&f, "t"), *rb = plc_fx_train(&f, "u");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ra);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(rb);
+  const plc_ir_run *a = ra->ir;
+  plc_ir_run *b = rb->ir;
+  CU_ASSERT_FALSE(plc_ir_run_same(a, b)); /* named t and u */
+  const char *name = b->name;
+  b->name = a->name;
+  CU_ASSERT_TRUE_FATAL(plc_ir_run_same(a, b));
+  CU_ASSERT_TRUE(a->stages[0].fwd.ops != b->stages[0].fwd.ops); /* two lowerings */
+  SAME_INT(b->size[PLC_PD_DP]);
+  SAME_INT(b->mu);
+  SAME_INT(b->micro_batch);
+  SAME_INT(b->recompute);
+  SAME_INT(b->shared_links);
+  SAME_INT(b->place[PLC_PD_TP].stride);
+  SAME_Q(b->place[PLC_PD_TP].latency);
+  SAME_Q(b->place[PLC_PD_TP].bw[PLC_OPK_ALL_REDUCE]);
+  SAME_Q(b->peak);
+  SAME_Q(b->stages[1].mem[0].weights);
+  SAME_Q(b->stages[1].mem[0].activations);
+  SAME_INT(b->stages[1].layers[0]);
+  plc_ir_list *fw = &b->stages[1].fwd, *bw = &b->stages[1].bwd;
+  CU_ASSERT_FATAL(fw->n >= 4 && bw->n >= 4);
+  SAME_INT(fw->ops[1].stream);
+  SAME_INT(fw->ops[1].kind);
+  SAME_INT(fw->ops[1].group);
+  SAME_INT(fw->ops[0].useful);
+  SAME_INT(bw->ops[3].once);
+  CU_ASSERT_FATAL(bw->ops[2].ndeps > 0);
+  SAME_INT(bw->ops[2].deps[0]);
+  SAME_INT(bw->ops[0].wgrad);
+  SAME_INT(bw->ops[0].phase);
+  SAME_Q(fw->ops[3].time);
+  SAME_Q(fw->ops[2].flops);
+  SAME_Q(fw->ops[1].size);
+  SAME_INT(bw->n);
+  const char *op = fw->ops[0].name;
+  fw->ops[0].name = "other";
+  CU_ASSERT_FALSE(plc_ir_run_same(a, b));
+  fw->ops[0].name = op;
+  const char *sched = b->schedule;
+  b->schedule = "gpipe";
+  CU_ASSERT_FALSE(plc_ir_run_same(a, b));
+  b->schedule = sched;
+  CU_ASSERT_TRUE(plc_ir_run_same(a, b));
+  b->name = name;
+  plc_fx_free(&f);
+}
+
+/* Twins (search.c, plc_search_twin): a space whose pp = 1 layouts lower
+ * alike for both values of an option read only with pp > 1 ranks the
+ * same rows with the same figures and counts with twins as without, on
+ * one thread and on two, all ranked, and cut with a requirement (the
+ * twins of cut candidates are cut, failing what they failed). */
+static void test_twins(void)
+{
+  static const char *const tails[] = {
+    "  top = 24\n}\n",
+    "  top = 3\n  require = step_time < 2 s\n}\n",
+  };
+  for (int i = 0; i < 2; i++) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "device gpu { peak = 100 TFLOP/s; memory = 40 GB }\n"
+             "link nv { bw = 100 GB/s }\n"
+             "cluster c { device = gpu; tier node { size = 8; link = nv } }\n"
+             "model m { layers { dense = 8 } }\n"
+             "framework f {\n  option sp = false\n  template dense {\n"
+             "    memory { weights = 2 GB / run.tp }\n"
+             "    op mm: compute { flops = 2 TFLOP * run.micro_batch / run.tp; useful = true }\n"
+             "    op ar: all_reduce(tp) { size = (run.pp > 1 && run.sp ? 1 GB : 2 GB) * "
+             "run.micro_batch; after = [mm] }\n"
+             "  }\n}\n"
+             "train t { model = m; cluster = c; framework = f; micro_batch = 1; "
+             "global_batch = 16; seq = 1 }\n"
+             "search s = t {\n"
+             "  vary { tp = [1, 2, 4]; pp = [1, 2]; micro_batch = [1, 2]; sp = [true, false] }\n"
+             "  dp = 8 / (tp * pp)\n%s", tails[i]);
+    sfx x;
+    CU_ASSERT_EQUAL_FATAL(sfx_open_text(&x, text), 0);
+    for (int jobs = 1; jobs <= 2; jobs++) {
+      long t0 = plc_search_twin_count;
+      plc_sresult *on = sfx_search(&x, jobs, 1, 1);
+      /* pp = 1: 3 tp x 2 micro_batch, and (require) the slow ones are cut
+       * failing it; two threads take every other candidate, each finding
+       * twins among its own only (none here) */
+      CU_ASSERT(jobs > 1 || plc_search_twin_count - t0 >= 6);
+      t0 = plc_search_twin_count;
+      setenv("PLC_SEARCH_NO_TWINS", "1", 1);
+      plc_sresult *off = sfx_search(&x, jobs, 1, 1);
+      unsetenv("PLC_SEARCH_NO_TWINS");
+      CU_ASSERT_EQUAL(plc_search_twin_count, t0);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(on);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(off);
+      PLC_CU_ASSERT_MSG(same_rows(on, off), text);
+      CU_ASSERT(on->nrows > 0);
+      plc_sresult_free(on);
+      plc_sresult_free(off);
+    }
+    sfx_close(&x);
+  }
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -311,6 +468,8 @@ int main(void)
     {"every ranked row equals its layout alone", test_alone},
     {"threads and shards rank as one run", test_split},
     {"call memo against plain evaluation", test_call_memo},
+    {"runs lowered alike, field by field", test_run_same},
+    {"twins against every candidate analysed", test_twins},
     {NULL, NULL},
   };
   return plc_cu_run("search", tests);
