@@ -210,6 +210,14 @@ static void plc_deps_add(plc_deps *d, int idx)
   d->v[d->n++] = idx;
 }
 
+/* Mark d's ops with its stamp again, after another list was built (with
+ * a stamp of its own) while d was: d drops the duplicates it holds. */
+static void plc_deps_restamp(plc_deps *d)
+{
+  for (int i = 0; i < d->n; i++)
+    d->L->mark[d->v[i]] = d->stamp;
+}
+
 static void plc_deps_entry(plc_deps *d, const plc_inst_op *e)
 {
   if (e->idx >= 0)
@@ -250,7 +258,10 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
   if (v->prev) { /* the previous instance may not exist: then nothing to wait for */
     if (c->prev)
       plc_inst_names(c->L, c->prev);
-    plc_xlog_prev(c->L, c->prev, v->s); /* the instance depends on its previous one */
+    /* the instance depends on its previous one (what prev gave is logged
+     * through a list of its own: d's stamp made good again) */
+    plc_xlog_prev(c->L, c->prev, v->s);
+    plc_deps_restamp(d);
     return plc_deps_lookup(d, c->prev, v->s), 1;
   }
   if (plc_deps_lookup(d, c->cur, v->s))
