@@ -245,7 +245,12 @@ static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
 }
 
 static void plc_inst_names(plc_lower *L, plc_inst *in);
-static void plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name);
+static int plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name);
+static void plc_xscript_begin(plc_lower *L);
+static void plc_xscript_prev(plc_lower *L, int r);
+static void plc_xscript_cur(plc_lower *L, const plc_inst *in, const char *name);
+static int plc_xscript_end(plc_lower *L);
+static void plc_xscript_place(plc_lower *L, int rec, int idx, int vanished);
 
 static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc_ast *at)
 {
@@ -260,12 +265,14 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
       plc_inst_names(c->L, c->prev);
     /* the instance depends on its previous one (what prev gave is logged
      * through a list of its own: d's stamp made good again) */
-    plc_xlog_prev(c->L, c->prev, v->s);
+    plc_xscript_prev(c->L, plc_xlog_prev(c->L, c->prev, v->s));
     plc_deps_restamp(d);
     return plc_deps_lookup(d, c->prev, v->s), 1;
   }
-  if (plc_deps_lookup(d, c->cur, v->s))
+  if (plc_deps_lookup(d, c->cur, v->s)) {
+    plc_xscript_cur(c->L, c->cur, v->s);
     return 1;
+  }
   /* Not (yet) in this instance: an op of a branch not taken, or a forward op
    * when lowering backward (finished before this list began).  Remember it:
    * if it turns up later in the instance, it was used before it ran. */
@@ -286,11 +293,14 @@ static void plc_lower_check_missing(plc_lctx *c)
   c->missing->n = 0;
 }
 
-static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op)
+/* An op's dependencies, from its `after`; *rec: the number of the script
+ * the cache's log keeps of them (plc_xscript_end), or -1. */
+static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op, int *rec)
 {
   plc_binding *b = plc_env_find_local(env, "after");
   plc_deps d = plc_deps_new(c->L);
   int ok = 1;
+  plc_xscript_begin(c->L);
   if (b) {
     plc_value *v = plc_eval_binding(c->L->ev, b, &b->def->loc);
     if (v->tag == PLC_V_LIST)
@@ -299,6 +309,7 @@ static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op)
     else
       ok = plc_lower_dep(c, &d, v, b->def->a);
   }
+  *rec = plc_xscript_end(c->L);
   op->ndeps = d.n;
   op->deps = plc_arena_alloc(c->L->ar, (size_t)(d.n ? d.n : 1) * sizeof *op->deps);
   if (d.n)
@@ -664,11 +675,12 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
   op.node = node;
   if (!op.name)
     return;
-  int live = plc_lower_op_shape(c, node, env, &op);
-  if (!plc_lower_deps(c, env, &op))
+  int live = plc_lower_op_shape(c, node, env, &op), rec;
+  if (!plc_lower_deps(c, env, &op, &rec))
     return;
   if (!live) { /* group of one: no op; dependents wait for its dependencies */
     plc_inst_add(L, c->cur, op.name, -1, op.deps, op.ndeps);
+    plc_xscript_place(L, rec, c->cur->n - 1, 1);
     return;
   }
   plc_value *t = plc_lower_opfield(c, env, "time");
@@ -706,6 +718,7 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
   plc_lower_pipeline_dep(c, &op);
   int idx = plc_ir_push(L->ar, c->list, &op);
   plc_inst_add(L, c->cur, op.name, idx, NULL, 0);
+  plc_xscript_place(L, rec, idx, 0);
 }
 
 /* ---- walking template bodies ------------------------------------------------ */
@@ -1567,8 +1580,13 @@ static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned oute
  * pool lives as long as the process, ast.h).  Not
  * cached: an instance that warned or read an error, read a value that is
  * not a known number, boolean or string, or whose dependencies leave it and
- * its previous instance.  PLC_LOWER_NO_XCACHE=1 turns the cache off
- * (tests/search-xcache.sh compares). */
+ * its previous instance.  An entry whose ops took from its previous
+ * instance only what `after` lists named (most) is prev-free: its reads
+ * of prev are dropped and its replays find those dependencies again in
+ * the previous instance at hand ("dependency scripts" below), so a
+ * stage's first instance (none before it) and the later ones share one.
+ * PLC_LOWER_NO_XCACHE=1 turns the cache off (tests/search-xcache.sh
+ * compares). */
 
 typedef struct plc_xval {
   plc_vtag tag;   /* NUM, BOOL or STR */
@@ -1621,6 +1639,13 @@ typedef struct plc_xentry {
   mpq_t mem[5];
   unsigned layer_reads;    /* the instance memo's bits */
   int next;                /* the next entry of the same key, or -1 */
+  /* prev-free (plc_xcache_keep_scripts): replayed after whatever previous
+   * instance, its reads of prev dropped; the dependencies of op i that
+   * named prev are its script scr[i] (nscr[i] tokens: t >= 0 op t of the
+   * instance, t < 0 the lookup of prev.pnames[-t - 1]), NULL for the rest */
+  int prev_free;
+  int **scr, *nscr;
+  const char **pnames;
 } plc_xentry;
 
 struct plc_lcache {
@@ -1634,6 +1659,7 @@ struct plc_lcache {
   int nrids, caprids;
   int *rindex, nrindex; /* open addressing: rid + 1 */
   long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
+  long prev_free;     /* hits of prev-free entries (plc_lcache_counts) */
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
   const char *whose;  /* ... on a line saying whose cache it is */
   const char *names[18]; /* lowering's bound names, interned (plc_lower_bind) */
@@ -1662,6 +1688,17 @@ struct plc_xlog {
   int nstreams, capstreams;
   int memory_declared, bad;
   int used_prev;       /* an `after` list named an op of the previous instance */
+  /* the dependency scripts of the ops whose `after` named such an op
+   * (plc_xscript_begin): their tokens, in one pool, and which op each is */
+  int *tok;
+  int ntok, captok;
+  struct plc_xscr {
+    int idx;           /* its op's index in the list, or INT_MIN: not (yet) an op of it */
+    int vanished;      /* its op vanished (plc_lower_op): a name without an op */
+    int off, n;        /* its tokens, tok[off, off + n) */
+  } *scr;
+  int nscr, capscr;
+  int s0, s_prev;      /* the script being built: its first token, whether it named prev */
   int seen[64];        /* the evaluator's reads by name pointer (most repeat): read
                           number + 1 of a read of that name, if it is still there */
   int errors, warnings;
@@ -1692,6 +1729,13 @@ static void plc_xentry_free(plc_xentry *e)
       mpq_clear(e->reads[i].x.q);
   for (int k = 0; k < 5 && e->has_mem; k++)
     mpq_clear(e->mem[k]);
+}
+
+void plc_lcache_counts(const plc_lcache *x, long *hits, long *misses, long *prev_free)
+{
+  *hits = x->hits;
+  *misses = x->misses;
+  *prev_free = x->prev_free;
 }
 
 void plc_lcache_free(plc_lcache *x)
@@ -1942,18 +1986,126 @@ static const char *plc_xprev_text(plc_lower *L, const plc_inst *prev, const char
 
 /* The instance being logged named `prev.name`: what that gave is one of
  * its reads (PLC_XR_PREV), so it is kept for every previous instance that
- * gives the same (plc_xcache_store), whatever that one's other ops. */
-static void plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name)
+ * gives the same (plc_xcache_store), whatever that one's other ops (for
+ * any previous instance when it is prev-free: plc_xcache_keep_scripts).
+ * Returns the read's number, or -1. */
+static int plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name)
 {
   if (!L->xlog)
-    return;
+    return -1;
   L->xlog->used_prev = 1;
   int n0 = L->xlog->n, i = plc_xlog_add(L, PLC_XR_PREV, name, -1, 0, NULL, NULL);
-  if (i < n0) /* named before in this instance: the same answer */
-    return;
+  if (i < n0) /* named before in this instance (or the log given up, -1) */
+    return i;
   plc_value *v = plc_value_new(L->ev, PLC_V_STR);
   v->s = plc_xprev_text(L, prev, name);
   L->xlog->r[i].v = v;
+  return i;
+}
+
+/* ---- dependency scripts ---- */
+
+/* Why an instance's ops are the same after any previous instance but for
+ * the dependencies its `after` lists take from it:
+ *  - the evaluator has no way to the previous instance: `prev` is bound
+ *    to the same op value in every context (plc_lower_context), and
+ *    `prev.x` (eval.c, plc_eval_member) and `prev.x[i]` (plc_eval_index)
+ *    make a reference that holds the name x alone.  Whatever an
+ *    expression does with such a reference (compare it, describe it in an
+ *    error) it does alike after any instance; so every value, branch,
+ *    loop, error and read of the instance is the same;
+ *  - lowering reads the previous instance in plc_lower_dep alone (the
+ *    memo's and the cache's bookkeeping aside), where an `after` item
+ *    that is such a reference adds to the op's list what plc_deps_lookup
+ *    finds for x in the previous instance (nothing without one), and
+ *    reports nothing either way;
+ *  - then the list of an op that vanished (a group of one) stands for it
+ *    in later lists of the instance; and a pipeline op that waits for
+ *    nothing waits for the layers' last op (plc_lower_pipeline_dep).
+ * So while an instance is logged, each `after` list that named prev is
+ * kept as a script of tokens, in the order lowering added to the list:
+ * t >= 0 the op t of the instance (a vanished op of the instance: the
+ * ops of its list, if it named no op of prev; if it did, its name keeps
+ * them and the instance is not prev-free), t < 0 the lookup of prev.x, x
+ * the name of read -t - 1 (PLC_XR_PREV).  Run after another previous
+ * instance, a script makes the same calls of plc_deps_add that lowering
+ * would make there, in its order, so (duplicates dropped as plc_deps
+ * does) the same list: plc_xcache_rederive; the replay then adds a
+ * pipeline op's own dependency on the list so made, as lowering does.
+ * These are no-ops without a log. */
+static void plc_xscript_begin(plc_lower *L)
+{
+  struct plc_xlog *g = L->xlog;
+  if (!g)
+    return;
+  g->s0 = g->ntok;
+  g->s_prev = 0;
+}
+
+static void plc_xscript_tok(struct plc_xlog *g, int t)
+{
+  if (g->ntok == g->captok)
+    g->tok = plc_xrealloc(g->tok, (size_t)(g->captok = g->captok ? 2 * g->captok : 64) *
+                          sizeof *g->tok);
+  g->tok[g->ntok++] = t;
+}
+
+/* `prev.x`, x the name of read r (or -1: the log is given up). */
+static void plc_xscript_prev(plc_lower *L, int r)
+{
+  struct plc_xlog *g = L->xlog;
+  if (!g)
+    return;
+  g->s_prev = 1;
+  plc_xscript_tok(g, r >= 0 ? -r - 1 : INT_MIN);
+}
+
+/* An `after` name found in the instance in: the tokens of the ops
+ * plc_deps_lookup adds, in its order. */
+static void plc_xscript_cur(plc_lower *L, const plc_inst *in, const char *name)
+{
+  struct plc_xlog *g = L->xlog;
+  if (!g)
+    return;
+  const plc_inst_key *e = plc_inst_find(in, name);
+  int i = e->latest >= 0 ? e->latest : e->fam_first;
+  for (; i >= 0; i = e->latest >= 0 ? -1 : in->ops[i].fam_next) {
+    const plc_inst_op *o = &in->ops[i];
+    if (o->idx >= 0)
+      plc_xscript_tok(g, o->idx);
+    else /* as plc_deps_entry (if o took any from prev, its own script keeps the instance
+            from being prev-free: plc_xcache_keep_scripts) */
+      for (int k = 0; k < o->ndeps; k++)
+        plc_xscript_tok(g, o->deps[k]);
+  }
+}
+
+/* The end of an `after` list: the number of its script, kept if it
+ * named prev (its op to be placed, plc_xscript_place), or -1. */
+static int plc_xscript_end(plc_lower *L)
+{
+  struct plc_xlog *g = L->xlog;
+  if (!g)
+    return -1;
+  if (!g->s_prev) {
+    g->ntok = g->s0;
+    return -1;
+  }
+  if (g->nscr == g->capscr)
+    g->scr = plc_xrealloc(g->scr, (size_t)(g->capscr = g->capscr ? 2 * g->capscr : 8) *
+                          sizeof *g->scr);
+  g->scr[g->nscr] = (struct plc_xscr){INT_MIN, 0, g->s0, g->ntok - g->s0};
+  return g->nscr++;
+}
+
+/* Script rec (if any) is the dependency list of the op at list index idx,
+ * or of the vanished one at idx among the instance's names. */
+static void plc_xscript_place(plc_lower *L, int rec, int idx, int vanished)
+{
+  if (rec < 0 || !L->xlog || rec >= L->xlog->nscr)
+    return;
+  L->xlog->scr[rec].idx = idx;
+  L->xlog->scr[rec].vanished = vanished;
 }
 
 static void plc_xlog_stop(plc_lower *L)
@@ -1971,6 +2123,8 @@ static void plc_xlog_free(struct plc_xlog *g)
   free(g->r);
   free(g->index);
   free(g->streams);
+  free(g->tok);
+  free(g->scr);
 }
 
 /* ---- entries ---- */
@@ -2129,6 +2283,117 @@ static void plc_xcache_number_reads(plc_lcache *X, plc_xentry *e)
     e->reads[i].rid = plc_xrid(X, &e->reads[i]);
 }
 
+/* The dependency list of script tok (n tokens, as kept in an entry) for
+ * the instance at base after the instance prev (NULL: none), in the
+ * arena: the calls of plc_deps_add that lowering the op made, in its
+ * order (plc_xscript_begin), so the same list. */
+static int *plc_xcache_rederive(plc_lower *L, const int *tok, int n, int base,
+                                const char *const *pnames, const plc_inst *prev, int *nd)
+{
+  plc_deps d = plc_deps_new(L);
+  for (int i = 0; i < n; i++)
+    if (tok[i] >= 0)
+      plc_deps_add(&d, base + tok[i]);
+    else
+      plc_deps_lookup(&d, prev, pnames[-tok[i] - 1]);
+  int *v = plc_arena_alloc_raw(L->ar, (size_t)(d.n ? d.n : 1) * sizeof *v);
+  if (d.n)
+    memcpy(v, d.v, (size_t)d.n * sizeof *v);
+  free(d.v);
+  *nd = d.n;
+  return v;
+}
+
+/* Do the ops [lo, hi) of list l and the names of in wait for no op
+ * outside [lo, hi), but the ops marked in has (and a pipeline op's own
+ * dependency, found again on replay)? */
+static int plc_xcache_inside(const plc_ir_list *l, const plc_inst *in, int lo, int hi,
+                             const unsigned char *has)
+{
+  for (int i = lo; i < hi; i++)
+    for (int k = 0; !has[i - lo] && !l->ops[i].after_layers && k < l->ops[i].ndeps; k++)
+      if (l->ops[i].deps[k] < lo || l->ops[i].deps[k] >= hi)
+        return 0;
+  for (int i = 0; i < in->n; i++)
+    for (int k = 0; k < in->ops[i].ndeps; k++)
+      if (in->ops[i].deps[k] < lo || in->ops[i].deps[k] >= hi)
+        return 0;
+  return 1;
+}
+
+/* Entry e's scripts, from the log g of the instance cur just lowered
+ * after c->prev; returns whether e is prev-free.  It is when every op
+ * that took dependencies from prev is in the instance, not vanished (a
+ * name keeps its dependencies as they were), and has a script of ops of
+ * the instance and lookups of prev, which gives its list again after
+ * c->prev; every other op and name waits for ops of the instance alone.
+ * Then the lists of its replay after any previous instance are those
+ * lowering would make (plc_xscript_begin); the check against the list
+ * just made is the proof that the script is complete (no dependency
+ * came into the list another way). */
+static int plc_xcache_keep_scripts(plc_lctx *c, const plc_inst *cur, const struct plc_xlog *g,
+                                   plc_xentry *e)
+{
+  plc_lower *L = c->L;
+  plc_arena *ar = L->xcache->ar;
+  int lo = cur->lo, hi = cur->hi, ok = 1, np = 0;
+  unsigned char *has = plc_xcalloc((size_t)(hi - lo + 1), 1);
+  int *pmap = plc_xcalloc((size_t)g->n + 1, sizeof *pmap); /* read number: pnames index + 1 */
+  e->scr = plc_arena_alloc(ar, (size_t)(e->nops + 1) * sizeof *e->scr);
+  e->nscr = plc_arena_alloc(ar, (size_t)(e->nops + 1) * sizeof *e->nscr);
+  e->pnames = plc_arena_alloc_raw(ar, (size_t)(g->n + 1) * sizeof *e->pnames);
+  for (int j = 0; j < g->nscr && ok; j++) {
+    const struct plc_xscr *r = &g->scr[j];
+    ok = !r->vanished && r->idx >= lo && r->idx < hi && !has[r->idx - lo];
+    if (!ok)
+      break;
+    int *t = plc_arena_alloc_raw(ar, (size_t)(r->n + 1) * sizeof *t);
+    for (int k = 0; k < r->n && ok; k++) {
+      int x = g->tok[r->off + k];
+      if (x >= 0) {
+        ok = x >= lo && x < hi;
+        t[k] = x - lo;
+      } else if ((ok = x != INT_MIN)) {
+        int rd = -x - 1;
+        if (!pmap[rd]) {
+          e->pnames[np] = plc_xcache_str(ar, g->r[rd].name);
+          pmap[rd] = ++np;
+        }
+        t[k] = -pmap[rd];
+      }
+    }
+    has[r->idx - lo] = 1;
+    e->scr[r->idx - lo] = t;
+    e->nscr[r->idx - lo] = r->n;
+  }
+  ok = ok && plc_xcache_inside(c->list, cur, lo, hi, has);
+  for (int i = lo; i < hi && ok; i++) { /* the scripts give the lists just made */
+    const plc_ir_op *op = &c->list->ops[i];
+    if (!has[i - lo])
+      continue;
+    int nd, *d = plc_xcache_rederive(L, e->scr[i - lo], e->nscr[i - lo], lo, e->pnames,
+                                     c->prev, &nd);
+    if (op->after_layers) /* its own dependency comes after the list's: none */
+      ok = nd == 0;
+    else
+      ok = nd == op->ndeps && !memcmp(d, op->deps, (size_t)nd * sizeof *d);
+  }
+  free(has);
+  free(pmap);
+  e->prev_free = ok;
+  return ok;
+}
+
+/* A prev-free entry's reads of prev say nothing: dropped. */
+static void plc_xcache_drop_prev_reads(plc_xentry *e)
+{
+  int n = 0;
+  for (int i = 0; i < e->nreads; i++)
+    if (e->reads[i].slot != PLC_XR_PREV)
+      e->reads[n++] = e->reads[i];
+  e->nreads = n;
+}
+
 /* Store the instance cur just lowered (and recorded in the memo) with the
  * reads of g; returns its entry number + 1, or 0 when it is not kept. */
 static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmpl, int unit,
@@ -2202,6 +2467,8 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     plc_xentry_free(e);
     return 0;
   }
+  if (g->used_prev && plc_xcache_keep_scripts(c, cur, g, e))
+    plc_xcache_drop_prev_reads(e);
   plc_xcache_link(X, X->n);
   plc_xcache_number_reads(X, e);
   return ++X->n;
@@ -2268,7 +2535,7 @@ static int plc_xread_held(plc_lower *L, const plc_xread *r, const plc_value *lay
 
 /* The entry this instance can replay, or -1.  What it took from its
  * previous instance is among an entry's reads (PLC_XR_PREV), not in its
- * key. */
+ * key; a prev-free entry has no such reads. */
 static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
                            const plc_value *layer)
 {
@@ -2291,8 +2558,10 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
     int k = 0;
     while (k < e->nreads && plc_xread_held(L, &e->reads[k], layer, t, &ctx))
       k++;
-    if (k == e->nreads && L->diag->errors == errors)
+    if (k == e->nreads && L->diag->errors == errors) {
+      X->prev_free += e->prev_free;
       return X->hits++, i;
+    }
   }
   X->misses++;
   return -1;
@@ -2334,9 +2603,14 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     int j = e->op_sidx[i];
     op->stream = j >= 0 && j < 16 ? sid[j]
                  : plc_ir_stream(L->ar, L->run, j >= 0 ? e->streams[j] : e->op_stream[i]);
-    op->deps = deps;
-    for (int k = 0; k < f->ndeps; k++)
-      *deps++ = plc_xcache_dec(f->deps[k], nlo, nphi);
+    if (e->prev_free && e->scr[i]) { /* its lookups of prev made again */
+      op->deps = plc_xcache_rederive(L, e->scr[i], e->nscr[i], nlo, e->pnames, c->prev,
+                                     &op->ndeps);
+    } else {
+      op->deps = deps;
+      for (int k = 0; k < f->ndeps; k++)
+        *deps++ = plc_xcache_dec(f->deps[k], nlo, nphi);
+    }
     op->after_layers = 0;
     plc_lower_pipeline_dep(c, op); /* a pipeline op that names no dependency */
     if (op->kind != PLC_OPK_COMPUTE && !op->pinned) {

@@ -97,6 +97,9 @@ typedef struct plc_lower {
 typedef struct plc_lcache plc_lcache;
 plc_lcache *plc_lcache_new(const char *whose);
 void plc_lcache_free(plc_lcache *x);
+/* Its hits and misses so far, and how many of the hits were of entries
+ * replayed after whatever previous instance (lower.c, prev-free; tests). */
+void plc_lcache_counts(const plc_lcache *x, long *hits, long *misses, long *prev_free);
 
 /* Lower one train (decl is its DECL node; train its instance). */
 plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train);
