@@ -56,9 +56,9 @@ typedef struct plc_inst {
   int nkeys, used;
   int shape;           /* its memo entry + 1, 0 when it has none */
   int xid;             /* its cross-candidate cache entry + 1, 0 when none */
-  /* a memo copy's names are made when first looked up (by the next
-   * instance's `prev.`), if ever: its memo entry + 1 and where it and its
-   * previous instance were copied to */
+  /* a memo copy's names are not made: looked up in what they would be made
+   * from (plc_deps_lookup_in, by the next instance's `prev.`): its memo
+   * entry + 1 and where it and its previous instance were copied to */
   int lazy, lazy_lo, lazy_plo;
   /* a replay of the cross-candidate cache's names likewise: its entry + 1,
    * where it was replayed and where its previous instance ended */
@@ -244,7 +244,8 @@ static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
   return found;
 }
 
-static void plc_inst_names(plc_lower *L, plc_inst *in);
+static void plc_deps_lookup_in(plc_lower *L, plc_deps *d, const plc_inst *in,
+                               const char *name);
 static int plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name);
 static void plc_xscript_begin(plc_lower *L);
 static void plc_xscript_prev(plc_lower *L, int r);
@@ -261,13 +262,12 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
     return 0;
   }
   if (v->prev) { /* the previous instance may not exist: then nothing to wait for */
-    if (c->prev)
-      plc_inst_names(c->L, c->prev);
     /* the instance depends on its previous one (what prev gave is logged
      * through a list of its own: d's stamp made good again) */
     plc_xscript_prev(c->L, plc_xlog_prev(c->L, c->prev, v->s));
     plc_deps_restamp(d);
-    return plc_deps_lookup(d, c->prev, v->s), 1;
+    plc_deps_lookup_in(c->L, d, c->prev, v->s);
+    return 1;
   }
   if (plc_deps_lookup(d, c->cur, v->s)) {
     plc_xscript_cur(c->L, c->cur, v->s);
@@ -1412,15 +1412,6 @@ static int plc_memo_move(const plc_memo *m, int d, int nlo, int nplo)
   return -1;
 }
 
-static int *plc_memo_deps(plc_lower *L, const plc_memo *m, const int *deps, int n, int nlo,
-                          int nplo)
-{
-  int *v = plc_arena_alloc_raw(L->ar, (size_t)(n ? n : 1) * sizeof *v); /* [0, n) only */
-  for (int i = 0; i < n; i++)
-    v[i] = plc_memo_move(m, deps[i], nlo, nplo);
-  return v;
-}
-
 /* Record the instance cur just lowered into c->list[lo, hi), unless a
  * dependency leaves it and its previous instance; sets cur->shape. */
 static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int unit,
@@ -1488,7 +1479,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
     for (int k = 0; k < op->ndeps; k++)
       *deps++ = plc_memo_move(m, from[i].deps[k], nlo, nplo);
   }
-  cur->lazy = e + 1; /* its names: plc_memo_names, when needed */
+  cur->lazy = e + 1; /* its names: not made (plc_deps_lookup_in) */
   cur->lazy_lo = nlo;
   cur->lazy_plo = nplo;
   if (c->mem && m->mem[0]) { /* counted: added at the stage's forward's end */
@@ -1503,40 +1494,6 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   cur->lo = nlo;
   cur->hi = c->list->n;
   return 1;
-}
-
-static void plc_xcache_names(plc_lower *L, plc_inst *in, int x, int lo, int phi,
-                             const plc_memo *m, int nlo, int nplo);
-
-/* The names of a memo copy, made now: the recorded instance's, moved. */
-static void plc_memo_names(plc_lower *L, plc_inst *in)
-{
-  const plc_memo *m = &L->memo[in->lazy - 1];
-  int nlo = in->lazy_lo, nplo = in->lazy_plo;
-  in->lazy = 0;
-  if (m->inst.xlazy) { /* the recorded instance was a replay of the cache's, its names too */
-    plc_xcache_names(L, in, m->inst.xlazy - 1, m->inst.xlazy_lo, m->inst.xlazy_phi, m, nlo,
-                     nplo);
-    return;
-  }
-  for (int i = 0; i < m->inst.n; i++) {
-    const plc_inst_op *o = &m->inst.ops[i];
-    plc_inst_add(L, in, o->name, o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1,
-                 plc_memo_deps(L, m, o->deps, o->ndeps, nlo, nplo), o->ndeps);
-  }
-}
-
-/* The names of an instance, made now if they were left to be made when
- * needed (the next instance's `prev.`, or the cache's reads of it). */
-static void plc_inst_names(plc_lower *L, plc_inst *in)
-{
-  if (in->lazy) {
-    plc_memo_names(L, in);
-  } else if (in->xlazy) {
-    int x = in->xlazy - 1;
-    in->xlazy = 0;
-    plc_xcache_names(L, in, x, in->xlazy_lo, in->xlazy_phi, NULL, 0, 0);
-  }
 }
 
 /* Watch the layer fields an instance reads; returns the outer watch. */
@@ -1574,8 +1531,9 @@ static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned oute
  * at the first that differs: up to there the reads are the ones lowering
  * itself would make, in its order, so a lookup reports no error that
  * lowering would not.  A hit replays the ops (collective times computed
- * again on this run's links; its names, as a memo copy's, made when first
- * needed) and is recorded in the instance memo as if lowered.  Values are
+ * again on this run's links; its names, as a memo copy's, not made: found
+ * where they come from when looked up, plc_deps_lookup_in) and is
+ * recorded in the instance memo as if lowered.  Values are
  * copied into the cache's own storage, and names too unless interned (the
  * pool lives as long as the process, ast.h).  Not
  * cached: an instance that warned or read an error, read a value that is
@@ -1974,7 +1932,7 @@ static const char *plc_xprev_text(plc_lower *L, const plc_inst *prev, const char
   if (!prev)
     return "";
   plc_deps d = plc_deps_new(L);
-  plc_deps_lookup(&d, prev, name);
+  plc_deps_lookup_in(L, &d, prev, name);
   char *t = plc_arena_alloc_raw(L->ar, (size_t)d.n * 12 + 2), *p = t;
   *p = '\0';
   for (int i = 0; i < d.n; i++)
@@ -2146,6 +2104,101 @@ static int plc_xcache_enc(int d, int lo, int hi, int plo, int phi)
 
 static int plc_xcache_dec(int d, int nlo, int nphi) { return d >= 0 ? nlo + d : nphi + d; }
 
+/* ---- names not made ---- */
+
+/* A memo copy's and a cache replay's names are not made (plc_memo_replay,
+ * plc_xcache_replay): the next instance's `prev.` (and the cache's reads
+ * of it) look a few names up in it, so plc_deps_lookup_in finds them in
+ * what they would be made from: the names of the cache's entry, decoded
+ * as at the replay (at lo after an instance that ended at phi), or those
+ * of the instance the memo recorded; moved, for a memo copy, by its memo
+ * entry m (its copy at nlo after nplo).  Making them added those names in
+ * their order, with those indices and lists (plc_inst_add), so the latest
+ * op of the exact name, else the ops of the family name[...] in order,
+ * are what plc_deps_lookup would find there, and are added the same
+ * (plc_deps_entry). */
+
+/* Name o of a replay of the cache, as plc_deps_entry adds it. */
+static void plc_deps_xname(plc_deps *d, const plc_xname *o, int lo, int phi,
+                           const plc_memo *m, int nlo, int nplo)
+{
+  int idx = o->idx >= 0 ? lo + o->idx : -1;
+  if (m && idx >= 0)
+    idx = plc_memo_move(m, idx, nlo, nplo);
+  if (idx >= 0) {
+    plc_deps_add(d, idx);
+    return;
+  }
+  for (int k = 0; k < o->ndeps; k++) {
+    int x = plc_xcache_dec(o->deps[k], lo, phi);
+    plc_deps_add(d, m ? plc_memo_move(m, x, nlo, nplo) : x);
+  }
+}
+
+/* plc_deps_lookup in the names of a replay of entry e. */
+static void plc_deps_xlookup(plc_deps *d, const plc_xentry *e, const char *name, int lo,
+                             int phi, const plc_memo *m, int nlo, int nplo)
+{
+  int last = -1;
+  for (int i = 0; i < e->nnames; i++)
+    if (e->names[i].name == name || !strcmp(e->names[i].name, name))
+      last = i;
+  if (last >= 0) {
+    plc_deps_xname(d, &e->names[last], lo, phi, m, nlo, nplo);
+    return;
+  }
+  if (strchr(name, '[')) /* not a family's name (that ends at its first '[') */
+    return;
+  size_t n = strlen(name);
+  for (int i = 0; i < e->nnames; i++)
+    if (!strncmp(e->names[i].name, name, n) && e->names[i].name[n] == '[')
+      plc_deps_xname(d, &e->names[i], lo, phi, m, nlo, nplo);
+}
+
+/* Name o of the instance memo entry m recorded, as plc_deps_entry adds it
+ * for m's copy at nlo after nplo. */
+static void plc_deps_mname(plc_deps *d, const plc_inst_op *o, const plc_memo *m, int nlo,
+                           int nplo)
+{
+  int idx = o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1;
+  if (idx >= 0) {
+    plc_deps_add(d, idx);
+    return;
+  }
+  for (int k = 0; k < o->ndeps; k++)
+    plc_deps_add(d, plc_memo_move(m, o->deps[k], nlo, nplo));
+}
+
+/* plc_deps_lookup in instance in (NULL: none), whose names may not be
+ * made. */
+static void plc_deps_lookup_in(plc_lower *L, plc_deps *d, const plc_inst *in, const char *name)
+{
+  if (!in || !(in->lazy || in->xlazy)) {
+    plc_deps_lookup(d, in, name);
+    return;
+  }
+  if (in->xlazy) {
+    plc_deps_xlookup(d, &L->xcache->e[in->xlazy - 1], name, in->xlazy_lo, in->xlazy_phi, NULL,
+                     0, 0);
+    return;
+  }
+  const plc_memo *m = &L->memo[in->lazy - 1];
+  if (m->inst.xlazy) { /* the recorded instance was a replay of the cache's */
+    plc_deps_xlookup(d, &L->xcache->e[m->inst.xlazy - 1], name, m->inst.xlazy_lo,
+                     m->inst.xlazy_phi, m, in->lazy_lo, in->lazy_plo);
+    return;
+  }
+  const plc_inst_key *e = plc_inst_find(&m->inst, name);
+  if (!e)
+    return;
+  if (e->latest >= 0) {
+    plc_deps_mname(d, &m->inst.ops[e->latest], m, in->lazy_lo, in->lazy_plo);
+    return;
+  }
+  for (int i = e->fam_first; i >= 0; i = m->inst.ops[i].fam_next)
+    plc_deps_mname(d, &m->inst.ops[i], m, in->lazy_lo, in->lazy_plo);
+}
+
 static int *plc_xcache_enc_deps(plc_arena *ar, const int *deps, int n, int lo, int hi,
                                 int plo, int phi, int *ok)
 {
@@ -2295,7 +2348,7 @@ static int *plc_xcache_rederive(plc_lower *L, const int *tok, int n, int base,
     if (tok[i] >= 0)
       plc_deps_add(&d, base + tok[i]);
     else
-      plc_deps_lookup(&d, prev, pnames[-tok[i] - 1]);
+      plc_deps_lookup_in(L, &d, prev, pnames[-tok[i] - 1]);
   int *v = plc_arena_alloc_raw(L->ar, (size_t)(d.n ? d.n : 1) * sizeof *v);
   if (d.n)
     memcpy(v, d.v, (size_t)d.n * sizeof *v);
@@ -2545,8 +2598,6 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
     return -1;
   int errors = L->diag->errors;
   plc_env *ctx = NULL;
-  if (c->prev) /* its names, for the reads of prev */
-    plc_inst_names(L, c->prev);
   L->xprev = c->prev;
   plc_xentry key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
@@ -2621,7 +2672,7 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     }
     c->list->n++;
   }
-  cur->xlazy = x + 1; /* its names: plc_xcache_names, when needed */
+  cur->xlazy = x + 1; /* its names: not made (plc_deps_lookup_in) */
   cur->xlazy_lo = nlo;
   cur->xlazy_phi = nphi;
   for (int k = 0; k < 5 && e->has_mem; k++) {
@@ -2633,28 +2684,6 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
   cur->lo = nlo;
   cur->hi = c->list->n;
   return 1;
-}
-
-/* Add to in the names of entry x as replayed at lo after an instance that
- * ended at phi; m: moved as memo entry m's copy at nlo after nplo (m
- * recorded that replay), else as they are. */
-static void plc_xcache_names(plc_lower *L, plc_inst *in, int x, int lo, int phi,
-                             const plc_memo *m, int nlo, int nplo)
-{
-  const plc_xentry *e = &L->xcache->e[x];
-  for (int i = 0; i < e->nnames; i++) {
-    const plc_xname *o = &e->names[i];
-    int *deps = plc_arena_alloc(L->ar, (size_t)(o->ndeps ? o->ndeps : 1) * sizeof *deps);
-    for (int k = 0; k < o->ndeps; k++) {
-      deps[k] = plc_xcache_dec(o->deps[k], lo, phi);
-      if (m)
-        deps[k] = plc_memo_move(m, deps[k], nlo, nplo);
-    }
-    int idx = o->idx >= 0 ? lo + o->idx : -1;
-    if (m && idx >= 0)
-      idx = plc_memo_move(m, idx, nlo, nplo);
-    plc_inst_add(L, in, o->name, idx, deps, o->ndeps);
-  }
 }
 
 /* A template's memory sections, with the cache (L->xcache): evaluated and

@@ -526,7 +526,12 @@ static void runs_same(const plc_ir_run *r, const plc_ir_run *w, int *bad)
  * gave; its replays are checked like the rest).  Over pp = 1, 2, 3 a
  * layer's instance is first of its stage (no previous one) or not, with
  * the same reads, so the cache replays instances after previous ones
- * other than the one recorded (prev_free > 0), with and without one. */
+ * other than the one recorded (prev_free > 0), with and without one.
+ * The names of the instances before are looked up where they come from
+ * (lower.c, plc_deps_lookup_in: a cache replay, a memo copy of one or of
+ * a lowered instance): under full recompute a backward instance has two
+ * ops named a (the recomputed one, then its own: prev.a is the latest)
+ * and the family b[...] (prev.b; bb is not of it). */
 static void test_cache_prev_free(void)
 {
   static const char plan[] = PLC_FX_MACHINE
@@ -547,7 +552,8 @@ static void test_cache_prev_free(void)
     "      op bb: compute { flops = 2e12 FLOP; after = [prev.bb, gb, prev.zb, cb] }\n"
     "      if run.tp > 1 { op v: all_gather(dp) { size = 1 MB; after = [bb] } } else {\n"
     "        op v: all_gather(tp) { size = 1 MB; after = [prev.cb] } }\n"
-    "      op ab: compute { flops = 2e12 FLOP; after = [v, bb, prev.cb, prev.none] }\n"
+    "      op ab: compute { flops = 2e12 FLOP; after = [v, bb, prev.cb, prev.none, prev.b, prev.a] }\n"
+    "      op a: compute { flops = 1e12 FLOP; after = [ab, prev.a] }\n"
     "    }\n"
     "  }\n"
     "}\n"
