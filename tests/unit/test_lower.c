@@ -531,7 +531,9 @@ static void runs_same(const plc_ir_run *r, const plc_ir_run *w, int *bad)
  * (lower.c, plc_deps_lookup_in: a cache replay, a memo copy of one or of
  * a lowered instance): under full recompute a backward instance has two
  * ops named a (the recomputed one, then its own: prev.a is the latest)
- * and the family b[...] (prev.b; bb is not of it). */
+ * and the family b[...] (prev.b; bb is not of it).  A forward instance
+ * reads two layer fields (model_first, last), which a lookup in the cache
+ * reads once each (lower.c, plc_xread_layer_holds). */
 static void test_cache_prev_free(void)
 {
   static const char plan[] = PLC_FX_MACHINE
@@ -544,6 +546,7 @@ static void test_cache_prev_free(void)
     "      for i in 0 .. 2 { op b[i]: compute { flops = 2e12 FLOP; after = [a, prev.b[1], prev.b] } }\n"
     "      op g: all_reduce(tp) { size = 1 MB; stream = tp_comm; after = [b[0]] }\n"
     "      op c: compute { flops = 1e12 FLOP; after = [g, prev.a, b, prev.none] }\n"
+    "      if layer.last { op y: compute { flops = 1e12 FLOP; after = [prev.y, c] } }\n"
     "    }\n"
     "    backward {\n"
     "      if layer.model_last { op zb: compute { flops = 1e12 FLOP } }\n"
