@@ -2528,8 +2528,8 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
 }
 
 /* Read r of a field of layer: the entries of a key read the same few
- * fields of it, so within one lookup (plc_xcache_find, which empties
- * L->xlayer) a field's value is evaluated once, found again by its name
+ * fields of it, so within one lookup (plc_xcache_find, which numbers it
+ * L->xgen) a field's value is evaluated once, found again by its name
  * (interned: one pointer).  Evaluating it again would give the same value
  * (the layer's fields are bound to values, plc_lower_layer_value) and
  * change nothing (the watch's bit of that field is set already). */
@@ -2537,7 +2537,8 @@ static int plc_xread_layer_holds(plc_lower *L, const plc_xread *r, const plc_val
                                  const plc_loc *at)
 {
   struct plc_xlayer *x = &L->xlayer[((uintptr_t)r->name / 8) % 16];
-  if (x->name != r->name) {
+  if (x->gen != L->xgen || x->name != r->name) {
+    x->gen = L->xgen;
     x->name = r->name;
     x->v = plc_eval_field(L->ev, layer->obj, r->name, at);
   }
@@ -2616,7 +2617,7 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
   int errors = L->diag->errors;
   plc_env *ctx = NULL;
   L->xprev = c->prev;
-  memset(L->xlayer, 0, sizeof L->xlayer); /* this lookup's layer */
+  L->xgen++; /* this lookup's layer */
   plc_xentry key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
   plc_xheld_room(L, X);

@@ -60,8 +60,9 @@ typedef struct plc_lower {
   struct plc_lcache *xcache;
   struct plc_xlog *xlog;
   const struct plc_inst *xprev; /* the previous instance of the one looked up in it */
-  struct plc_xlayer { const char *name; plc_value *v; } xlayer[16]; /* the fields of its layer
-                            read so far in that lookup, by name (lower.c) */
+  struct plc_xlayer { const char *name; plc_value *v; long gen; } xlayer[16];
+  long xgen;             /* the fields of its layer read so far in that lookup (xgen
+                            numbers the lookups), by name (lower.c) */
   const plc_ast *model_node; /* the model's declaration, when it is a top-level one */
   unsigned char *xheld;  /* per read number (lower.c, plc_xrid): 0 not checked yet in this
                             run, 1 holds, 2 does not */
