@@ -2390,8 +2390,10 @@ static int plc_xcache_keep_scripts(plc_lctx *c, const plc_inst *cur, const struc
   plc_lower *L = c->L;
   plc_arena *ar = L->xcache->ar;
   int lo = cur->lo, hi = cur->hi, ok = 1, np = 0;
-  unsigned char *has = plc_xcalloc((size_t)(hi - lo + 1), 1);
-  int *pmap = plc_xcalloc((size_t)g->n + 1, sizeof *pmap); /* read number: pnames index + 1 */
+  /* scratch, in the run's arena: which ops have a script; by read number,
+   * pnames index + 1 */
+  unsigned char *has = plc_arena_alloc(L->ar, (size_t)(hi - lo + 1));
+  int *pmap = plc_arena_alloc(L->ar, ((size_t)g->n + 1) * sizeof *pmap);
   e->scr = plc_arena_alloc(ar, (size_t)(e->nops + 1) * sizeof *e->scr);
   e->nscr = plc_arena_alloc(ar, (size_t)(e->nops + 1) * sizeof *e->nscr);
   e->pnames = plc_arena_alloc_raw(ar, (size_t)(g->n + 1) * sizeof *e->pnames);
@@ -2431,8 +2433,6 @@ static int plc_xcache_keep_scripts(plc_lctx *c, const plc_inst *cur, const struc
     else
       ok = nd == op->ndeps && !memcmp(d, op->deps, (size_t)nd * sizeof *d);
   }
-  free(has);
-  free(pmap);
   e->prev_free = ok;
   return ok;
 }
