@@ -56,9 +56,9 @@ typedef struct plc_inst {
   int nkeys, used;
   int shape;           /* its memo entry + 1, 0 when it has none */
   int xid;             /* its cross-candidate cache entry + 1, 0 when none */
-  /* a memo copy's names are made when first looked up (by the next
-   * instance's `prev.`), if ever: its memo entry + 1 and where it and its
-   * previous instance were copied to */
+  /* a memo copy's names are not made: looked up in what they would be made
+   * from (plc_deps_lookup_in, by the next instance's `prev.`): its memo
+   * entry + 1 and where it and its previous instance were copied to */
   int lazy, lazy_lo, lazy_plo;
   /* a replay of the cross-candidate cache's names likewise: its entry + 1,
    * where it was replayed and where its previous instance ended */
@@ -210,6 +210,14 @@ static void plc_deps_add(plc_deps *d, int idx)
   d->v[d->n++] = idx;
 }
 
+/* Mark d's ops with its stamp again, after another list was built (with
+ * a stamp of its own) while d was: d drops the duplicates it holds. */
+static void plc_deps_restamp(plc_deps *d)
+{
+  for (int i = 0; i < d->n; i++)
+    d->L->mark[d->v[i]] = d->stamp;
+}
+
 static void plc_deps_entry(plc_deps *d, const plc_inst_op *e)
 {
   if (e->idx >= 0)
@@ -236,8 +244,14 @@ static int plc_deps_lookup(plc_deps *d, const plc_inst *in, const char *name)
   return found;
 }
 
-static void plc_inst_names(plc_lower *L, plc_inst *in);
-static void plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name);
+static void plc_deps_lookup_in(plc_lower *L, plc_deps *d, const plc_inst *in,
+                               const char *name);
+static int plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name);
+static void plc_xscript_begin(plc_lower *L);
+static void plc_xscript_prev(plc_lower *L, int r);
+static void plc_xscript_cur(plc_lower *L, const plc_inst *in, const char *name);
+static int plc_xscript_end(plc_lower *L);
+static void plc_xscript_place(plc_lower *L, int rec, int idx, int vanished);
 
 static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc_ast *at)
 {
@@ -248,13 +262,17 @@ static int plc_lower_dep(plc_lctx *c, plc_deps *d, const plc_value *v, const plc
     return 0;
   }
   if (v->prev) { /* the previous instance may not exist: then nothing to wait for */
-    if (c->prev)
-      plc_inst_names(c->L, c->prev);
-    plc_xlog_prev(c->L, c->prev, v->s); /* the instance depends on its previous one */
-    return plc_deps_lookup(d, c->prev, v->s), 1;
-  }
-  if (plc_deps_lookup(d, c->cur, v->s))
+    /* the instance depends on its previous one (what prev gave is logged
+     * through a list of its own: d's stamp made good again) */
+    plc_xscript_prev(c->L, plc_xlog_prev(c->L, c->prev, v->s));
+    plc_deps_restamp(d);
+    plc_deps_lookup_in(c->L, d, c->prev, v->s);
     return 1;
+  }
+  if (plc_deps_lookup(d, c->cur, v->s)) {
+    plc_xscript_cur(c->L, c->cur, v->s);
+    return 1;
+  }
   /* Not (yet) in this instance: an op of a branch not taken, or a forward op
    * when lowering backward (finished before this list began).  Remember it:
    * if it turns up later in the instance, it was used before it ran. */
@@ -275,11 +293,14 @@ static void plc_lower_check_missing(plc_lctx *c)
   c->missing->n = 0;
 }
 
-static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op)
+/* An op's dependencies, from its `after`; *rec: the number of the script
+ * the cache's log keeps of them (plc_xscript_end), or -1. */
+static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op, int *rec)
 {
   plc_binding *b = plc_env_find_local(env, "after");
   plc_deps d = plc_deps_new(c->L);
   int ok = 1;
+  plc_xscript_begin(c->L);
   if (b) {
     plc_value *v = plc_eval_binding(c->L->ev, b, &b->def->loc);
     if (v->tag == PLC_V_LIST)
@@ -288,6 +309,7 @@ static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op)
     else
       ok = plc_lower_dep(c, &d, v, b->def->a);
   }
+  *rec = plc_xscript_end(c->L);
   op->ndeps = d.n;
   op->deps = plc_arena_alloc(c->L->ar, (size_t)(d.n ? d.n : 1) * sizeof *op->deps);
   if (d.n)
@@ -653,11 +675,12 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
   op.node = node;
   if (!op.name)
     return;
-  int live = plc_lower_op_shape(c, node, env, &op);
-  if (!plc_lower_deps(c, env, &op))
+  int live = plc_lower_op_shape(c, node, env, &op), rec;
+  if (!plc_lower_deps(c, env, &op, &rec))
     return;
   if (!live) { /* group of one: no op; dependents wait for its dependencies */
     plc_inst_add(L, c->cur, op.name, -1, op.deps, op.ndeps);
+    plc_xscript_place(L, rec, c->cur->n - 1, 1);
     return;
   }
   plc_value *t = plc_lower_opfield(c, env, "time");
@@ -695,6 +718,7 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
   plc_lower_pipeline_dep(c, &op);
   int idx = plc_ir_push(L->ar, c->list, &op);
   plc_inst_add(L, c->cur, op.name, idx, NULL, 0);
+  plc_xscript_place(L, rec, idx, 0);
 }
 
 /* ---- walking template bodies ------------------------------------------------ */
@@ -1388,15 +1412,6 @@ static int plc_memo_move(const plc_memo *m, int d, int nlo, int nplo)
   return -1;
 }
 
-static int *plc_memo_deps(plc_lower *L, const plc_memo *m, const int *deps, int n, int nlo,
-                          int nplo)
-{
-  int *v = plc_arena_alloc_raw(L->ar, (size_t)(n ? n : 1) * sizeof *v); /* [0, n) only */
-  for (int i = 0; i < n; i++)
-    v[i] = plc_memo_move(m, deps[i], nlo, nplo);
-  return v;
-}
-
 /* Record the instance cur just lowered into c->list[lo, hi), unless a
  * dependency leaves it and its previous instance; sets cur->shape. */
 static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int unit,
@@ -1464,7 +1479,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
     for (int k = 0; k < op->ndeps; k++)
       *deps++ = plc_memo_move(m, from[i].deps[k], nlo, nplo);
   }
-  cur->lazy = e + 1; /* its names: plc_memo_names, when needed */
+  cur->lazy = e + 1; /* its names: not made (plc_deps_lookup_in) */
   cur->lazy_lo = nlo;
   cur->lazy_plo = nplo;
   if (c->mem && m->mem[0]) { /* counted: added at the stage's forward's end */
@@ -1479,40 +1494,6 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   cur->lo = nlo;
   cur->hi = c->list->n;
   return 1;
-}
-
-static void plc_xcache_names(plc_lower *L, plc_inst *in, int x, int lo, int phi,
-                             const plc_memo *m, int nlo, int nplo);
-
-/* The names of a memo copy, made now: the recorded instance's, moved. */
-static void plc_memo_names(plc_lower *L, plc_inst *in)
-{
-  const plc_memo *m = &L->memo[in->lazy - 1];
-  int nlo = in->lazy_lo, nplo = in->lazy_plo;
-  in->lazy = 0;
-  if (m->inst.xlazy) { /* the recorded instance was a replay of the cache's, its names too */
-    plc_xcache_names(L, in, m->inst.xlazy - 1, m->inst.xlazy_lo, m->inst.xlazy_phi, m, nlo,
-                     nplo);
-    return;
-  }
-  for (int i = 0; i < m->inst.n; i++) {
-    const plc_inst_op *o = &m->inst.ops[i];
-    plc_inst_add(L, in, o->name, o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1,
-                 plc_memo_deps(L, m, o->deps, o->ndeps, nlo, nplo), o->ndeps);
-  }
-}
-
-/* The names of an instance, made now if they were left to be made when
- * needed (the next instance's `prev.`, or the cache's reads of it). */
-static void plc_inst_names(plc_lower *L, plc_inst *in)
-{
-  if (in->lazy) {
-    plc_memo_names(L, in);
-  } else if (in->xlazy) {
-    int x = in->xlazy - 1;
-    in->xlazy = 0;
-    plc_xcache_names(L, in, x, in->xlazy_lo, in->xlazy_phi, NULL, 0, 0);
-  }
 }
 
 /* Watch the layer fields an instance reads; returns the outer watch. */
@@ -1550,14 +1531,20 @@ static unsigned plc_memo_unwatch(plc_lower *L, const plc_obj *was, unsigned oute
  * at the first that differs: up to there the reads are the ones lowering
  * itself would make, in its order, so a lookup reports no error that
  * lowering would not.  A hit replays the ops (collective times computed
- * again on this run's links; its names, as a memo copy's, made when first
- * needed) and is recorded in the instance memo as if lowered.  Values are
+ * again on this run's links; its names, as a memo copy's, not made: found
+ * where they come from when looked up, plc_deps_lookup_in) and is
+ * recorded in the instance memo as if lowered.  Values are
  * copied into the cache's own storage, and names too unless interned (the
  * pool lives as long as the process, ast.h).  Not
  * cached: an instance that warned or read an error, read a value that is
  * not a known number, boolean or string, or whose dependencies leave it and
- * its previous instance.  PLC_LOWER_NO_XCACHE=1 turns the cache off
- * (tests/search-xcache.sh compares). */
+ * its previous instance.  An entry whose ops took from its previous
+ * instance only what `after` lists named (most) is prev-free: its reads
+ * of prev are dropped and its replays find those dependencies again in
+ * the previous instance at hand ("dependency scripts" below), so a
+ * stage's first instance (none before it) and the later ones share one.
+ * PLC_LOWER_NO_XCACHE=1 turns the cache off (tests/search-xcache.sh
+ * compares). */
 
 typedef struct plc_xval {
   plc_vtag tag;   /* NUM, BOOL or STR */
@@ -1610,6 +1597,13 @@ typedef struct plc_xentry {
   mpq_t mem[5];
   unsigned layer_reads;    /* the instance memo's bits */
   int next;                /* the next entry of the same key, or -1 */
+  /* prev-free (plc_xcache_keep_scripts): replayed after whatever previous
+   * instance, its reads of prev dropped; the dependencies of op i that
+   * named prev are its script scr[i] (nscr[i] tokens: t >= 0 op t of the
+   * instance, t < 0 the lookup of prev.pnames[-t - 1]), NULL for the rest */
+  int prev_free;
+  int **scr, *nscr;
+  const char **pnames;
 } plc_xentry;
 
 struct plc_lcache {
@@ -1623,6 +1617,7 @@ struct plc_lcache {
   int nrids, caprids;
   int *rindex, nrindex; /* open addressing: rid + 1 */
   long hits, misses;  /* PLC_LOWER_XCACHE_STATS=1 prints them (tests) */
+  long prev_free;     /* hits of prev-free entries (plc_lcache_counts) */
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
   const char *whose;  /* ... on a line saying whose cache it is */
   const char *names[18]; /* lowering's bound names, interned (plc_lower_bind) */
@@ -1651,6 +1646,17 @@ struct plc_xlog {
   int nstreams, capstreams;
   int memory_declared, bad;
   int used_prev;       /* an `after` list named an op of the previous instance */
+  /* the dependency scripts of the ops whose `after` named such an op
+   * (plc_xscript_begin): their tokens, in one pool, and which op each is */
+  int *tok;
+  int ntok, captok;
+  struct plc_xscr {
+    int idx;           /* its op's index in the list, or INT_MIN: not (yet) an op of it */
+    int vanished;      /* its op vanished (plc_lower_op): a name without an op */
+    int off, n;        /* its tokens, tok[off, off + n) */
+  } *scr;
+  int nscr, capscr;
+  int s0, s_prev;      /* the script being built: its first token, whether it named prev */
   int seen[64];        /* the evaluator's reads by name pointer (most repeat): read
                           number + 1 of a read of that name, if it is still there */
   int errors, warnings;
@@ -1681,6 +1687,13 @@ static void plc_xentry_free(plc_xentry *e)
       mpq_clear(e->reads[i].x.q);
   for (int k = 0; k < 5 && e->has_mem; k++)
     mpq_clear(e->mem[k]);
+}
+
+void plc_lcache_counts(const plc_lcache *x, long *hits, long *misses, long *prev_free)
+{
+  *hits = x->hits;
+  *misses = x->misses;
+  *prev_free = x->prev_free;
 }
 
 void plc_lcache_free(plc_lcache *x)
@@ -1919,7 +1932,7 @@ static const char *plc_xprev_text(plc_lower *L, const plc_inst *prev, const char
   if (!prev)
     return "";
   plc_deps d = plc_deps_new(L);
-  plc_deps_lookup(&d, prev, name);
+  plc_deps_lookup_in(L, &d, prev, name);
   char *t = plc_arena_alloc_raw(L->ar, (size_t)d.n * 12 + 2), *p = t;
   *p = '\0';
   for (int i = 0; i < d.n; i++)
@@ -1931,18 +1944,126 @@ static const char *plc_xprev_text(plc_lower *L, const plc_inst *prev, const char
 
 /* The instance being logged named `prev.name`: what that gave is one of
  * its reads (PLC_XR_PREV), so it is kept for every previous instance that
- * gives the same (plc_xcache_store), whatever that one's other ops. */
-static void plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name)
+ * gives the same (plc_xcache_store), whatever that one's other ops (for
+ * any previous instance when it is prev-free: plc_xcache_keep_scripts).
+ * Returns the read's number, or -1. */
+static int plc_xlog_prev(plc_lower *L, const plc_inst *prev, const char *name)
 {
   if (!L->xlog)
-    return;
+    return -1;
   L->xlog->used_prev = 1;
   int n0 = L->xlog->n, i = plc_xlog_add(L, PLC_XR_PREV, name, -1, 0, NULL, NULL);
-  if (i < n0) /* named before in this instance: the same answer */
-    return;
+  if (i < n0) /* named before in this instance (or the log given up, -1) */
+    return i;
   plc_value *v = plc_value_new(L->ev, PLC_V_STR);
   v->s = plc_xprev_text(L, prev, name);
   L->xlog->r[i].v = v;
+  return i;
+}
+
+/* ---- dependency scripts ---- */
+
+/* Why an instance's ops are the same after any previous instance but for
+ * the dependencies its `after` lists take from it:
+ *  - the evaluator has no way to the previous instance: `prev` is bound
+ *    to the same op value in every context (plc_lower_context), and
+ *    `prev.x` (eval.c, plc_eval_member) and `prev.x[i]` (plc_eval_index)
+ *    make a reference that holds the name x alone.  Whatever an
+ *    expression does with such a reference (compare it, describe it in an
+ *    error) it does alike after any instance; so every value, branch,
+ *    loop, error and read of the instance is the same;
+ *  - lowering reads the previous instance in plc_lower_dep alone (the
+ *    memo's and the cache's bookkeeping aside), where an `after` item
+ *    that is such a reference adds to the op's list what plc_deps_lookup
+ *    finds for x in the previous instance (nothing without one), and
+ *    reports nothing either way;
+ *  - then the list of an op that vanished (a group of one) stands for it
+ *    in later lists of the instance; and a pipeline op that waits for
+ *    nothing waits for the layers' last op (plc_lower_pipeline_dep).
+ * So while an instance is logged, each `after` list that named prev is
+ * kept as a script of tokens, in the order lowering added to the list:
+ * t >= 0 the op t of the instance (a vanished op of the instance: the
+ * ops of its list, if it named no op of prev; if it did, its name keeps
+ * them and the instance is not prev-free), t < 0 the lookup of prev.x, x
+ * the name of read -t - 1 (PLC_XR_PREV).  Run after another previous
+ * instance, a script makes the same calls of plc_deps_add that lowering
+ * would make there, in its order, so (duplicates dropped as plc_deps
+ * does) the same list: plc_xcache_rederive; the replay then adds a
+ * pipeline op's own dependency on the list so made, as lowering does.
+ * These are no-ops without a log. */
+static void plc_xscript_begin(plc_lower *L)
+{
+  struct plc_xlog *g = L->xlog;
+  if (!g)
+    return;
+  g->s0 = g->ntok;
+  g->s_prev = 0;
+}
+
+static void plc_xscript_tok(struct plc_xlog *g, int t)
+{
+  if (g->ntok == g->captok)
+    g->tok = plc_xrealloc(g->tok, (size_t)(g->captok = g->captok ? 2 * g->captok : 64) *
+                          sizeof *g->tok);
+  g->tok[g->ntok++] = t;
+}
+
+/* `prev.x`, x the name of read r (or -1: the log is given up). */
+static void plc_xscript_prev(plc_lower *L, int r)
+{
+  struct plc_xlog *g = L->xlog;
+  if (!g)
+    return;
+  g->s_prev = 1;
+  plc_xscript_tok(g, r >= 0 ? -r - 1 : INT_MIN);
+}
+
+/* An `after` name found in the instance in: the tokens of the ops
+ * plc_deps_lookup adds, in its order. */
+static void plc_xscript_cur(plc_lower *L, const plc_inst *in, const char *name)
+{
+  struct plc_xlog *g = L->xlog;
+  if (!g)
+    return;
+  const plc_inst_key *e = plc_inst_find(in, name);
+  int i = e->latest >= 0 ? e->latest : e->fam_first;
+  for (; i >= 0; i = e->latest >= 0 ? -1 : in->ops[i].fam_next) {
+    const plc_inst_op *o = &in->ops[i];
+    if (o->idx >= 0)
+      plc_xscript_tok(g, o->idx);
+    else /* as plc_deps_entry (if o took any from prev, its own script keeps the instance
+            from being prev-free: plc_xcache_keep_scripts) */
+      for (int k = 0; k < o->ndeps; k++)
+        plc_xscript_tok(g, o->deps[k]);
+  }
+}
+
+/* The end of an `after` list: the number of its script, kept if it
+ * named prev (its op to be placed, plc_xscript_place), or -1. */
+static int plc_xscript_end(plc_lower *L)
+{
+  struct plc_xlog *g = L->xlog;
+  if (!g)
+    return -1;
+  if (!g->s_prev) {
+    g->ntok = g->s0;
+    return -1;
+  }
+  if (g->nscr == g->capscr)
+    g->scr = plc_xrealloc(g->scr, (size_t)(g->capscr = g->capscr ? 2 * g->capscr : 8) *
+                          sizeof *g->scr);
+  g->scr[g->nscr] = (struct plc_xscr){INT_MIN, 0, g->s0, g->ntok - g->s0};
+  return g->nscr++;
+}
+
+/* Script rec (if any) is the dependency list of the op at list index idx,
+ * or of the vanished one at idx among the instance's names. */
+static void plc_xscript_place(plc_lower *L, int rec, int idx, int vanished)
+{
+  if (rec < 0 || !L->xlog || rec >= L->xlog->nscr)
+    return;
+  L->xlog->scr[rec].idx = idx;
+  L->xlog->scr[rec].vanished = vanished;
 }
 
 static void plc_xlog_stop(plc_lower *L)
@@ -1960,6 +2081,8 @@ static void plc_xlog_free(struct plc_xlog *g)
   free(g->r);
   free(g->index);
   free(g->streams);
+  free(g->tok);
+  free(g->scr);
 }
 
 /* ---- entries ---- */
@@ -1980,6 +2103,101 @@ static int plc_xcache_enc(int d, int lo, int hi, int plo, int phi)
 }
 
 static int plc_xcache_dec(int d, int nlo, int nphi) { return d >= 0 ? nlo + d : nphi + d; }
+
+/* ---- names not made ---- */
+
+/* A memo copy's and a cache replay's names are not made (plc_memo_replay,
+ * plc_xcache_replay): the next instance's `prev.` (and the cache's reads
+ * of it) look a few names up in it, so plc_deps_lookup_in finds them in
+ * what they would be made from: the names of the cache's entry, decoded
+ * as at the replay (at lo after an instance that ended at phi), or those
+ * of the instance the memo recorded; moved, for a memo copy, by its memo
+ * entry m (its copy at nlo after nplo).  Making them added those names in
+ * their order, with those indices and lists (plc_inst_add), so the latest
+ * op of the exact name, else the ops of the family name[...] in order,
+ * are what plc_deps_lookup would find there, and are added the same
+ * (plc_deps_entry). */
+
+/* Name o of a replay of the cache, as plc_deps_entry adds it. */
+static void plc_deps_xname(plc_deps *d, const plc_xname *o, int lo, int phi,
+                           const plc_memo *m, int nlo, int nplo)
+{
+  int idx = o->idx >= 0 ? lo + o->idx : -1;
+  if (m && idx >= 0)
+    idx = plc_memo_move(m, idx, nlo, nplo);
+  if (idx >= 0) {
+    plc_deps_add(d, idx);
+    return;
+  }
+  for (int k = 0; k < o->ndeps; k++) {
+    int x = plc_xcache_dec(o->deps[k], lo, phi);
+    plc_deps_add(d, m ? plc_memo_move(m, x, nlo, nplo) : x);
+  }
+}
+
+/* plc_deps_lookup in the names of a replay of entry e. */
+static void plc_deps_xlookup(plc_deps *d, const plc_xentry *e, const char *name, int lo,
+                             int phi, const plc_memo *m, int nlo, int nplo)
+{
+  int last = -1;
+  for (int i = 0; i < e->nnames; i++)
+    if (e->names[i].name == name || !strcmp(e->names[i].name, name))
+      last = i;
+  if (last >= 0) {
+    plc_deps_xname(d, &e->names[last], lo, phi, m, nlo, nplo);
+    return;
+  }
+  if (strchr(name, '[')) /* not a family's name (that ends at its first '[') */
+    return;
+  size_t n = strlen(name);
+  for (int i = 0; i < e->nnames; i++)
+    if (!strncmp(e->names[i].name, name, n) && e->names[i].name[n] == '[')
+      plc_deps_xname(d, &e->names[i], lo, phi, m, nlo, nplo);
+}
+
+/* Name o of the instance memo entry m recorded, as plc_deps_entry adds it
+ * for m's copy at nlo after nplo. */
+static void plc_deps_mname(plc_deps *d, const plc_inst_op *o, const plc_memo *m, int nlo,
+                           int nplo)
+{
+  int idx = o->idx >= 0 ? plc_memo_move(m, o->idx, nlo, nplo) : -1;
+  if (idx >= 0) {
+    plc_deps_add(d, idx);
+    return;
+  }
+  for (int k = 0; k < o->ndeps; k++)
+    plc_deps_add(d, plc_memo_move(m, o->deps[k], nlo, nplo));
+}
+
+/* plc_deps_lookup in instance in (NULL: none), whose names may not be
+ * made. */
+static void plc_deps_lookup_in(plc_lower *L, plc_deps *d, const plc_inst *in, const char *name)
+{
+  if (!in || !(in->lazy || in->xlazy)) {
+    plc_deps_lookup(d, in, name);
+    return;
+  }
+  if (in->xlazy) {
+    plc_deps_xlookup(d, &L->xcache->e[in->xlazy - 1], name, in->xlazy_lo, in->xlazy_phi, NULL,
+                     0, 0);
+    return;
+  }
+  const plc_memo *m = &L->memo[in->lazy - 1];
+  if (m->inst.xlazy) { /* the recorded instance was a replay of the cache's */
+    plc_deps_xlookup(d, &L->xcache->e[m->inst.xlazy - 1], name, m->inst.xlazy_lo,
+                     m->inst.xlazy_phi, m, in->lazy_lo, in->lazy_plo);
+    return;
+  }
+  const plc_inst_key *e = plc_inst_find(&m->inst, name);
+  if (!e)
+    return;
+  if (e->latest >= 0) {
+    plc_deps_mname(d, &m->inst.ops[e->latest], m, in->lazy_lo, in->lazy_plo);
+    return;
+  }
+  for (int i = e->fam_first; i >= 0; i = m->inst.ops[i].fam_next)
+    plc_deps_mname(d, &m->inst.ops[i], m, in->lazy_lo, in->lazy_plo);
+}
 
 static int *plc_xcache_enc_deps(plc_arena *ar, const int *deps, int n, int lo, int hi,
                                 int plo, int phi, int *ok)
@@ -2118,6 +2336,117 @@ static void plc_xcache_number_reads(plc_lcache *X, plc_xentry *e)
     e->reads[i].rid = plc_xrid(X, &e->reads[i]);
 }
 
+/* The dependency list of script tok (n tokens, as kept in an entry) for
+ * the instance at base after the instance prev (NULL: none), in the
+ * arena: the calls of plc_deps_add that lowering the op made, in its
+ * order (plc_xscript_begin), so the same list. */
+static int *plc_xcache_rederive(plc_lower *L, const int *tok, int n, int base,
+                                const char *const *pnames, const plc_inst *prev, int *nd)
+{
+  plc_deps d = plc_deps_new(L);
+  for (int i = 0; i < n; i++)
+    if (tok[i] >= 0)
+      plc_deps_add(&d, base + tok[i]);
+    else
+      plc_deps_lookup_in(L, &d, prev, pnames[-tok[i] - 1]);
+  int *v = plc_arena_alloc_raw(L->ar, (size_t)(d.n ? d.n : 1) * sizeof *v);
+  if (d.n)
+    memcpy(v, d.v, (size_t)d.n * sizeof *v);
+  free(d.v);
+  *nd = d.n;
+  return v;
+}
+
+/* Do the ops [lo, hi) of list l and the names of in wait for no op
+ * outside [lo, hi), but the ops marked in has (and a pipeline op's own
+ * dependency, found again on replay)? */
+static int plc_xcache_inside(const plc_ir_list *l, const plc_inst *in, int lo, int hi,
+                             const unsigned char *has)
+{
+  for (int i = lo; i < hi; i++)
+    for (int k = 0; !has[i - lo] && !l->ops[i].after_layers && k < l->ops[i].ndeps; k++)
+      if (l->ops[i].deps[k] < lo || l->ops[i].deps[k] >= hi)
+        return 0;
+  for (int i = 0; i < in->n; i++)
+    for (int k = 0; k < in->ops[i].ndeps; k++)
+      if (in->ops[i].deps[k] < lo || in->ops[i].deps[k] >= hi)
+        return 0;
+  return 1;
+}
+
+/* Entry e's scripts, from the log g of the instance cur just lowered
+ * after c->prev; returns whether e is prev-free.  It is when every op
+ * that took dependencies from prev is in the instance, not vanished (a
+ * name keeps its dependencies as they were), and has a script of ops of
+ * the instance and lookups of prev, which gives its list again after
+ * c->prev; every other op and name waits for ops of the instance alone.
+ * Then the lists of its replay after any previous instance are those
+ * lowering would make (plc_xscript_begin); the check against the list
+ * just made is the proof that the script is complete (no dependency
+ * came into the list another way). */
+static int plc_xcache_keep_scripts(plc_lctx *c, const plc_inst *cur, const struct plc_xlog *g,
+                                   plc_xentry *e)
+{
+  plc_lower *L = c->L;
+  plc_arena *ar = L->xcache->ar;
+  int lo = cur->lo, hi = cur->hi, ok = 1, np = 0;
+  /* scratch, in the run's arena: which ops have a script; by read number,
+   * pnames index + 1 */
+  unsigned char *has = plc_arena_alloc(L->ar, (size_t)(hi - lo + 1));
+  int *pmap = plc_arena_alloc(L->ar, ((size_t)g->n + 1) * sizeof *pmap);
+  e->scr = plc_arena_alloc(ar, (size_t)(e->nops + 1) * sizeof *e->scr);
+  e->nscr = plc_arena_alloc(ar, (size_t)(e->nops + 1) * sizeof *e->nscr);
+  e->pnames = plc_arena_alloc_raw(ar, (size_t)(g->n + 1) * sizeof *e->pnames);
+  for (int j = 0; j < g->nscr && ok; j++) {
+    const struct plc_xscr *r = &g->scr[j];
+    ok = !r->vanished && r->idx >= lo && r->idx < hi && !has[r->idx - lo];
+    if (!ok)
+      break;
+    int *t = plc_arena_alloc_raw(ar, (size_t)(r->n + 1) * sizeof *t);
+    for (int k = 0; k < r->n && ok; k++) {
+      int x = g->tok[r->off + k];
+      if (x >= 0) {
+        ok = x >= lo && x < hi;
+        t[k] = x - lo;
+      } else if ((ok = x != INT_MIN)) {
+        int rd = -x - 1;
+        if (!pmap[rd]) {
+          e->pnames[np] = plc_xcache_str(ar, g->r[rd].name);
+          pmap[rd] = ++np;
+        }
+        t[k] = -pmap[rd];
+      }
+    }
+    has[r->idx - lo] = 1;
+    e->scr[r->idx - lo] = t;
+    e->nscr[r->idx - lo] = r->n;
+  }
+  ok = ok && plc_xcache_inside(c->list, cur, lo, hi, has);
+  for (int i = lo; i < hi && ok; i++) { /* the scripts give the lists just made */
+    const plc_ir_op *op = &c->list->ops[i];
+    if (!has[i - lo])
+      continue;
+    int nd, *d = plc_xcache_rederive(L, e->scr[i - lo], e->nscr[i - lo], lo, e->pnames,
+                                     c->prev, &nd);
+    if (op->after_layers) /* its own dependency comes after the list's: none */
+      ok = nd == 0;
+    else
+      ok = nd == op->ndeps && !memcmp(d, op->deps, (size_t)nd * sizeof *d);
+  }
+  e->prev_free = ok;
+  return ok;
+}
+
+/* A prev-free entry's reads of prev say nothing: dropped. */
+static void plc_xcache_drop_prev_reads(plc_xentry *e)
+{
+  int n = 0;
+  for (int i = 0; i < e->nreads; i++)
+    if (e->reads[i].slot != PLC_XR_PREV)
+      e->reads[n++] = e->reads[i];
+  e->nreads = n;
+}
+
 /* Store the instance cur just lowered (and recorded in the memo) with the
  * reads of g; returns its entry number + 1, or 0 when it is not kept. */
 static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmpl, int unit,
@@ -2191,9 +2520,29 @@ static int plc_xcache_store(plc_lctx *c, const plc_inst *cur, const plc_ast *tmp
     plc_xentry_free(e);
     return 0;
   }
+  if (g->used_prev && plc_xcache_keep_scripts(c, cur, g, e))
+    plc_xcache_drop_prev_reads(e);
   plc_xcache_link(X, X->n);
   plc_xcache_number_reads(X, e);
   return ++X->n;
+}
+
+/* Read r of a field of layer: the entries of a key read the same few
+ * fields of it, so within one lookup (plc_xcache_find, which numbers it
+ * L->xgen) a field's value is evaluated once, found again by its name
+ * (interned: one pointer).  Evaluating it again would give the same value
+ * (the layer's fields are bound to values, plc_lower_layer_value) and
+ * change nothing (the watch's bit of that field is set already). */
+static int plc_xread_layer_holds(plc_lower *L, const plc_xread *r, const plc_value *layer,
+                                 const plc_loc *at)
+{
+  struct plc_xlayer *x = &L->xlayer[((uintptr_t)r->name / 8) % 16];
+  if (x->gen != L->xgen || x->name != r->name) {
+    x->gen = L->xgen;
+    x->name = r->name;
+    x->v = plc_eval_field(L->ev, layer->obj, r->name, at);
+  }
+  return x->v && plc_xval_same(&r->x, x->v, r->dry);
 }
 
 /* Does read r have the same value in this run?  Evaluates it as lowering
@@ -2221,7 +2570,7 @@ static int plc_xread_holds(plc_lower *L, const plc_xread *r, const plc_value *la
   }
   case PLC_XR_RUN: o = L->run_val->obj; break;
   case PLC_XR_MODEL: o = L->model; break;
-  case PLC_XR_LAYER: o = layer->obj; break;
+  case PLC_XR_LAYER: return plc_xread_layer_holds(L, r, layer, at);
   default: o = L->device; break;
   }
   plc_value *v = plc_eval_field(L->ev, o, r->name, at);
@@ -2257,7 +2606,7 @@ static int plc_xread_held(plc_lower *L, const plc_xread *r, const plc_value *lay
 
 /* The entry this instance can replay, or -1.  What it took from its
  * previous instance is among an entry's reads (PLC_XR_PREV), not in its
- * key. */
+ * key; a prev-free entry has no such reads. */
 static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
                            const plc_value *layer)
 {
@@ -2267,9 +2616,8 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
     return -1;
   int errors = L->diag->errors;
   plc_env *ctx = NULL;
-  if (c->prev) /* its names, for the reads of prev */
-    plc_inst_names(L, c->prev);
   L->xprev = c->prev;
+  L->xgen++; /* this lookup's layer */
   plc_xentry key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
                     .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
   plc_xheld_room(L, X);
@@ -2280,8 +2628,10 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
     int k = 0;
     while (k < e->nreads && plc_xread_held(L, &e->reads[k], layer, t, &ctx))
       k++;
-    if (k == e->nreads && L->diag->errors == errors)
+    if (k == e->nreads && L->diag->errors == errors) {
+      X->prev_free += e->prev_free;
       return X->hits++, i;
+    }
   }
   X->misses++;
   return -1;
@@ -2323,9 +2673,14 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     int j = e->op_sidx[i];
     op->stream = j >= 0 && j < 16 ? sid[j]
                  : plc_ir_stream(L->ar, L->run, j >= 0 ? e->streams[j] : e->op_stream[i]);
-    op->deps = deps;
-    for (int k = 0; k < f->ndeps; k++)
-      *deps++ = plc_xcache_dec(f->deps[k], nlo, nphi);
+    if (e->prev_free && e->scr[i]) { /* its lookups of prev made again */
+      op->deps = plc_xcache_rederive(L, e->scr[i], e->nscr[i], nlo, e->pnames, c->prev,
+                                     &op->ndeps);
+    } else {
+      op->deps = deps;
+      for (int k = 0; k < f->ndeps; k++)
+        *deps++ = plc_xcache_dec(f->deps[k], nlo, nphi);
+    }
     op->after_layers = 0;
     plc_lower_pipeline_dep(c, op); /* a pipeline op that names no dependency */
     if (op->kind != PLC_OPK_COMPUTE && !op->pinned) {
@@ -2336,7 +2691,7 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
     }
     c->list->n++;
   }
-  cur->xlazy = x + 1; /* its names: plc_xcache_names, when needed */
+  cur->xlazy = x + 1; /* its names: not made (plc_deps_lookup_in) */
   cur->xlazy_lo = nlo;
   cur->xlazy_phi = nphi;
   for (int k = 0; k < 5 && e->has_mem; k++) {
@@ -2348,28 +2703,6 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
   cur->lo = nlo;
   cur->hi = c->list->n;
   return 1;
-}
-
-/* Add to in the names of entry x as replayed at lo after an instance that
- * ended at phi; m: moved as memo entry m's copy at nlo after nplo (m
- * recorded that replay), else as they are. */
-static void plc_xcache_names(plc_lower *L, plc_inst *in, int x, int lo, int phi,
-                             const plc_memo *m, int nlo, int nplo)
-{
-  const plc_xentry *e = &L->xcache->e[x];
-  for (int i = 0; i < e->nnames; i++) {
-    const plc_xname *o = &e->names[i];
-    int *deps = plc_arena_alloc(L->ar, (size_t)(o->ndeps ? o->ndeps : 1) * sizeof *deps);
-    for (int k = 0; k < o->ndeps; k++) {
-      deps[k] = plc_xcache_dec(o->deps[k], lo, phi);
-      if (m)
-        deps[k] = plc_memo_move(m, deps[k], nlo, nplo);
-    }
-    int idx = o->idx >= 0 ? lo + o->idx : -1;
-    if (m && idx >= 0)
-      idx = plc_memo_move(m, idx, nlo, nplo);
-    plc_inst_add(L, in, o->name, idx, deps, o->ndeps);
-  }
 }
 
 /* A template's memory sections, with the cache (L->xcache): evaluated and

@@ -60,6 +60,9 @@ typedef struct plc_lower {
   struct plc_lcache *xcache;
   struct plc_xlog *xlog;
   const struct plc_inst *xprev; /* the previous instance of the one looked up in it */
+  struct plc_xlayer { const char *name; plc_value *v; long gen; } xlayer[16];
+  long xgen;             /* the fields of its layer read so far in that lookup (xgen
+                            numbers the lookups), by name (lower.c) */
   const plc_ast *model_node; /* the model's declaration, when it is a top-level one */
   unsigned char *xheld;  /* per read number (lower.c, plc_xrid): 0 not checked yet in this
                             run, 1 holds, 2 does not */
@@ -97,6 +100,9 @@ typedef struct plc_lower {
 typedef struct plc_lcache plc_lcache;
 plc_lcache *plc_lcache_new(const char *whose);
 void plc_lcache_free(plc_lcache *x);
+/* Its hits and misses so far, and how many of the hits were of entries
+ * replayed after whatever previous instance (lower.c, prev-free; tests). */
+void plc_lcache_counts(const plc_lcache *x, long *hits, long *misses, long *prev_free);
 
 /* Lower one train (decl is its DECL node; train its instance). */
 plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train);

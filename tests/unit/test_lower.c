@@ -472,6 +472,130 @@ static void test_cache_names(void)
   plc_fx_free(&g);
 }
 
+/* Are ops a and b (of two compilations of one plan) the same, field by
+ * field (times, work and sizes exactly; the template op by its place)? */
+static int op_same(const plc_ir_op *a, const plc_ir_op *b)
+{
+  int same = !strcmp(a->name, b->name) && a->layer == b->layer && a->phase == b->phase &&
+             a->kind == b->kind && a->stream == b->stream && a->ndeps == b->ndeps &&
+             a->useful == b->useful && a->once == b->once && a->wgrad == b->wgrad &&
+             a->pinned == b->pinned && a->chunk == b->chunk &&
+             a->after_layers == b->after_layers &&
+             a->node->loc.first_line == b->node->loc.first_line &&
+             a->node->loc.first_column == b->node->loc.first_column &&
+             mpq_equal(a->time, b->time) && mpq_equal(a->flops, b->flops) &&
+             mpq_equal(a->size, b->size);
+  if (same && a->kind != PLC_OPK_COMPUTE)
+    same = a->dim == b->dim && a->group == b->group;
+  for (int k = 0; same && k < a->ndeps; k++)
+    same = a->deps[k] == b->deps[k];
+  return same;
+}
+
+/* Lists of every stage of r and w the same, op by op; the ops that differ
+ * are counted in *bad. */
+static void runs_same(const plc_ir_run *r, const plc_ir_run *w, int *bad)
+{
+  CU_ASSERT_EQUAL_FATAL(r->nstages, w->nstages);
+  CU_ASSERT_EQUAL(r->nstreams, w->nstreams);
+  for (int i = 0; i < r->nstreams && i < w->nstreams; i++)
+    PLC_CU_STR_EQ(r->streams[i], w->streams[i]);
+  for (int s = 0; s < r->nstages; s++) {
+    const plc_ir_list *l[3] = {&r->stages[s].fwd, &r->stages[s].bwd, &r->stages[s].step};
+    const plc_ir_list *m[3] = {&w->stages[s].fwd, &w->stages[s].bwd, &w->stages[s].step};
+    for (int k = 0; k < 3; k++) {
+      CU_ASSERT_EQUAL(l[k]->n, m[k]->n);
+      for (int i = 0; i < l[k]->n && i < m[k]->n; i++)
+        *bad += !op_same(&l[k]->ops[i], &m[k]->ops[i]);
+    }
+  }
+}
+
+/* Prev-free replays (lower.c, plc_xcache_keep_scripts): an instance that
+ * waits for ops of the one before it is replayed from the cache after
+ * whatever previous instance, its lookups of prev made again.  The
+ * trains below share a cache as a search's candidates do, and each is
+ * compared with itself lowered fresh (no cache, no memo), every op of
+ * every list, field by field.  The template's `after` lists mix ops of
+ * the instance, prev's ops and families (prev.b[1] then prev.b:
+ * duplicates dropped), names the previous instance has only when it is
+ * the model's first (prev.z) or last layer (prev.zb), and one it never has
+ * (prev.none); g and gb vanish under tp = 1 (c and bb then wait for
+ * what they waited for), and v always (dp = 1): under tp = 1 it waits for
+ * prev.cb, and its instance is not prev-free (its name keeps what prev
+ * gave; its replays are checked like the rest).  Over pp = 1, 2, 3 a
+ * layer's instance is first of its stage (no previous one) or not, with
+ * the same reads, so the cache replays instances after previous ones
+ * other than the one recorded (prev_free > 0), with and without one.
+ * The names of the instances before are looked up where they come from
+ * (lower.c, plc_deps_lookup_in: a cache replay, a memo copy of one or of
+ * a lowered instance): under full recompute a backward instance has two
+ * ops named a (the recomputed one, then its own: prev.a is the latest)
+ * and the family b[...] (prev.b; bb is not of it).  A forward instance
+ * reads two layer fields (model_first, last), which a lookup in the cache
+ * reads once each (lower.c, plc_xread_layer_holds). */
+static void test_cache_prev_free(void)
+{
+  static const char plan[] = PLC_FX_MACHINE
+    "model m { layers { dense = 6 } }\n"
+    "framework fw {\n"
+    "  template dense {\n"
+    "    forward {\n"
+    "      if layer.model_first { op z: compute { flops = 1e12 FLOP } }\n"
+    "      op a: compute { flops = 1e12 FLOP; after = [prev.z, prev.c] }\n"
+    "      for i in 0 .. 2 { op b[i]: compute { flops = 2e12 FLOP; after = [a, prev.b[1], prev.b] } }\n"
+    "      op g: all_reduce(tp) { size = 1 MB; stream = tp_comm; after = [b[0]] }\n"
+    "      op c: compute { flops = 1e12 FLOP; after = [g, prev.a, b, prev.none] }\n"
+    "      if layer.last { op y: compute { flops = 1e12 FLOP; after = [prev.y, c] } }\n"
+    "    }\n"
+    "    backward {\n"
+    "      if layer.model_last { op zb: compute { flops = 1e12 FLOP } }\n"
+    "      op cb: compute { flops = 2e12 FLOP; after = [prev.ab, prev.zb] }\n"
+    "      op gb: reduce_scatter(tp) { size = 1 MB; stream = tp_comm; after = [cb] }\n"
+    "      op bb: compute { flops = 2e12 FLOP; after = [prev.bb, gb, prev.zb, cb] }\n"
+    "      if run.tp > 1 { op v: all_gather(dp) { size = 1 MB; after = [bb] } } else {\n"
+    "        op v: all_gather(tp) { size = 1 MB; after = [prev.cb] } }\n"
+    "      op ab: compute { flops = 2e12 FLOP; after = [v, bb, prev.cb, prev.none, prev.b, prev.a] }\n"
+    "      op a: compute { flops = 1e12 FLOP; after = [ab, prev.a] }\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "train t0 { model = m; cluster = box; framework = fw\n"
+    "  micro_batch = 1; global_batch = 8; seq = 1024; tp = 1; pp = 2; dp = 1 }\n"
+    "train t1 = t0 { pp = 1 }\n"
+    "train t2 = t0 { pp = 3 }\n"
+    "train t3 = t0 { tp = 2; pp = 3 }\n"
+    "train t4 = t0 { tp = 2; pp = 1 }\n"
+    "train t5 = t0 { tp = 2; pp = 2 }\n"
+    "train t6 = t0 { tp = 1; pp = 2; recompute = \"full\" }\n"
+    "train t7 = t0 { tp = 1; pp = 1; recompute = \"full\" }\n";
+  static const char *const trains[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"};
+  plc_fx f;
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, plan), 0);
+  f.sema.ev.lower_cache = plc_lcache_new("test ");
+  int bad = 0;
+  for (int t = 0; t < 8; t++) {
+    const plc_ir_run *r = lower_direct(&f, trains[t]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    plc_fx g;
+    CU_ASSERT_EQUAL_FATAL(plc_fx_load(&g, plan), 0);
+    setenv("PLC_LOWER_NO_MEMO", "1", 1); /* read by a lowering without a cache */
+    const plc_ir_run *w = lower_direct(&g, trains[t]);
+    unsetenv("PLC_LOWER_NO_MEMO");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    runs_same(r, w, &bad);
+    plc_fx_free(&g);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(!plc_fx_reported(&f, "error"));
+  long hits, misses, prev_free;
+  plc_lcache_counts(f.sema.ev.lower_cache, &hits, &misses, &prev_free);
+  CU_ASSERT(prev_free > 0);
+  plc_lcache_free(f.sema.ev.lower_cache);
+  f.sema.ev.lower_cache = NULL;
+  plc_fx_free(&f);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -486,6 +610,7 @@ int main(void)
     {"precision errors", test_precision_errors},
     {"memory copies by chunk and kind", test_memory_copies},
     {"cache replays' names, moved", test_cache_names},
+    {"cache replays after any previous instance", test_cache_prev_free},
     {NULL, NULL},
   };
   return plc_cu_run("lower", tests);
