@@ -8,6 +8,7 @@
 #include "xalloc.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -536,9 +537,18 @@ static plc_su plc_s64_bgcd(plc_su a, plc_su b)
 typedef struct plc_s64_seen {
   mpq_srcptr q[PLC_S64_SEEN];  /* by address */
   plc_su v[PLC_S64_SEEN];
+  int qi[PLC_S64_SEEN];        /* the last op read with it (plc_s64_dur_fill) */
   mpq_srcptr vq[PLC_S64_SEEN]; /* by value */
   plc_su vv[PLC_S64_SEEN];
+  int vi[PLC_S64_SEEN];
+  int used[2 * PLC_S64_SEEN];  /* the slots set (q's k, vq's PLC_S64_SEEN + k) */
+  int nused;
 } plc_s64_seen;
+
+/* This thread's, empty between uses (plc_s64_seen_clear at the end of
+ * each): clearing the slots used costs less than clearing them all, as
+ * often as lists are read (a list holds a few dozen distinct times). */
+static _Thread_local plc_s64_seen plc_s64_seen_tls;
 
 static unsigned plc_s64_slot(mpq_srcptr q)
 {
@@ -554,31 +564,122 @@ static unsigned plc_s64_value_slot(mpq_srcptr q)
 
 static void plc_s64_seen_clear(plc_s64_seen *seen)
 {
-  memset(seen->q, 0, sizeof seen->q);
-  memset(seen->vq, 0, sizeof seen->vq);
+  for (int k = 0; k < seen->nused; k++) {
+    int u = seen->used[k];
+    if (u < PLC_S64_SEEN)
+      seen->q[u] = NULL;
+    else
+      seen->vq[u - PLC_S64_SEEN] = NULL;
+  }
+  seen->nused = 0;
 }
 
-/* The value of q seen before (by address, else by value), into *v. */
-static int plc_s64_seen_find(plc_s64_seen *seen, mpq_srcptr q, plc_su *v)
+/* Slot h of q (by address), or of vq when value, is to be set. */
+static inline void plc_s64_seen_use(plc_s64_seen *seen, unsigned h, int value)
+{
+  if (!(value ? seen->vq[h] : seen->q[h]))
+    seen->used[seen->nused++] = (int)h + (value ? PLC_S64_SEEN : 0);
+}
+
+/* The value of q seen before (by address, else by value), into *v, and
+ * the op i read with it before into *prev (op i reads it now). */
+static int plc_s64_seen_find(plc_s64_seen *seen, mpq_srcptr q, plc_su *v, int i, int *prev)
 {
   unsigned h = plc_s64_slot(q);
   if (seen->q[h] == q) {
     *v = seen->v[h];
+    *prev = seen->qi[h];
+    seen->qi[h] = i;
     return 1;
   }
   unsigned hv = plc_s64_value_slot(q);
   if (!seen->vq[hv] || !mpq_equal(seen->vq[hv], q))
     return 0;
   *v = seen->v[h] = seen->vv[hv]; /* found by address next time */
+  *prev = seen->vi[hv];
+  plc_s64_seen_use(seen, h, 0);
   seen->q[h] = q;
+  seen->qi[h] = seen->vi[hv] = i;
   return 1;
 }
 
-static void plc_s64_seen_put(plc_s64_seen *seen, mpq_srcptr q, plc_su v)
+static void plc_s64_seen_put(plc_s64_seen *seen, mpq_srcptr q, plc_su v, int i)
 {
   unsigned h = plc_s64_slot(q), hv = plc_s64_value_slot(q);
+  plc_s64_seen_use(seen, h, 0);
+  plc_s64_seen_use(seen, hv, 1);
   seen->q[h] = seen->vq[hv] = q;
   seen->v[h] = seen->vv[hv] = v;
+  seen->qi[h] = seen->vi[hv] = i;
+}
+
+/* ---- repeated blocks -------------------------------------------------------------
+ * A stage list of a dense model is a prefix, one layer's ops again and
+ * again, a suffix; lowering copies the layers, their times the same
+ * rationals.  A region is where each op is alike the op b before it
+ * (plc_s64_alike): then what reads times takes op i's from op i - b,
+ * and the walk (plc_s64_walk_run) may find the blocks repeating
+ * themselves later in time (plc_s64_steady). */
+typedef struct plc_s64_reg {
+  int a, b, e; /* every op of [a + b, e) alike the op b before it (b > 0): its
+                  blocks are [a + k b, a + (k + 1) b), (e - a) / b of them whole */
+} plc_s64_reg;
+
+#define PLC_S64_REGS 8
+typedef struct plc_s64_per {
+  int n;        /* regions, in the order they end; they may overlap */
+  plc_s64_reg r[PLC_S64_REGS];
+} plc_s64_per;
+
+int plc_sim_no_steady; /* tests: no region, no steady state */
+_Thread_local long plc_sim_steady_ops;
+_Thread_local plc_sim_walk_fn *plc_sim_walk_hook;
+_Thread_local void *plc_sim_walk_ctx;
+
+/* Is op i of l alike op i - b, in a region whose block 0 starts at a:
+ * the same time (the same rational, most often at the same address) and
+ * the same fields that a run reads or a counts function may (sim.h):
+ * kind, stream, once, dim, group, phase, wgrad, chunk, after_layers,
+ * useful; its dependencies op i - b's shifted by b, none before a (so an
+ * op waits for ops of its own block or the block before it, never
+ * further back: plc_s64_steady rests on it).  The fields are compared as
+ * two runs of the struct, phase to deps and ndeps to replica (a few
+ * loads, not a branch a field; the assertion below keeps them in), which
+ * hold pinned too (copies share it): padding or a field more could only
+ * make ops that are alike look different, never the other way. */
+#define PLC_S64_IN(f, lo, hi) (offsetof(plc_ir_op, f) >= (lo) && \
+                               offsetof(plc_ir_op, f) + sizeof(int) <= (hi))
+#define PLC_S64_IN1(f) PLC_S64_IN(f, offsetof(plc_ir_op, phase), offsetof(plc_ir_op, deps))
+#define PLC_S64_IN2(f) PLC_S64_IN(f, offsetof(plc_ir_op, ndeps), offsetof(plc_ir_op, replica))
+_Static_assert(PLC_S64_IN1(phase) && PLC_S64_IN1(kind) && PLC_S64_IN1(dim) &&
+               PLC_S64_IN1(group) && PLC_S64_IN1(stream) && PLC_S64_IN2(ndeps) &&
+               PLC_S64_IN2(useful) && PLC_S64_IN2(once) && PLC_S64_IN2(wgrad) &&
+               PLC_S64_IN2(chunk) && PLC_S64_IN2(after_layers) &&
+               sizeof(plc_phase) == sizeof(int) && sizeof(plc_opk) == sizeof(int) &&
+               sizeof(plc_pdim) == sizeof(int),
+               "plc_s64_alike compares these fields as runs of ints");
+
+static inline int plc_s64_alike(const plc_ir_list *l, int i, int b, int a)
+{
+  const plc_ir_op *x = &l->ops[i], *y = x - b;
+  const char *xc = (const char *)x, *yc = (const char *)y;
+  const size_t o1 = offsetof(plc_ir_op, phase), n1 = offsetof(plc_ir_op, deps) - o1;
+  const size_t o2 = offsetof(plc_ir_op, ndeps), n2 = offsetof(plc_ir_op, replica) - o2;
+  if (memcmp(xc + o1, yc + o1, n1) || memcmp(xc + o2, yc + o2, n2))
+    return 0;
+  for (int k = 0; k < x->ndeps; k++)
+    if (x->deps[k] != y->deps[k] + b || x->deps[k] < a)
+      return 0;
+  return x->time == y->time || mpq_equal(x->time, y->time);
+}
+
+/* The region from a, b ops a block, alike up to e, into p: when it has
+ * three whole blocks or more (the walk compares two before it may skip
+ * one) and p has room. */
+static void plc_s64_per_close(plc_s64_per *p, int a, int b, int e)
+{
+  if ((e - a) / b >= 3 && p->n < PLC_S64_REGS)
+    p->r[p->n++] = (plc_s64_reg){a, b, e};
 }
 
 /* A list's durations on integers: those of the ops that run (0 for the
@@ -591,6 +692,7 @@ typedef struct plc_s64_dur {
   int ok;        /* 0: some time does not fit (runs take the rational path) */
   plc_su d, sum;
   plc_si *t;
+  plc_s64_per per; /* its repeated blocks, found on the way (plc_s64_dur_fill) */
 } plc_s64_dur;
 
 /* Put q (not negative) over u's denominator too, into *v: the
@@ -623,13 +725,15 @@ static int plc_s64_dur_put(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v)
 
 /* Put q over u's denominator into *v as plc_s64_dur_put does (scaling
  * u's n durations before it), through seen, the values of the times
- * met so far over u->d: a time met before costs an addition. */
+ * met so far over u->d: a time met before costs an addition.  Op i
+ * reads it; *prev is the op that read it before, when seen knows it
+ * (else left). */
 static inline int plc_s64_dur_take(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v,
-                                   plc_s64_seen *seen)
+                                   plc_s64_seen *seen, int i, int *prev)
 {
   const plc_su lim = (plc_su)1 << PLC_SI_BITS;
   plc_su w, d = u->d;
-  if (plc_s64_seen_find(seen, q, &w)) {
+  if (plc_s64_seen_find(seen, q, &w, i, prev)) {
     if (w >= lim - u->sum)
       return 0;
     u->sum += w;
@@ -640,42 +744,105 @@ static inline int plc_s64_dur_take(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *
     return 0;
   if (u->d != d) /* the values seen were over the old denominator */
     plc_s64_seen_clear(seen);
-  plc_s64_seen_put(seen, q, (plc_su)*v);
+  plc_s64_seen_put(seen, q, (plc_su)*v, i);
   return 1;
+}
+
+/* Op i's duration v, over u's denominator, joins u's sum: 0 when the
+ * sum would not fit (plc_s64_dur_take's test for a time seen before,
+ * v >= 2^PLC_SI_BITS - sum: the sum and v are both below that bound, so
+ * their sum cannot wrap, and the test is whether it reaches the bound). */
+static inline int plc_s64_dur_again(plc_s64_dur *u, plc_si v)
+{
+  u->sum += (plc_su)v;
+  return !(u->sum >> PLC_SI_BITS);
 }
 
 /* Fill u->t (l->n entries) and set u->d, u->sum from l's op times, in
  * one pass: the denominator grows as times come (plc_s64_dur_put scales
  * what came before), which happens a few times early in a list (its
- * first layer has every kind of op); 0 when something does not fit. */
-static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
+ * first layer has every kind of op); 0 when something does not fit.
+ * On the way, l's repeated blocks into u->per (plc_s64_per): an op
+ * alike the op a block before it has its time, so its duration (over
+ * the same denominator, scaled with it since) without reading it; a
+ * block opens where an op is alike the op that last read its time (seen
+ * knows which).  The sum is tested as for a time seen before, so the
+ * durations are what reading every time gives; a time that could have
+ * failed plc_s64_dur_put's test (a product's bits, not its value) on a
+ * second reading no longer does, which changes no figure: a duration
+ * that fits with a sum that fits is exact, whichever path reads it. */
+static int plc_s64_dur_read(const plc_ir_list *l, int with_once, plc_s64_dur *u,
+                            plc_s64_seen *seen)
 {
-  plc_s64_seen seen;
-  plc_s64_seen_clear(&seen);
   u->d = 1;
   u->sum = 0;
+  u->per.n = 0;
+  int a = 0, b = 0; /* the open block: from a, b ops long (0: none) */
   for (int i = 0; i < l->n; i++) {
+    if (b && plc_s64_alike(l, i, b, a)) {
+      u->t[i] = u->t[i - b];
+      if (!plc_s64_dur_again(u, u->t[i]))
+        return 0;
+      continue;
+    }
+    if (b)
+      plc_s64_per_close(&u->per, a, b, i);
+    b = 0;
     u->t[i] = 0;
+    int prev = -1;
     if ((with_once || !l->ops[i].once) &&
-        !plc_s64_dur_take(u, i, l->ops[i].time, &u->t[i], &seen))
+        !plc_s64_dur_take(u, i, l->ops[i].time, &u->t[i], seen, i, &prev))
       return 0;
+    if (prev >= 0 && !plc_sim_no_steady && plc_s64_alike(l, i, i - prev, prev))
+      a = prev, b = i - prev;
+  }
+  if (b)
+    plc_s64_per_close(&u->per, a, b, l->n);
+  return 1;
+}
+
+/* plc_s64_dur_read through this thread's seen, left empty. */
+static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
+{
+  int ok = plc_s64_dur_read(l, with_once, u, &plc_s64_seen_tls);
+  plc_s64_seen_clear(&plc_s64_seen_tls);
+  return ok;
+}
+
+/* u, l's durations with its `once` ops, from w, those without: the
+ * gradient sync adds a few distinct times over many ops; a once op alike
+ * the op a block before it (w->per) has its duration. */
+static int plc_s64_dur_add_once(const plc_ir_list *l, const plc_s64_dur *w, plc_s64_dur *u,
+                                plc_s64_seen *seen)
+{
+  memcpy(u->t, w->t, (size_t)l->n * sizeof *u->t);
+  u->d = w->d;
+  u->sum = w->sum;
+  u->per = w->per;
+  int r = 0, prev;
+  for (int i = 0; i < l->n; i++) {
+    if (!l->ops[i].once)
+      continue;
+    while (r < u->per.n && i >= u->per.r[r].e)
+      r++;
+    const plc_s64_reg *g = r < u->per.n ? &u->per.r[r] : NULL;
+    if (g && i >= g->a + g->b) { /* alike op i - g->b, read already */
+      u->t[i] = u->t[i - g->b];
+      if (!plc_s64_dur_again(u, u->t[i]))
+        return 0;
+    } else if (!plc_s64_dur_take(u, l->n, l->ops[i].time, &u->t[i], seen, i, &prev)) {
+      return 0;
+    }
   }
   return 1;
 }
 
-/* u, l's durations with its `once` ops, from w, those without: the
- * gradient sync adds a few distinct times over many ops. */
+/* plc_s64_dur_add_once through this thread's seen, left empty. */
 static int plc_s64_dur_with_once(const plc_ir_list *l, const plc_s64_dur *w, plc_s64_dur *u)
 {
-  plc_s64_seen seen;
-  plc_s64_seen_clear(&seen);
-  memcpy(u->t, w->t, (size_t)l->n * sizeof *u->t);
-  u->d = w->d;
-  u->sum = w->sum;
-  for (int i = 0; i < l->n; i++)
-    if (l->ops[i].once && !plc_s64_dur_take(u, l->n, l->ops[i].time, &u->t[i], &seen))
-      return 0;
-  return 1;
+  int ok = plc_s64_dur_add_once(l, w, u, &plc_s64_seen_tls);
+  plc_s64_seen_clear(&plc_s64_seen_tls);
+  return ok;
 }
 
 /* ---- the memo of one analysis ---------------------------------------------------- */
@@ -775,6 +942,7 @@ static void plc_sim_part_dur(const plc_sim_part *p, int with_once, plc_s64_dur *
   u->ok = 1;
   u->d = w->d;
   u->sum = 0;
+  u->per.n = 0; /* not looked for in a part */
   for (int j = 0; j < l->n; j++) {
     u->t[j] = w->t[p->from[j]];
     u->sum += (plc_su)u->t[j];
@@ -805,9 +973,10 @@ static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once)
  * and the durations (into x->t) and t0 scaled to it; 0 when something
  * does not fit (op times are never negative; t0 neither).  With borrow
  * (the run only reads x->t) and t0 = 0, x->t may be pointed at the
- * memo's durations instead: the same values, over the same d. */
+ * memo's durations instead: the same values, over the same d.  The
+ * list's regions into per when given. */
 static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s,
-                         int borrow)
+                         int borrow, plc_s64_per *per)
 {
   const plc_ir_list *l = x->l;
   plc_s64_dur u = {.t = x->t};
@@ -815,6 +984,8 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
   if (m) {
     if (!m->ok)
       return 0;
+    if (per)
+      *per = m->per;
     if (borrow && mpq_sgn(t0) == 0) {
       x->t = m->t;
       *d = m->d;
@@ -826,6 +997,8 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
     u.sum = m->sum;
   } else if (!plc_s64_dur_fill(l, with_once, &u)) {
     return 0;
+  } else if (per) {
+    *per = u.per;
   }
   if (!plc_s64_dur_put(&u, l->n, t0, t0s))
     return 0;
@@ -1343,7 +1516,7 @@ static int plc_s64_sched(plc_s64 *x, int nstreams, int with_once, mpq_srcptr t0,
   plc_si *mem = plc_xmalloc((g ? 7 : 6) * n * sizeof *mem);
   x->t = mem;
   plc_si t0s = 0;
-  if (!plc_s64_scale(x, with_once, t0, d, &t0s, g == NULL) ||
+  if (!plc_s64_scale(x, with_once, t0, d, &t0s, g == NULL, NULL) ||
       (g && !plc_s64_given_scale(x, g, d, &t0s, mem + 6 * n))) {
     free(mem);
     return 0;
@@ -1536,7 +1709,9 @@ static void plc_s64_once_out(plc_s64_once *o, const plc_ir_list *l, int nstreams
  * true for (end_cnt), the ops that are not compute into cand when given.
  * With once (plc_s64_once), also whether the once ops held a stream, the
  * device or a dependency of another op (indep cleared), and the same two
- * ends over the ops that are not once (end_all0, end_cnt0). */
+ * ends over the ops that are not once (end_all0, end_cnt0).  With per,
+ * the list's regions: where its blocks repeat themselves in time, it
+ * takes them from the block before (plc_s64_steady). */
 typedef struct plc_s64_walk {
   const plc_ir_list *l;
   const plc_si *t;
@@ -1545,7 +1720,111 @@ typedef struct plc_s64_walk {
   int *cand, nc, nstreams, with_once, indep;
   plc_sim_counts_fn *counts;
   plc_si t0s, end_all, end_cnt, end_all0, end_cnt0;
+  const plc_s64_per *per;
 } plc_s64_walk;
+
+/* Op op, which ended at e, into w's latest ends, as the walk does. */
+static inline void plc_s64_walk_ends(plc_s64_walk *w, const plc_ir_op *op, plc_si e, int once)
+{
+  if (e > w->end_all)
+    w->end_all = e;
+  if (once && !op->once && e > w->end_all0)
+    w->end_all0 = e;
+  if ((e > w->end_cnt || (once && !op->once && e > w->end_cnt0)) &&
+      (!w->counts || w->counts(op))) {
+    if (e > w->end_cnt)
+      w->end_cnt = e;
+    if (once && !op->once && e > w->end_cnt0)
+      w->end_cnt0 = e;
+  }
+}
+
+/* The steady state.  Say the walk has reached i = a + (m + 1) b, the end
+ * of block m >= 1 of a region g (plc_s64_reg), and every op of block m
+ * that ran ended exactly D after its op of block m - 1 (the walk's ends).
+ * Then every op of every later whole block k ends (and starts) D (k - m)
+ * after its op of block m; so the walk need not run them.  Why:
+ *   - An op starts at the latest of t0 (no later than its stream's free
+ *     time, which starts at t0 and only grows: it never decides), the
+ *     ends of its dependencies that ran, its stream's free time and, for
+ *     compute that takes time, the device's; it ends its duration later.
+ *   - What block m + 1 reads from before it: the free times of the
+ *     streams (and the device) its ops use, which are the ends of block
+ *     m's last ops on them (block m uses the same ones: its ops are
+ *     alike), and the ends of its dependencies outside it, which are in
+ *     block m (plc_s64_alike: none further back).  What block m read
+ *     from before it is the same of block m - 1, one block earlier op by
+ *     op (alike: dependencies shifted by b; whether an op runs, the same).
+ *     So block m + 1 reads what block m read, each D later.
+ *   - In list order within the block, each op of block m + 1 then takes
+ *     the latest of values each D after those its op of block m took, and
+ *     the same duration: it ends D after it.  So block m + 1 is block m
+ *     shifted by D, and by induction every later block.
+ *   - D >= 0: an op starts after the op of its stream a block before it.
+ *     So the latest ends (overall, without once ops, those counts is true
+ *     for: a counts function reads only fields that alike ops share) over
+ *     the skipped blocks are those of the last one, which the walk takes
+ *     as it would; as the streams' and the device's free times after it.
+ *   - With once (plc_s64_once), the bookkeeping of what once ops held
+ *     (while indep holds; cleared, it is read no more): block m - 1's once
+ *     ops held the streams and the device that block m's hold (alike), so
+ *     block m found them held and left them so, and block m + 1 finds the
+ *     same and, its ops alike (their dependencies' once too), does the
+ *     same as block m: clears indep no more than it did.
+ * The ops of the skipped blocks that are not compute go into cand in
+ * order, as the walk puts them.  Returns where the walk goes on: the end
+ * of g's last whole block, or i when block m is not so (or none of it ran). */
+static int plc_s64_steady(plc_s64_walk *w, const plc_s64_reg *g, int i, int once)
+{
+  const plc_ir_list *l = w->l;
+  int b = g->b, to = g->a + (g->e - g->a) / b * b, x = i - b;
+  plc_si *end = w->end, *starts = w->starts;
+  unsigned char *ran = w->ran;
+  while (x < i && !ran[x])
+    x++;
+  if (x == i)
+    return i;
+  plc_si dt = end[x] - end[x - b];
+  for (; x < i; x++)
+    if (ran[x] && end[x] - end[x - b] != dt)
+      return i;
+  for (x = i; x < to; x++) {
+    if (!ran[x - b])
+      continue;
+    ran[x] = 1;
+    starts[x] = starts[x - b] + dt;
+    end[x] = end[x - b] + dt;
+    if (w->cand && l->ops[x].kind != PLC_OPK_COMPUTE)
+      w->cand[w->nc++] = x;
+  }
+  for (x = to - b; x < to; x++) { /* the last block: free times and latest ends */
+    if (!ran[x])
+      continue;
+    const plc_ir_op *op = &l->ops[x];
+    w->free_at[op->stream] = end[x];
+    if (op->kind == PLC_OPK_COMPUTE && w->t[x] > 0)
+      w->free_at[w->nstreams] = end[x];
+    plc_s64_walk_ends(w, op, end[x], once);
+  }
+  plc_sim_steady_ops += to - i;
+  return to;
+}
+
+/* Where the walk looks next for a steady state, from op i on: the first
+ * end of a block m >= 1 of region *r or a later one (r moves on) at or
+ * after i with a whole block after it; INT_MAX when there is none. */
+static int plc_s64_next_check(const plc_s64_per *per, int *r, int i)
+{
+  for (; per && *r < per->n; ++*r) {
+    const plc_s64_reg *g = &per->r[*r];
+    int c = g->a + 2 * g->b, to = g->a + (g->e - g->a) / g->b * g->b;
+    if (c < i)
+      c += (i - c + g->b - 1) / g->b * g->b;
+    if (c + g->b <= to)
+      return c;
+  }
+  return INT_MAX;
+}
 
 /* The walk, with once a constant in each copy (the plain runs pay
  * nothing for the other). */
@@ -1559,7 +1838,19 @@ static inline __attribute__((always_inline)) void plc_s64_walk_run(plc_s64_walk 
   int *cand = w->cand, nc = 0, nstreams = w->nstreams, with_once = w->with_once, indep = 1;
   plc_sim_counts_fn *counts = w->counts;
   plc_si end_all = t0s, end_cnt = t0s, end_all0 = t0s, end_cnt0 = t0s;
+  int r = 0, chk = plc_s64_next_check(w->per, &r, 0);
   for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
+    while (i == chk) { /* a block's end: has the walk settled? */
+      w->nc = nc, w->indep = indep;
+      w->end_all = end_all, w->end_cnt = end_cnt, w->end_all0 = end_all0, w->end_cnt0 = end_cnt0;
+      int to = plc_s64_steady(w, &w->per->r[r], i, once);
+      nc = w->nc;
+      end_all = w->end_all, end_cnt = w->end_cnt, end_all0 = w->end_all0, end_cnt0 = w->end_cnt0;
+      chk = plc_s64_next_check(w->per, &r, to == i ? i + 1 : to);
+      i = to;
+    }
+    if (i >= l->n)
+      break;
     const plc_ir_op *op = &l->ops[i];
     if (!with_once && op->once)
       continue;
@@ -1615,6 +1906,20 @@ static inline __attribute__((always_inline)) void plc_s64_walk_run(plc_s64_walk 
   w->end_cnt0 = end_cnt0;
 }
 
+/* Tests: each op's start and end of a walk, to plc_sim_walk_hook. */
+static void plc_s64_walk_out(const plc_s64_walk *w, plc_su d)
+{
+  mpq_t a, b;
+  mpq_inits(a, b, NULL);
+  for (int i = 0; i < w->l->n; i++)
+    if (w->ran[i]) {
+      plc_s64_set(a, w->starts[i], d);
+      plc_s64_set(b, w->end[i], d);
+      plc_sim_walk_hook(plc_sim_walk_ctx, w->l, i, a, b);
+    }
+  mpq_clears(a, b, NULL);
+}
+
 /* plc_sim_end on integers: the scheduling alone (charging moves no op);
  * 0 when the figures could not fit. */
 static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
@@ -1629,7 +1934,8 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
   x.t = mem;
   plc_su d;
   plc_si t0s = 0;
-  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s, 1)) {
+  plc_s64_per per;
+  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s, 1, &per)) {
     free(mem);
     return 0;
   }
@@ -1640,7 +1946,8 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     free_at[k] = t0s;
   plc_s64_walk w = {.l = l, .t = x.t, .end = end, .starts = starts, .free_at = free_at,
                     .ran = ran, .cand = cand, .nstreams = nstreams, .with_once = with_once,
-                    .counts = counts, .t0s = t0s, .indep = 1};
+                    .counts = counts, .t0s = t0s, .indep = 1,
+                    .per = per.n > 0 && !plc_sim_no_steady ? &per : NULL};
   /* with o: per stream (and the device, at nstreams), was it held by a
    * once op */
   unsigned char *held = o ? plc_xcalloc((size_t)nstreams + 1, 1) : NULL;
@@ -1649,6 +1956,8 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     plc_s64_walk_run(&w, 1);
   else
     plc_s64_walk_run(&w, 0);
+  if (plc_sim_walk_hook)
+    plc_s64_walk_out(&w, d);
   int nc = w.nc, indep = w.indep;
   plc_si end_all = w.end_all, end_cnt = w.end_cnt;
   if (held && indep)
@@ -2207,6 +2516,8 @@ static void __attribute__((constructor)) plc_sim_episodes_env(void)
 {
   const char *v = getenv("PLC_SIM_NO_EPISODES");
   plc_sim_no_episodes = v && *v && strcmp(v, "0");
+  v = getenv("PLC_SIM_NO_STEADY"); /* likewise: no repeated blocks (plc_s64_per) */
+  plc_sim_no_steady = v && *v && strcmp(v, "0");
 }
 
 enum { PLC_EP_WAIT, PLC_EP_UNDER_WAY, PLC_EP_ENDED };
