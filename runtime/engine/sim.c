@@ -538,16 +538,17 @@ typedef struct plc_s64_seen {
   mpq_srcptr q[PLC_S64_SEEN];  /* by address */
   plc_su v[PLC_S64_SEEN];
   int qi[PLC_S64_SEEN];        /* the last op read with it (plc_s64_dur_fill) */
+  unsigned qg[PLC_S64_SEEN];   /* the slot's generation */
   mpq_srcptr vq[PLC_S64_SEEN]; /* by value */
   plc_su vv[PLC_S64_SEEN];
-  int vi[PLC_S64_SEEN];
-  int used[2 * PLC_S64_SEEN];  /* the slots set (q's k, vq's PLC_S64_SEEN + k) */
-  int nused;
+  unsigned vg[PLC_S64_SEEN];
+  unsigned gen;                /* a slot holds something when of this generation */
 } plc_s64_seen;
 
-/* This thread's, empty between uses (plc_s64_seen_clear at the end of
- * each): clearing the slots used costs less than clearing them all, as
- * often as lists are read (a list holds a few dozen distinct times). */
+/* This thread's: a slot of another generation is empty, so clearing it
+ * all is a new generation (plc_s64_seen_clear), not writing 4 KB, as
+ * often as lists are read (a list holds a few dozen distinct times).
+ * Zeroed, it is empty: generation 0 with no time in it. */
 static _Thread_local plc_s64_seen plc_s64_seen_tls;
 
 static unsigned plc_s64_slot(mpq_srcptr q)
@@ -564,53 +565,42 @@ static unsigned plc_s64_value_slot(mpq_srcptr q)
 
 static void plc_s64_seen_clear(plc_s64_seen *seen)
 {
-  for (int k = 0; k < seen->nused; k++) {
-    int u = seen->used[k];
-    if (u < PLC_S64_SEEN)
-      seen->q[u] = NULL;
-    else
-      seen->vq[u - PLC_S64_SEEN] = NULL;
+  if (++seen->gen == 0) { /* the generations wrapped: empty by hand */
+    memset(seen->q, 0, sizeof seen->q);
+    memset(seen->vq, 0, sizeof seen->vq);
   }
-  seen->nused = 0;
-}
-
-/* Slot h of q (by address), or of vq when value, is to be set. */
-static inline void plc_s64_seen_use(plc_s64_seen *seen, unsigned h, int value)
-{
-  if (!(value ? seen->vq[h] : seen->q[h]))
-    seen->used[seen->nused++] = (int)h + (value ? PLC_S64_SEEN : 0);
 }
 
 /* The value of q seen before (by address, else by value), into *v, and
- * the op i read with it before into *prev (op i reads it now). */
-static int plc_s64_seen_find(plc_s64_seen *seen, mpq_srcptr q, plc_su *v, int i, int *prev)
+ * when by address the op that read it before into *prev (op i reads it
+ * now): copies of a layer share their times by address. */
+static inline __attribute__((always_inline)) int
+plc_s64_seen_find(plc_s64_seen *seen, mpq_srcptr q, plc_su *v, int i, int *prev)
 {
   unsigned h = plc_s64_slot(q);
-  if (seen->q[h] == q) {
+  if (seen->q[h] == q && seen->qg[h] == seen->gen) {
     *v = seen->v[h];
     *prev = seen->qi[h];
     seen->qi[h] = i;
     return 1;
   }
   unsigned hv = plc_s64_value_slot(q);
-  if (!seen->vq[hv] || !mpq_equal(seen->vq[hv], q))
+  if (!seen->vq[hv] || seen->vg[hv] != seen->gen || !mpq_equal(seen->vq[hv], q))
     return 0;
   *v = seen->v[h] = seen->vv[hv]; /* found by address next time */
-  *prev = seen->vi[hv];
-  plc_s64_seen_use(seen, h, 0);
   seen->q[h] = q;
-  seen->qi[h] = seen->vi[hv] = i;
+  seen->qg[h] = seen->gen;
+  seen->qi[h] = i;
   return 1;
 }
 
 static void plc_s64_seen_put(plc_s64_seen *seen, mpq_srcptr q, plc_su v, int i)
 {
   unsigned h = plc_s64_slot(q), hv = plc_s64_value_slot(q);
-  plc_s64_seen_use(seen, h, 0);
-  plc_s64_seen_use(seen, hv, 1);
   seen->q[h] = seen->vq[hv] = q;
   seen->v[h] = seen->vv[hv] = v;
-  seen->qi[h] = seen->vi[hv] = i;
+  seen->qg[h] = seen->vg[hv] = seen->gen;
+  seen->qi[h] = i;
 }
 
 /* ---- repeated blocks -------------------------------------------------------------
@@ -637,7 +627,8 @@ _Thread_local plc_sim_walk_fn *plc_sim_walk_hook;
 _Thread_local void *plc_sim_walk_ctx;
 
 /* Is op i of l alike op i - b, in a region whose block 0 starts at a:
- * the same time (the same rational, most often at the same address) and
+ * the same time (the same rational at the same address; with value, an
+ * equal one elsewhere) and
  * the same fields that a run reads or a counts function may (sim.h):
  * kind, stream, once, dim, group, phase, wgrad, chunk, after_layers,
  * useful; its dependencies op i - b's shifted by b, none before a (so an
@@ -659,7 +650,8 @@ _Static_assert(PLC_S64_IN1(phase) && PLC_S64_IN1(kind) && PLC_S64_IN1(dim) &&
                sizeof(plc_pdim) == sizeof(int),
                "plc_s64_alike compares these fields as runs of ints");
 
-static inline int plc_s64_alike(const plc_ir_list *l, int i, int b, int a)
+static inline __attribute__((always_inline)) int plc_s64_alike(const plc_ir_list *l, int i,
+                                                                 int b, int a, const int value)
 {
   const plc_ir_op *x = &l->ops[i], *y = x - b;
   const char *xc = (const char *)x, *yc = (const char *)y;
@@ -670,7 +662,7 @@ static inline int plc_s64_alike(const plc_ir_list *l, int i, int b, int a)
   for (int k = 0; k < x->ndeps; k++)
     if (x->deps[k] != y->deps[k] + b || x->deps[k] < a)
       return 0;
-  return x->time == y->time || mpq_equal(x->time, y->time);
+  return x->time == y->time || (value && mpq_equal(x->time, y->time));
 }
 
 /* The region from a, b ops a block, alike up to e, into p: when it has
@@ -692,7 +684,8 @@ typedef struct plc_s64_dur {
   int ok;        /* 0: some time does not fit (runs take the rational path) */
   plc_su d, sum;
   plc_si *t;
-  plc_s64_per per; /* its repeated blocks, found on the way (plc_s64_dur_fill) */
+  plc_s64_per *per; /* its repeated blocks, found on the way (plc_s64_dur_fill):
+                       the caller's (a memo's after t, in its block) */
 } plc_s64_dur;
 
 /* Put q (not negative) over u's denominator too, into *v: the
@@ -726,10 +719,11 @@ static int plc_s64_dur_put(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v)
 /* Put q over u's denominator into *v as plc_s64_dur_put does (scaling
  * u's n durations before it), through seen, the values of the times
  * met so far over u->d: a time met before costs an addition.  Op i
- * reads it; *prev is the op that read it before, when seen knows it
- * (else left). */
-static inline int plc_s64_dur_take(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v,
-                                   plc_s64_seen *seen, int i, int *prev)
+ * reads it; *prev is the op that read it before at the same address,
+ * when seen knows it (else left). */
+static inline __attribute__((always_inline)) int
+plc_s64_dur_take(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v, plc_s64_seen *seen, int i,
+                 int *prev)
 {
   const plc_su lim = (plc_su)1 << PLC_SI_BITS;
   plc_su w, d = u->d;
@@ -765,8 +759,12 @@ static inline int plc_s64_dur_again(plc_s64_dur *u, plc_si v)
  * On the way, l's repeated blocks into u->per (plc_s64_per): an op
  * alike the op a block before it has its time, so its duration (over
  * the same denominator, scaled with it since) without reading it; a
- * block opens where an op is alike the op that last read its time (seen
- * knows which).  The sum is tested as for a time seen before, so the
+ * region opens where an op is alike the op that last read its time at
+ * the same address (seen knows which: the copies of a layer share their
+ * times), and takes in the block before that one when it is alike too
+ * with times equal elsewhere (lowering's first copy of a layer has
+ * rationals of its own).  Where no copies share times (a plan lowered
+ * for sensitivity) no region opens, and reading costs what it did.  The sum is tested as for a time seen before, so the
  * durations are what reading every time gives; a time that could have
  * failed plc_s64_dur_put's test (a product's bits, not its value) on a
  * second reading no longer does, which changes no figure: a duration
@@ -776,28 +774,35 @@ static int plc_s64_dur_read(const plc_ir_list *l, int with_once, plc_s64_dur *u,
 {
   u->d = 1;
   u->sum = 0;
-  u->per.n = 0;
+  u->per->n = 0;
   int a = 0, b = 0; /* the open block: from a, b ops long (0: none) */
   for (int i = 0; i < l->n; i++) {
-    if (b && plc_s64_alike(l, i, b, a)) {
-      u->t[i] = u->t[i - b];
-      if (!plc_s64_dur_again(u, u->t[i]))
-        return 0;
-      continue;
+    if (b) {
+      if (plc_s64_alike(l, i, b, a, 0)) {
+        u->t[i] = u->t[i - b];
+        if (!plc_s64_dur_again(u, u->t[i]))
+          return 0;
+        continue;
+      }
+      plc_s64_per_close(u->per, a, b, i);
+      b = 0;
     }
-    if (b)
-      plc_s64_per_close(&u->per, a, b, i);
-    b = 0;
     u->t[i] = 0;
     int prev = -1;
     if ((with_once || !l->ops[i].once) &&
         !plc_s64_dur_take(u, i, l->ops[i].time, &u->t[i], seen, i, &prev))
       return 0;
-    if (prev >= 0 && !plc_sim_no_steady && plc_s64_alike(l, i, i - prev, prev))
+    if (prev >= 0 && !plc_sim_no_steady && plc_s64_alike(l, i, i - prev, prev, 0)) {
       a = prev, b = i - prev;
+      int x = a; /* the block before, its times equal elsewhere (a first copy)? */
+      while (x < i && a >= b && plc_s64_alike(l, x, b, a - b, 1))
+        x++;
+      if (x == i)
+        a -= b;
+    }
   }
   if (b)
-    plc_s64_per_close(&u->per, a, b, l->n);
+    plc_s64_per_close(u->per, a, b, l->n);
   return 1;
 }
 
@@ -818,14 +823,14 @@ static int plc_s64_dur_add_once(const plc_ir_list *l, const plc_s64_dur *w, plc_
   memcpy(u->t, w->t, (size_t)l->n * sizeof *u->t);
   u->d = w->d;
   u->sum = w->sum;
-  u->per = w->per;
+  *u->per = *w->per;
   int r = 0, prev;
   for (int i = 0; i < l->n; i++) {
     if (!l->ops[i].once)
       continue;
-    while (r < u->per.n && i >= u->per.r[r].e)
+    while (r < u->per->n && i >= u->per->r[r].e)
       r++;
-    const plc_s64_reg *g = r < u->per.n ? &u->per.r[r] : NULL;
+    const plc_s64_reg *g = r < u->per->n ? &u->per->r[r] : NULL;
     if (g && i >= g->a + g->b) { /* alike op i - g->b, read already */
       u->t[i] = u->t[i - g->b];
       if (!plc_s64_dur_again(u, u->t[i]))
@@ -942,7 +947,7 @@ static void plc_sim_part_dur(const plc_sim_part *p, int with_once, plc_s64_dur *
   u->ok = 1;
   u->d = w->d;
   u->sum = 0;
-  u->per.n = 0; /* not looked for in a part */
+  u->per->n = 0; /* not looked for in a part */
   for (int j = 0; j < l->n; j++) {
     u->t[j] = w->t[p->from[j]];
     u->sum += (plc_su)u->t[j];
@@ -960,7 +965,8 @@ static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once)
     u = &p->dur[with_once != 0];
   if (!u || u->t)
     return u;
-  u->t = plc_xmalloc(((size_t)l->n + 1) * sizeof *u->t);
+  u->t = plc_xmalloc(((size_t)l->n + 1) * sizeof *u->t + sizeof *u->per);
+  u->per = (plc_s64_per *)(void *)(u->t + l->n + 1); /* ints after plc_si: aligned */
   const plc_s64_dur *w = with_once && !p ? plc_sim_memo_dur(l, 0) : NULL;
   if (p)
     plc_sim_part_dur(p, with_once, u);
@@ -979,13 +985,14 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
                          int borrow, plc_s64_per *per)
 {
   const plc_ir_list *l = x->l;
-  plc_s64_dur u = {.t = x->t};
+  plc_s64_per own;
+  plc_s64_dur u = {.t = x->t, .per = per ? per : &own};
   const plc_s64_dur *m = plc_sim_memo_dur(l, with_once);
   if (m) {
     if (!m->ok)
       return 0;
     if (per)
-      *per = m->per;
+      *per = *m->per;
     if (borrow && mpq_sgn(t0) == 0) {
       x->t = m->t;
       *d = m->d;
@@ -997,8 +1004,6 @@ static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, pl
     u.sum = m->sum;
   } else if (!plc_s64_dur_fill(l, with_once, &u)) {
     return 0;
-  } else if (per) {
-    *per = u.per;
   }
   if (!plc_s64_dur_put(&u, l->n, t0, t0s))
     return 0;
@@ -1299,15 +1304,21 @@ static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *sta
 {
   plc_s64_groups g;
   plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
-  int *head = plc_xmalloc(((size_t)g.ns + 1) * sizeof *head), hit = 0, count = 0;
+  int *head = plc_xmalloc(2 * ((size_t)g.ns + 1) * sizeof *head), hit = 0, count = 0;
+  int *last = head + g.ns + 1; /* per stream with transfers, its group's end */
   for (int k = 0; k < net->nlinks; k++) {
     const int *at = g.at + (size_t)k * (size_t)g.ns;
-    memcpy(head, at, (size_t)g.ns * sizeof *head);
+    int na = 0; /* the streams with transfers on the link, in stream order */
+    for (int t = 0; t < g.ns; t++)
+      if (at[t] < at[t + 1])
+        head[na] = at[t], last[na++] = at[t + 1];
+    if (na < 2) /* one stream's transfers never meet (above): nothing to merge */
+      continue;
     plc_si latest = 0; /* the latest end so far on the link */
     for (int seen = 0;; seen = 1) {
       int s = -1; /* the stream whose next transfer starts first */
-      for (int t = 0; t < g.ns; t++)
-        if (head[t] < at[t + 1] && (s < 0 || start[g.idx[head[t]]] < start[g.idx[head[s]]]))
+      for (int t = 0; t < na; t++)
+        if (head[t] < last[t] && (s < 0 || start[g.idx[head[t]]] < start[g.idx[head[s]]]))
           s = t;
       if (s < 0)
         break;
@@ -1777,15 +1788,15 @@ static inline void plc_s64_walk_ends(plc_s64_walk *w, const plc_ir_op *op, plc_s
 static int plc_s64_steady(plc_s64_walk *w, const plc_s64_reg *g, int i, int once)
 {
   const plc_ir_list *l = w->l;
-  int b = g->b, to = g->a + (g->e - g->a) / b * b, x = i - b;
+  int b = g->b, to = g->a + (g->e - g->a) / b * b, x = i - 1;
   plc_si *end = w->end, *starts = w->starts;
   unsigned char *ran = w->ran;
-  while (x < i && !ran[x])
-    x++;
-  if (x == i)
+  while (x >= i - b && !ran[x])
+    x--;
+  if (x < i - b)
     return i;
   plc_si dt = end[x] - end[x - b];
-  for (; x < i; x++)
+  for (; x >= i - b; x--) /* from the block's end: a stream falling behind shows there first */
     if (ran[x] && end[x] - end[x - b] != dt)
       return i;
   for (x = i; x < to; x++) {
@@ -1838,65 +1849,66 @@ static inline __attribute__((always_inline)) void plc_s64_walk_run(plc_s64_walk 
   int *cand = w->cand, nc = 0, nstreams = w->nstreams, with_once = w->with_once, indep = 1;
   plc_sim_counts_fn *counts = w->counts;
   plc_si end_all = t0s, end_cnt = t0s, end_all0 = t0s, end_cnt0 = t0s;
-  int r = 0, chk = plc_s64_next_check(w->per, &r, 0);
-  for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
-    while (i == chk) { /* a block's end: has the walk settled? */
-      w->nc = nc, w->indep = indep;
-      w->end_all = end_all, w->end_cnt = end_cnt, w->end_all0 = end_all0, w->end_cnt0 = end_cnt0;
-      int to = plc_s64_steady(w, &w->per->r[r], i, once);
-      nc = w->nc;
-      end_all = w->end_all, end_cnt = w->end_cnt, end_all0 = w->end_all0, end_cnt0 = w->end_cnt0;
-      chk = plc_s64_next_check(w->per, &r, to == i ? i + 1 : to);
-      i = to;
+  int r = 0, chk = plc_s64_next_check(w->per, &r, 0), i = 0;
+  for (;;) {
+    for (int stop = chk < l->n ? chk : l->n; i < stop; i++) { /* plc_s64_step's times */
+      const plc_ir_op *op = &l->ops[i];
+      if (!with_once && op->once)
+        continue;
+      plc_si start = t0s;
+      for (int k = 0; k < op->ndeps; k++)
+        if (ran[op->deps[k]] && end[op->deps[k]] > start)
+          start = end[op->deps[k]];
+      int uses_dev = op->kind == PLC_OPK_COMPUTE && t[i] > 0;
+      if (once && indep) {
+        if (op->once) {
+          held[op->stream] = 1;
+          if (uses_dev)
+            held[nstreams] = 1;
+        } else {
+          if (held[op->stream] || (uses_dev && held[nstreams]))
+            indep = 0;
+          for (int k = 0; k < op->ndeps; k++)
+            if (l->ops[op->deps[k]].once)
+              indep = 0;
+        }
+      }
+      if (free_at[op->stream] > start)
+        start = free_at[op->stream];
+      if (uses_dev && free_at[nstreams] > start)
+        start = free_at[nstreams];
+      plc_si e = start + t[i];
+      starts[i] = start;
+      end[i] = e;
+      free_at[op->stream] = e;
+      if (uses_dev)
+        free_at[nstreams] = e;
+      ran[i] = 1;
+      if (cand && op->kind != PLC_OPK_COMPUTE)
+        cand[nc++] = i;
+      if (e > end_all)
+        end_all = e;
+      if (once && !op->once && e > end_all0)
+        end_all0 = e;
+      if (e > end_cnt || (once && !op->once && e > end_cnt0)) {
+        if (!counts || counts(op)) {
+          if (e > end_cnt)
+            end_cnt = e;
+          if (once && !op->once && e > end_cnt0)
+            end_cnt0 = e;
+        }
+      }
     }
     if (i >= l->n)
       break;
-    const plc_ir_op *op = &l->ops[i];
-    if (!with_once && op->once)
-      continue;
-    plc_si start = t0s;
-    for (int k = 0; k < op->ndeps; k++)
-      if (ran[op->deps[k]] && end[op->deps[k]] > start)
-        start = end[op->deps[k]];
-    int uses_dev = op->kind == PLC_OPK_COMPUTE && t[i] > 0;
-    if (once && indep) {
-      if (op->once) {
-        held[op->stream] = 1;
-        if (uses_dev)
-          held[nstreams] = 1;
-      } else {
-        if (held[op->stream] || (uses_dev && held[nstreams]))
-          indep = 0;
-        for (int k = 0; k < op->ndeps; k++)
-          if (l->ops[op->deps[k]].once)
-            indep = 0;
-      }
-    }
-    if (free_at[op->stream] > start)
-      start = free_at[op->stream];
-    if (uses_dev && free_at[nstreams] > start)
-      start = free_at[nstreams];
-    plc_si e = start + t[i];
-    starts[i] = start;
-    end[i] = e;
-    free_at[op->stream] = e;
-    if (uses_dev)
-      free_at[nstreams] = e;
-    ran[i] = 1;
-    if (cand && op->kind != PLC_OPK_COMPUTE)
-      cand[nc++] = i;
-    if (e > end_all)
-      end_all = e;
-    if (once && !op->once && e > end_all0)
-      end_all0 = e;
-    if (e > end_cnt || (once && !op->once && e > end_cnt0)) {
-      if (!counts || counts(op)) {
-        if (e > end_cnt)
-          end_cnt = e;
-        if (once && !op->once && e > end_cnt0)
-          end_cnt0 = e;
-      }
-    }
+    /* a block's end: has the walk settled? */
+    w->nc = nc, w->indep = indep;
+    w->end_all = end_all, w->end_cnt = end_cnt, w->end_all0 = end_all0, w->end_cnt0 = end_cnt0;
+    int to = plc_s64_steady(w, &w->per->r[r], i, once);
+    nc = w->nc;
+    end_all = w->end_all, end_cnt = w->end_cnt, end_all0 = w->end_all0, end_cnt0 = w->end_cnt0;
+    chk = plc_s64_next_check(w->per, &r, to == i ? i + 1 : to);
+    i = to;
   }
   w->nc = nc;
   w->indep = indep;
