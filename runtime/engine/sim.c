@@ -563,6 +563,28 @@ static unsigned plc_s64_value_slot(mpq_srcptr q)
   return (unsigned)(((a * 0x9E3779B97F4A7C15u ^ b) * 0x9E3779B97F4A7C15u) >> 40) % PLC_S64_SEEN;
 }
 
+/* mpq_equal(x, y), inline for the one or two limbs of a time (a call
+ * each was much of reading a list whose copies have times of their own):
+ * rationals in lowest terms (GMP keeps them so) are equal when their
+ * numerators and denominators have the same sizes and limbs. */
+static inline int plc_s64_qeq(mpq_srcptr x, mpq_srcptr y)
+{
+  const __mpz_struct *xn = mpq_numref(x), *yn = mpq_numref(y);
+  const __mpz_struct *xd = mpq_denref(x), *yd = mpq_denref(y);
+  int sn = xn->_mp_size, sd = xd->_mp_size;
+  if (sn != yn->_mp_size || sd != yd->_mp_size)
+    return 0;
+  if (sn < -2 || sn > 2 || sd > 2)
+    return mpq_equal(x, y);
+  for (int k = 0; k < (sn < 0 ? -sn : sn); k++)
+    if (xn->_mp_d[k] != yn->_mp_d[k])
+      return 0;
+  for (int k = 0; k < sd; k++)
+    if (xd->_mp_d[k] != yd->_mp_d[k])
+      return 0;
+  return 1;
+}
+
 static void plc_s64_seen_clear(plc_s64_seen *seen)
 {
   if (++seen->gen == 0) { /* the generations wrapped: empty by hand */
@@ -585,7 +607,7 @@ plc_s64_seen_find(plc_s64_seen *seen, mpq_srcptr q, plc_su *v, int i, int *prev)
     return 1;
   }
   unsigned hv = plc_s64_value_slot(q);
-  if (!seen->vq[hv] || seen->vg[hv] != seen->gen || !mpq_equal(seen->vq[hv], q))
+  if (!seen->vq[hv] || seen->vg[hv] != seen->gen || !plc_s64_qeq(seen->vq[hv], q))
     return 0;
   *v = seen->v[h] = seen->vv[hv]; /* found by address next time */
   seen->q[h] = q;

@@ -1205,6 +1205,51 @@ static void test_random_steady(void)
     mpq_clears(v[0][k], v[1][k], NULL);
 }
 
+/* Times read by value (copies with rationals of their own, plc_s64_seen):
+ * many distinct times, some the same but for a numerator's high limb or
+ * a denominator (so that they meet in the table of times seen), each op
+ * its own rational: the run on integers (their sum fits) ends where the
+ * run on rationals does, op by op. */
+static void test_times_by_value(void)
+{
+  int bad = 0;
+  mpq_t zero, e, f;
+  mpq_inits(zero, e, f, NULL);
+  for (int trial = 0; trial < 40; trial++) {
+    plc_ir_list l = {0};
+    int n = 300 + (int)rnd(200);
+    for (int i = 0; i < n; i++) {
+      int o = add(&l, PLC_OPK_COMPUTE, 0, 1, 1, i > 0, i - 1);
+      mpq_ptr q = l.ops[o].time;
+      if (trial % 2) { /* numerators apart in their high limb only */
+        static const unsigned long dens[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 24, 30, 40};
+        mpz_set_ui(mpq_numref(q), 1 + rnd(3));
+        mpz_mul_2exp(mpq_numref(q), mpq_numref(q), 64 * rnd(2));
+        mpz_add_ui(mpq_numref(q), mpq_numref(q), 1 + rnd(2));
+        mpz_set_ui(mpq_denref(q), dens[rnd(14)]);
+      } else { /* a few numerators over many denominators far apart */
+        mpz_set_ui(mpq_numref(q), 1 + rnd(2));
+        mpz_ui_pow_ui(mpq_denref(q), 3, rnd(25));
+        mpz_mul_2exp(mpq_denref(q), mpq_denref(q), rnd(40));
+      }
+      mpq_canonicalize(q); /* either way their sum fits machine integers */
+    }
+    plc_sim a, b;
+    plc_sim_run(&a, &l, 1, 0, zero, NULL);
+    plc_sim_end(e, &l, 1, 0, zero, NULL);
+    plc_sim_no_fast = 1;
+    plc_sim_run(&b, &l, 1, 0, zero, NULL);
+    plc_sim_end(f, &l, 1, 0, zero, NULL);
+    plc_sim_no_fast = 0;
+    plc_sim_times(&a);
+    bad += !mpq_equal(e, f) || !same_sim(&a, &b);
+    plc_sim_free(&a);
+    plc_sim_free(&b);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  mpq_clears(zero, e, f, NULL);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -1226,6 +1271,7 @@ int main(void)
     {"the ends with and without once ops from one run (random lists)", test_random_ends_once},
     {"runs by episodes are the whole flow's (random stage-like lists)", test_random_episodes},
     {"repeated blocks change no run (random lists of blocks)", test_random_steady},
+    {"times read by value (many, meeting in the table)", test_times_by_value},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);
