@@ -672,10 +672,9 @@ _Static_assert(PLC_S64_IN1(phase) && PLC_S64_IN1(kind) && PLC_S64_IN1(dim) &&
                sizeof(plc_pdim) == sizeof(int),
                "plc_s64_alike compares these fields as runs of ints");
 
-static inline __attribute__((always_inline)) int plc_s64_alike(const plc_ir_list *l, int i,
-                                                                 int b, int a, const int value)
+static inline __attribute__((always_inline)) int
+plc_s64_alike_op(const plc_ir_op *x, const plc_ir_op *y, int b, int a, const int value)
 {
-  const plc_ir_op *x = &l->ops[i], *y = x - b;
   const char *xc = (const char *)x, *yc = (const char *)y;
   const size_t o1 = offsetof(plc_ir_op, phase), n1 = offsetof(plc_ir_op, deps) - o1;
   const size_t o2 = offsetof(plc_ir_op, ndeps), n2 = offsetof(plc_ir_op, replica) - o2;
@@ -685,6 +684,12 @@ static inline __attribute__((always_inline)) int plc_s64_alike(const plc_ir_list
     if (x->deps[k] != y->deps[k] + b || x->deps[k] < a)
       return 0;
   return x->time == y->time || (value && mpq_equal(x->time, y->time));
+}
+
+static inline __attribute__((always_inline)) int plc_s64_alike(const plc_ir_list *l, int i,
+                                                                 int b, int a, const int value)
+{
+  return plc_s64_alike_op(&l->ops[i], &l->ops[i - b], b, a, value);
 }
 
 /* The region from a, b ops a block, alike up to e, into p: when it has
@@ -799,15 +804,18 @@ static int plc_s64_dur_read(const plc_ir_list *l, int with_once, plc_s64_dur *u,
   u->per->n = 0;
   int a = 0, b = 0; /* the open block: from a, b ops long (0: none) */
   for (int i = 0; i < l->n; i++) {
-    if (b) {
-      if (plc_s64_alike(l, i, b, a, 0)) {
-        u->t[i] = u->t[i - b];
-        if (!plc_s64_dur_again(u, u->t[i]))
+    if (b) { /* the region's ops, alike the op b before: its duration */
+      const plc_ir_op *x = &l->ops[i];
+      plc_si *t = u->t + i;
+      for (; i < l->n && plc_s64_alike_op(x, x - b, b, a, 0); i++, x++, t++) {
+        *t = t[-b];
+        if (!plc_s64_dur_again(u, *t))
           return 0;
-        continue;
       }
       plc_s64_per_close(u->per, a, b, i);
       b = 0;
+      if (i == l->n)
+        break;
     }
     u->t[i] = 0;
     int prev = -1;
@@ -823,8 +831,6 @@ static int plc_s64_dur_read(const plc_ir_list *l, int with_once, plc_s64_dur *u,
         a -= b;
     }
   }
-  if (b)
-    plc_s64_per_close(u->per, a, b, l->n);
   return 1;
 }
 
