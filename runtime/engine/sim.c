@@ -639,7 +639,7 @@ typedef struct plc_s64_reg {
 
 #define PLC_S64_REGS 8
 typedef struct plc_s64_per {
-  int n;        /* regions, in the order they end; they may overlap */
+  int n;        /* regions, in list order; no two overlap */
   plc_s64_reg r[PLC_S64_REGS];
 } plc_s64_per;
 
@@ -694,9 +694,14 @@ static inline __attribute__((always_inline)) int plc_s64_alike(const plc_ir_list
 
 /* The region from a, b ops a block, alike up to e, into p: when it has
  * three whole blocks or more (the walk compares two before it may skip
- * one) and p has room. */
+ * one) and p has room.  Regions close in list order; one that opened
+ * before the last one's end starts its blocks after it (whole blocks
+ * later: the ops after are alike still), so that none overlap. */
 static void plc_s64_per_close(plc_s64_per *p, int a, int b, int e)
 {
+  int from = p->n > 0 ? p->r[p->n - 1].e : 0; /* no two overlap: after the last one */
+  if (a < from)
+    a += (from - a + b - 1) / b * b;
   if ((e - a) / b >= 3 && p->n < PLC_S64_REGS)
     p->r[p->n++] = (plc_s64_reg){a, b, e};
 }
@@ -1213,15 +1218,35 @@ int plc_sim_memo_once_sum(mpq_t out, const plc_ir_list *l)
   return 1;
 }
 
+/* The durations of l's ops from..to that counts is true for, summed. */
+static plc_si plc_s64_sum_of(const plc_ir_list *l, const plc_si *t, int from, int to,
+                             plc_sim_counts_fn *counts)
+{
+  plc_si sum = 0;
+  for (int i = from; i < to; i++)
+    if (t[i] && counts(&l->ops[i]))
+      sum += t[i];
+  return sum;
+}
+
+/* A region's whole blocks (u->per) sum to so many times their first: each
+ * op of the others is alike the op a block before it, its duration the
+ * same and counts the same for it (it reads only fields they share). */
 int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
 {
   const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);
   if (!u || !u->ok)
     return 0;
   plc_si sum = counts ? 0 : (plc_si)u->sum; /* at most u->sum: no overflow */
-  for (int i = 0; counts && i < l->n; i++)
-    if (u->t[i] && counts(&l->ops[i]))
-      sum += u->t[i];
+  for (int i = 0, r = 0; counts && i < l->n; r++) {
+    const plc_s64_reg *g = r < u->per->n ? &u->per->r[r] : NULL;
+    sum += plc_s64_sum_of(l, u->t, i, g ? g->a : l->n, counts);
+    if (!g)
+      break;
+    int k = (g->e - g->a) / g->b;
+    sum += plc_s64_sum_of(l, u->t, g->a, g->a + g->b, counts) * k;
+    i = g->a + k * g->b;
+  }
   plc_s64_set(out, sum, u->d);
   return 1;
 }

@@ -1129,7 +1129,8 @@ static int same_walks(const walk_log *a, const walk_log *b)
  * every run gives exactly what it gives without (plc_sim_no_steady):
  * every start and end of every walk to a list's end, the ends of
  * plc_sim_ends (with each counts), plc_sim_end_of with `once` ops and
- * plc_sim_ends_once, every op and figure of plc_sim_run, over lists of
+ * plc_sim_ends_once, every op and figure of plc_sim_run, the sums of
+ * durations (plc_sim_memo_sum, block by block), over lists of
  * repeated blocks (block_list: deps into the block before and into the
  * prefix, once ops, copies that differ, streams that fall behind), links
  * shared or not, from any start, in a memo or not.  Many walks settle
@@ -1137,8 +1138,8 @@ static int same_walks(const walk_log *a, const walk_log *b)
 static void test_random_steady(void)
 {
   int bad = 0;
-  mpq_t t0, v[2][9];
-  mpq_init(t0);
+  mpq_t t0, sum, v[2][9];
+  mpq_inits(t0, sum, NULL);
   for (int k = 0; k < 9; k++)
     mpq_inits(v[0][k], v[1][k], NULL);
   plc_sim_net on = one_link(1);
@@ -1175,8 +1176,14 @@ static void test_random_steady(void)
       plc_sim_walk_hook = NULL;
       plc_sim_run(&s[w], &st.bwd, 4, trial % 3 == 1, t0, net);
       plc_sim_times(&s[w]);
-      if (in_memo)
+      if (in_memo) { /* the sums of durations, blocks by blocks */
+        mpq_set_ui(sum, 0, 1);
+        for (int i = 0; i < l.n; i++)
+          if (!l.ops[i].once && (!c || c(&l.ops[i])))
+            mpq_add(sum, sum, l.ops[i].time);
+        bad += plc_sim_memo_sum(v[w][0], &st.bwd, c) && !mpq_equal(v[w][0], sum);
         plc_sim_memo_pop(&memo);
+      }
       if (w == 0) {
         skipped += plc_sim_steady_ops - before;
         unsettled += plc_sim_steady_ops == before && log[w].n > n0;
@@ -1200,7 +1207,7 @@ static void test_random_steady(void)
     free(log[w].op);
     free(log[w].v);
   }
-  mpq_clear(t0);
+  mpq_clears(t0, sum, NULL);
   for (int k = 0; k < 9; k++)
     mpq_clears(v[0][k], v[1][k], NULL);
 }
