@@ -1836,7 +1836,7 @@ static inline void plc_s64_walk_ends(plc_s64_walk *w, const plc_ir_op *op, plc_s
  *     same and, its ops alike (their dependencies' once too), does the
  *     same as block m: clears indep no more than it did.
  * The ops of the skipped blocks that are not compute go into cand in
- * order, as the walk puts them.  Returns where the walk goes on: the end
+ * order, as the walk puts them: block m's last in it, shifted.  Returns where the walk goes on: the end
  * of g's last whole block, or i when block m is not so (or none of it ran). */
 static int plc_s64_steady(plc_s64_walk *w, const plc_s64_reg *g, int i, int once)
 {
@@ -1852,15 +1852,20 @@ static int plc_s64_steady(plc_s64_walk *w, const plc_s64_reg *g, int i, int once
   for (; x >= i - b; x--) /* from the block's end: a stream falling behind shows there first */
     if (ran[x] && end[x] - end[x - b] != dt)
       return i;
-  for (x = i; x < to; x++) {
-    if (!ran[x - b])
-      continue;
-    ran[x] = 1;
-    starts[x] = starts[x - b] + dt;
-    end[x] = end[x - b] + dt;
-    if (w->cand && l->ops[x].kind != PLC_OPK_COMPUTE)
-      w->cand[w->nc++] = x;
+  int *cand = w->cand, nc = w->nc, nb = 0; /* block m's in cand: the last nb */
+  while (cand && nb < nc && cand[nc - nb - 1] >= i - b)
+    nb++;
+  for (int at = i; at < to; at += b) { /* each block from the one before */
+    for (x = at; x < at + b; x++)
+      if (ran[x - b]) {
+        ran[x] = 1;
+        starts[x] = starts[x - b] + dt;
+        end[x] = end[x - b] + dt;
+      }
+    for (int c = 0; cand && c < nb; c++, nc++)
+      cand[nc] = cand[nc - nb] + b;
   }
+  w->nc = nc;
   for (x = to - b; x < to; x++) { /* the last block: free times and latest ends */
     if (!ran[x])
       continue;
