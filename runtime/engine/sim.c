@@ -1350,7 +1350,12 @@ static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
  * and their starts come sorted.  So per link the streams' transfers are
  * merged by start, each checked against the latest end before it.  With
  * cand, only the ops cand[0 .. nc) are looked at (in list order): the
- * caller's every op that is not a compute op. */
+ * caller's every op that is not a compute op.  *meets (when asked) counts
+ * the transfers that met one before them, but only so far as anyone reads
+ * it: up to one past plc_sim_ep_meets, which it is compared with
+ * (plc_sim_episodes).  Past that, a link's merge stops at its first
+ * meeting, its earliest (starts come in order), which is all *first needs
+ * of it (without meets, at once). */
 static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *start,
                            const plc_si *end, const unsigned char *ran, const plc_sim_net *net,
                            const int *cand, int nc, plc_si *first, int *meets)
@@ -1358,6 +1363,7 @@ static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *sta
   plc_s64_groups g;
   plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
   int *head = plc_xmalloc(2 * ((size_t)g.ns + 1) * sizeof *head), hit = 0, count = 0;
+  int limit = meets ? plc_sim_ep_meets : 0;
   int *last = head + g.ns + 1; /* per stream with transfers, its group's end */
   for (int k = 0; k < net->nlinks; k++) {
     const int *at = g.at + (size_t)k * (size_t)g.ns;
@@ -1376,11 +1382,13 @@ static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *sta
       if (s < 0)
         break;
       int i = g.idx[head[s]++];
-      if (seen && start[i] < latest && (!hit || start[i] < *first)) {
+      if (seen && start[i] < latest) {
+        if (!hit || start[i] < *first)
+          *first = start[i];
         hit = 1;
-        *first = start[i];
+        if (++count > limit)
+          break;
       }
-      count += seen && start[i] < latest;
       if (!seen || end[i] > latest)
         latest = end[i];
     }
@@ -1402,7 +1410,8 @@ typedef struct plc_sim_head {
   plc_su d;
   plc_si first;
   int meets;                 /* transfers that started while another of another
-                              stream was on their link (plc_s64_overlap) */
+                              stream was on their link (plc_s64_overlap: up
+                              to one past plc_sim_ep_meets) */
 } plc_sim_head;
 
 static void plc_sim_lazy_free(plc_sim *s)
