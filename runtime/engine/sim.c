@@ -1205,18 +1205,6 @@ static void plc_s64_set(mpq_ptr q, plc_si v, plc_su d)
   plc_s64_put(mpq_denref(q), d / g);
 }
 
-int plc_sim_memo_once_sum(mpq_t out, const plc_ir_list *l)
-{
-  const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_slot(l, 1);
-  if (!u || !u->t || !u->ok)
-    return 0;
-  plc_si sum = 0; /* at most u->sum: no overflow */
-  for (int i = 0; i < l->n; i++)
-    if (l->ops[i].once)
-      sum += u->t[i];
-  plc_s64_set(out, sum, u->d);
-  return 1;
-}
 
 /* The durations of l's ops from..to that counts is true for, summed. */
 static plc_si plc_s64_sum_of(const plc_ir_list *l, const plc_si *t, int from, int to,
@@ -1229,16 +1217,15 @@ static plc_si plc_s64_sum_of(const plc_ir_list *l, const plc_si *t, int from, in
   return sum;
 }
 
-/* A region's whole blocks (u->per) sum to so many times their first: each
- * op of the others is alike the op a block before it, its duration the
+/* The durations of u (l's) of the ops counts is true for, summed: a
+ * region's whole blocks (u->per) sum to so many times their first, each
+ * op of the others alike the op a block before it, its duration the
  * same and counts the same for it (it reads only fields they share). */
-int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
+static plc_si plc_s64_sum_counted(const plc_ir_list *l, const plc_s64_dur *u,
+                                  plc_sim_counts_fn *counts)
 {
-  const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);
-  if (!u || !u->ok)
-    return 0;
-  plc_si sum = counts ? 0 : (plc_si)u->sum; /* at most u->sum: no overflow */
-  for (int i = 0, r = 0; counts && i < l->n; r++) {
+  plc_si sum = 0; /* at most u->sum: no overflow */
+  for (int i = 0, r = 0; i < l->n; r++) {
     const plc_s64_reg *g = r < u->per->n ? &u->per->r[r] : NULL;
     sum += plc_s64_sum_of(l, u->t, i, g ? g->a : l->n, counts);
     if (!g)
@@ -1247,7 +1234,26 @@ int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
     sum += plc_s64_sum_of(l, u->t, g->a, g->a + g->b, counts) * k;
     i = g->a + k * g->b;
   }
-  plc_s64_set(out, sum, u->d);
+  return sum;
+}
+
+static int plc_s64_is_once(const plc_ir_op *op) { return op->once; }
+
+int plc_sim_memo_once_sum(mpq_t out, const plc_ir_list *l)
+{
+  const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_slot(l, 1);
+  if (!u || !u->t || !u->ok)
+    return 0;
+  plc_s64_set(out, plc_s64_sum_counted(l, u, plc_s64_is_once), u->d);
+  return 1;
+}
+
+int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
+{
+  const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);
+  if (!u || !u->ok)
+    return 0;
+  plc_s64_set(out, counts ? plc_s64_sum_counted(l, u, counts) : (plc_si)u->sum, u->d);
   return 1;
 }
 

@@ -1130,7 +1130,8 @@ static int same_walks(const walk_log *a, const walk_log *b)
  * every start and end of every walk to a list's end, the ends of
  * plc_sim_ends (with each counts), plc_sim_end_of with `once` ops and
  * plc_sim_ends_once, every op and figure of plc_sim_run, the sums of
- * durations (plc_sim_memo_sum, block by block), over lists of
+ * durations (plc_sim_memo_sum, plc_sim_memo_once_sum: block by block),
+ * over lists of
  * repeated blocks (block_list: deps into the block before and into the
  * prefix, once ops, copies that differ, streams that fall behind), links
  * shared or not, from any start, in a memo or not.  Many walks settle
@@ -1182,6 +1183,11 @@ static void test_random_steady(void)
           if (!l.ops[i].once && (!c || c(&l.ops[i])))
             mpq_add(sum, sum, l.ops[i].time);
         bad += plc_sim_memo_sum(v[w][0], &st.bwd, c) && !mpq_equal(v[w][0], sum);
+        mpq_set_ui(sum, 0, 1);
+        for (int i = 0; i < l.n; i++)
+          if (l.ops[i].once)
+            mpq_add(sum, sum, l.ops[i].time);
+        bad += plc_sim_memo_once_sum(v[w][0], &st.bwd) && !mpq_equal(v[w][0], sum);
         plc_sim_memo_pop(&memo);
       }
       if (w == 0) {
