@@ -2415,6 +2415,29 @@ static inline plc_flow_op *plc_sim_flow_wire(plc_sim_fops *b, const int *map,
   return o;
 }
 
+/* Op i's whole costs in a flow from h (plc_sim_flow_pair) when they are
+ * the op's a block before it (a region of per, from the one at *r on: i
+ * comes in list order), or NULL: that op's pair, when it has one, is op
+ * i's, their fixed part and work the same functions of their kind,
+ * group, dimension and what they took, which are the same, and both not
+ * under way when transfers met (checked; in a region the ops are alike). */
+static const plc_flow_q *plc_sim_flow_again(const plc_ir_list *l, const plc_sim_fops *b,
+                                            const int *map, const plc_sim_head *h,
+                                            const plc_s64_per *per, int *r, int i)
+{
+  while (*r < per->n && i >= per->r[*r].e)
+    ++*r;
+  if (*r == per->n || i < per->r[*r].a + per->r[*r].b)
+    return NULL;
+  int j = i - per->r[*r].b;
+  const plc_ir_op *x = &l->ops[i], *y = &l->ops[j];
+  if (map[j] < 0 || !b->ops[map[j]].q || x->kind != y->kind || x->group != y->group ||
+      x->dim != y->dim || h->start[i] < h->first ||
+      h->end[i] - h->start[i] != h->end[j] - h->start[j])
+    return NULL;
+  return b->ops[map[j]].q;
+}
+
 /* The list's ops that run as flow ops (flow.h), into f: each on its
  * stream, after its dependencies and, a compute op that takes time, after
  * the one before it (the device's compute is serial, plc_sim_step);
@@ -2453,7 +2476,9 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     mpz_set(mpq_numref(scale), den);
     mpq_mul(t0s, t0, scale);
   }
-  for (int i = 0; i < l->n; i++) {
+  const plc_s64_dur *m = h ? plc_sim_memo_dur(l, with_once) : NULL;
+  const plc_s64_per *per = m && m->ok ? m->per : NULL;
+  for (int i = 0, r = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     map[i] = -1;
     if (!with_once && op->once)
@@ -2464,7 +2489,11 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     }
     int uses_dev = op->kind == PLC_OPK_COMPUTE && mpq_sgn(op->time) > 0;
     plc_flow_op *o = plc_sim_flow_wire(&b, map, op, uses_dev, net);
-    plc_sim_flow_pair(&b.cost, o, net, op, i, h, lat, scale);
+    const plc_flow_q *q = per ? plc_sim_flow_again(l, &b, map, h, per, &r, i) : NULL;
+    if (q)
+      o->q = q, o->fixed = o->work = NULL;
+    else
+      plc_sim_flow_pair(&b.cost, o, net, op, i, h, lat, scale);
     map[i] = b.n++;
   }
   int stuck;
