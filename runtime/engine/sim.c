@@ -1206,11 +1206,20 @@ static void plc_s64_set(mpq_ptr q, plc_si v, plc_su d)
 }
 
 
-/* The durations of l's ops from..to that counts is true for, summed. */
+static int plc_s64_is_once(const plc_ir_op *op) { return op->once; }
+
+/* The durations of l's ops from..to that counts is true for, summed (the
+ * once ops' flag read in place rather than through a call each). */
 static plc_si plc_s64_sum_of(const plc_ir_list *l, const plc_si *t, int from, int to,
                              plc_sim_counts_fn *counts)
 {
   plc_si sum = 0;
+  if (counts == plc_s64_is_once) {
+    for (int i = from; i < to; i++)
+      if (l->ops[i].once)
+        sum += t[i];
+    return sum;
+  }
   for (int i = from; i < to; i++)
     if (t[i] && counts(&l->ops[i]))
       sum += t[i];
@@ -1236,8 +1245,6 @@ static plc_si plc_s64_sum_counted(const plc_ir_list *l, const plc_s64_dur *u,
   }
   return sum;
 }
-
-static int plc_s64_is_once(const plc_ir_op *op) { return op->once; }
 
 int plc_sim_memo_once_sum(mpq_t out, const plc_ir_list *l)
 {
@@ -2477,7 +2484,7 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     mpq_mul(t0s, t0, scale);
   }
   const plc_s64_dur *m = h ? plc_sim_memo_dur(l, with_once) : NULL;
-  const plc_s64_per *per = m && m->ok ? m->per : NULL;
+  const plc_s64_per *per = m && m->ok && m->per->n > 0 ? m->per : NULL;
   for (int i = 0, r = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     map[i] = -1;
