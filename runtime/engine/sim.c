@@ -507,11 +507,31 @@ static int plc_s64_ctz(plc_su v)
   return n + __builtin_ctzl((unsigned long)v);
 }
 
+/* Binary gcd of a and b that fit 64 bits, on 64-bit words (half the
+ * instructions of the wide one, the same steps). */
+static uint64_t plc_s64_bgcd64(uint64_t a, uint64_t b)
+{
+  int sh = __builtin_ctzll(a | b);
+  a >>= __builtin_ctzll(a);
+  do {
+    b >>= __builtin_ctzll(b);
+    if (a > b) {
+      uint64_t t = a;
+      a = b;
+      b = t;
+    }
+    b -= a;
+  } while (b);
+  return a << sh;
+}
+
 /* Binary gcd (a, b not both 0). */
 static plc_su plc_s64_bgcd(plc_su a, plc_su b)
 {
   if (!a || !b)
     return a | b;
+  if (!((a | b) >> 31 >> 31 >> 2)) /* both below 2^64 (either width) */
+    return plc_s64_bgcd64((uint64_t)a, (uint64_t)b);
   int sh = plc_s64_ctz(a | b);
   a >>= plc_s64_ctz(a);
   do {
