@@ -755,8 +755,12 @@ static int plc_s64_dur_put(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v)
       return 0;
     u->d *= k;
     u->sum *= k;
-    for (int i = 0; i < n; i++)
-      u->t[i] *= (plc_si)k;
+    if (!(k >> 31 >> 31 >> 2)) /* k below 2^64: a narrower product (the same) */
+      for (int i = 0; i < n; i++)
+        u->t[i] = (plc_si)((plc_su)u->t[i] * (uint64_t)k);
+    else
+      for (int i = 0; i < n; i++)
+        u->t[i] *= (plc_si)k;
   }
   plc_su m = u->d / den;
   if (num && plc_s64_bits(num) + plc_s64_bits(m) > PLC_SI_BITS)
