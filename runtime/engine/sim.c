@@ -2180,17 +2180,12 @@ void plc_sim_cost_split(const plc_sim_net *net, const plc_ir_op *op, mpq_t fixed
   mpq_sub(work, op->time, fixed);
 }
 
-/* Could two transfers of l share a link: with sharing on, two that take
- * time on one link from different streams (on one stream they run one
- * after the other)?  Else sharing changes nothing. */
-static int plc_sim_may_share(const plc_ir_list *l, int with_once, const plc_sim_net *net)
+/* plc_sim_may_share over l's ops from..to, first (per link, the stream
+ * of its first transfer) kept from one call to the next. */
+static int plc_sim_share_scan(const plc_ir_list *l, int from, int to, int with_once,
+                              const plc_sim_net *net, int *first)
 {
-  if (!net || !net->share)
-    return 0;
-  int first[PLC_PD_COUNT]; /* per link, the stream of its first transfer */
-  for (int k = 0; k < net->nlinks; k++)
-    first[k] = -1;
-  for (int i = 0; i < l->n; i++) {
+  for (int i = from; i < to; i++) {
     const plc_ir_op *op = &l->ops[i];
     if (op->kind == PLC_OPK_COMPUTE || (!with_once && op->once) || mpq_sgn(op->time) <= 0)
       continue;
@@ -2201,6 +2196,28 @@ static int plc_sim_may_share(const plc_ir_list *l, int with_once, const plc_sim_
       return 1;
   }
   return 0;
+}
+
+/* Could two transfers of l share a link: with sharing on, two that take
+ * time on one link from different streams (on one stream they run one
+ * after the other)?  Else sharing changes nothing.  The ops of a region
+ * after its first block (from the memo's durations, when it keeps l)
+ * are passed over: each is alike an op before it, a transfer on the same
+ * link and stream or not, as that op. */
+static int plc_sim_may_share(const plc_ir_list *l, int with_once, const plc_sim_net *net)
+{
+  if (!net || !net->share)
+    return 0;
+  int first[PLC_PD_COUNT]; /* per link, the stream of its first transfer */
+  for (int k = 0; k < net->nlinks; k++)
+    first[k] = -1;
+  const plc_s64_dur *m = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);
+  const plc_s64_per *per = m && m->ok ? m->per : NULL;
+  int i = 0;
+  for (int r = 0; per && r < per->n; i = per->r[r++].e)
+    if (plc_sim_share_scan(l, i, per->r[r].a + per->r[r].b, with_once, net, first))
+      return 1;
+  return plc_sim_share_scan(l, i, l->n, with_once, net, first);
 }
 
 /* Each dimension's latency in units of 1/den when a whole number that
