@@ -668,14 +668,14 @@ _Thread_local long plc_sim_steady_ops;
 _Thread_local plc_sim_walk_fn *plc_sim_walk_hook;
 _Thread_local void *plc_sim_walk_ctx;
 
-/* Is op i of l alike op i - b, in a region whose block 0 starts at a:
- * the same time (the same rational at the same address; with value, an
- * equal one elsewhere) and
- * the same fields that a run reads or a counts function may (sim.h):
- * kind, stream, once, dim, group, phase, wgrad, chunk, after_layers,
- * useful; its dependencies op i - b's shifted by b, none before a (so an
- * op waits for ops of its own block or the block before it, never
- * further back: plc_s64_steady rests on it).  The fields are compared as
+/* Is op x (op i of a list) alike op y, the op b before it, in a region
+ * whose block 0 starts at a: the same time (the same rational at the
+ * same address; with value, an equal one elsewhere) and the same fields
+ * that a run reads or a counts function may (sim.h): kind, stream, once,
+ * dim, group, phase, wgrad, chunk, after_layers, useful; its dependencies
+ * y's shifted by b, none before a (so an op waits for ops of its own
+ * block or the block before it, never further back: plc_s64_steady rests
+ * on it).  The fields are compared as
  * two runs of the struct, phase to deps and ndeps to replica (a few
  * loads, not a branch a field; the assertion below keeps them in), which
  * hold pinned too (copies share it): padding or a field more could only
@@ -706,6 +706,7 @@ plc_s64_alike_op(const plc_ir_op *x, const plc_ir_op *y, int b, int a, const int
   return x->time == y->time || (value && mpq_equal(x->time, y->time));
 }
 
+/* plc_s64_alike_op of l's op i and op i - b. */
 static inline __attribute__((always_inline)) int plc_s64_alike(const plc_ir_list *l, int i,
                                                                  int b, int a, const int value)
 {
@@ -820,7 +821,8 @@ static inline int plc_s64_dur_again(plc_s64_dur *u, plc_si v)
  * times), and takes in the block before that one when it is alike too
  * with times equal elsewhere (lowering's first copy of a layer has
  * rationals of its own).  Where no copies share times (a plan lowered
- * for sensitivity) no region opens, and reading costs what it did.  The sum is tested as for a time seen before, so the
+ * for sensitivity) no region opens, and reading costs what it did.  A
+ * copied duration's sum is tested as for a time seen before, so the
  * durations are what reading every time gives; a time that could have
  * failed plc_s64_dur_put's test (a product's bits, not its value) on a
  * second reading no longer does, which changes no figure: a duration
@@ -1862,7 +1864,9 @@ static inline void plc_s64_walk_ends(plc_s64_walk *w, const plc_ir_op *op, plc_s
  *     streams (and the device) its ops use, which are the ends of block
  *     m's last ops on them (block m uses the same ones: its ops are
  *     alike), and the ends of its dependencies outside it, which are in
- *     block m (plc_s64_alike: none further back).  What block m read
+ *     block m (the region's ops are alike from block 1 on, none waiting
+ *     on an op before block 0: shifted block by block, none of block k's
+ *     before block k - 1).  What block m read
  *     from before it is the same of block m - 1, one block earlier op by
  *     op (alike: dependencies shifted by b; whether an op runs, the same).
  *     So block m + 1 reads what block m read, each D later.
@@ -1882,8 +1886,9 @@ static inline void plc_s64_walk_ends(plc_s64_walk *w, const plc_ir_op *op, plc_s
  *     same and, its ops alike (their dependencies' once too), does the
  *     same as block m: clears indep no more than it did.
  * The ops of the skipped blocks that are not compute go into cand in
- * order, as the walk puts them: block m's last in it, shifted.  Returns where the walk goes on: the end
- * of g's last whole block, or i when block m is not so (or none of it ran). */
+ * order, as the walk puts them: block m's last in it, shifted.  Returns
+ * where the walk goes on: the end of g's last whole block, or i when
+ * block m is not so (or none of it ran). */
 static int plc_s64_steady(plc_s64_walk *w, const plc_s64_reg *g, int i, int once)
 {
   const plc_ir_list *l = w->l;
