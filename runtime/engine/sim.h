@@ -99,10 +99,10 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
 void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0,
                  const plc_sim_net *net);
 /* The same, but the latest end of the ops for which counts is true (and
- * t0): the others still run and delay what waits for them. */
-/* counts reads only an op's kind, stream, once, dim, group, phase, wgrad,
- * chunk, after_layers or useful (the copies of a layer's ops share them:
- * the walk takes their ends from a block before, sim.c plc_s64_steady). */
+ * t0): the others still run and delay what waits for them.  counts reads
+ * only an op's kind, stream, once, dim, group, phase, wgrad, chunk,
+ * after_layers or useful (the copies of a layer's ops share them: what
+ * sim.c works out for a block of them it takes for the next, plc_s64_steady). */
 typedef int plc_sim_counts_fn(const plc_ir_op *op);
 void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                     mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net);
@@ -154,8 +154,9 @@ extern int plc_sim_no_fast;
 extern int plc_sim_no_episodes;
 /* Set (tests; PLC_SIM_NO_STEADY=1 in the environment sets it): runs
  * look for no repeated blocks in their lists (sim.c, plc_s64_per): every
- * duration is read from its time and the walk to a list's end walks every
- * op, never taking a block from the one before (plc_s64_steady). */
+ * duration is read from its time, the walk to a list's end walks every
+ * op (plc_s64_steady), sums, flows and the test for shared links go
+ * over every op, never taking anything from a block before. */
 extern int plc_sim_no_steady;
 /* Tests and measurements, this thread's: ops whose start and end the
  * walk to a list's end took from the block before them. */
