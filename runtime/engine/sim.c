@@ -8,6 +8,7 @@
 #include "xalloc.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,11 +507,31 @@ static int plc_s64_ctz(plc_su v)
   return n + __builtin_ctzl((unsigned long)v);
 }
 
+/* Binary gcd of a and b that fit 64 bits, on 64-bit words (half the
+ * instructions of the wide one, the same steps). */
+static uint64_t plc_s64_bgcd64(uint64_t a, uint64_t b)
+{
+  int sh = __builtin_ctzll(a | b);
+  a >>= __builtin_ctzll(a);
+  do {
+    b >>= __builtin_ctzll(b);
+    if (a > b) {
+      uint64_t t = a;
+      a = b;
+      b = t;
+    }
+    b -= a;
+  } while (b);
+  return a << sh;
+}
+
 /* Binary gcd (a, b not both 0). */
 static plc_su plc_s64_bgcd(plc_su a, plc_su b)
 {
   if (!a || !b)
     return a | b;
+  if (!((a | b) >> 31 >> 31 >> 2)) /* both below 2^64 (either width) */
+    return plc_s64_bgcd64((uint64_t)a, (uint64_t)b);
   int sh = plc_s64_ctz(a | b);
   a >>= plc_s64_ctz(a);
   do {
@@ -536,9 +557,19 @@ static plc_su plc_s64_bgcd(plc_su a, plc_su b)
 typedef struct plc_s64_seen {
   mpq_srcptr q[PLC_S64_SEEN];  /* by address */
   plc_su v[PLC_S64_SEEN];
+  int qi[PLC_S64_SEEN];        /* the last op read with it (plc_s64_dur_fill) */
+  unsigned qg[PLC_S64_SEEN];   /* the slot's generation */
   mpq_srcptr vq[PLC_S64_SEEN]; /* by value */
   plc_su vv[PLC_S64_SEEN];
+  unsigned vg[PLC_S64_SEEN];
+  unsigned gen;                /* a slot holds something when of this generation */
 } plc_s64_seen;
+
+/* This thread's: a slot of another generation is empty, so clearing it
+ * all is a new generation (plc_s64_seen_clear), not writing 4 KB, as
+ * often as lists are read (a list holds a few dozen distinct times).
+ * Zeroed, it is empty: generation 0 with no time in it. */
+static _Thread_local plc_s64_seen plc_s64_seen_tls;
 
 static unsigned plc_s64_slot(mpq_srcptr q)
 {
@@ -552,33 +583,148 @@ static unsigned plc_s64_value_slot(mpq_srcptr q)
   return (unsigned)(((a * 0x9E3779B97F4A7C15u ^ b) * 0x9E3779B97F4A7C15u) >> 40) % PLC_S64_SEEN;
 }
 
-static void plc_s64_seen_clear(plc_s64_seen *seen)
+/* mpq_equal(x, y), inline for the one or two limbs of a time (a call
+ * each was much of reading a list whose copies have times of their own):
+ * rationals in lowest terms (GMP keeps them so) are equal when their
+ * numerators and denominators have the same sizes and limbs. */
+static inline int plc_s64_qeq(mpq_srcptr x, mpq_srcptr y)
 {
-  memset(seen->q, 0, sizeof seen->q);
-  memset(seen->vq, 0, sizeof seen->vq);
-}
-
-/* The value of q seen before (by address, else by value), into *v. */
-static int plc_s64_seen_find(plc_s64_seen *seen, mpq_srcptr q, plc_su *v)
-{
-  unsigned h = plc_s64_slot(q);
-  if (seen->q[h] == q) {
-    *v = seen->v[h];
-    return 1;
-  }
-  unsigned hv = plc_s64_value_slot(q);
-  if (!seen->vq[hv] || !mpq_equal(seen->vq[hv], q))
+  const __mpz_struct *xn = mpq_numref(x), *yn = mpq_numref(y);
+  const __mpz_struct *xd = mpq_denref(x), *yd = mpq_denref(y);
+  int sn = xn->_mp_size, sd = xd->_mp_size;
+  if (sn != yn->_mp_size || sd != yd->_mp_size)
     return 0;
-  *v = seen->v[h] = seen->vv[hv]; /* found by address next time */
-  seen->q[h] = q;
+  if (sn < -2 || sn > 2 || sd > 2)
+    return mpq_equal(x, y);
+  for (int k = 0; k < (sn < 0 ? -sn : sn); k++)
+    if (xn->_mp_d[k] != yn->_mp_d[k])
+      return 0;
+  for (int k = 0; k < sd; k++)
+    if (xd->_mp_d[k] != yd->_mp_d[k])
+      return 0;
   return 1;
 }
 
-static void plc_s64_seen_put(plc_s64_seen *seen, mpq_srcptr q, plc_su v)
+static void plc_s64_seen_clear(plc_s64_seen *seen)
+{
+  if (++seen->gen == 0) { /* the generations wrapped: empty by hand */
+    memset(seen->q, 0, sizeof seen->q);
+    memset(seen->vq, 0, sizeof seen->vq);
+  }
+}
+
+/* The value of q seen before (by address, else by value), into *v, and
+ * when by address the op that read it before into *prev (op i reads it
+ * now): copies of a layer share their times by address. */
+static inline __attribute__((always_inline)) int
+plc_s64_seen_find(plc_s64_seen *seen, mpq_srcptr q, plc_su *v, int i, int *prev)
+{
+  unsigned h = plc_s64_slot(q);
+  if (seen->q[h] == q && seen->qg[h] == seen->gen) {
+    *v = seen->v[h];
+    *prev = seen->qi[h];
+    seen->qi[h] = i;
+    return 1;
+  }
+  unsigned hv = plc_s64_value_slot(q);
+  if (!seen->vq[hv] || seen->vg[hv] != seen->gen || !plc_s64_qeq(seen->vq[hv], q))
+    return 0;
+  *v = seen->v[h] = seen->vv[hv]; /* found by address next time */
+  seen->q[h] = q;
+  seen->qg[h] = seen->gen;
+  seen->qi[h] = i;
+  return 1;
+}
+
+static void plc_s64_seen_put(plc_s64_seen *seen, mpq_srcptr q, plc_su v, int i)
 {
   unsigned h = plc_s64_slot(q), hv = plc_s64_value_slot(q);
   seen->q[h] = seen->vq[hv] = q;
   seen->v[h] = seen->vv[hv] = v;
+  seen->qg[h] = seen->vg[hv] = seen->gen;
+  seen->qi[h] = i;
+}
+
+/* ---- repeated blocks -------------------------------------------------------------
+ * A stage list of a dense model is a prefix, one layer's ops again and
+ * again, a suffix; lowering copies the layers, their times the same
+ * rationals.  A region is where each op is alike the op b before it
+ * (plc_s64_alike): then what reads times takes op i's from op i - b,
+ * and the walk (plc_s64_walk_run) may find the blocks repeating
+ * themselves later in time (plc_s64_steady). */
+typedef struct plc_s64_reg {
+  int a, b, e; /* every op of [a + b, e) alike the op b before it (b > 0): its
+                  blocks are [a + k b, a + (k + 1) b), (e - a) / b of them whole */
+} plc_s64_reg;
+
+#define PLC_S64_REGS 8
+typedef struct plc_s64_per {
+  int n;        /* regions, in list order; no two overlap */
+  plc_s64_reg r[PLC_S64_REGS];
+} plc_s64_per;
+
+int plc_sim_no_steady; /* tests: no region, no steady state */
+_Thread_local long plc_sim_steady_ops;
+_Thread_local plc_sim_walk_fn *plc_sim_walk_hook;
+_Thread_local void *plc_sim_walk_ctx;
+
+/* Is op x (op i of a list) alike op y, the op b before it, in a region
+ * whose block 0 starts at a: the same time (the same rational at the
+ * same address; with value, an equal one elsewhere) and the same fields
+ * that a run reads or a counts function may (sim.h): kind, stream, once,
+ * dim, group, phase, wgrad, chunk, after_layers, useful; its dependencies
+ * y's shifted by b, none before a (so an op waits for ops of its own
+ * block or the block before it, never further back: plc_s64_steady rests
+ * on it).  The fields are compared as
+ * two runs of the struct, phase to deps and ndeps to replica (a few
+ * loads, not a branch a field; the assertion below keeps them in), which
+ * hold pinned too (copies share it): padding or a field more could only
+ * make ops that are alike look different, never the other way. */
+#define PLC_S64_IN(f, lo, hi) (offsetof(plc_ir_op, f) >= (lo) && \
+                               offsetof(plc_ir_op, f) + sizeof(int) <= (hi))
+#define PLC_S64_IN1(f) PLC_S64_IN(f, offsetof(plc_ir_op, phase), offsetof(plc_ir_op, deps))
+#define PLC_S64_IN2(f) PLC_S64_IN(f, offsetof(plc_ir_op, ndeps), offsetof(plc_ir_op, replica))
+_Static_assert(PLC_S64_IN1(phase) && PLC_S64_IN1(kind) && PLC_S64_IN1(dim) &&
+               PLC_S64_IN1(group) && PLC_S64_IN1(stream) && PLC_S64_IN2(ndeps) &&
+               PLC_S64_IN2(useful) && PLC_S64_IN2(once) && PLC_S64_IN2(wgrad) &&
+               PLC_S64_IN2(chunk) && PLC_S64_IN2(after_layers) &&
+               sizeof(plc_phase) == sizeof(int) && sizeof(plc_opk) == sizeof(int) &&
+               sizeof(plc_pdim) == sizeof(int),
+               "plc_s64_alike compares these fields as runs of ints");
+
+static inline __attribute__((always_inline)) int
+plc_s64_alike_op(const plc_ir_op *x, const plc_ir_op *y, int b, int a, const int value)
+{
+  const char *xc = (const char *)x, *yc = (const char *)y;
+  const size_t o1 = offsetof(plc_ir_op, phase), n1 = offsetof(plc_ir_op, deps) - o1;
+  const size_t o2 = offsetof(plc_ir_op, ndeps), n2 = offsetof(plc_ir_op, replica) - o2;
+  if (memcmp(xc + o1, yc + o1, n1) || memcmp(xc + o2, yc + o2, n2))
+    return 0;
+  for (int k = 0; k < x->ndeps; k++)
+    if (x->deps[k] != y->deps[k] + b || x->deps[k] < a)
+      return 0;
+  return x->time == y->time || (value && mpq_equal(x->time, y->time));
+}
+
+/* plc_s64_alike_op of l's op i and op i - b. */
+static inline __attribute__((always_inline)) int plc_s64_alike(const plc_ir_list *l, int i,
+                                                                 int b, int a, const int value)
+{
+  return plc_s64_alike_op(&l->ops[i], &l->ops[i - b], b, a, value);
+}
+
+/* The region from a, b ops a block, alike up to e, into p: when it has
+ * three whole blocks or more (the walk compares two before it may skip
+ * one) and p has room.  Regions close in list order; one that opened
+ * before the last one's end starts its blocks after it (whole blocks
+ * later: the ops after are alike still), so that none overlap. */
+static void plc_s64_per_close(plc_s64_per *p, int a, int b, int e)
+{
+  int from = p->n > 0 ? p->r[p->n - 1].e : 0; /* no two overlap: after the last one */
+  if (a < from)
+    a += (from - a + b - 1) / b * b;
+  if ((e - a) / b >= 3 && p->n < PLC_S64_REGS)
+    p->r[p->n++] = (plc_s64_reg){a, b, e};
 }
 
 /* A list's durations on integers: those of the ops that run (0 for the
@@ -591,6 +737,8 @@ typedef struct plc_s64_dur {
   int ok;        /* 0: some time does not fit (runs take the rational path) */
   plc_su d, sum;
   plc_si *t;
+  plc_s64_per *per; /* its repeated blocks, found on the way (plc_s64_dur_fill):
+                       the caller's (a memo's after t, in its block) */
 } plc_s64_dur;
 
 /* Put q (not negative) over u's denominator too, into *v: the
@@ -608,8 +756,12 @@ static int plc_s64_dur_put(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v)
       return 0;
     u->d *= k;
     u->sum *= k;
-    for (int i = 0; i < n; i++)
-      u->t[i] *= (plc_si)k;
+    if (!(k >> 31 >> 31 >> 2)) /* k below 2^64: a narrower product (the same) */
+      for (int i = 0; i < n; i++)
+        u->t[i] = (plc_si)((plc_su)u->t[i] * (uint64_t)k);
+    else
+      for (int i = 0; i < n; i++)
+        u->t[i] *= (plc_si)k;
   }
   plc_su m = u->d / den;
   if (num && plc_s64_bits(num) + plc_s64_bits(m) > PLC_SI_BITS)
@@ -623,13 +775,16 @@ static int plc_s64_dur_put(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v)
 
 /* Put q over u's denominator into *v as plc_s64_dur_put does (scaling
  * u's n durations before it), through seen, the values of the times
- * met so far over u->d: a time met before costs an addition. */
-static inline int plc_s64_dur_take(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v,
-                                   plc_s64_seen *seen)
+ * met so far over u->d: a time met before costs an addition.  Op i
+ * reads it; *prev is the op that read it before at the same address,
+ * when seen knows it (else left). */
+static inline __attribute__((always_inline)) int
+plc_s64_dur_take(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *v, plc_s64_seen *seen, int i,
+                 int *prev)
 {
   const plc_su lim = (plc_su)1 << PLC_SI_BITS;
   plc_su w, d = u->d;
-  if (plc_s64_seen_find(seen, q, &w)) {
+  if (plc_s64_seen_find(seen, q, &w, i, prev)) {
     if (w >= lim - u->sum)
       return 0;
     u->sum += w;
@@ -640,42 +795,118 @@ static inline int plc_s64_dur_take(plc_s64_dur *u, int n, mpq_srcptr q, plc_si *
     return 0;
   if (u->d != d) /* the values seen were over the old denominator */
     plc_s64_seen_clear(seen);
-  plc_s64_seen_put(seen, q, (plc_su)*v);
+  plc_s64_seen_put(seen, q, (plc_su)*v, i);
   return 1;
+}
+
+/* Op i's duration v, over u's denominator, joins u's sum: 0 when the
+ * sum would not fit (plc_s64_dur_take's test for a time seen before,
+ * v >= 2^PLC_SI_BITS - sum: the sum and v are both below that bound, so
+ * their sum cannot wrap, and the test is whether it reaches the bound). */
+static inline int plc_s64_dur_again(plc_s64_dur *u, plc_si v)
+{
+  u->sum += (plc_su)v;
+  return !(u->sum >> PLC_SI_BITS);
 }
 
 /* Fill u->t (l->n entries) and set u->d, u->sum from l's op times, in
  * one pass: the denominator grows as times come (plc_s64_dur_put scales
  * what came before), which happens a few times early in a list (its
- * first layer has every kind of op); 0 when something does not fit. */
-static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
+ * first layer has every kind of op); 0 when something does not fit.
+ * On the way, l's repeated blocks into u->per (plc_s64_per): an op
+ * alike the op a block before it has its time, so its duration (over
+ * the same denominator, scaled with it since) without reading it; a
+ * region opens where an op is alike the op that last read its time at
+ * the same address (seen knows which: the copies of a layer share their
+ * times), and takes in the block before that one when it is alike too
+ * with times equal elsewhere (lowering's first copy of a layer has
+ * rationals of its own).  Where no copies share times (a plan lowered
+ * for sensitivity) no region opens, and reading costs what it did.  A
+ * copied duration's sum is tested as for a time seen before, so the
+ * durations are what reading every time gives; a time that could have
+ * failed plc_s64_dur_put's test (a product's bits, not its value) on a
+ * second reading no longer does, which changes no figure: a duration
+ * that fits with a sum that fits is exact, whichever path reads it. */
+static int plc_s64_dur_read(const plc_ir_list *l, int with_once, plc_s64_dur *u,
+                            plc_s64_seen *seen)
 {
-  plc_s64_seen seen;
-  plc_s64_seen_clear(&seen);
   u->d = 1;
   u->sum = 0;
+  u->per->n = 0;
+  int a = 0, b = 0; /* the open block: from a, b ops long (0: none) */
   for (int i = 0; i < l->n; i++) {
+    if (b) { /* the region's ops, alike the op b before: its duration */
+      const plc_ir_op *x = &l->ops[i];
+      plc_si *t = u->t + i;
+      for (; i < l->n && plc_s64_alike_op(x, x - b, b, a, 0); i++, x++, t++) {
+        *t = t[-b];
+        if (!plc_s64_dur_again(u, *t))
+          return 0;
+      }
+      plc_s64_per_close(u->per, a, b, i);
+      b = 0;
+      if (i == l->n)
+        break;
+    }
     u->t[i] = 0;
+    int prev = -1;
     if ((with_once || !l->ops[i].once) &&
-        !plc_s64_dur_take(u, i, l->ops[i].time, &u->t[i], &seen))
+        !plc_s64_dur_take(u, i, l->ops[i].time, &u->t[i], seen, i, &prev))
       return 0;
+    if (prev >= 0 && !plc_sim_no_steady && plc_s64_alike(l, i, i - prev, prev, 0)) {
+      a = prev, b = i - prev;
+      int x = a; /* the block before, its times equal elsewhere (a first copy)? */
+      while (x < i && a >= b && plc_s64_alike(l, x, b, a - b, 1))
+        x++;
+      if (x == i)
+        a -= b;
+    }
   }
   return 1;
 }
 
-/* u, l's durations with its `once` ops, from w, those without: the
- * gradient sync adds a few distinct times over many ops. */
-static int plc_s64_dur_with_once(const plc_ir_list *l, const plc_s64_dur *w, plc_s64_dur *u)
+/* plc_s64_dur_read through this thread's seen, left empty. */
+static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
 {
-  plc_s64_seen seen;
-  plc_s64_seen_clear(&seen);
+  int ok = plc_s64_dur_read(l, with_once, u, &plc_s64_seen_tls);
+  plc_s64_seen_clear(&plc_s64_seen_tls);
+  return ok;
+}
+
+/* u, l's durations with its `once` ops, from w, those without: the
+ * gradient sync adds a few distinct times over many ops; a once op alike
+ * the op a block before it (w->per) has its duration. */
+static int plc_s64_dur_add_once(const plc_ir_list *l, const plc_s64_dur *w, plc_s64_dur *u,
+                                plc_s64_seen *seen)
+{
   memcpy(u->t, w->t, (size_t)l->n * sizeof *u->t);
   u->d = w->d;
   u->sum = w->sum;
-  for (int i = 0; i < l->n; i++)
-    if (l->ops[i].once && !plc_s64_dur_take(u, l->n, l->ops[i].time, &u->t[i], &seen))
+  *u->per = *w->per;
+  int r = 0, prev;
+  for (int i = 0; i < l->n; i++) {
+    if (!l->ops[i].once)
+      continue;
+    while (r < u->per->n && i >= u->per->r[r].e)
+      r++;
+    const plc_s64_reg *g = r < u->per->n ? &u->per->r[r] : NULL;
+    if (g && i >= g->a + g->b) { /* alike op i - g->b, read already */
+      u->t[i] = u->t[i - g->b];
+      if (!plc_s64_dur_again(u, u->t[i]))
+        return 0;
+    } else if (!plc_s64_dur_take(u, l->n, l->ops[i].time, &u->t[i], seen, i, &prev)) {
       return 0;
+    }
+  }
   return 1;
+}
+
+/* plc_s64_dur_add_once through this thread's seen, left empty. */
+static int plc_s64_dur_with_once(const plc_ir_list *l, const plc_s64_dur *w, plc_s64_dur *u)
+{
+  int ok = plc_s64_dur_add_once(l, w, u, &plc_s64_seen_tls);
+  plc_s64_seen_clear(&plc_s64_seen_tls);
+  return ok;
 }
 
 /* ---- the memo of one analysis ---------------------------------------------------- */
@@ -775,6 +1006,7 @@ static void plc_sim_part_dur(const plc_sim_part *p, int with_once, plc_s64_dur *
   u->ok = 1;
   u->d = w->d;
   u->sum = 0;
+  u->per->n = 0; /* not looked for in a part */
   for (int j = 0; j < l->n; j++) {
     u->t[j] = w->t[p->from[j]];
     u->sum += (plc_su)u->t[j];
@@ -792,7 +1024,8 @@ static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once)
     u = &p->dur[with_once != 0];
   if (!u || u->t)
     return u;
-  u->t = plc_xmalloc(((size_t)l->n + 1) * sizeof *u->t);
+  u->t = plc_xmalloc(((size_t)l->n + 1) * sizeof *u->t + sizeof *u->per);
+  u->per = (plc_s64_per *)(void *)(u->t + l->n + 1); /* ints after plc_si: aligned */
   const plc_s64_dur *w = with_once && !p ? plc_sim_memo_dur(l, 0) : NULL;
   if (p)
     plc_sim_part_dur(p, with_once, u);
@@ -805,16 +1038,20 @@ static const plc_s64_dur *plc_sim_memo_dur(const plc_ir_list *l, int with_once)
  * and the durations (into x->t) and t0 scaled to it; 0 when something
  * does not fit (op times are never negative; t0 neither).  With borrow
  * (the run only reads x->t) and t0 = 0, x->t may be pointed at the
- * memo's durations instead: the same values, over the same d. */
+ * memo's durations instead: the same values, over the same d.  The
+ * list's regions into per when given. */
 static int plc_s64_scale(plc_s64 *x, int with_once, mpq_srcptr t0, plc_su *d, plc_si *t0s,
-                         int borrow)
+                         int borrow, plc_s64_per *per)
 {
   const plc_ir_list *l = x->l;
-  plc_s64_dur u = {.t = x->t};
+  plc_s64_per own;
+  plc_s64_dur u = {.t = x->t, .per = per ? per : &own};
   const plc_s64_dur *m = plc_sim_memo_dur(l, with_once);
   if (m) {
     if (!m->ok)
       return 0;
+    if (per)
+      *per = *m->per;
     if (borrow && mpq_sgn(t0) == 0) {
       x->t = m->t;
       *d = m->d;
@@ -994,16 +1231,53 @@ static void plc_s64_set(mpq_ptr q, plc_si v, plc_su d)
   plc_s64_put(mpq_denref(q), d / g);
 }
 
+
+static int plc_s64_is_once(const plc_ir_op *op) { return op->once; }
+
+/* The durations of l's ops from..to that counts is true for, summed (the
+ * once ops' flag read in place rather than through a call each). */
+static plc_si plc_s64_sum_of(const plc_ir_list *l, const plc_si *t, int from, int to,
+                             plc_sim_counts_fn *counts)
+{
+  plc_si sum = 0;
+  if (counts == plc_s64_is_once) {
+    for (int i = from; i < to; i++)
+      if (l->ops[i].once)
+        sum += t[i];
+    return sum;
+  }
+  for (int i = from; i < to; i++)
+    if (t[i] && counts(&l->ops[i]))
+      sum += t[i];
+  return sum;
+}
+
+/* The durations of u (l's) of the ops counts is true for, summed: a
+ * region's whole blocks (u->per) sum to so many times their first, each
+ * op of the others alike the op a block before it, its duration the
+ * same and counts the same for it (it reads only fields they share). */
+static plc_si plc_s64_sum_counted(const plc_ir_list *l, const plc_s64_dur *u,
+                                  plc_sim_counts_fn *counts)
+{
+  plc_si sum = 0; /* at most u->sum: no overflow */
+  for (int i = 0, r = 0; i < l->n; r++) {
+    const plc_s64_reg *g = r < u->per->n ? &u->per->r[r] : NULL;
+    sum += plc_s64_sum_of(l, u->t, i, g ? g->a : l->n, counts);
+    if (!g)
+      break;
+    int k = (g->e - g->a) / g->b;
+    sum += plc_s64_sum_of(l, u->t, g->a, g->a + g->b, counts) * k;
+    i = g->a + k * g->b;
+  }
+  return sum;
+}
+
 int plc_sim_memo_once_sum(mpq_t out, const plc_ir_list *l)
 {
   const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_slot(l, 1);
   if (!u || !u->t || !u->ok)
     return 0;
-  plc_si sum = 0; /* at most u->sum: no overflow */
-  for (int i = 0; i < l->n; i++)
-    if (l->ops[i].once)
-      sum += u->t[i];
-  plc_s64_set(out, sum, u->d);
+  plc_s64_set(out, plc_s64_sum_counted(l, u, plc_s64_is_once), u->d);
   return 1;
 }
 
@@ -1012,11 +1286,7 @@ int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
   const plc_s64_dur *u = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);
   if (!u || !u->ok)
     return 0;
-  plc_si sum = counts ? 0 : (plc_si)u->sum; /* at most u->sum: no overflow */
-  for (int i = 0; counts && i < l->n; i++)
-    if (u->t[i] && counts(&l->ops[i]))
-      sum += u->t[i];
-  plc_s64_set(out, sum, u->d);
+  plc_s64_set(out, counts ? plc_s64_sum_counted(l, u, counts) : (plc_si)u->sum, u->d);
   return 1;
 }
 
@@ -1119,31 +1389,45 @@ static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
  * and their starts come sorted.  So per link the streams' transfers are
  * merged by start, each checked against the latest end before it.  With
  * cand, only the ops cand[0 .. nc) are looked at (in list order): the
- * caller's every op that is not a compute op. */
+ * caller's every op that is not a compute op.  *meets (when asked) counts
+ * the transfers that met one before them, but only so far as anyone reads
+ * it: up to one past plc_sim_ep_meets, which it is compared with
+ * (plc_sim_episodes).  Past that, a link's merge stops at its first
+ * meeting, its earliest (starts come in order), which is all *first needs
+ * of it (without meets, at once). */
 static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *start,
                            const plc_si *end, const unsigned char *ran, const plc_sim_net *net,
                            const int *cand, int nc, plc_si *first, int *meets)
 {
   plc_s64_groups g;
   plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
-  int *head = plc_xmalloc(((size_t)g.ns + 1) * sizeof *head), hit = 0, count = 0;
+  int *head = plc_xmalloc(2 * ((size_t)g.ns + 1) * sizeof *head), hit = 0, count = 0;
+  int limit = meets ? plc_sim_ep_meets : 0;
+  int *last = head + g.ns + 1; /* per stream with transfers, its group's end */
   for (int k = 0; k < net->nlinks; k++) {
     const int *at = g.at + (size_t)k * (size_t)g.ns;
-    memcpy(head, at, (size_t)g.ns * sizeof *head);
+    int na = 0; /* the streams with transfers on the link, in stream order */
+    for (int t = 0; t < g.ns; t++)
+      if (at[t] < at[t + 1])
+        head[na] = at[t], last[na++] = at[t + 1];
+    if (na < 2) /* one stream's transfers never meet (above): nothing to merge */
+      continue;
     plc_si latest = 0; /* the latest end so far on the link */
     for (int seen = 0;; seen = 1) {
       int s = -1; /* the stream whose next transfer starts first */
-      for (int t = 0; t < g.ns; t++)
-        if (head[t] < at[t + 1] && (s < 0 || start[g.idx[head[t]]] < start[g.idx[head[s]]]))
+      for (int t = 0; t < na; t++)
+        if (head[t] < last[t] && (s < 0 || start[g.idx[head[t]]] < start[g.idx[head[s]]]))
           s = t;
       if (s < 0)
         break;
       int i = g.idx[head[s]++];
-      if (seen && start[i] < latest && (!hit || start[i] < *first)) {
+      if (seen && start[i] < latest) {
+        if (!hit || start[i] < *first)
+          *first = start[i];
         hit = 1;
-        *first = start[i];
+        if (++count > limit)
+          break;
       }
-      count += seen && start[i] < latest;
       if (!seen || end[i] > latest)
         latest = end[i];
     }
@@ -1165,7 +1449,8 @@ typedef struct plc_sim_head {
   plc_su d;
   plc_si first;
   int meets;                 /* transfers that started while another of another
-                              stream was on their link (plc_s64_overlap) */
+                              stream was on their link (plc_s64_overlap: up
+                              to one past plc_sim_ep_meets) */
 } plc_sim_head;
 
 static void plc_sim_lazy_free(plc_sim *s)
@@ -1343,7 +1628,7 @@ static int plc_s64_sched(plc_s64 *x, int nstreams, int with_once, mpq_srcptr t0,
   plc_si *mem = plc_xmalloc((g ? 7 : 6) * n * sizeof *mem);
   x->t = mem;
   plc_si t0s = 0;
-  if (!plc_s64_scale(x, with_once, t0, d, &t0s, g == NULL) ||
+  if (!plc_s64_scale(x, with_once, t0, d, &t0s, g == NULL, NULL) ||
       (g && !plc_s64_given_scale(x, g, d, &t0s, mem + 6 * n))) {
     free(mem);
     return 0;
@@ -1536,7 +1821,9 @@ static void plc_s64_once_out(plc_s64_once *o, const plc_ir_list *l, int nstreams
  * true for (end_cnt), the ops that are not compute into cand when given.
  * With once (plc_s64_once), also whether the once ops held a stream, the
  * device or a dependency of another op (indep cleared), and the same two
- * ends over the ops that are not once (end_all0, end_cnt0). */
+ * ends over the ops that are not once (end_all0, end_cnt0).  With per,
+ * the list's regions: where its blocks repeat themselves in time, it
+ * takes them from the block before (plc_s64_steady). */
 typedef struct plc_s64_walk {
   const plc_ir_list *l;
   const plc_si *t;
@@ -1545,7 +1832,119 @@ typedef struct plc_s64_walk {
   int *cand, nc, nstreams, with_once, indep;
   plc_sim_counts_fn *counts;
   plc_si t0s, end_all, end_cnt, end_all0, end_cnt0;
+  const plc_s64_per *per;
 } plc_s64_walk;
+
+/* Op op, which ended at e, into w's latest ends, as the walk does. */
+static inline void plc_s64_walk_ends(plc_s64_walk *w, const plc_ir_op *op, plc_si e, int once)
+{
+  if (e > w->end_all)
+    w->end_all = e;
+  if (once && !op->once && e > w->end_all0)
+    w->end_all0 = e;
+  if ((e > w->end_cnt || (once && !op->once && e > w->end_cnt0)) &&
+      (!w->counts || w->counts(op))) {
+    if (e > w->end_cnt)
+      w->end_cnt = e;
+    if (once && !op->once && e > w->end_cnt0)
+      w->end_cnt0 = e;
+  }
+}
+
+/* The steady state.  Say the walk has reached i = a + (m + 1) b, the end
+ * of block m >= 1 of a region g (plc_s64_reg), and every op of block m
+ * that ran ended exactly D after its op of block m - 1 (the walk's ends).
+ * Then every op of every later whole block k ends (and starts) D (k - m)
+ * after its op of block m; so the walk need not run them.  Why:
+ *   - An op starts at the latest of t0 (no later than its stream's free
+ *     time, which starts at t0 and only grows: it never decides), the
+ *     ends of its dependencies that ran, its stream's free time and, for
+ *     compute that takes time, the device's; it ends its duration later.
+ *   - What block m + 1 reads from before it: the free times of the
+ *     streams (and the device) its ops use, which are the ends of block
+ *     m's last ops on them (block m uses the same ones: its ops are
+ *     alike), and the ends of its dependencies outside it, which are in
+ *     block m (the region's ops are alike from block 1 on, none waiting
+ *     on an op before block 0: shifted block by block, none of block k's
+ *     before block k - 1).  What block m read
+ *     from before it is the same of block m - 1, one block earlier op by
+ *     op (alike: dependencies shifted by b; whether an op runs, the same).
+ *     So block m + 1 reads what block m read, each D later.
+ *   - In list order within the block, each op of block m + 1 then takes
+ *     the latest of values each D after those its op of block m took, and
+ *     the same duration: it ends D after it.  So block m + 1 is block m
+ *     shifted by D, and by induction every later block.
+ *   - D >= 0: an op starts after the op of its stream a block before it.
+ *     So the latest ends (overall, without once ops, those counts is true
+ *     for: a counts function reads only fields that alike ops share) over
+ *     the skipped blocks are those of the last one, which the walk takes
+ *     as it would; as the streams' and the device's free times after it.
+ *   - With once (plc_s64_once), the bookkeeping of what once ops held
+ *     (while indep holds; cleared, it is read no more): block m - 1's once
+ *     ops held the streams and the device that block m's hold (alike), so
+ *     block m found them held and left them so, and block m + 1 finds the
+ *     same and, its ops alike (their dependencies' once too), does the
+ *     same as block m: clears indep no more than it did.
+ * The ops of the skipped blocks that are not compute go into cand in
+ * order, as the walk puts them: block m's last in it, shifted.  Returns
+ * where the walk goes on: the end of g's last whole block, or i when
+ * block m is not so (or none of it ran). */
+static int plc_s64_steady(plc_s64_walk *w, const plc_s64_reg *g, int i, int once)
+{
+  const plc_ir_list *l = w->l;
+  int b = g->b, to = g->a + (g->e - g->a) / b * b, x = i - 1;
+  plc_si *end = w->end, *starts = w->starts;
+  unsigned char *ran = w->ran;
+  while (x >= i - b && !ran[x])
+    x--;
+  if (x < i - b)
+    return i;
+  plc_si dt = end[x] - end[x - b];
+  for (; x >= i - b; x--) /* from the block's end: a stream falling behind shows there first */
+    if (ran[x] && end[x] - end[x - b] != dt)
+      return i;
+  int *cand = w->cand, nc = w->nc, nb = 0; /* block m's in cand: the last nb */
+  while (cand && nb < nc && cand[nc - nb - 1] >= i - b)
+    nb++;
+  for (int at = i; at < to; at += b) { /* each block from the one before */
+    for (x = at; x < at + b; x++)
+      if (ran[x - b]) {
+        ran[x] = 1;
+        starts[x] = starts[x - b] + dt;
+        end[x] = end[x - b] + dt;
+      }
+    for (int c = 0; cand && c < nb; c++, nc++)
+      cand[nc] = cand[nc - nb] + b;
+  }
+  w->nc = nc;
+  for (x = to - b; x < to; x++) { /* the last block: free times and latest ends */
+    if (!ran[x])
+      continue;
+    const plc_ir_op *op = &l->ops[x];
+    w->free_at[op->stream] = end[x];
+    if (op->kind == PLC_OPK_COMPUTE && w->t[x] > 0)
+      w->free_at[w->nstreams] = end[x];
+    plc_s64_walk_ends(w, op, end[x], once);
+  }
+  plc_sim_steady_ops += to - i;
+  return to;
+}
+
+/* Where the walk looks next for a steady state, from op i on: the first
+ * end of a block m >= 1 of region *r or a later one (r moves on) at or
+ * after i with a whole block after it; INT_MAX when there is none. */
+static int plc_s64_next_check(const plc_s64_per *per, int *r, int i)
+{
+  for (; per && *r < per->n; ++*r) {
+    const plc_s64_reg *g = &per->r[*r];
+    int c = g->a + 2 * g->b, to = g->a + (g->e - g->a) / g->b * g->b;
+    if (c < i)
+      c += (i - c + g->b - 1) / g->b * g->b;
+    if (c + g->b <= to)
+      return c;
+  }
+  return INT_MAX;
+}
 
 /* The walk, with once a constant in each copy (the plain runs pay
  * nothing for the other). */
@@ -1559,53 +1958,66 @@ static inline __attribute__((always_inline)) void plc_s64_walk_run(plc_s64_walk 
   int *cand = w->cand, nc = 0, nstreams = w->nstreams, with_once = w->with_once, indep = 1;
   plc_sim_counts_fn *counts = w->counts;
   plc_si end_all = t0s, end_cnt = t0s, end_all0 = t0s, end_cnt0 = t0s;
-  for (int i = 0; i < l->n; i++) { /* plc_s64_step's times */
-    const plc_ir_op *op = &l->ops[i];
-    if (!with_once && op->once)
-      continue;
-    plc_si start = t0s;
-    for (int k = 0; k < op->ndeps; k++)
-      if (ran[op->deps[k]] && end[op->deps[k]] > start)
-        start = end[op->deps[k]];
-    int uses_dev = op->kind == PLC_OPK_COMPUTE && t[i] > 0;
-    if (once && indep) {
-      if (op->once) {
-        held[op->stream] = 1;
-        if (uses_dev)
-          held[nstreams] = 1;
-      } else {
-        if (held[op->stream] || (uses_dev && held[nstreams]))
-          indep = 0;
-        for (int k = 0; k < op->ndeps; k++)
-          if (l->ops[op->deps[k]].once)
+  int r = 0, chk = plc_s64_next_check(w->per, &r, 0), i = 0;
+  for (;;) {
+    for (int stop = chk < l->n ? chk : l->n; i < stop; i++) { /* plc_s64_step's times */
+      const plc_ir_op *op = &l->ops[i];
+      if (!with_once && op->once)
+        continue;
+      plc_si start = t0s;
+      for (int k = 0; k < op->ndeps; k++)
+        if (ran[op->deps[k]] && end[op->deps[k]] > start)
+          start = end[op->deps[k]];
+      int uses_dev = op->kind == PLC_OPK_COMPUTE && t[i] > 0;
+      if (once && indep) {
+        if (op->once) {
+          held[op->stream] = 1;
+          if (uses_dev)
+            held[nstreams] = 1;
+        } else {
+          if (held[op->stream] || (uses_dev && held[nstreams]))
             indep = 0;
+          for (int k = 0; k < op->ndeps; k++)
+            if (l->ops[op->deps[k]].once)
+              indep = 0;
+        }
+      }
+      if (free_at[op->stream] > start)
+        start = free_at[op->stream];
+      if (uses_dev && free_at[nstreams] > start)
+        start = free_at[nstreams];
+      plc_si e = start + t[i];
+      starts[i] = start;
+      end[i] = e;
+      free_at[op->stream] = e;
+      if (uses_dev)
+        free_at[nstreams] = e;
+      ran[i] = 1;
+      if (cand && op->kind != PLC_OPK_COMPUTE)
+        cand[nc++] = i;
+      if (e > end_all)
+        end_all = e;
+      if (once && !op->once && e > end_all0)
+        end_all0 = e;
+      if (e > end_cnt || (once && !op->once && e > end_cnt0)) {
+        if (!counts || counts(op)) {
+          if (e > end_cnt)
+            end_cnt = e;
+          if (once && !op->once && e > end_cnt0)
+            end_cnt0 = e;
+        }
       }
     }
-    if (free_at[op->stream] > start)
-      start = free_at[op->stream];
-    if (uses_dev && free_at[nstreams] > start)
-      start = free_at[nstreams];
-    plc_si e = start + t[i];
-    starts[i] = start;
-    end[i] = e;
-    free_at[op->stream] = e;
-    if (uses_dev)
-      free_at[nstreams] = e;
-    ran[i] = 1;
-    if (cand && op->kind != PLC_OPK_COMPUTE)
-      cand[nc++] = i;
-    if (e > end_all)
-      end_all = e;
-    if (once && !op->once && e > end_all0)
-      end_all0 = e;
-    if (e > end_cnt || (once && !op->once && e > end_cnt0)) {
-      if (!counts || counts(op)) {
-        if (e > end_cnt)
-          end_cnt = e;
-        if (once && !op->once && e > end_cnt0)
-          end_cnt0 = e;
-      }
-    }
+    if (i >= l->n)
+      break;
+    /* a block's end: has the walk settled? */
+    w->nc = nc, w->indep = indep;
+    w->end_all = end_all, w->end_cnt = end_cnt, w->end_all0 = end_all0, w->end_cnt0 = end_cnt0;
+    int to = plc_s64_steady(w, &w->per->r[r], i, once);
+    nc = w->nc;
+    end_all = w->end_all, end_cnt = w->end_cnt, end_all0 = w->end_all0, end_cnt0 = w->end_cnt0;
+    chk = plc_s64_next_check(w->per, &r, to == i ? i + 1 : to);
+    i = to;
   }
   w->nc = nc;
   w->indep = indep;
@@ -1613,6 +2025,20 @@ static inline __attribute__((always_inline)) void plc_s64_walk_run(plc_s64_walk 
   w->end_cnt = end_cnt;
   w->end_all0 = end_all0;
   w->end_cnt0 = end_cnt0;
+}
+
+/* Tests: each op's start and end of a walk, to plc_sim_walk_hook. */
+static void plc_s64_walk_out(const plc_s64_walk *w, plc_su d)
+{
+  mpq_t a, b;
+  mpq_inits(a, b, NULL);
+  for (int i = 0; i < w->l->n; i++)
+    if (w->ran[i]) {
+      plc_s64_set(a, w->starts[i], d);
+      plc_s64_set(b, w->end[i], d);
+      plc_sim_walk_hook(plc_sim_walk_ctx, w->l, i, a, b);
+    }
+  mpq_clears(a, b, NULL);
 }
 
 /* plc_sim_end on integers: the scheduling alone (charging moves no op);
@@ -1629,7 +2055,8 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
   x.t = mem;
   plc_su d;
   plc_si t0s = 0;
-  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s, 1)) {
+  plc_s64_per per;
+  if (!plc_s64_scale(&x, with_once, t0, &d, &t0s, 1, &per)) {
     free(mem);
     return 0;
   }
@@ -1640,7 +2067,8 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     free_at[k] = t0s;
   plc_s64_walk w = {.l = l, .t = x.t, .end = end, .starts = starts, .free_at = free_at,
                     .ran = ran, .cand = cand, .nstreams = nstreams, .with_once = with_once,
-                    .counts = counts, .t0s = t0s, .indep = 1};
+                    .counts = counts, .t0s = t0s, .indep = 1,
+                    .per = per.n > 0 && !plc_sim_no_steady ? &per : NULL};
   /* with o: per stream (and the device, at nstreams), was it held by a
    * once op */
   unsigned char *held = o ? plc_xcalloc((size_t)nstreams + 1, 1) : NULL;
@@ -1649,6 +2077,8 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     plc_s64_walk_run(&w, 1);
   else
     plc_s64_walk_run(&w, 0);
+  if (plc_sim_walk_hook)
+    plc_s64_walk_out(&w, d);
   int nc = w.nc, indep = w.indep;
   plc_si end_all = w.end_all, end_cnt = w.end_cnt;
   if (held && indep)
@@ -1755,17 +2185,12 @@ void plc_sim_cost_split(const plc_sim_net *net, const plc_ir_op *op, mpq_t fixed
   mpq_sub(work, op->time, fixed);
 }
 
-/* Could two transfers of l share a link: with sharing on, two that take
- * time on one link from different streams (on one stream they run one
- * after the other)?  Else sharing changes nothing. */
-static int plc_sim_may_share(const plc_ir_list *l, int with_once, const plc_sim_net *net)
+/* plc_sim_may_share over l's ops from..to, first (per link, the stream
+ * of its first transfer) kept from one call to the next. */
+static int plc_sim_share_scan(const plc_ir_list *l, int from, int to, int with_once,
+                              const plc_sim_net *net, int *first)
 {
-  if (!net || !net->share)
-    return 0;
-  int first[PLC_PD_COUNT]; /* per link, the stream of its first transfer */
-  for (int k = 0; k < net->nlinks; k++)
-    first[k] = -1;
-  for (int i = 0; i < l->n; i++) {
+  for (int i = from; i < to; i++) {
     const plc_ir_op *op = &l->ops[i];
     if (op->kind == PLC_OPK_COMPUTE || (!with_once && op->once) || mpq_sgn(op->time) <= 0)
       continue;
@@ -1776,6 +2201,28 @@ static int plc_sim_may_share(const plc_ir_list *l, int with_once, const plc_sim_
       return 1;
   }
   return 0;
+}
+
+/* Could two transfers of l share a link: with sharing on, two that take
+ * time on one link from different streams (on one stream they run one
+ * after the other)?  Else sharing changes nothing.  The ops of a region
+ * after its first block (from the memo's durations, when it keeps l)
+ * are passed over: each is alike an op before it, a transfer on the same
+ * link and stream or not, as that op. */
+static int plc_sim_may_share(const plc_ir_list *l, int with_once, const plc_sim_net *net)
+{
+  if (!net || !net->share)
+    return 0;
+  int first[PLC_PD_COUNT]; /* per link, the stream of its first transfer */
+  for (int k = 0; k < net->nlinks; k++)
+    first[k] = -1;
+  const plc_s64_dur *m = plc_sim_no_fast ? NULL : plc_sim_memo_dur(l, 0);
+  const plc_s64_per *per = m && m->ok ? m->per : NULL;
+  int i = 0;
+  for (int r = 0; per && r < per->n; i = per->r[r++].e)
+    if (plc_sim_share_scan(l, i, per->r[r].a + per->r[r].b, with_once, net, first))
+      return 1;
+  return plc_sim_share_scan(l, i, l->n, with_once, net, first);
 }
 
 /* Each dimension's latency in units of 1/den when a whole number that
@@ -2021,6 +2468,29 @@ static inline plc_flow_op *plc_sim_flow_wire(plc_sim_fops *b, const int *map,
   return o;
 }
 
+/* Op i's whole costs in a flow from h (plc_sim_flow_pair) when they are
+ * the op's a block before it (a region of per, from the one at *r on: i
+ * comes in list order), or NULL: that op's pair, when it has one, is op
+ * i's, their fixed part and work the same functions of their kind,
+ * group, dimension and what they took, which are the same, and both not
+ * under way when transfers met (checked; in a region the ops are alike). */
+static const plc_flow_q *plc_sim_flow_again(const plc_ir_list *l, const plc_sim_fops *b,
+                                            const int *map, const plc_sim_head *h,
+                                            const plc_s64_per *per, int *r, int i)
+{
+  while (*r < per->n && i >= per->r[*r].e)
+    ++*r;
+  if (*r == per->n || i < per->r[*r].a + per->r[*r].b)
+    return NULL;
+  int j = i - per->r[*r].b;
+  const plc_ir_op *x = &l->ops[i], *y = &l->ops[j];
+  if (map[j] < 0 || !b->ops[map[j]].q || x->kind != y->kind || x->group != y->group ||
+      x->dim != y->dim || h->start[i] < h->first ||
+      h->end[i] - h->start[i] != h->end[j] - h->start[j])
+    return NULL;
+  return b->ops[map[j]].q;
+}
+
 /* The list's ops that run as flow ops (flow.h), into f: each on its
  * stream, after its dependencies and, a compute op that takes time, after
  * the one before it (the device's compute is serial, plc_sim_step);
@@ -2059,7 +2529,9 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     mpz_set(mpq_numref(scale), den);
     mpq_mul(t0s, t0, scale);
   }
-  for (int i = 0; i < l->n; i++) {
+  const plc_s64_dur *m = h ? plc_sim_memo_dur(l, with_once) : NULL;
+  const plc_s64_per *per = m && m->ok && m->per->n > 0 ? m->per : NULL;
+  for (int i = 0, r = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     map[i] = -1;
     if (!with_once && op->once)
@@ -2070,7 +2542,11 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     }
     int uses_dev = op->kind == PLC_OPK_COMPUTE && mpq_sgn(op->time) > 0;
     plc_flow_op *o = plc_sim_flow_wire(&b, map, op, uses_dev, net);
-    plc_sim_flow_pair(&b.cost, o, net, op, i, h, lat, scale);
+    const plc_flow_q *q = per ? plc_sim_flow_again(l, &b, map, h, per, &r, i) : NULL;
+    if (q)
+      o->q = q, o->fixed = o->work = NULL;
+    else
+      plc_sim_flow_pair(&b.cost, o, net, op, i, h, lat, scale);
     map[i] = b.n++;
   }
   int stuck;
@@ -2207,6 +2683,8 @@ static void __attribute__((constructor)) plc_sim_episodes_env(void)
 {
   const char *v = getenv("PLC_SIM_NO_EPISODES");
   plc_sim_no_episodes = v && *v && strcmp(v, "0");
+  v = getenv("PLC_SIM_NO_STEADY"); /* likewise: no repeated blocks (plc_s64_per) */
+  plc_sim_no_steady = v && *v && strcmp(v, "0");
 }
 
 enum { PLC_EP_WAIT, PLC_EP_UNDER_WAY, PLC_EP_ENDED };

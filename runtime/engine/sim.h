@@ -99,7 +99,10 @@ void plc_sim_run(plc_sim *s, const plc_ir_list *l, int nstreams, int with_once, 
 void plc_sim_end(mpq_t out, const plc_ir_list *l, int nstreams, int with_once, mpq_srcptr t0,
                  const plc_sim_net *net);
 /* The same, but the latest end of the ops for which counts is true (and
- * t0): the others still run and delay what waits for them. */
+ * t0): the others still run and delay what waits for them.  counts reads
+ * only an op's kind, stream, once, dim, group, phase, wgrad, chunk,
+ * after_layers or useful (the copies of a layer's ops share them: what
+ * sim.c works out for a block of them it takes for the next, plc_s64_steady). */
 typedef int plc_sim_counts_fn(const plc_ir_op *op);
 void plc_sim_end_of(mpq_t out, const plc_ir_list *l, int nstreams, int with_once,
                     mpq_srcptr t0, plc_sim_counts_fn *counts, const plc_sim_net *net);
@@ -149,6 +152,22 @@ extern int plc_sim_no_fast;
  * with links shared takes the flow over the whole list from where
  * transfers first met, not episode by episode (sim.c). */
 extern int plc_sim_no_episodes;
+/* Set (tests; PLC_SIM_NO_STEADY=1 in the environment sets it): runs
+ * look for no repeated blocks in their lists (sim.c, plc_s64_per): every
+ * duration is read from its time, the walk to a list's end walks every
+ * op (plc_s64_steady), sums, flows and the test for shared links go
+ * over every op, never taking anything from a block before. */
+extern int plc_sim_no_steady;
+/* Tests and measurements, this thread's: ops whose start and end the
+ * walk to a list's end took from the block before them. */
+extern _Thread_local long plc_sim_steady_ops;
+/* Tests, this thread's: when set, every walk to a list's end (plc_sim_end,
+ * plc_sim_ends, plc_sim_ends_once on machine integers) gives it each op
+ * that ran, with its start and end, and ctx. */
+typedef void plc_sim_walk_fn(void *ctx, const plc_ir_list *l, int i, mpq_srcptr start,
+                             mpq_srcptr end);
+extern _Thread_local plc_sim_walk_fn *plc_sim_walk_hook;
+extern _Thread_local void *plc_sim_walk_ctx;
 /* Tests and measurements, this thread's: flows run by episodes, their
  * ops, runs that took more than one episode, runs that fell back to the
  * whole flow. */

@@ -1013,6 +1013,256 @@ static void test_random_episodes(void)
     mpq_clear(lat[d]);
 }
 
+/* ---- repeated blocks ------------------------------------------------------------ */
+
+/* A list shaped as a stage's: a prefix of p random ops, then k copies of
+ * a block of b ops, then a suffix of q random ops that wait on any op
+ * before them.  A block's op is compute mostly on stream 0, or a
+ * transfer on stream 1 or 2, or, with once, a `once` transfer on stream 3
+ * (a gradient sync); it waits for ops of its own block before it and of
+ * the block before it (block 0: of the prefix, when there is one), with
+ * far of the two blocks before that too (which no region may hold).  The
+ * copies share their times by address (copy 0's are equal rationals of
+ * their own, as lowering's first layer), unless the block has a time of
+ * its own in one copy (broken: a copy then differs, by its time or a
+ * dependency), which ends the repetition there.  The durations of the
+ * streams are drawn apart so that in some lists a stream falls behind
+ * block after block (the walk never settles), in others not. */
+static void block_list(plc_ir_list *l, int p, int b, int k, int q, int once, int broken,
+                       int far)
+{
+  memset(l, 0, sizeof *l);
+  random_list(l, p, 3);
+  int kind[16], st[16], nd[16], dep[16][2];
+  long num[16], den[16], slow = 1 + (long)rnd(4);
+  for (int j = 0; j < b; j++) {
+    st[j] = rnd(3) ? 0 : 1 + (int)rnd(once ? 3 : 2);
+    kind[j] = st[j] == 0 && rnd(6) ? PLC_OPK_COMPUTE : 1 + (int)rnd(PLC_OPK_COUNT - 1);
+    num[j] = (st[j] ? slow * 4 : 1) + (long)rnd(st[j] ? 30 : 12);
+    den[j] = 1 + (long)rnd(3);
+    nd[j] = (int)rnd(3);
+    for (int d = 0; d < nd[j]; d++) /* its block's (j - b .. j - 1) or the one before */
+      dep[j][d] = j - 1 - (int)rnd((unsigned long)(far ? 3 : 1) * (unsigned long)b +
+                                   (j > 0 ? (unsigned long)j : 0));
+  }
+  int cut = broken ? 1 + (int)rnd((unsigned long)k) : -1, cutj = (int)rnd((unsigned long)b);
+  mpq_ptr shared[16];
+  for (int c = 0; c < k; c++) {
+    int base = l->n;
+    for (int j = 0; j < b; j++) {
+      int ds[2] = {0, 0}, n = 0;
+      for (int d = 0; d < nd[j]; d++) {
+        int at = base + dep[j][d];
+        if (at >= 0 && at < base + j)
+          ds[n++] = at;
+      }
+      if (c == cut && j == cutj && n > 0 && rnd(2))
+        ds[0] = ds[0] > 0 ? ds[0] - 1 : ds[0] + 1 < base + j ? ds[0] + 1 : ds[0];
+      int o = add(l, (plc_opk)kind[j], st[j], num[j], den[j], n, ds[0], ds[1]);
+      plc_ir_op *op = &l->ops[o];
+      op->once = once && st[j] == 3;
+      op->dim = (plc_pdim)(st[j] > 0 ? st[j] - 1 : 0);
+      op->group = 2;
+      op->useful = kind[j] == PLC_OPK_COMPUTE;
+      if (c == 1)
+        shared[j] = op->time;
+      if (c == cut && j == cutj && rnd(2)) { /* its own time */
+        op->time = plc_arena_mpq(ar);
+        mpq_set_si(op->time, num[j] + 1, (unsigned long)den[j]);
+      } else if (c > 1) {
+        op->time = shared[j];
+      }
+    }
+  }
+  for (int i = 0; i < q; i++) {
+    int n = l->n, nd2 = n ? (int)rnd(3) : 0, d[2] = {0, 0};
+    for (int x = 0; x < nd2; x++)
+      d[x] = (int)rnd((unsigned long)n);
+    add(l, rnd(2) ? PLC_OPK_COMPUTE : PLC_OPK_ALL_REDUCE, (int)rnd(3), 1 + (long)rnd(20),
+        1 + (long)rnd(3), nd2, d[0], d[1]);
+  }
+}
+
+/* Every op's start and end of every walk to a list's end, in order
+ * (plc_sim_walk_hook). */
+typedef struct walk_log {
+  int n, cap;
+  int *op;
+  mpq_t *v;
+} walk_log;
+
+static void walk_note(void *ctx, const plc_ir_list *l, int i, mpq_srcptr start, mpq_srcptr end)
+{
+  (void)l;
+  walk_log *w = ctx;
+  if (w->n == w->cap) {
+    w->cap = 2 * w->cap + 64;
+    w->op = realloc(w->op, (size_t)w->cap * sizeof *w->op);
+    w->v = realloc(w->v, 2 * (size_t)w->cap * sizeof *w->v);
+  }
+  w->op[w->n] = i;
+  mpq_init(w->v[2 * w->n]);
+  mpq_init(w->v[2 * w->n + 1]);
+  mpq_set(w->v[2 * w->n], start);
+  mpq_set(w->v[2 * w->n + 1], end);
+  w->n++;
+}
+
+static void walk_clear(walk_log *w)
+{
+  for (int k = 0; k < 2 * w->n; k++)
+    mpq_clear(w->v[k]);
+  w->n = 0;
+}
+
+static int same_walks(const walk_log *a, const walk_log *b)
+{
+  int ok = a->n == b->n;
+  for (int k = 0; ok && k < a->n; k++)
+    ok = a->op[k] == b->op[k] && mpq_equal(a->v[2 * k], b->v[2 * k]) &&
+         mpq_equal(a->v[2 * k + 1], b->v[2 * k + 1]);
+  return ok;
+}
+
+/* With repeated blocks found (durations taken from a block before, the
+ * walk taking settled blocks from the one before them, plc_s64_steady)
+ * every run gives exactly what it gives without (plc_sim_no_steady):
+ * every start and end of every walk to a list's end, the ends of
+ * plc_sim_ends (with each counts), plc_sim_end_of with `once` ops and
+ * plc_sim_ends_once, every op and figure of plc_sim_run, the sums of
+ * durations (plc_sim_memo_sum, plc_sim_memo_once_sum: block by block),
+ * over lists of
+ * repeated blocks (block_list: deps into the block before and into the
+ * prefix, once ops, copies that differ, streams that fall behind), links
+ * shared or not, from any start, in a memo or not.  Many walks settle
+ * and skip blocks, some never settle. */
+static void test_random_steady(void)
+{
+  int bad = 0;
+  mpq_t t0, sum, v[2][9];
+  mpq_inits(t0, sum, NULL);
+  for (int k = 0; k < 9; k++)
+    mpq_inits(v[0][k], v[1][k], NULL);
+  plc_sim_net on = one_link(1);
+  plc_sim_counts_fn *counts[3] = {NULL, is_transfer, on_stream0};
+  walk_log log[2] = {{0}, {0}};
+  long skipped = 0, unsettled = 0, walks = 0;
+  for (int trial = 0; trial < 600; trial++) {
+    plc_ir_list l;
+    int b = 1 + (int)rnd(12), k = 2 + (int)rnd(9);
+    int far = trial % 7 == 3;
+    block_list(&l, far ? 2 * b + (int)rnd(6) : (int)rnd(6), b, k, (int)rnd(6), trial % 2,
+               trial % 5 == 4, far);
+    const plc_sim_net *net = trial % 3 ? &on : NULL;
+    mpq_set_si(t0, trial % 4 ? 0 : (long)rnd(5), 1 + rnd(3));
+    mpq_canonicalize(t0);
+    plc_sim_counts_fn *c = counts[trial % 3];
+    int in_memo = trial % 4 < 2;
+    plc_sim s[2];
+    for (int w = 0; w < 2; w++) { /* w = 1: no repeated blocks */
+      plc_sim_no_steady = w;
+      plc_ir_stage st = {.bwd = l};
+      plc_ir_run run = {.stages = &st, .nstreams = 4, .nstages = 1};
+      plc_sim_memo memo;
+      if (in_memo)
+        plc_sim_memo_push(&memo, &run);
+      plc_sim_walk_hook = walk_note;
+      plc_sim_walk_ctx = &log[w];
+      long before = plc_sim_steady_ops, n0 = log[w].n;
+      plc_sim_ends(v[w][0], v[w][1], &st.bwd, 4, 0, t0, c, net);
+      plc_sim_ends(v[w][2], v[w][3], &st.bwd, 4, 1, t0, c, net);
+      plc_sim_end_of(v[w][4], &st.bwd, 4, 1, t0, c, net);
+      plc_sim_ends_once(v[w][5], v[w][6], v[w][7], &st.bwd, 4, t0, c, net);
+      plc_sim_end(v[w][8], &st.bwd, 4, trial % 2, t0, net);
+      plc_sim_walk_hook = NULL;
+      plc_sim_run(&s[w], &st.bwd, 4, trial % 3 == 1, t0, net);
+      plc_sim_times(&s[w]);
+      if (in_memo) { /* the sums of durations, blocks by blocks */
+        mpq_set_ui(sum, 0, 1);
+        for (int i = 0; i < l.n; i++)
+          if (!l.ops[i].once && (!c || c(&l.ops[i])))
+            mpq_add(sum, sum, l.ops[i].time);
+        bad += plc_sim_memo_sum(v[w][0], &st.bwd, c) && !mpq_equal(v[w][0], sum);
+        mpq_set_ui(sum, 0, 1);
+        for (int i = 0; i < l.n; i++)
+          if (l.ops[i].once)
+            mpq_add(sum, sum, l.ops[i].time);
+        bad += plc_sim_memo_once_sum(v[w][0], &st.bwd) && !mpq_equal(v[w][0], sum);
+        plc_sim_memo_pop(&memo);
+      }
+      if (w == 0) {
+        skipped += plc_sim_steady_ops - before;
+        unsettled += plc_sim_steady_ops == before && log[w].n > n0;
+        walks++;
+      }
+    }
+    plc_sim_no_steady = 0;
+    for (int x = 0; x < 9; x++)
+      bad += !mpq_equal(v[0][x], v[1][x]);
+    bad += !same_walks(&log[0], &log[1]);
+    bad += !same_sim(&s[0], &s[1]);
+    walk_clear(&log[0]);
+    walk_clear(&log[1]);
+    plc_sim_free(&s[0]);
+    plc_sim_free(&s[1]);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(skipped > 20000); /* the walk skipped blocks, ... */
+  CU_ASSERT(unsettled > walks / 10); /* ... but not in every list */
+  for (int w = 0; w < 2; w++) {
+    free(log[w].op);
+    free(log[w].v);
+  }
+  mpq_clears(t0, sum, NULL);
+  for (int k = 0; k < 9; k++)
+    mpq_clears(v[0][k], v[1][k], NULL);
+}
+
+/* Times read by value (copies with rationals of their own, plc_s64_seen):
+ * many distinct times, some the same but for a numerator's high limb or
+ * a denominator (so that they meet in the table of times seen), each op
+ * its own rational: the run on integers (their sum fits) ends where the
+ * run on rationals does, op by op. */
+static void test_times_by_value(void)
+{
+  int bad = 0;
+  mpq_t zero, e, f;
+  mpq_inits(zero, e, f, NULL);
+  for (int trial = 0; trial < 40; trial++) {
+    plc_ir_list l = {0};
+    int n = 300 + (int)rnd(200);
+    for (int i = 0; i < n; i++) {
+      int o = add(&l, PLC_OPK_COMPUTE, 0, 1, 1, i > 0, i - 1);
+      mpq_ptr q = l.ops[o].time;
+      if (trial % 2) { /* numerators apart in their high limb only */
+        static const unsigned long dens[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 24, 30, 40};
+        mpz_set_ui(mpq_numref(q), 1 + rnd(3));
+        mpz_mul_2exp(mpq_numref(q), mpq_numref(q), 64 * rnd(2));
+        mpz_add_ui(mpq_numref(q), mpq_numref(q), 1 + rnd(2));
+        mpz_set_ui(mpq_denref(q), dens[rnd(14)]);
+      } else { /* a few numerators over many denominators far apart */
+        mpz_set_ui(mpq_numref(q), 1 + rnd(2));
+        mpz_ui_pow_ui(mpq_denref(q), 3, rnd(25));
+        mpz_mul_2exp(mpq_denref(q), mpq_denref(q), rnd(40));
+      }
+      mpq_canonicalize(q); /* either way their sum fits machine integers */
+    }
+    plc_sim a, b;
+    plc_sim_run(&a, &l, 1, 0, zero, NULL);
+    plc_sim_end(e, &l, 1, 0, zero, NULL);
+    plc_sim_no_fast = 1;
+    plc_sim_run(&b, &l, 1, 0, zero, NULL);
+    plc_sim_end(f, &l, 1, 0, zero, NULL);
+    plc_sim_no_fast = 0;
+    plc_sim_times(&a);
+    bad += !mpq_equal(e, f) || !same_sim(&a, &b);
+    plc_sim_free(&a);
+    plc_sim_free(&b);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  mpq_clears(zero, e, f, NULL);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -1033,6 +1283,8 @@ int main(void)
     {"a part of a stage list runs with its durations (random lists)", test_random_memo_part},
     {"the ends with and without once ops from one run (random lists)", test_random_ends_once},
     {"runs by episodes are the whole flow's (random stage-like lists)", test_random_episodes},
+    {"repeated blocks change no run (random lists of blocks)", test_random_steady},
+    {"times read by value (many, meeting in the table)", test_times_by_value},
     {NULL, NULL},
   };
   int rc = plc_cu_run("sim", tests);
