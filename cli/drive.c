@@ -33,7 +33,7 @@ void plc_drive_init(plc_drive *d, plc_sema *s, plc_program *p, const plc_report_
 void plc_drive_free(plc_drive *d)
 {
   for (int i = 0; i < d->nruns; i++) {
-    if (d->runs[i]->state == PLC_RUN_DONE && !d->runs[i]->borrowed)
+    if (d->runs[i]->state == PLC_RUN_DONE)
       plc_result_free(&d->runs[i]->res);
     free(d->runs[i]);
   }
@@ -199,26 +199,6 @@ static void plc_drive_sense(plc_drive_run *r)
   r->sensed = 1;
 }
 
-/* A search's twin of r (plc_drive.twin): 1 when there is one, and r
- * then has its result (or was cut as it was) without an analysis of its
- * own; the memory warnings are r's own, as layout filters. */
-static int plc_drive_twin(plc_drive *d, plc_drive_run *r)
-{
-  int was_cut = 0;
-  const plc_result *t = d->twin(d->twin_ctx, r->ir, &was_cut);
-  if (was_cut) {
-    d->cut_seen = 1;
-    return 1;
-  }
-  if (!t)
-    return 0;
-  r->res = *t;
-  r->borrowed = 1;
-  plc_drive_memory_warn(d, r, r->res.mem);
-  r->state = PLC_RUN_DONE;
-  return 1;
-}
-
 /* Evaluate the train's instance, lower and analyse it into r. */
 static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
 {
@@ -248,8 +228,6 @@ static void plc_drive_evaluate(plc_drive *d, plc_drive_run *r)
     d->warn_seen = 1;
     return;
   }
-  if (d->twin && d->nesting == 1 && plc_drive_twin(d, r))
-    return;
   /* the analysis and every re-analysis of the sensitivity run one block
    * schedule: built and prepared once (blocks.h) */
   plc_blocks_keep(r->ir);

@@ -29,8 +29,6 @@ typedef struct plc_drive_run {
   long err_reads0;
   int mem_checked;             /* the early memory check ran, and it fits */
   int sensed;                  /* its sensitivity rows are computed */
-  int borrowed;                /* res is a twin's (plc_drive.twin), not its own: not
-                                  freed with it */
 } plc_drive_run;
 
 typedef struct plc_drive {
@@ -59,14 +57,6 @@ typedef struct plc_drive {
   int (*cut)(void *ctx, plc_result *res);
   void *cut_ctx;
   int cut_seen;            /* ... and it did */
-  /* A search's twins (or NULL): called with a run once lowered, before
-   * its analysis, it finds an earlier candidate's run with the same
-   * lowering (plc_ir_run_same).  It returns that run's result, which the
-   * run borrows instead of its own analysis, or NULL with *was_cut set
-   * when that run was cut (then so is this one), or NULL and 0 when there
-   * is none.  The result must outlive the run. */
-  const plc_result *(*twin)(void *ctx, const plc_ir_run *run, int *was_cut);
-  void *twin_ctx;
   int sensitivity;         /* compute what would hide each exposed row (the
                               reports print it; -e, --compare, --emit and
                               asserts do not need it): 1 unless cleared */

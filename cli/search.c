@@ -50,9 +50,6 @@ typedef struct plc_search {
   int cut;                  /* a candidate is cut once its step shows it cannot enter the
                                ranking (plc_search_cut): 1 minimizing step_time, 2
                                maximizing tokens_per_s, 0 never */
-  int twins;                /* a candidate lowered as a kept one takes its result
-                               (plc_search_twin); PLC_SEARCH_NO_TWINS=1 clears it (tests
-                               compare both) */
   atomic_uint_least64_t done;
   struct timespec start;
   /* The threads' bar (plc_search_bar): the best `top` objectives of the
@@ -65,23 +62,14 @@ typedef struct plc_search {
 /* One thread's share: its candidates' ranking and skip counts. */
 typedef struct plc_sworker {
   plc_search *S;
-  uint64_t first, stride; /* its shard: candidates first, first + stride, ... */
-  int thread, jobs;       /* ... of which it takes its blocks (plc_search_work) */
-  int joined;
+  uint64_t first, stride;
   int show_progress;
   plc_sresult *res;
   plc_lcache *cache;  /* instances its candidates lowered (lower.h) */
   struct plc_cshare *calls; /* calls its candidates evaluated (eval.h) */
   uint64_t cut;       /* candidates it cut before ranking (plc_search_cut) */
   uint64_t cut_failed; /* ... of them failing a requirement */
-  uint64_t twins;     /* candidates that had a twin (plc_search_twin) */
-  /* Its last analysed candidates, kept for their twins (plc_search_twin):
-   * kept[(nkept - 1 - i) % PLC_SEARCH_KEEP] is the i-th newest. */
-  struct plc_scand *kept[4];
-  int nkept;
 } plc_sworker;
-
-#define PLC_SEARCH_KEEP ((int)(sizeof ((plc_sworker *)0)->kept / sizeof *((plc_sworker *)0)->kept))
 
 static char *plc_search_expr_text(const plc_ast *e);
 
@@ -448,8 +436,6 @@ static int plc_search_setup(plc_search *S, plc_drive *d, const plc_ast *decl)
   S->objective = S->sp.objective ? plc_search_expr_text(S->sp.objective->a)
                                  : plc_xstrdup("step_time");
   S->cut = plc_search_cut_kind(S);
-  const char *nt = getenv("PLC_SEARCH_NO_TWINS");
-  S->twins = !(nt && *nt && strcmp(nt, "0"));
   S->top = PLC_SSPEC_DEFAULT_TOP;
   if (S->sp.top) {
     plc_value *v = plc_eval_expr(&d->sema->ev, S->sp.top->a, d->sema->ev.global);
@@ -531,8 +517,6 @@ typedef struct plc_scand {
   plc_obj *train;
   plc_sworker *wk;
   char *cut_why;  /* a cut candidate's failed requirement (plc_search_cut) */
-  const plc_ir_run *ir; /* its lowering, when analysed: a twin for later ones */
-  int borrowed;   /* it had a twin: its result (or cut) is that one's */
 } plc_scand;
 
 /* The candidate train: BASE with the entries and this candidate's values. */
@@ -629,7 +613,6 @@ static void plc_search_bar(plc_search *S, mpq_srcptr objective, int top)
 }
 
 static int plc_search_cut(void *ctx, plc_result *res);
-static const plc_result *plc_search_twin(void *ctx, const plc_ir_run *run, int *was_cut);
 
 /* Compile, lower and analyse the candidate; NULL when it went well, else
  * why not (the first error, or c->diag's), or plc_search_passed. */
@@ -664,8 +647,6 @@ static const char *plc_search_compile(const plc_search *S, plc_scand *c, const i
   c->sema.ev.lower_share_times = 1; /* no sensitivity rows */
   c->drive.cut = S->cut ? plc_search_cut : NULL;
   c->drive.cut_ctx = c;
-  c->drive.twin = S->twins ? plc_search_twin : NULL;
-  c->drive.twin_ctx = c;
   c->wk = wk;
   free(c->diag.first_warning); /* the plan's own warnings are the main compilation's */
   c->diag.first_warning = NULL;
@@ -816,67 +797,6 @@ static int plc_search_cut(void *ctx, plc_result *res)
   return 1;
 }
 
-/* A candidate (allocated on its own: the drive and evaluator point into
- * it) and what it holds. */
-static void plc_scand_free(plc_scand *c)
-{
-  if (c->driving)
-    plc_drive_free(&c->drive);
-  plc_program_free(&c->prog);
-  plc_arena_free(c->arena);
-  free(c->diag.first_error);
-  free(c->diag.first_warning);
-  free(c->cut_why);
-  free(c);
-}
-
-_Atomic long plc_search_twin_count;
-
-/* The drive's twins (drive.h).  Layouts that differ only in an option
- * their lowering never reads, or reads to no effect (sequence_parallel at
- * tp = 1), lower alike; the same run has the same result, so a candidate
- * whose run is one this worker kept (plc_search_keep) takes that one's
- * result or, when it was cut, its cut and failed requirement (the cut is
- * decided by the step's figures alone, and the bar only rises).  Its own
- * requirements, objective and row are then worked out as for any
- * candidate, from its own values and that result. */
-static const plc_result *plc_search_twin(void *ctx, const plc_ir_run *run, int *was_cut)
-{
-  plc_scand *c = ctx;
-  plc_sworker *wk = c->wk;
-  for (int i = 0; i < wk->nkept && i < PLC_SEARCH_KEEP; i++) {
-    plc_scand *k = wk->kept[(wk->nkept - 1 - i) % PLC_SEARCH_KEEP];
-    if (!plc_ir_run_same(k->ir, run))
-      continue;
-    c->borrowed = 1;
-    wk->twins++;
-    atomic_fetch_add(&plc_search_twin_count, 1);
-    if (!k->run) {
-      *was_cut = 1;
-      c->cut_why = k->cut_why ? plc_xstrdup(k->cut_why) : NULL;
-      return NULL;
-    }
-    return &k->run->res;
-  }
-  c->ir = run;
-  return NULL;
-}
-
-/* Keep candidate c, analysed and with no twin, for later twins (the
- * oldest kept one goes); else free it. */
-static void plc_search_keep(plc_sworker *wk, plc_scand *c)
-{
-  if (!c->ir || c->borrowed) {
-    plc_scand_free(c);
-    return;
-  }
-  plc_scand **slot = &wk->kept[wk->nkept % PLC_SEARCH_KEEP];
-  if (wk->nkept >= PLC_SEARCH_KEEP)
-    plc_scand_free(*slot);
-  *slot = c;
-  wk->nkept++;
-}
-
 /* The row of a candidate that passed: its figures and values. */
 static plc_srow *plc_search_row(const plc_search *S, plc_scand *c, uint64_t index,
                                 const int *pick, const plc_value *obj)
@@ -917,6 +837,16 @@ static plc_srow *plc_search_row(const plc_search *S, plc_scand *c, uint64_t inde
   return w;
 }
 
+static void plc_scand_free(plc_scand *c)
+{
+  if (c->driving)
+    plc_drive_free(&c->drive);
+  plc_program_free(&c->prog);
+  plc_arena_free(c->arena);
+  free(c->diag.first_error);
+  free(c->diag.first_warning);
+  free(c->cut_why);
+}
 
 /* Evaluate candidate `index` into the worker's result. */
 static void plc_search_candidate(plc_sworker *wk, uint64_t index)
@@ -928,31 +858,32 @@ static void plc_search_candidate(plc_sworker *wk, uint64_t index)
     pick[i] = (int)(rest % (uint64_t)S->nelems[i]);
     rest /= (uint64_t)S->nelems[i];
   }
-  plc_scand *c = plc_xcalloc(1, sizeof *c);
-  const char *why = plc_search_compile(S, c, pick, wk);
+  plc_scand c;
+  memset(&c, 0, sizeof c);
+  const char *why = plc_search_compile(S, &c, pick, wk);
   char *owned = NULL;
   int own = 0;
   if (why == plc_search_passed) {
     wk->res->evaluated++;
     wk->cut++;
-    if (c->cut_why) { /* a requirement of the step's figures is false */
-      plc_sresult_skip(wk->res, c->cut_why, 1);
+    if (c.cut_why) { /* a requirement of the step's figures is false */
+      plc_sresult_skip(wk->res, c.cut_why, 1);
       wk->cut_failed++;
     } else
       wk->res->ranked++;
-    plc_search_keep(wk, c);
+    plc_scand_free(&c);
     return;
   }
-  if (!why && !c->run)
-    why = c->diag.first_error ? c->diag.first_error : "the candidate has errors";
+  if (!why && !c.run)
+    why = c.diag.first_error ? c.diag.first_error : "the candidate has errors";
   if (!why)
-    why = owned = plc_search_require(S, c, &own);
+    why = owned = plc_search_require(S, &c, &own);
   plc_value *obj = NULL;
   if (!why) {
-    obj = S->sp.objective ? plc_search_value(c, S->sp.objective->a)
-                          : plc_search_name(c, "step_time", &S->decl->loc);
+    obj = S->sp.objective ? plc_search_value(&c, S->sp.objective->a)
+                          : plc_search_name(&c, "step_time", &S->decl->loc);
     if (obj->tag != PLC_V_NUM || !obj->known)
-      why = c->diag.first_error ? c->diag.first_error : "the objective has no value";
+      why = c.diag.first_error ? c.diag.first_error : "the objective has no value";
   }
   wk->res->evaluated++;
   if (why) {
@@ -962,10 +893,10 @@ static void plc_search_candidate(plc_sworker *wk, uint64_t index)
   } else {
     wk->res->ranked++;
     plc_search_bar(wk->S, obj->q, wk->res->top);
-    plc_sresult_offer(wk->res, plc_search_row(S, c, index, pick, obj));
+    plc_sresult_offer(wk->res, plc_search_row(S, &c, index, pick, obj));
   }
   free(owned);
-  plc_search_keep(wk, c);
+  plc_scand_free(&c);
 }
 
 /* ---- progress and threads ------------------------------------------------------ */
@@ -991,34 +922,23 @@ static void plc_search_progress(plc_search *S, int last)
   fflush(stderr);
 }
 
-/* Threads take the shard's candidates in blocks of this many in a row,
- * round robin: neighbours differ in the last varied fields, so a block's
- * candidates share most template instances (the lowering cache is a
- * thread's own) and find their twins (plc_search_twin) in one thread. */
-#define PLC_SEARCH_BLOCK 16
-
 static void *plc_search_work(void *arg)
 {
   plc_sworker *wk = arg;
-  const plc_search *S = wk->S;
   long shown = 0;
-  uint64_t b = PLC_SEARCH_BLOCK, step = (uint64_t)wk->jobs * b;
-  for (uint64_t j = (uint64_t)wk->thread * b; j < S->slice; j += step)
-    for (uint64_t e = j; e < j + b && e < S->slice; e++) { /* the shard's e-th */
-      plc_search_candidate(wk, wk->first + e * wk->stride);
-      atomic_fetch_add(&wk->S->done, 1);
-      if (wk->show_progress && plc_search_ms_since(&S->start) - shown >= 250) {
-        shown = plc_search_ms_since(&S->start);
-        plc_search_progress(wk->S, 0);
-      }
+  for (uint64_t i = wk->first; i < wk->S->space; i += wk->stride) {
+    plc_search_candidate(wk, i);
+    atomic_fetch_add(&wk->S->done, 1);
+    if (wk->show_progress && plc_search_ms_since(&wk->S->start) - shown >= 250) {
+      shown = plc_search_ms_since(&wk->S->start);
+      plc_search_progress(wk->S, 0);
     }
-  for (int i = 0; i < wk->nkept && i < PLC_SEARCH_KEEP; i++)
-    plc_scand_free(wk->kept[i]);
+  }
   return NULL;
 }
 
 /* The candidates of this shard (i % n == k - 1) over the threads: thread t
- * takes the shard's j-th candidate when (j / PLC_SEARCH_BLOCK) % jobs == t. */
+ * takes the shard's j-th candidate when j % jobs == t. */
 static plc_sresult *plc_search_threads(plc_search *S)
 {
   const plc_search_opts *o = S->o;
@@ -1032,10 +952,8 @@ static plc_sresult *plc_search_threads(plc_search *S)
   clock_gettime(CLOCK_MONOTONIC, &S->start);
   for (int t = 0; t < jobs; t++) {
     w[t].S = S;
-    w[t].first = k;
-    w[t].stride = n;
-    w[t].thread = t;
-    w[t].jobs = jobs;
+    w[t].first = k + (uint64_t)t * n;
+    w[t].stride = (uint64_t)jobs * n;
     w[t].show_progress = t == 0 && o->progress;
     w[t].res = plc_sresult_new(S);
     w[t].cache = plc_lcache_new("");
@@ -1046,12 +964,12 @@ static plc_sresult *plc_search_threads(plc_search *S)
       fprintf(stderr, "plc: error: cannot start a thread; going on with fewer\n");
       plc_search_work(&w[t]);
       th[t] = 0;
-      w[t].joined = 1;
+      w[t].stride = 0; /* joined already */
     }
   plc_search_work(&w[0]);
   plc_sresult *res = w[0].res;
   for (int t = 1; t < jobs; t++) {
-    if (!w[t].joined)
+    if (w[t].stride)
       pthread_join(th[t], NULL);
     plc_sresult_merge(res, w[t].res);
   }
@@ -1059,8 +977,7 @@ static plc_sresult *plc_search_threads(plc_search *S)
   for (int t = 0; t < jobs; t++) {
     if (st && *st && strcmp(st, "0"))
       fprintf(stderr, "plc: search: %llu candidates cut before ranking, %llu of them failing a "
-              "requirement; %llu lowered as an earlier one\n", (unsigned long long)w[t].cut,
-              (unsigned long long)w[t].cut_failed, (unsigned long long)w[t].twins);
+              "requirement\n", (unsigned long long)w[t].cut, (unsigned long long)w[t].cut_failed);
     plc_lcache_free(w[t].cache);
     plc_cshare_free(w[t].calls);
   }

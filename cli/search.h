@@ -10,10 +10,7 @@
  * ranked by the objective, then peak memory (lower first, known before
  * unknown), then enumeration order: a total order, so any split of the
  * space (threads, shards) merges into the ranking of a single run.  Each
- * compilation is freed once its row (plain data) is taken, but for the
- * last few analysed, which a thread keeps: a candidate that lowers as one
- * of them (an option its layout never reads, such as sequence_parallel
- * at tp = 1) takes that one's result instead of an analysis (twins). */
+ * compilation is freed once its row (plain data) is taken. */
 #ifndef PLC_SEARCH_H
 #define PLC_SEARCH_H
 
@@ -21,10 +18,6 @@
 #include <stdio.h>
 
 #include "drive.h"
-
-/* Candidates that took a twin's result, over every search so far (tests
- * read it). */
-extern _Atomic long plc_search_twin_count;
 
 typedef struct plc_srow {
   uint64_t index;          /* in enumeration order, from 0 */

@@ -132,29 +132,6 @@ for p in cut cut-tok cut-req cut-req-tok; do
     || fail "the ranking cut of $p.plan in two shards merged"
 done
 
-# ---- twins ----
-# A candidate that lowers as one its thread analysed just before takes
-# that one's result (search.c, plc_search_twin).  With sequence_parallel
-# read only when tp > 1 (as megatron's mg_sp reads it) the tp = 1 layouts
-# of diff.plan are twins: the outputs, ranking all and cut with
-# requirements, equal those with twins off (PLC_SEARCH_NO_TWINS), in one
-# thread and in three, and some candidates had a twin.
-sed 's/run\.sequence_parallel ?/run.tp > 1 \&\& run.sequence_parallel ?/' "$dir/diff.plan" \
-  > "$outdir/twins.plan"
-sed 's/^  top = 288$/  top = 7\n  require = [mfu > 0.45, step_time < 6 s]/' "$outdir/twins.plan" \
-  > "$outdir/twins-req.plan"
-for p in twins twins-req; do
-  PLC_SEARCH_NO_TWINS=1 plc --exact --format=json "$outdir/$p.plan" > "$outdir/$p-off.json"
-  for j in 1 3; do
-    PLC_LOWER_XCACHE_STATS=1 plc --jobs=$j --exact --format=json "$outdir/$p.plan" \
-      > "$outdir/$p-on.json" 2> "$outdir/$p.stats"
-    tw=$(sed -n 's/^plc: search: .*; \([0-9]*\) lowered as an earlier one$/\1/p' "$outdir/$p.stats" \
-          | awk '{ n += $1 } END { print n + 0 }')
-    same "$outdir/$p-off.json" "$outdir/$p-on.json" && [ "$tw" -gt 0 ] && pass \
-      || fail "the twins of $p.plan, --jobs=$j ($tw twins)"
-  done
-done
-
 # -D overrides reach every candidate: the same ranking as the plan edited
 plc -D t.global_batch=32 "$gold/search-small.plan" | sed 1d > "$outdir/gb-D.out"
 sed 's/global_batch = 16/global_batch = 32/' "$gold/search-small.plan" > "$outdir/gb32.plan"

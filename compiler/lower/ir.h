@@ -141,14 +141,6 @@ void plc_ir_reserve(plc_arena *ar, plc_ir_list *l, int more);
 /* Intern a stream name. */
 int plc_ir_stream(plc_arena *ar, plc_ir_run *r, const char *name);
 
-/* Are a and b the same lowering: every field of the run but its
- * declaration, its placement, stages, memory and ops equal (rationals by
- * value, names by text, syntax nodes by address)?  The analysis reads
- * nothing else of a run (a report also prints where it was declared), so
- * two such runs have the same result (a search evaluates a layout whose
- * lowering another candidate had once: cli/search.c, twins). */
-int plc_ir_run_same(const plc_ir_run *a, const plc_ir_run *b);
-
 /* --emit=ir: one line per op (stage, phase, layer, name, kind, stream,
  * deps, cost in exact units). */
 void plc_ir_dump(FILE *out, const plc_ir_run *r);
