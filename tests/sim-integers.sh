@@ -9,7 +9,9 @@
 # two paths op by op on random lists.)  And the exact JSON is the same
 # with PLC_SIM_NO_EPISODES=1, which runs a list whose transfers meet on a
 # link by the flow over the whole list from their first meeting, not
-# episode by episode (sim.c).
+# episode by episode (sim.c), and with PLC_SIM_NO_STEADY=1, which reads
+# every op's duration and walks every op rather than copying a repeated
+# layer's from the layer before and adding the settled shift.
 . "$top_srcdir/tests/lib.sh"
 files="$top_srcdir/examples/*.plan $top_srcdir/examples/article/*.plan
        $top_srcdir/tests/golden/*.plan"
@@ -34,6 +36,9 @@ for f in $files; do
     (cd "$d" && PLC_SIM_NO_EPISODES=1 plc "$@" "$b") > "$outdir/ep-off.out" 2>&1
     if same "$outdir/ep-off.out" "$outdir/int-on.out"; then pass
     else fail "$b $*: running shared links by episodes changes the output"; fi
+    (cd "$d" && PLC_SIM_NO_STEADY=1 plc "$@" "$b") > "$outdir/st-off.out" 2>&1
+    if same "$outdir/st-off.out" "$outdir/int-on.out"; then pass
+    else fail "$b $*: repeated layers' steady state changes the output"; fi
   done
 done
 finish
