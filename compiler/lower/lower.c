@@ -812,44 +812,58 @@ static void plc_lower_mem_add(plc_ir_mem *m, int k, mpq_srcptr q)
     mpq_set(to, q);
 }
 
+/* Which part of a memory entry named name: weights, grads, optimizer,
+ * activations, else buffers (plc_lower_mem_field's order). */
+static int plc_lower_mem_kind(const char *name)
+{
+  return !strcmp(name, "weights") ? 0 : !strcmp(name, "grads") ? 1
+       : !strcmp(name, "optimizer") ? 2 : !strcmp(name, "activations") ? 3 : 4;
+}
+
+/* Entry x of a `memory` section, evaluated in env and added to its chunk's
+ * totals (and to c->mem_rec, the instance's own figures); 0 after an error
+ * or an erroneous value (the section's later entries are then left). */
+static int plc_lower_mem_item(plc_lctx *c, const plc_ast *x, plc_env *env)
+{
+  plc_lower *L = c->L;
+  char what[64]; /* "memory entry 'NAME'", cut at 63 characters as snprintf would */
+  static const char pre[] = "memory entry '";
+  size_t w = sizeof pre - 1;
+  memcpy(what, pre, w);
+  for (const char *p = x->name; *p && w < sizeof what - 1; p++)
+    what[w++] = *p;
+  if (w < sizeof what - 1)
+    what[w++] = '\'';
+  what[w] = '\0';
+  mpq_ptr q = plc_lower_num(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
+  if (!q)
+    return 0;
+  if (mpq_sgn(q) < 0) {
+    plc_error(L->diag, &x->a->loc, "%s is negative", what);
+    return 0;
+  }
+  int k = plc_lower_mem_kind(x->name);
+  plc_lower_mem_add(c->mem, k, q);
+  if (c->mem_rec) { /* the instance's own figures, added up alike */
+    plc_ir_mem r = {c->mem_rec[0], c->mem_rec[1], c->mem_rec[2], c->mem_rec[3],
+                    c->mem_rec[4]};
+    plc_lower_mem_add(&r, k, q);
+  }
+  return 1;
+}
+
 /* A template instance's `memory` section, added to its chunk's totals
  * (buffers: the largest).  Read once per instance, in its forward (or the
  * step template's) lowering. */
 static void plc_lower_memory(plc_lctx *c, const plc_ast *sec, plc_env *env)
 {
   plc_lower *L = c->L;
-  plc_ir_mem *m = c->mem;
   L->run->memory_declared = 1;
   if (L->xlog)
     plc_xlog_memory(L);
-  for (const plc_ast *x = sec->list.head; x && !PLC_LOWER_FAILED(L); x = x->next) {
-    if (x->kind != PLC_AST_SET)
-      continue;
-    char what[64]; /* "memory entry 'NAME'", cut at 63 characters as snprintf would */
-    static const char pre[] = "memory entry '";
-    size_t w = sizeof pre - 1;
-    memcpy(what, pre, w);
-    for (const char *p = x->name; *p && w < sizeof what - 1; p++)
-      what[w++] = *p;
-    if (w < sizeof what - 1)
-      what[w++] = '\'';
-    what[w] = '\0';
-    mpq_ptr q = plc_lower_num(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
-    if (!q)
+  for (const plc_ast *x = sec->list.head; x && !PLC_LOWER_FAILED(L); x = x->next)
+    if (x->kind == PLC_AST_SET && !plc_lower_mem_item(c, x, env))
       return;
-    if (mpq_sgn(q) < 0) {
-      plc_error(L->diag, &x->a->loc, "%s is negative", what);
-      return;
-    }
-    int k = !strcmp(x->name, "weights") ? 0 : !strcmp(x->name, "grads") ? 1
-          : !strcmp(x->name, "optimizer") ? 2 : !strcmp(x->name, "activations") ? 3 : 4;
-    plc_lower_mem_add(m, k, q);
-    if (c->mem_rec) { /* the instance's own figures, added up alike */
-      plc_ir_mem r = {c->mem_rec[0], c->mem_rec[1], c->mem_rec[2], c->mem_rec[3],
-                      c->mem_rec[4]};
-      plc_lower_mem_add(&r, k, q);
-    }
-  }
 }
 
 /* Walk a template body for the current phase: at the top level, ops outside
@@ -2705,12 +2719,119 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
   return 1;
 }
 
-/* A template's memory sections, with the cache (L->xcache): evaluated and
- * kept as an entry of unit 16 + unit with no ops, keyed by the reads of the
- * memory sections alone, or its figures taken from such an entry.  The
- * layer fields the sections read go to the instance memo's watch either
- * way. */
-static void plc_lower_memory_only(plc_lctx *c, const plc_tmpl *t, plc_value *layer);
+/* A template's memory sections, with the cache (L->xcache), entry by
+ * entry: each entry of each section (weights, grads, ...) is a cache entry
+ * of its own, of unit 16 + unit and fwd its number in the template (1, 2,
+ * ...), with no ops, keyed by the reads of that entry's expression alone
+ * (the lets it uses included: evaluated lazily, in an environment of its
+ * own, so it reads only what it uses).  So the optimizer state of a dense
+ * layer is shared by the candidates of one (tp, dp) whatever their
+ * micro_batch, recompute or sequence_parallel, which its activations read.
+ *
+ * Exactly what evaluating the sections at once (plc_lower_memory_only)
+ * gives:
+ * - the figures: an entry's value is a function of its reads (the cache's
+ *   premise); sums of exact rationals do not depend on their grouping, and
+ *   buffers keep the largest either way (all >= 0), so the chunk's totals,
+ *   the instance's own (c->mem_rec: the template's sections together, as
+ *   plc_lower_memory_only adds them) and the memory-first pass's and
+ *   plc_drive_unfit_early's figures, which are these, are the same;
+ * - memory_declared: set by every section met, as plc_lower_memory does;
+ * - the layer fields read (the memo's watch): the union over the entries,
+ *   each entry's including those of the lets it evaluated;
+ * - diagnostics: entries are taken in order, and an entry whose lookup or
+ *   evaluation fails stops its section (plc_lower_mem_item) and, with an
+ *   error, the rest (PLC_LOWER_FAILED), as at once.  Evaluated alone, an
+ *   entry evaluates again the lets an earlier entry evaluated: those
+ *   warned of nothing and read no error (else that entry would have
+ *   tainted, below, or failed), so doing so again reports nothing and a
+ *   first warning comes at the same entry as at once.  An entry that
+ *   warns or reads an error is not kept (plc_xcache_store) and taints: its
+ *   environment (its lets as evaluated) becomes the one in which the later
+ *   entries are evaluated, uncached, as at once, so no let warns twice.
+ * A hit costs no evaluation steps, and a miss may cost more than at once
+ * (lets again): the step limit (plc(5)) is not kept exactly by the cache
+ * whatever its unit, only by PLC_LOWER_NO_XCACHE=1.  tests/unit/test_lower.c
+ * ("memory sections cached entry by entry") compares with fresh lowerings. */
+typedef struct plc_xmem {
+  plc_lctx m;              /* c, with no previous instance and an empty current one */
+  plc_inst none;
+  const plc_tmpl *t;
+  plc_value *layer;
+  int unit;
+  plc_env *shared;         /* tainted: where the rest are evaluated; else NULL */
+} plc_xmem;
+
+/* plc_lower_mem_item, in the template's context (as plc_lower_memory_only
+ * evaluates it; the lookups are made outside it, as before). */
+static int plc_xmem_eval(plc_xmem *xm, const plc_ast *x, plc_env *env)
+{
+  plc_eval *ev = xm->m.L->ev;
+  const char *outer = ev->ctx_template;
+  ev->ctx_template = xm->t->decl->name;
+  int ok = plc_lower_mem_item(&xm->m, x, env);
+  ev->ctx_template = outer;
+  return ok;
+}
+
+/* Entry x (number n) of section sec missed: evaluated in an environment of
+ * its own (the lets before sec) with its reads logged, and kept.  Returns
+ * 0 after a failure. */
+static int plc_xmem_miss(plc_xmem *xm, const plc_ast *sec, const plc_ast *x, int n)
+{
+  plc_lower *L = xm->m.L;
+  mpq_ptr rec[5], *keep = xm->m.mem_rec;
+  for (int k = 0; k < 5; k++)
+    rec[k] = plc_arena_mpq(L->ar);
+  unsigned outer = L->ev->watch_reads;
+  L->ev->watch_reads = 0;
+  struct plc_xlog g;
+  plc_xlog_begin(L, &g, xm->layer);
+  plc_env *env = plc_lower_context(L, xm->t, xm->layer, 0);
+  for (const plc_ast *it = xm->t->decl->list.head; it != sec; it = it->next)
+    if (it->kind == PLC_AST_LET)
+      plc_env_define(L->ev, env, it->name, it, env);
+  xm->m.mem_rec = rec;
+  int ok = plc_xmem_eval(xm, x, env);
+  xm->m.mem_rec = keep;
+  unsigned reads = L->ev->watch_reads;
+  L->ev->watch_reads = outer | reads;
+  if (keep) {
+    plc_ir_mem r = {keep[0], keep[1], keep[2], keep[3], keep[4]};
+    int k = plc_lower_mem_kind(x->name);
+    plc_lower_mem_add(&r, k, rec[k]);
+  }
+  if (L->diag->warnings != g.warnings || L->ev->err_reads != g.err_reads)
+    xm->shared = env;
+  if (!PLC_LOWER_FAILED(L))
+    plc_xcache_store(&xm->m, &xm->none, xm->t->decl, 16 + xm->unit, n, &g, reads, rec, 0);
+  plc_xlog_stop(L);
+  plc_xlog_free(&g);
+  return ok;
+}
+
+/* Entry x (number n) of section sec: from the cache, or evaluated. */
+static int plc_xmem_item(plc_xmem *xm, const plc_ast *sec, const plc_ast *x, int n)
+{
+  plc_lower *L = xm->m.L;
+  if (xm->shared)
+    return plc_xmem_eval(xm, x, xm->shared);
+  int i = plc_xcache_find(&xm->m, xm->t, 16 + xm->unit, n, xm->layer);
+  if (PLC_LOWER_FAILED(L))
+    return 0;
+  if (i < 0)
+    return plc_xmem_miss(xm, sec, x, n);
+  const plc_xentry *e = &L->xcache->e[i];
+  int k = plc_lower_mem_kind(x->name);
+  plc_lower_mem_add(xm->m.mem, k, e->mem[k]);
+  if (xm->m.mem_rec) {
+    plc_ir_mem r = {xm->m.mem_rec[0], xm->m.mem_rec[1], xm->m.mem_rec[2], xm->m.mem_rec[3],
+                    xm->m.mem_rec[4]};
+    plc_lower_mem_add(&r, k, e->mem[k]);
+  }
+  L->ev->watch_reads |= e->layer_reads;
+  return 1;
+}
 
 static void plc_lower_memory_cached(plc_lctx *c, const plc_tmpl *t, plc_value *layer,
                                     int unit)
@@ -2718,40 +2839,29 @@ static void plc_lower_memory_cached(plc_lctx *c, const plc_tmpl *t, plc_value *l
   plc_lower *L = c->L;
   if (!c->mem)
     return;
-  plc_inst none = {.lo = c->list->n, .hi = c->list->n};
-  plc_lctx m = *c;
-  m.prev = NULL;
-  m.cur = &none;
-  unsigned outer = L->ev->watch_reads;
-  int x = plc_xcache_find(&m, t, 16 + unit, 0, layer);
-  if (x >= 0) {
-    const plc_xentry *e = &L->xcache->e[x];
-    L->run->memory_declared |= e->memory_declared;
-    for (int k = 0; k < 5 && e->has_mem; k++) {
-      plc_lower_mem_add(c->mem, k, e->mem[k]);
-      if (c->mem_rec)
-        plc_q_rat_add(c->mem_rec[k], c->mem_rec[k], e->mem[k]);
-    }
-    L->ev->watch_reads = outer | e->layer_reads;
-    return;
-  }
+  plc_xmem xm = {.m = *c, .none = {.lo = c->list->n, .hi = c->list->n}, .t = t,
+                 .layer = layer, .unit = unit};
+  xm.m.prev = NULL;
+  xm.m.cur = &xm.none;
+  /* the template's sections' own figures, added up as in one instance */
   mpq_ptr rec[5], *keep = c->mem_rec;
   for (int k = 0; k < 5; k++)
     rec[k] = plc_arena_mpq(L->ar);
-  c->mem_rec = rec;
-  L->ev->watch_reads = 0;
-  struct plc_xlog g;
-  plc_xlog_begin(L, &g, layer);
-  plc_lower_memory_only(c, t, layer);
-  unsigned reads = L->ev->watch_reads;
-  L->ev->watch_reads = outer | reads;
-  c->mem_rec = keep;
+  xm.m.mem_rec = rec;
+  int n = 0; /* the entries' numbers, the same in every run */
+  for (const plc_ast *it = t->decl->list.head; it && !PLC_LOWER_FAILED(L); it = it->next) {
+    if (it->kind == PLC_AST_LET && xm.shared)
+      plc_env_define(L->ev, xm.shared, it->name, it, xm.shared);
+    if (it->kind != PLC_AST_SECTION || strcmp(it->name, "memory"))
+      continue;
+    L->run->memory_declared = 1;
+    int ok = 1;
+    for (const plc_ast *x = it->list.head; x; x = x->next)
+      if (x->kind == PLC_AST_SET && (++n, ok) && !PLC_LOWER_FAILED(L))
+        ok = plc_xmem_item(&xm, it, x, n); /* a failure leaves the section */
+  }
   for (int k = 0; k < 5 && keep; k++)
     plc_q_rat_add(keep[k], keep[k], rec[k]);
-  if (!PLC_LOWER_FAILED(L))
-    plc_xcache_store(&m, &none, t->decl, 16 + unit, 0, &g, reads, rec, 0);
-  plc_xlog_stop(L);
-  plc_xlog_free(&g);
 }
 
 /* ---- stages ------------------------------------------------------------------------- */
