@@ -597,12 +597,13 @@ static void test_cache_prev_free(void)
 }
 
 /* Memory sections cached entry by entry (lower.c, plc_lower_memory_cached):
- * each entry of a section is a cache entry of its own, keyed by what its
- * expression reads, lets included.  The trains below share a cache as a
- * search's candidates do and vary tp, dp, micro_batch, recompute and pp, of
- * which each entry reads a few (through lets shared by entries: P by
- * weights, grads and optimizer; A by activations and buffers), so entries
- * are replayed into candidates that differ in what others read; buffers
+ * each entry of a section is a cache entry of its own, keyed by what it
+ * read (lets included) and what the entries evaluated before it in the
+ * same environment read.  The trains below share a cache as a search's
+ * candidates do and vary tp, dp, micro_batch, recompute and pp, of which
+ * each entry reads a few (through lets shared by entries: P by weights,
+ * grads and optimizer; A by activations and buffers), so entries are
+ * replayed into candidates that differ in what later ones read; buffers
  * (the largest of a chunk's layers counts) reads dp on a stage's last
  * layer only.  pipeline reads the stage's ends.
  * Each train's figures, every stage, chunk and part, as memory first saw
@@ -612,7 +613,7 @@ static void test_cache_prev_free(void)
  * from the cache: the error is reported once, as fresh, and a train after
  * it is right again. */
 static const char mem_items_plan[] = PLC_FX_MACHINE
-  "model m { layers { dense = 4 } }\n"
+  "model m { layers { dense = 8 } }\n"
   "framework fw {\n"
   "  template dense {\n"
   "    let P = 1200 B / run.tp\n"
@@ -648,7 +649,9 @@ static const char mem_items_plan[] = PLC_FX_MACHINE
   "train e2 = t0 { tp = 2; micro_batch = 2 }\n"
   "train t8 = t0 { tp = 2; pp = 2; dp = 2 }\n"
   "train t9 = t0 { pp = 2; recompute = \"full\" }\n"
-  "train t10 = t0 { dp = 2; micro_batch = 2; recompute = \"full\" }\n";
+  "train t10 = t0 { dp = 2; micro_batch = 2; recompute = \"full\" }\n"
+  "train v0 = t0 { pp = 2; vpp = 2 }\n"
+  "train v1 = t0 { pp = 2; vpp = 2; dp = 2 }\n";
 
 /* Train name lowered in f (with whatever cache it has): its run or NULL,
  * the figures memory first saw (seen) and what it reported (from *at on). */
@@ -668,7 +671,7 @@ static plc_ir_run *mem_items_lower(plc_fx *f, const char *name, mem_seen *seen, 
 static void test_cache_memory_items(void)
 {
   static const char *const trains[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6",
-                                       "t7", "e2", "t8", "t9", "t10", "t1", "t6"};
+                                       "t7", "e2", "t8", "t9", "t10", "v0", "v1", "t1", "t6"};
   int ntrains = (int)(sizeof trains / sizeof trains[0]), bad = 0, errors = 0;
   plc_fx f;
   CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, mem_items_plan), 0);
