@@ -812,44 +812,60 @@ static void plc_lower_mem_add(plc_ir_mem *m, int k, mpq_srcptr q)
     mpq_set(to, q);
 }
 
+/* Which part of a memory entry named name: weights, grads, optimizer,
+ * activations, else buffers (plc_lower_mem_field's order). */
+static int plc_lower_mem_kind(const char *name)
+{
+  /* one comparison, by the first letter (the five differ in it) */
+  static const char *const part[] = {"weights", "grads", "optimizer", "activations"};
+  int k = name[0] == 'w' ? 0 : name[0] == 'g' ? 1 : name[0] == 'o' ? 2 : name[0] == 'a' ? 3 : 4;
+  return k < 4 && !strcmp(name, part[k]) ? k : 4;
+}
+
+/* Entry x of a `memory` section, evaluated in env and added to its chunk's
+ * totals (and to c->mem_rec, the instance's own figures); 0 after an error
+ * or an erroneous value (the section's later entries are then left). */
+static int plc_lower_mem_item(plc_lctx *c, const plc_ast *x, plc_env *env)
+{
+  plc_lower *L = c->L;
+  char what[64]; /* "memory entry 'NAME'", cut at 63 characters as snprintf would */
+  static const char pre[] = "memory entry '";
+  size_t w = sizeof pre - 1;
+  memcpy(what, pre, w);
+  for (const char *p = x->name; *p && w < sizeof what - 1; p++)
+    what[w++] = *p;
+  if (w < sizeof what - 1)
+    what[w++] = '\'';
+  what[w] = '\0';
+  mpq_ptr q = plc_lower_num(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
+  if (!q)
+    return 0;
+  if (mpq_sgn(q) < 0) {
+    plc_error(L->diag, &x->a->loc, "%s is negative", what);
+    return 0;
+  }
+  int k = plc_lower_mem_kind(x->name);
+  plc_lower_mem_add(c->mem, k, q);
+  if (c->mem_rec) { /* the instance's own figures, added up alike */
+    plc_ir_mem r = {c->mem_rec[0], c->mem_rec[1], c->mem_rec[2], c->mem_rec[3],
+                    c->mem_rec[4]};
+    plc_lower_mem_add(&r, k, q);
+  }
+  return 1;
+}
+
 /* A template instance's `memory` section, added to its chunk's totals
  * (buffers: the largest).  Read once per instance, in its forward (or the
  * step template's) lowering. */
 static void plc_lower_memory(plc_lctx *c, const plc_ast *sec, plc_env *env)
 {
   plc_lower *L = c->L;
-  plc_ir_mem *m = c->mem;
   L->run->memory_declared = 1;
   if (L->xlog)
     plc_xlog_memory(L);
-  for (const plc_ast *x = sec->list.head; x && !PLC_LOWER_FAILED(L); x = x->next) {
-    if (x->kind != PLC_AST_SET)
-      continue;
-    char what[64]; /* "memory entry 'NAME'", cut at 63 characters as snprintf would */
-    static const char pre[] = "memory entry '";
-    size_t w = sizeof pre - 1;
-    memcpy(what, pre, w);
-    for (const char *p = x->name; *p && w < sizeof what - 1; p++)
-      what[w++] = *p;
-    if (w < sizeof what - 1)
-      what[w++] = '\'';
-    what[w] = '\0';
-    mpq_ptr q = plc_lower_num(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
-    if (!q)
+  for (const plc_ast *x = sec->list.head; x && !PLC_LOWER_FAILED(L); x = x->next)
+    if (x->kind == PLC_AST_SET && !plc_lower_mem_item(c, x, env))
       return;
-    if (mpq_sgn(q) < 0) {
-      plc_error(L->diag, &x->a->loc, "%s is negative", what);
-      return;
-    }
-    int k = !strcmp(x->name, "weights") ? 0 : !strcmp(x->name, "grads") ? 1
-          : !strcmp(x->name, "optimizer") ? 2 : !strcmp(x->name, "activations") ? 3 : 4;
-    plc_lower_mem_add(m, k, q);
-    if (c->mem_rec) { /* the instance's own figures, added up alike */
-      plc_ir_mem r = {c->mem_rec[0], c->mem_rec[1], c->mem_rec[2], c->mem_rec[3],
-                      c->mem_rec[4]};
-      plc_lower_mem_add(&r, k, q);
-    }
-  }
 }
 
 /* Walk a template body for the current phase: at the top level, ops outside
@@ -1248,7 +1264,7 @@ static plc_ir_op plc_lower_replica(plc_lower *L, const plc_ir_op *f)
   plc_ir_op op = *f;
   if (!L->ev->lower_share_times) {
     op.time = plc_arena_mpq(L->ar);
-    mpq_set(op.time, f->time);
+    plc_q_rat_set(op.time, f->time); /* mpq_set, in place when small */
   }
   return op;
 }
@@ -1469,15 +1485,15 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   int share = L->ev->lower_share_times;
   for (int i = 0; i < n; i++) {
     plc_ir_op *op = &to[i];
-    if (!share) { /* plc_lower_replica */
-      op->time = plc_arena_mpq(L->ar);
-      mpq_set(op->time, from[i].time);
-    }
     op->replica = share ? n - i : 0; /* from[i], before it, has its time (so on to the end) */
     op->layer = layer;
     op->deps = deps;
     for (int k = 0; k < op->ndeps; k++)
       *deps++ = plc_memo_move(m, from[i].deps[k], nlo, nplo);
+  }
+  for (int i = 0; i < n && !share; i++) { /* plc_lower_replica: times of their own */
+    to[i].time = plc_arena_mpq(L->ar);
+    plc_q_rat_set(to[i].time, from[i].time); /* mpq_set, in place when small */
   }
   cur->lazy = e + 1; /* its names: not made (plc_deps_lookup_in) */
   cur->lazy_lo = nlo;
@@ -1714,13 +1730,26 @@ void plc_lcache_free(plc_lcache *x)
   free(x);
 }
 
-static int plc_xkey_same(const plc_xentry *a, const plc_xentry *b)
+/* What a lookup finds entries by (a plc_xentry's first fields, made
+ * alone: a lookup zeroing a whole entry for its key cost 1% of a search). */
+typedef struct plc_xkey {
+  const plc_ast *tmpl, *model;
+  int unit, fwd, recompute;
+} plc_xkey;
+
+static plc_xkey plc_xkey_of(const plc_xentry *e)
+{
+  return (plc_xkey){.tmpl = e->tmpl, .model = e->model, .unit = e->unit, .fwd = e->fwd,
+                    .recompute = e->recompute};
+}
+
+static int plc_xkey_same(const plc_xentry *a, const plc_xkey *b)
 {
   return a->tmpl == b->tmpl && a->unit == b->unit && a->fwd == b->fwd &&
          a->recompute == b->recompute && a->model == b->model;
 }
 
-static size_t plc_xkey_hash(const plc_xentry *k)
+static size_t plc_xkey_hash(const plc_xkey *k)
 {
   size_t h = (size_t)(uintptr_t)k->tmpl ^ ((size_t)(uintptr_t)k->model << 7);
   h = h * 31 + (size_t)k->unit;
@@ -1729,7 +1758,7 @@ static size_t plc_xkey_hash(const plc_xentry *k)
 }
 
 /* The index slot of key k: its first entry + 1, or 0 where it would go. */
-static int *plc_xcache_slot(plc_lcache *X, const plc_xentry *k)
+static int *plc_xcache_slot(plc_lcache *X, const plc_xkey *k)
 {
   size_t m = (size_t)X->nindex - 1, i = plc_xkey_hash(k) & m;
   while (X->index[i] && !plc_xkey_same(&X->e[X->index[i] - 1], k))
@@ -1737,27 +1766,29 @@ static int *plc_xcache_slot(plc_lcache *X, const plc_xentry *k)
   return &X->index[i];
 }
 
-/* Keep an open-addressing table of entries (*tab, *size slots, found by
- * slot) at most half full: keys are no more than entries. */
-static void plc_xtab_grow(plc_lcache *X, int **tab, int *size,
-                          int *(*slot)(plc_lcache *, const plc_xentry *))
+/* Keep the index of entries at most half full: keys are no more than
+ * entries. */
+static void plc_xindex_grow(plc_lcache *X)
 {
-  if (2 * (X->n + 1) <= *size)
+  if (2 * (X->n + 1) <= X->nindex)
     return;
-  int old = *size, *was = *tab;
-  *size = old ? 2 * old : 64;
-  *tab = plc_xcalloc((size_t)*size, sizeof **tab);
+  int old = X->nindex, *was = X->index;
+  X->nindex = old ? 2 * old : 64;
+  X->index = plc_xcalloc((size_t)X->nindex, sizeof *X->index);
   for (int i = 0; i < old; i++)
-    if (was[i])
-      *slot(X, &X->e[was[i] - 1]) = was[i];
+    if (was[i]) {
+      plc_xkey k = plc_xkey_of(&X->e[was[i] - 1]);
+      *plc_xcache_slot(X, &k) = was[i];
+    }
   free(was);
 }
 
 /* Entry n (just added) goes first in its key's chain. */
 static void plc_xcache_link(plc_lcache *X, int n)
 {
-  plc_xtab_grow(X, &X->index, &X->nindex, plc_xcache_slot);
-  int *slot = plc_xcache_slot(X, &X->e[n]);
+  plc_xindex_grow(X);
+  plc_xkey k = plc_xkey_of(&X->e[n]);
+  int *slot = plc_xcache_slot(X, &k);
   X->e[n].next = *slot - 1;
   *slot = n + 1;
 }
@@ -2617,9 +2648,9 @@ static int plc_xcache_find(plc_lctx *c, const plc_tmpl *t, int unit, int fwd,
   int errors = L->diag->errors;
   plc_env *ctx = NULL;
   L->xprev = c->prev;
-  L->xgen++; /* this lookup's layer */
-  plc_xentry key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
-                    .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
+  L->xgen += !L->xsame; /* this lookup's layer (one for a layer's memory entries) */
+  plc_xkey key = {.tmpl = t->decl, .unit = unit, .fwd = fwd,
+                  .recompute = unit == 1 ? L->run->recompute : -1, .model = L->model_node};
   plc_xheld_room(L, X);
   /* the entries of the key, latest first */
   for (int i = X->nindex ? *plc_xcache_slot(X, &key) - 1 : -1; i >= 0 && !PLC_LOWER_FAILED(L);
@@ -2705,12 +2736,116 @@ static int plc_xcache_replay(plc_lctx *c, plc_inst *cur, int x, mpq_ptr *rec)
   return 1;
 }
 
-/* A template's memory sections, with the cache (L->xcache): evaluated and
- * kept as an entry of unit 16 + unit with no ops, keyed by the reads of the
- * memory sections alone, or its figures taken from such an entry.  The
- * layer fields the sections read go to the instance memo's watch either
- * way. */
-static void plc_lower_memory_only(plc_lctx *c, const plc_tmpl *t, plc_value *layer);
+/* A template's memory sections, with the cache (L->xcache), entry by
+ * entry: each entry of its section (weights, grads, ...) is a cache entry
+ * of its own, of unit 16 + unit and fwd its number in the template (1, 2,
+ * ...), with no ops.  The entries are looked up in order until one misses;
+ * from there on they are evaluated in one environment (the lets before the
+ * section, evaluated lazily), with one log of reads, and each is kept
+ * keyed by the reads logged so far: those of its own expression and of
+ * the entries evaluated before it in that environment (the lets it uses
+ * may have been evaluated by those).  So the optimizer state of a dense
+ * layer, looked up before its activations, is shared by the candidates of
+ * one (tp, dp) whatever their micro_batch, recompute or sequence_parallel,
+ * which only the later entries read.
+ *
+ * Exactly what evaluating the section at once (plc_lower_memory_only)
+ * gives:
+ * - an entry's value: kept with every read made since the environment was
+ *   made, so where those all hold (plc_xcache_find) evaluating the same
+ *   entries in order in a new environment reads the same and gives the
+ *   same value (the cache's premise, as for a whole section before);
+ * - the figures: sums of exact rationals do not depend on their grouping,
+ *   and buffers keep the largest either way (all >= 0), so the chunk's
+ *   totals, the instance's own (c->mem_rec: the sections together, added
+ *   up as plc_lower_memory_only adds them), and so the memory-first pass's
+ *   and plc_drive_unfit_early's figures, which are these, are the same;
+ * - memory_declared: set by every section met, as plc_lower_memory does;
+ * - the layer fields read (the memo's watch): the kept entries' and those
+ *   read in the environment (a lookup's own are dropped, as before);
+ * - diagnostics: an entry replayed was kept with no warning, error or read
+ *   of one, so evaluating it (and the lets it would have evaluated first)
+ *   reports nothing; the rest are evaluated in order in one environment,
+ *   as at once, and one failing leaves the section (plc_lower_mem_item),
+ *   an error the rest (PLC_LOWER_FAILED).  An entry evaluated after a
+ *   warning or error is not kept (plc_xcache_store: the log's counts).
+ * A miss evaluates no more than the section at once would (its lets
+ * once each), a hit nothing (as any of the cache's hits: the step limit,
+ * plc(5), is kept exactly only with PLC_LOWER_NO_XCACHE=1).  The lookups
+ * of one instance's entries are of one layer: its fields' values are read
+ * once for them all (L->xsame, plc_xread_layer_holds).
+ * tests/unit/test_lower.c ("memory sections cached entry by entry")
+ * compares with fresh lowerings. */
+typedef struct plc_xmem {
+  plc_lctx m;              /* c, with no previous instance and an empty current one */
+  plc_inst none;
+  const plc_tmpl *t;
+  plc_value *layer;
+  int unit;
+  plc_env *env;            /* made at the first entry missed; NULL till then */
+  struct plc_xlog g;       /* the reads since */
+  unsigned outer;          /* the layer fields read before */
+  mpq_ptr *own;            /* c->mem_rec, or NULL */
+  mpq_srcptr buffers;      /* the largest buffers entry so far, or NULL */
+} plc_xmem;
+
+/* Add part k of an entry, q, to the instance's own figures (if kept):
+ * weights to buffers summed as they come, buffers the largest, added at
+ * the end (plc_lower_memory_cached), as plc_lower_memory_only adds them
+ * up in an instance's figures of its own (zeros), then to c->mem_rec. */
+static void plc_xmem_own(plc_xmem *xm, int k, mpq_srcptr q)
+{
+  if (!xm->own)
+    return;
+  if (k < 4)
+    plc_q_rat_add(xm->own[k], xm->own[k], q);
+  else if (!xm->buffers || mpq_cmp(q, xm->buffers) > 0)
+    xm->buffers = q;
+}
+
+/* Entry x (number n) of section sec: replayed from the cache, or evaluated
+ * and kept.  Returns 0 after a failure. */
+static int plc_xmem_item(plc_xmem *xm, const plc_ast *sec, const plc_ast *x, int n)
+{
+  plc_lower *L = xm->m.L;
+  int k = plc_lower_mem_kind(x->name);
+  if (!xm->env) {
+    unsigned w = L->ev->watch_reads;
+    int i = plc_xcache_find(&xm->m, xm->t, 16 + xm->unit, n, xm->layer);
+    L->ev->watch_reads = w;
+    if (PLC_LOWER_FAILED(L))
+      return 0;
+    if (i >= 0) {
+      const plc_xentry *e = &L->xcache->e[i];
+      plc_lower_mem_add(xm->m.mem, k, e->mem[k]);
+      plc_xmem_own(xm, k, e->mem[k]);
+      L->ev->watch_reads |= e->layer_reads;
+      return 1;
+    }
+    L->xsame = 0;
+    xm->outer = w;
+    L->ev->watch_reads = 0;
+    plc_xlog_begin(L, &xm->g, xm->layer);
+    xm->env = plc_lower_context(L, xm->t, xm->layer, 0);
+    for (const plc_ast *it = xm->t->decl->list.head; it != sec; it = it->next)
+      if (it->kind == PLC_AST_LET)
+        plc_env_define(L->ev, xm->env, it->name, it, xm->env);
+  }
+  mpq_ptr rec[5]; /* the entry's figures: its own part, zeros */
+  for (int j = 0; j < 5; j++)
+    rec[j] = j == k ? plc_arena_mpq(L->ar) : plc_xcache_zero(L->xcache);
+  xm->m.mem_rec = rec;
+  const char *outer = L->ev->ctx_template;
+  L->ev->ctx_template = xm->t->decl->name;
+  int ok = plc_lower_mem_item(&xm->m, x, xm->env);
+  L->ev->ctx_template = outer;
+  xm->m.mem_rec = NULL;
+  plc_xmem_own(xm, k, rec[k]);
+  if (ok && !PLC_LOWER_FAILED(L))
+    plc_xcache_store(&xm->m, &xm->none, xm->t->decl, 16 + xm->unit, n, &xm->g,
+                     L->ev->watch_reads, rec, 0);
+  return ok;
+}
 
 static void plc_lower_memory_cached(plc_lctx *c, const plc_tmpl *t, plc_value *layer,
                                     int unit)
@@ -2718,40 +2853,34 @@ static void plc_lower_memory_cached(plc_lctx *c, const plc_tmpl *t, plc_value *l
   plc_lower *L = c->L;
   if (!c->mem)
     return;
-  plc_inst none = {.lo = c->list->n, .hi = c->list->n};
-  plc_lctx m = *c;
-  m.prev = NULL;
-  m.cur = &none;
-  unsigned outer = L->ev->watch_reads;
-  int x = plc_xcache_find(&m, t, 16 + unit, 0, layer);
-  if (x >= 0) {
-    const plc_xentry *e = &L->xcache->e[x];
-    L->run->memory_declared |= e->memory_declared;
-    for (int k = 0; k < 5 && e->has_mem; k++) {
-      plc_lower_mem_add(c->mem, k, e->mem[k]);
-      if (c->mem_rec)
-        plc_q_rat_add(c->mem_rec[k], c->mem_rec[k], e->mem[k]);
-    }
-    L->ev->watch_reads = outer | e->layer_reads;
-    return;
+  plc_xmem xm = {.m = *c, .none = {.lo = c->list->n, .hi = c->list->n}, .t = t,
+                 .layer = layer, .unit = unit};
+  xm.m.prev = NULL;
+  xm.m.cur = &xm.none;
+  xm.m.mem_rec = NULL;
+  xm.own = c->mem_rec;
+  L->xgen++; /* the lookups of this layer's entries */
+  L->xsame = 1;
+  int n = 0; /* the entries' numbers, the same in every run */
+  for (const plc_ast *it = t->decl->list.head; it && !PLC_LOWER_FAILED(L); it = it->next) {
+    if (it->kind == PLC_AST_LET && xm.env)
+      plc_env_define(L->ev, xm.env, it->name, it, xm.env);
+    if (it->kind != PLC_AST_SECTION || strcmp(it->name, "memory"))
+      continue;
+    L->run->memory_declared = 1;
+    int ok = 1;
+    for (const plc_ast *x = it->list.head; x; x = x->next)
+      if (x->kind == PLC_AST_SET && (++n, ok) && !PLC_LOWER_FAILED(L))
+        ok = plc_xmem_item(&xm, it, x, n); /* a failure leaves the section */
   }
-  mpq_ptr rec[5], *keep = c->mem_rec;
-  for (int k = 0; k < 5; k++)
-    rec[k] = plc_arena_mpq(L->ar);
-  c->mem_rec = rec;
-  L->ev->watch_reads = 0;
-  struct plc_xlog g;
-  plc_xlog_begin(L, &g, layer);
-  plc_lower_memory_only(c, t, layer);
-  unsigned reads = L->ev->watch_reads;
-  L->ev->watch_reads = outer | reads;
-  c->mem_rec = keep;
-  for (int k = 0; k < 5 && keep; k++)
-    plc_q_rat_add(keep[k], keep[k], rec[k]);
-  if (!PLC_LOWER_FAILED(L))
-    plc_xcache_store(&m, &none, t->decl, 16 + unit, 0, &g, reads, rec, 0);
-  plc_xlog_stop(L);
-  plc_xlog_free(&g);
+  L->xsame = 0;
+  if (xm.env) {
+    L->ev->watch_reads |= xm.outer;
+    plc_xlog_stop(L);
+    plc_xlog_free(&xm.g);
+  }
+  if (xm.own && xm.buffers)
+    plc_q_rat_add(xm.own[4], xm.own[4], xm.buffers);
 }
 
 /* ---- stages ------------------------------------------------------------------------- */
@@ -3279,7 +3408,7 @@ static void plc_lower_list_copy(plc_lower *L, plc_ir_list *to, const plc_ir_list
     op[i] = f[i];
     if (!share) {
       op[i].time = plc_arena_mpq(L->ar);
-      mpq_set(op[i].time, f[i].time);
+      plc_q_rat_set(op[i].time, f[i].time);
     }
     if (op[i].layer >= 0)
       op[i].layer = map[op[i].layer];

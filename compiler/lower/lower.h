@@ -63,6 +63,7 @@ typedef struct plc_lower {
   struct plc_xlayer { const char *name; plc_value *v; long gen; } xlayer[16];
   long xgen;             /* the fields of its layer read so far in that lookup (xgen
                             numbers the lookups), by name (lower.c) */
+  int xsame;             /* the lookups are of one layer's memory entries: one xgen */
   const plc_ast *model_node; /* the model's declaration, when it is a top-level one */
   unsigned char *xheld;  /* per read number (lower.c, plc_xrid): 0 not checked yet in this
                             run, 1 holds, 2 does not */

@@ -596,6 +596,141 @@ static void test_cache_prev_free(void)
   plc_fx_free(&f);
 }
 
+/* Memory sections cached entry by entry (lower.c, plc_lower_memory_cached):
+ * each entry of a section is a cache entry of its own, keyed by what it
+ * read (lets included) and what the entries evaluated before it in the
+ * same environment read.  The trains below share a cache as a search's
+ * candidates do and vary tp, dp, micro_batch, recompute and pp, of which
+ * each entry reads a few (through lets shared by entries: P by weights,
+ * grads and optimizer; A by activations and buffers), so entries are
+ * replayed into candidates that differ in what later ones read; buffers
+ * (the largest of a chunk's layers counts) reads dp on a stage's last
+ * layer only.  pipeline reads the stage's ends.
+ * Each train's figures, every stage, chunk and part, as memory first saw
+ * them and as lowering summed them, and its diagnostics, are compared with
+ * the same train lowered fresh (no cache, no memo).  Train e2 (tp = 2 and
+ * micro_batch = 2) makes optimizer negative, after weights and grads came
+ * from the cache: the error is reported once, as fresh, and a train after
+ * it is right again. */
+static const char mem_items_plan[] = PLC_FX_MACHINE
+  "model m { layers { dense = 8 } }\n"
+  "framework fw {\n"
+  "  template dense {\n"
+  "    let P = 1200 B / run.tp\n"
+  "    let A = 64 B * run.micro_batch / run.tp\n"
+  "    let bad = run.tp == 2 && run.micro_batch == 2\n"
+  "    let Q = 3 B * run.dp\n"
+  "    memory {\n"
+  "      weights = layer.model_first ? 2 * P : P\n"
+  "      grads = P\n"
+  "      optimizer = bad ? -1 B : 12 * P / run.dp\n"
+  "      activations = run.recompute == \"full\" ? A : A * (layer.stage + 2)\n"
+  "      buffers = layer.last ? A + Q : A * (layer.stage + 1)\n"
+  "    }\n"
+  "    op mm: compute { flops = 1e12 FLOP }\n"
+  "  }\n"
+  "  template pipeline {\n"
+  "    memory {\n"
+  "      weights = layer.first ? 7 B : 0 B\n"
+  "      optimizer = 4 B * run.dp\n"
+  "      activations = layer.last ? 11 B * run.micro_batch : 1 B\n"
+  "    }\n"
+  "  }\n"
+  "}\n"
+  "train t0 { model = m; cluster = box; framework = fw\n"
+  "  micro_batch = 1; global_batch = 8; seq = 1024; tp = 1; pp = 1; dp = 1 }\n"
+  "train t1 = t0 { dp = 2 }\n"
+  "train t2 = t0 { micro_batch = 2 }\n"
+  "train t3 = t0 { recompute = \"full\"; dp = 2 }\n"
+  "train t4 = t0 { tp = 2 }\n"
+  "train t5 = t0 { tp = 2; dp = 2; recompute = \"full\" }\n"
+  "train t6 = t0 { pp = 2 }\n"
+  "train t7 = t0 { pp = 2; dp = 2; micro_batch = 2 }\n"
+  "train e2 = t0 { tp = 2; micro_batch = 2 }\n"
+  "train t8 = t0 { tp = 2; pp = 2; dp = 2 }\n"
+  "train t9 = t0 { pp = 2; recompute = \"full\" }\n"
+  "train t10 = t0 { dp = 2; micro_batch = 2; recompute = \"full\" }\n"
+  "train v0 = t0 { pp = 2; vpp = 2 }\n"
+  "train v1 = t0 { pp = 2; vpp = 2; dp = 2 }\n";
+
+/* Train name lowered in f (with whatever cache it has): its run or NULL,
+ * the figures memory first saw (seen) and what it reported (from *at on). */
+static plc_ir_run *mem_items_lower(plc_fx *f, const char *name, mem_seen *seen, size_t *at,
+                                   char **said)
+{
+  seen->calls = 0;
+  f->sema.ev.lower_unfit = mem_capture;
+  f->sema.ev.lower_unfit_ctx = seen;
+  plc_ir_run *r = lower_direct(f, name);
+  const char *d = plc_fx_diags(f);
+  *said = strdup(d + *at);
+  *at = strlen(d);
+  return r;
+}
+
+static void test_cache_memory_items(void)
+{
+  static const char *const trains[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6",
+                                       "t7", "e2", "t8", "t9", "t10", "v0", "v1", "t1", "t6"};
+  int ntrains = (int)(sizeof trains / sizeof trains[0]), bad = 0, errors = 0;
+  plc_fx f;
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, mem_items_plan), 0);
+  f.sema.ev.lower_cache = plc_lcache_new("test ");
+  size_t at = strlen(plc_fx_diags(&f));
+  mem_seen seen, fresh_seen;
+  for (int s = 0; s < 2; s++)
+    for (int c = 0; c < 2; c++)
+      for (int k = 0; k < 5; k++) {
+        mpq_init(seen.q[s][c][k]);
+        mpq_init(fresh_seen.q[s][c][k]);
+      }
+  for (int t = 0; t < ntrains; t++) {
+    char *said, *fresh_said;
+    plc_ir_run *r = mem_items_lower(&f, trains[t], &seen, &at, &said);
+    plc_fx g;
+    CU_ASSERT_EQUAL_FATAL(plc_fx_load(&g, mem_items_plan), 0);
+    size_t gat = strlen(plc_fx_diags(&g));
+    setenv("PLC_LOWER_NO_MEMO", "1", 1); /* read by a lowering without a cache */
+    plc_ir_run *w = mem_items_lower(&g, trains[t], &fresh_seen, &gat, &fresh_said);
+    unsetenv("PLC_LOWER_NO_MEMO");
+    PLC_CU_STR_EQ(said, fresh_said);
+    errors += strstr(said, "error: memory entry 'optimizer' is negative") != NULL;
+    CU_ASSERT_EQUAL(r == NULL, w == NULL);
+    CU_ASSERT_EQUAL(seen.calls, fresh_seen.calls);
+    if (r && w) {
+      CU_ASSERT_EQUAL_FATAL(r->nstages, w->nstages);
+      for (int s = 0; s < r->nstages; s++)
+        for (int c = 0; c < r->vpp; c++) {
+          const plc_ir_mem *a = &r->stages[s].mem[c], *b = &w->stages[s].mem[c];
+          bad += !mpq_equal(a->weights, b->weights) + !mpq_equal(a->grads, b->grads) +
+                 !mpq_equal(a->optimizer, b->optimizer) +
+                 !mpq_equal(a->activations, b->activations) +
+                 !mpq_equal(a->buffers, b->buffers);
+          bad += !mem_seen_is(&seen, s, c, b) + !mem_seen_is(&fresh_seen, s, c, b);
+        }
+      runs_same(r, w, &bad);
+      CU_ASSERT(r->memory_declared && w->memory_declared);
+    }
+    free(said);
+    free(fresh_said);
+    plc_fx_free(&g);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(errors, 1);
+  long hits, misses, prev_free;
+  plc_lcache_counts(f.sema.ev.lower_cache, &hits, &misses, &prev_free);
+  CU_ASSERT(hits > misses);
+  for (int s = 0; s < 2; s++)
+    for (int c = 0; c < 2; c++)
+      for (int k = 0; k < 5; k++) {
+        mpq_clear(seen.q[s][c][k]);
+        mpq_clear(fresh_seen.q[s][c][k]);
+      }
+  plc_lcache_free(f.sema.ev.lower_cache);
+  f.sema.ev.lower_cache = NULL;
+  plc_fx_free(&f);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -611,6 +746,7 @@ int main(void)
     {"memory copies by chunk and kind", test_memory_copies},
     {"cache replays' names, moved", test_cache_names},
     {"cache replays after any previous instance", test_cache_prev_free},
+    {"memory sections cached entry by entry", test_cache_memory_items},
     {NULL, NULL},
   };
   return plc_cu_run("lower", tests);
