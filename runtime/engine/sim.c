@@ -2472,21 +2472,21 @@ static inline plc_flow_op *plc_sim_flow_wire(plc_sim_fops *b, const int *map,
  * the op's a block before it (a region of per, from the one at *r on: i
  * comes in list order), or NULL: that op's pair, when it has one, is op
  * i's, their fixed part and work the same functions of their kind,
- * group, dimension and what they took, which are the same, and both not
- * under way when transfers met (checked; in a region the ops are alike). */
-static const plc_flow_q *plc_sim_flow_again(const plc_ir_list *l, const plc_sim_fops *b,
-                                            const int *map, const plc_sim_head *h,
-                                            const plc_s64_per *per, int *r, int i)
+ * group, dimension and what they took, and both not under way when
+ * transfers met (checked).  In a region the ops are alike
+ * (plc_s64_alike_op): the same kind, group and dimension, and the same
+ * time, so the same duration in h, whose times are a walk's on one
+ * denominator (each op ends its duration after it starts). */
+static const plc_flow_q *plc_sim_flow_again(const plc_sim_fops *b, const int *map,
+                                            const plc_sim_head *h, const plc_s64_per *per,
+                                            int *r, int i)
 {
   while (*r < per->n && i >= per->r[*r].e)
     ++*r;
   if (*r == per->n || i < per->r[*r].a + per->r[*r].b)
     return NULL;
   int j = i - per->r[*r].b;
-  const plc_ir_op *x = &l->ops[i], *y = &l->ops[j];
-  if (map[j] < 0 || !b->ops[map[j]].q || x->kind != y->kind || x->group != y->group ||
-      x->dim != y->dim || h->start[i] < h->first ||
-      h->end[i] - h->start[i] != h->end[j] - h->start[j])
+  if (map[j] < 0 || !b->ops[map[j]].q || h->start[i] < h->first)
     return NULL;
   return b->ops[map[j]].q;
 }
@@ -2542,7 +2542,7 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
     }
     int uses_dev = op->kind == PLC_OPK_COMPUTE && mpq_sgn(op->time) > 0;
     plc_flow_op *o = plc_sim_flow_wire(&b, map, op, uses_dev, net);
-    const plc_flow_q *q = per ? plc_sim_flow_again(l, &b, map, h, per, &r, i) : NULL;
+    const plc_flow_q *q = per ? plc_sim_flow_again(&b, map, h, per, &r, i) : NULL;
     if (q)
       o->q = q, o->fixed = o->work = NULL;
     else
