@@ -2469,26 +2469,31 @@ static inline plc_flow_op *plc_sim_flow_wire(plc_sim_fops *b, const int *map,
 }
 
 /* Op i's whole costs in a flow from h (plc_sim_flow_pair) when they are
- * the op's a block before it (a region of per, from the one at *r on: i
- * comes in list order), or NULL: that op's pair, when it has one, is op
+ * the op's a block before it (in region g, which holds op i past its
+ * first block), or NULL: that op's pair, when it has one, is op
  * i's, their fixed part and work the same functions of their kind,
  * group, dimension and what they took, and both not under way when
  * transfers met (checked).  In a region the ops are alike
  * (plc_s64_alike_op): the same kind, group and dimension, and the same
  * time, so the same duration in h, whose times are a walk's on one
  * denominator (each op ends its duration after it starts). */
-static const plc_flow_q *plc_sim_flow_again(const plc_sim_fops *b, const int *map,
-                                            const plc_sim_head *h, const plc_s64_per *per,
-                                            int *r, int i)
+static inline const plc_flow_q *plc_sim_flow_again(const plc_sim_fops *b, const int *map,
+                                                   const plc_sim_head *h,
+                                                   const plc_s64_reg *g, int i)
+{
+  int j = g ? i - g->b : -1;
+  if (j < 0 || map[j] < 0 || !b->ops[map[j]].q || h->start[i] < h->first)
+    return NULL;
+  return b->ops[map[j]].q;
+}
+
+/* The region of per that holds op i past its first block, or NULL; *r
+ * the first region not ended before i (i comes in list order). */
+static inline const plc_s64_reg *plc_sim_reg_at(const plc_s64_per *per, int *r, int i)
 {
   while (*r < per->n && i >= per->r[*r].e)
     ++*r;
-  if (*r == per->n || i < per->r[*r].a + per->r[*r].b)
-    return NULL;
-  int j = i - per->r[*r].b;
-  if (map[j] < 0 || !b->ops[map[j]].q || h->start[i] < h->first)
-    return NULL;
-  return b->ops[map[j]].q;
+  return *r < per->n && i >= per->r[*r].a + per->r[*r].b ? &per->r[*r] : NULL;
 }
 
 /* The list's ops that run as flow ops (flow.h), into f: each on its
@@ -2531,7 +2536,9 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
   }
   const plc_s64_dur *m = h ? plc_sim_memo_dur(l, with_once) : NULL;
   const plc_s64_per *per = m && m->ok && m->per->n > 0 ? m->per : NULL;
-  for (int i = 0, r = 0; i < l->n; i++) {
+  int r = 0, next = per ? 0 : INT_MAX; /* the region at i, looked up again at next */
+  const plc_s64_reg *g = NULL;
+  for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     map[i] = -1;
     if (!with_once && op->once)
@@ -2540,9 +2547,13 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
       map[i] = -2; /* ended before any sharing */
       continue;
     }
+    if (i >= next) { /* at a region's end or past its first block: which one now */
+      g = plc_sim_reg_at(per, &r, i);
+      next = g ? g->e : r < per->n ? per->r[r].a + per->r[r].b : INT_MAX;
+    }
     int uses_dev = op->kind == PLC_OPK_COMPUTE && mpq_sgn(op->time) > 0;
     plc_flow_op *o = plc_sim_flow_wire(&b, map, op, uses_dev, net);
-    const plc_flow_q *q = per ? plc_sim_flow_again(&b, map, h, per, &r, i) : NULL;
+    const plc_flow_q *q = g ? plc_sim_flow_again(&b, map, h, g, i) : NULL;
     if (q)
       o->q = q, o->fixed = o->work = NULL;
     else
@@ -2805,30 +2816,38 @@ static int plc_sim_ep_init(plc_sim_ep *e, const plc_ir_list *l, int nstreams, in
   e->fac[0] = 1;
   e->minl[n] = PLC_SI_MAX;
   e->mep[n] = 0;
+  /* in locals: stores through the arrays (run's chars above all) could
+   * alias e's fields, which the compiler would load again each time */
+  unsigned char *run = e->run, *dev = e->dev;
+  int *ep = e->ep, *sprev = e->sprev, *dprev = e->dprev, *next = e->next;
+  plc_si *start = e->start, *end = e->end, *time = e->time, top = e->top;
+  const plc_si *hs = h->start, *he = h->end;
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     if (!with_once && op->once)
       continue;
     if (op->kind != PLC_OPK_COMPUTE && e->lat[op->dim] < 0)
       return 0;
-    e->run[i] = 1;
-    e->ep[i] = 0;
-    e->start[i] = h->start[i];
-    e->end[i] = h->end[i];
-    e->time[i] = h->end[i] - h->start[i];
-    e->dev[i] = op->kind == PLC_OPK_COMPUTE && e->time[i] > 0;
-    e->sprev[i] = last[op->stream];
-    e->dprev[i] = e->dev[i] ? last[nstreams] : -1;
+    run[i] = 1;
+    ep[i] = 0;
+    start[i] = hs[i];
+    end[i] = he[i];
+    time[i] = he[i] - hs[i];
+    int d = op->kind == PLC_OPK_COMPUTE && time[i] > 0;
+    dev[i] = (unsigned char)d;
+    sprev[i] = last[op->stream];
+    dprev[i] = d ? last[nstreams] : -1;
     last[op->stream] = i;
-    if (e->dev[i])
+    if (d)
       last[nstreams] = i;
     *link = i;
-    link = &e->next[i];
-    if (e->end[i] > e->top)
-      e->top = e->end[i];
+    link = &next[i];
+    if (end[i] > top)
+      top = end[i];
   }
   *link = l->n;
-  return plc_s64_bits((plc_su)e->top) < PLC_SI_BITS - 2;
+  e->top = top;
+  return plc_s64_bits((plc_su)top) < PLC_SI_BITS - 2;
 }
 
 static void plc_sim_ep_free(plc_sim_ep *e)
@@ -2907,20 +2926,22 @@ static void plc_sim_ep_cost(plc_sim_ep *e, int i, plc_si f, plc_si *fix, plc_si 
 static void plc_sim_ep_window(plc_sim_ep *e, int to, const int *stamp, int round, plc_si f,
                               plc_si x)
 {
-  e->nwin = 0;
+  unsigned char *state = e->state; /* in locals: the stores could alias e's fields */
+  int *next = e->next, *win = e->win, nwin = 0;
   for (int *at = &e->head, i = *at; i < to; i = *at) {
-    if (e->state[i] == PLC_EP_WAIT && stamp[i] != round) {
+    if (state[i] == PLC_EP_WAIT && stamp[i] != round) {
       if (x == PLC_SI_MAX)
-        e->win[e->nwin++] = i;
+        win[nwin++] = i;
     } else if (plc_sim_ep_v(e, e->end, i) <= f) {
-      e->state[i] = PLC_EP_ENDED; /* as walked, or alone from the hand-off */
-      *at = e->next[i];
+      state[i] = PLC_EP_ENDED; /* as walked, or alone from the hand-off */
+      *at = next[i];
       continue;
     } else if (plc_sim_ep_v(e, e->start, i) < x) {
-      e->win[e->nwin++] = i;
+      win[nwin++] = i;
     }
-    at = &e->next[i];
+    at = &next[i];
   }
+  e->nwin = nwin;
 }
 
 /* Step 1: the flow from f over the window (plc_sim_ep_window), into fl
