@@ -3134,9 +3134,11 @@ static inline plc_si plc_sim_ep_end(const plc_sim_ep *e, int i)
  *     after x - b, and ends D after it.  D >= 0: x - b is before x on its
  *     stream.
  *   - no meeting: two transfers meet when on one link, of two streams,
- *     they overlap in time.  Take x of a later block k on link L, stream
- *     s, and y a transfer noted before it (or after: the walk looks at
- *     both orders), of another stream on L.  If y was noted before block
+ *     they overlap in time.  Take x of a block k > m it takes, on link L,
+ *     and y of another stream on L, noted before block m or of a block j
+ *     from m to k (a pair of two blocks it takes: x the later one's; a
+ *     transfer after the region looks for its meetings itself, among
+ *     those noted, as the walk's would).  If y was noted before block
  *     m (under way, or walked), it ended no later than the last such of
  *     its stream and link (a stream's transfers end in list order), which
  *     ended by the start of x's op of block m (apart: checked), which
