@@ -2469,26 +2469,31 @@ static inline plc_flow_op *plc_sim_flow_wire(plc_sim_fops *b, const int *map,
 }
 
 /* Op i's whole costs in a flow from h (plc_sim_flow_pair) when they are
- * the op's a block before it (a region of per, from the one at *r on: i
- * comes in list order), or NULL: that op's pair, when it has one, is op
+ * the op's a block before it (in region g, which holds op i past its
+ * first block), or NULL: that op's pair, when it has one, is op
  * i's, their fixed part and work the same functions of their kind,
- * group, dimension and what they took, which are the same, and both not
- * under way when transfers met (checked; in a region the ops are alike). */
-static const plc_flow_q *plc_sim_flow_again(const plc_ir_list *l, const plc_sim_fops *b,
-                                            const int *map, const plc_sim_head *h,
-                                            const plc_s64_per *per, int *r, int i)
+ * group, dimension and what they took, and both not under way when
+ * transfers met (checked).  In a region the ops are alike
+ * (plc_s64_alike_op): the same kind, group and dimension, and the same
+ * time, so the same duration in h, whose times are a walk's on one
+ * denominator (each op ends its duration after it starts). */
+static inline const plc_flow_q *plc_sim_flow_again(const plc_sim_fops *b, const int *map,
+                                                   const plc_sim_head *h,
+                                                   const plc_s64_reg *g, int i)
+{
+  int j = g ? i - g->b : -1;
+  if (j < 0 || map[j] < 0 || !b->ops[map[j]].q || h->start[i] < h->first)
+    return NULL;
+  return b->ops[map[j]].q;
+}
+
+/* The region of per that holds op i past its first block, or NULL; *r
+ * the first region not ended before i (i comes in list order). */
+static inline const plc_s64_reg *plc_sim_reg_at(const plc_s64_per *per, int *r, int i)
 {
   while (*r < per->n && i >= per->r[*r].e)
     ++*r;
-  if (*r == per->n || i < per->r[*r].a + per->r[*r].b)
-    return NULL;
-  int j = i - per->r[*r].b;
-  const plc_ir_op *x = &l->ops[i], *y = &l->ops[j];
-  if (map[j] < 0 || !b->ops[map[j]].q || x->kind != y->kind || x->group != y->group ||
-      x->dim != y->dim || h->start[i] < h->first ||
-      h->end[i] - h->start[i] != h->end[j] - h->start[j])
-    return NULL;
-  return b->ops[map[j]].q;
+  return *r < per->n && i >= per->r[*r].a + per->r[*r].b ? &per->r[*r] : NULL;
 }
 
 /* The list's ops that run as flow ops (flow.h), into f: each on its
@@ -2531,7 +2536,9 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
   }
   const plc_s64_dur *m = h ? plc_sim_memo_dur(l, with_once) : NULL;
   const plc_s64_per *per = m && m->ok && m->per->n > 0 ? m->per : NULL;
-  for (int i = 0, r = 0; i < l->n; i++) {
+  int r = 0, next = per ? 0 : INT_MAX; /* the region at i, looked up again at next */
+  const plc_s64_reg *g = NULL;
+  for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     map[i] = -1;
     if (!with_once && op->once)
@@ -2540,9 +2547,13 @@ static void plc_sim_flow(plc_flow *f, const plc_ir_list *l, int nstreams, int wi
       map[i] = -2; /* ended before any sharing */
       continue;
     }
+    if (i >= next) { /* at a region's end or past its first block: which one now */
+      g = plc_sim_reg_at(per, &r, i);
+      next = g ? g->e : r < per->n ? per->r[r].a + per->r[r].b : INT_MAX;
+    }
     int uses_dev = op->kind == PLC_OPK_COMPUTE && mpq_sgn(op->time) > 0;
     plc_flow_op *o = plc_sim_flow_wire(&b, map, op, uses_dev, net);
-    const plc_flow_q *q = per ? plc_sim_flow_again(l, &b, map, h, per, &r, i) : NULL;
+    const plc_flow_q *q = g ? plc_sim_flow_again(&b, map, h, g, i) : NULL;
     if (q)
       o->q = q, o->fixed = o->work = NULL;
     else
@@ -2736,6 +2747,7 @@ typedef struct plc_sim_ep {
   plc_su d, m;
   plc_si top;           /* no figure is above it (current units) */
   int hi;               /* ops under way are before it */
+  const plc_s64_per *per; /* the list's regions (plc_sim_ep_steady), or NULL */
 } plc_sim_ep;
 
 /* Op i's figure a[i] in the current units. */
@@ -2804,30 +2816,38 @@ static int plc_sim_ep_init(plc_sim_ep *e, const plc_ir_list *l, int nstreams, in
   e->fac[0] = 1;
   e->minl[n] = PLC_SI_MAX;
   e->mep[n] = 0;
+  /* in locals: stores through the arrays (run's chars above all) could
+   * alias e's fields, which the compiler would load again each time */
+  unsigned char *run = e->run, *dev = e->dev;
+  int *ep = e->ep, *sprev = e->sprev, *dprev = e->dprev, *next = e->next;
+  plc_si *start = e->start, *end = e->end, *time = e->time, top = e->top;
+  const plc_si *hs = h->start, *he = h->end;
   for (int i = 0; i < l->n; i++) {
     const plc_ir_op *op = &l->ops[i];
     if (!with_once && op->once)
       continue;
     if (op->kind != PLC_OPK_COMPUTE && e->lat[op->dim] < 0)
       return 0;
-    e->run[i] = 1;
-    e->ep[i] = 0;
-    e->start[i] = h->start[i];
-    e->end[i] = h->end[i];
-    e->time[i] = h->end[i] - h->start[i];
-    e->dev[i] = op->kind == PLC_OPK_COMPUTE && e->time[i] > 0;
-    e->sprev[i] = last[op->stream];
-    e->dprev[i] = e->dev[i] ? last[nstreams] : -1;
+    run[i] = 1;
+    ep[i] = 0;
+    start[i] = hs[i];
+    end[i] = he[i];
+    time[i] = he[i] - hs[i];
+    int d = op->kind == PLC_OPK_COMPUTE && time[i] > 0;
+    dev[i] = (unsigned char)d;
+    sprev[i] = last[op->stream];
+    dprev[i] = d ? last[nstreams] : -1;
     last[op->stream] = i;
-    if (e->dev[i])
+    if (d)
       last[nstreams] = i;
     *link = i;
-    link = &e->next[i];
-    if (e->end[i] > e->top)
-      e->top = e->end[i];
+    link = &next[i];
+    if (end[i] > top)
+      top = end[i];
   }
   *link = l->n;
-  return plc_s64_bits((plc_su)e->top) < PLC_SI_BITS - 2;
+  e->top = top;
+  return plc_s64_bits((plc_su)top) < PLC_SI_BITS - 2;
 }
 
 static void plc_sim_ep_free(plc_sim_ep *e)
@@ -2906,20 +2926,22 @@ static void plc_sim_ep_cost(plc_sim_ep *e, int i, plc_si f, plc_si *fix, plc_si 
 static void plc_sim_ep_window(plc_sim_ep *e, int to, const int *stamp, int round, plc_si f,
                               plc_si x)
 {
-  e->nwin = 0;
+  unsigned char *state = e->state; /* in locals: the stores could alias e's fields */
+  int *next = e->next, *win = e->win, nwin = 0;
   for (int *at = &e->head, i = *at; i < to; i = *at) {
-    if (e->state[i] == PLC_EP_WAIT && stamp[i] != round) {
+    if (state[i] == PLC_EP_WAIT && stamp[i] != round) {
       if (x == PLC_SI_MAX)
-        e->win[e->nwin++] = i;
+        win[nwin++] = i;
     } else if (plc_sim_ep_v(e, e->end, i) <= f) {
-      e->state[i] = PLC_EP_ENDED; /* as walked, or alone from the hand-off */
-      *at = e->next[i];
+      state[i] = PLC_EP_ENDED; /* as walked, or alone from the hand-off */
+      *at = next[i];
       continue;
     } else if (plc_sim_ep_v(e, e->start, i) < x) {
-      e->win[e->nwin++] = i;
+      win[nwin++] = i;
     }
-    at = &e->next[i];
+    at = &next[i];
   }
+  e->nwin = nwin;
 }
 
 /* Step 1: the flow from f over the window (plc_sim_ep_window), into fl
@@ -3020,7 +3042,7 @@ static int plc_sim_ep_take(plc_sim_ep *e, const plc_flow *fl, const plc_flow_cal
  * by start), and the first meeting of two so far. */
 typedef struct plc_sim_ep_meet {
   int ng, ns;
-  int *len, *cap;
+  int *len, *cap, *blk; /* blk: per group, scratch (0) for plc_sim_ep_apart */
   plc_si **se;          /* per group: start, end pairs */
   plc_si first, x;      /* the first meeting (PLC_SI_MAX: none) and its horizon */
 } plc_sim_ep_meet;
@@ -3056,6 +3078,19 @@ static void plc_sim_ep_add(plc_sim_ep_meet *m, int k, int a, plc_si s, plc_si t)
   m->len[g]++;
 }
 
+/* Transfer [s, t) into group g of m, last: plc_sim_ep_add without
+ * looking for meetings (plc_sim_ep_skip). */
+static void plc_sim_ep_put(plc_sim_ep_meet *m, int g, plc_si s, plc_si t)
+{
+  if (m->len[g] == m->cap[g]) {
+    m->cap[g] = m->cap[g] ? 2 * m->cap[g] : 16;
+    m->se[g] = plc_xrealloc(m->se[g], 2 * (size_t)m->cap[g] * sizeof *m->se[g]);
+  }
+  m->se[g][2 * m->len[g]] = s;
+  m->se[g][2 * m->len[g] + 1] = t;
+  m->len[g]++;
+}
+
 /* Op i, walked or under way (current units), into m when a transfer that
  * takes time. */
 static void plc_sim_ep_note(const plc_sim_ep *e, plc_sim_ep_meet *m, int i)
@@ -3071,26 +3106,186 @@ static inline plc_si plc_sim_ep_end(const plc_sim_ep *e, int i)
   return i < 0 ? 0 : plc_sim_ep_v(e, e->end, i);
 }
 
-/* Step 3: the walk from tau over the ops still to walk, in list order,
- * each after its dependencies, its stream's op before it and (compute
- * that takes time) the device's, until every op still to walk starts at
- * or after the horizon of the first meeting found (1, *to the op it
- * stopped before, m->first and m->x the meeting), or the list ends
- * without one (2); 0 when an op would start earlier than tau or than a
- * walk before.  Only the ops not ended are passed (the list e->next). */
-static int plc_sim_ep_walk(plc_sim_ep *e, plc_sim_ep_meet *m, plc_si tau, int *stamp,
-                           int round, int *to)
+/* The steady state of a round's walk (plc_sim_ep_walk), as the walk to
+ * a list's end has it (plc_s64_steady).  Say the walk, no meeting found
+ * yet, has reached the end c of block m >= 1 of a region (plc_s64_reg, b
+ * ops a block), every op of blocks m - 1 and m that runs walked this
+ * round, each with the duration of its op a block before, and every op
+ * of block m ends exactly D after its op of block m - 1
+ * (plc_sim_ep_settled); and the transfers of block m are apart enough
+ * (plc_sim_ep_apart).  Then the walk takes each op i of the region's
+ * later whole blocks from the op a block before it: it starts at
+ * start[i - b] + D, ends its duration later, and meets no transfer:
+ *   - the same start as the walk's: the walk starts an op x at the
+ *     latest end of the op before it on its stream (sprev), of its
+ *     dependencies that run and, for compute that takes time (dev), of
+ *     the op before it on the device (dprev).  In a region the ops are
+ *     alike (plc_s64_alike_op: kind, stream, once so whether it runs,
+ *     dependencies shifted by b, none before block k - 1 for an op of
+ *     block k); their durations the same (checked, op by op: so dev is
+ *     too), sprev[x] = sprev[x - b] + b and dprev[x] = dprev[x - b] + b
+ *     for x past block m (x - b is on x's stream and a dev op when x is,
+ *     so both lie in the two blocks before x's).  So x waits for the ops
+ *     x - b waits for, each a block later, none before block m - 1; those
+ *     were walked this round (blocks m - 1 and m: checked; later ones:
+ *     taken so, block by block in list order, the walk passing no op that
+ *     runs: checked) and end D after (block m: checked; later: by
+ *     induction).  So x reads what x - b read, each D later: it starts D
+ *     after x - b, and ends D after it.  D >= 0: x - b is before x on its
+ *     stream.
+ *   - no meeting: two transfers meet when on one link, of two streams,
+ *     they overlap in time.  Take x of a block k > m it takes, on link L,
+ *     and y of another stream on L, noted before block m or of a block j
+ *     from m to k (a pair of two blocks it takes: x the later one's; a
+ *     transfer after the region looks for its meetings itself, among
+ *     those noted, as the walk's would).  If y was noted before block
+ *     m (under way, or walked), it ended no later than the last such of
+ *     its stream and link (a stream's transfers end in list order), which
+ *     ended by the start of x's op of block m (apart: checked), which
+ *     is no later than x's start (D >= 0).  If y is in block j >= m, shift
+ *     both back by j - m blocks (every block is the one before D later):
+ *     y to y0 of block m, x to x0 + n D, x0 of block m, n = k - j.  With
+ *     n = 0 both are of block m, which met nothing (no meeting yet).  With
+ *     n >= 1: y0 is y1 + D, y1 its op of block m - 1, which ended no
+ *     later than the last transfer of its stream and link before block
+ *     m, so by x0's start (apart): y0 ends by x0's start + D, no later
+ *     than x0 + n D starts.
+ *   - so the first meeting stays none, the walk does not stop before the
+ *     region's last whole block ends, and what else the walk does with
+ *     each op (its checks against tau and the start before, its place in
+ *     the list of ops passed, the transfers noted for later ops) is done
+ *     as the walk does it, op by op.
+ * The walk takes ops so until the region's last whole block ends or an
+ * op does not fit (another duration, an op that runs passed, one that
+ * ran in the flow): from there it walks again. */
+typedef struct plc_sim_ep_steady {
+  int r, chk;     /* the region, and the block end where to look next */
+} plc_sim_ep_steady;
+
+/* Does op x of a walk note its transfer (plc_sim_ep_note)? */
+static inline int plc_sim_ep_noted(const plc_sim_ep *e, int x)
+{
+  return e->l->ops[x].kind != PLC_OPK_COMPUTE && e->end[x] > e->start[x];
+}
+
+/* Is the walk settled at c, the end of block m of a region of blocks of
+ * b, the walk at op i (c <= i < c + b)?  None of the ops from c to i
+ * runs; every op of blocks m - 1 and m that runs was walked this round
+ * and has the duration of the op b before it; block m's end D (into
+ * *dt) after those; one of them runs. */
+static int plc_sim_ep_settled(const plc_sim_ep *e, const int *stamp, int round, int c, int i,
+                              int b, plc_si *dt)
+{
+  for (int x = c; x < i; x++)
+    if (e->run[x])
+      return 0;
+  int any = 0;
+  for (int x = c - 1; x >= c - b; x--) { /* from the end: a stream falling behind shows there */
+    if (!e->run[x])
+      continue;
+    if (stamp[x] != round || stamp[x - b] != round || e->time[x] != e->time[x - b] ||
+        (any && e->end[x] - e->end[x - b] != *dt))
+      return 0;
+    *dt = e->end[x] - e->end[x - b];
+    any = 1;
+  }
+  return any;
+}
+
+/* Are the transfers of block m ([c - b, c), the last noted in m) apart
+ * (plc_sim_ep_steady): each, on link L of stream s, starts no earlier
+ * than the last transfer noted before block m on L of every other stream
+ * ends? */
+static int plc_sim_ep_apart(const plc_sim_ep *e, plc_sim_ep_meet *m, int c, int b)
+{
+  const plc_ir_op *ops = e->l->ops;
+  int ok = 1;
+  for (int x = c - b; x < c; x++) /* block m's in each group: the last ones */
+    if (e->run[x] && plc_sim_ep_noted(e, x))
+      m->blk[e->net->link[ops[x].dim] * m->ns + ops[x].stream]++;
+  for (int x = c - b; ok && x < c; x++) {
+    if (!e->run[x] || !plc_sim_ep_noted(e, x))
+      continue;
+    int k = e->net->link[ops[x].dim], a = ops[x].stream;
+    for (int s = 0; ok && s < m->ns; s++) {
+      int g = k * m->ns + s, j = m->len[g] - m->blk[g] - 1;
+      ok = s == a || j < 0 || m->se[g][2 * j + 1] <= e->start[x];
+    }
+  }
+  for (int x = c - b; x < c; x++)
+    if (e->run[x] && plc_sim_ep_noted(e, x))
+      m->blk[e->net->link[ops[x].dim] * m->ns + ops[x].stream] = 0;
+  return ok;
+}
+
+/* The ops from i (the walk's next) taken by the
+ * steady state (plc_sim_ep_steady) when the walk is settled at i, as the
+ * walk takes them (for tau, stamp and round, see plc_sim_ep_walk); returns
+ * the op from which the walk goes on (i when it took none), -1 when an
+ * op would start earlier than the walk's before (the walk gives up). */
+static __attribute__((noinline)) int plc_sim_ep_skip(plc_sim_ep *e, plc_sim_ep_meet *m,
+                                                     plc_sim_ep_steady *y, plc_si tau,
+                           int *stamp, int round, int i)
+{
+  int to = 0, b = 0;
+  plc_si dt = 0;
+  while (i >= y->chk) { /* the block ends passed: the latest */
+    const plc_s64_reg *g = &e->per->r[y->r];
+    int c = y->chk;
+    if (i < c + g->b && plc_sim_ep_settled(e, stamp, round, c, i, g->b, &dt) &&
+        plc_sim_ep_apart(e, m, c, g->b)) {
+      to = g->a + (g->e - g->a) / g->b * g->b;
+      b = g->b;
+    }
+    y->chk = plc_s64_next_check(e->per, &y->r, c + 1);
+  }
+  for (int last = i - 1; i < to; last = i, i = e->next[i]) { /* none runs from c to i */
+    int ok = e->state[i] == PLC_EP_WAIT && e->time[i] == e->time[i - b];
+    for (int x = last + 1; ok && x < i; x++) /* no op that runs passed */
+      ok = !e->run[x];
+    if (!ok)
+      break;
+    plc_si s = e->start[i - b] + dt;
+    e->trav[e->ntrav++] = i;
+    if (s < tau || s < plc_sim_ep_v(e, e->start, i))
+      return -1;
+    e->ep[i] = e->cur;
+    e->start[i] = s;
+    e->end[i] = s + (e->cur ? e->time[i] * e->fac[0] : e->time[i]);
+    stamp[i] = round;
+    if (e->end[i] > e->top)
+      e->top = e->end[i];
+    if (plc_sim_ep_noted(e, i))
+      plc_sim_ep_put(m, e->net->link[e->l->ops[i].dim] * m->ns + e->l->ops[i].stream,
+                     e->start[i], e->end[i]);
+    plc_sim_ep_stat.steady++;
+  }
+  if (to)
+    y->chk = plc_s64_next_check(e->per, &y->r, i);
+  return i;
+}
+
+/* Step 3's ops (plc_sim_ep_walk) from the first not ended: the op it
+ * stopped before (l->n at the list's end), -1 when one would start
+ * earlier than tau or than a walk before.  With steady (a constant in
+ * each copy: lists without regions pay nothing for it), blocks that
+ * repeat themselves are taken from the block before (plc_sim_ep_skip). */
+static inline __attribute__((always_inline)) int
+plc_sim_ep_walk_ops(plc_sim_ep *e, plc_sim_ep_meet *m, plc_si tau, int *stamp, int round,
+                    const int steady)
 {
   const plc_ir_list *l = e->l;
-  for (int g = 0; g < m->ng; g++)
-    m->len[g] = 0;
-  m->first = PLC_SI_MAX;
-  for (int i = e->head; i < e->hi; i = e->next[i]) /* under way: each its stream's first */
-    if (e->state[i] == PLC_EP_UNDER_WAY)
-      plc_sim_ep_note(e, m, i);
   int i = e->head;
-  e->ntrav = 0;
+  plc_sim_ep_steady y = {0};
+  y.chk = steady ? plc_s64_next_check(e->per, &y.r, 0) : INT_MAX;
   for (; i < l->n; i = e->next[i]) {
+    if (steady && i >= y.chk) { /* while no meeting was found */
+      i = m->first == PLC_SI_MAX ? plc_sim_ep_skip(e, m, &y, tau, stamp, round, i) : i;
+      if (m->first < PLC_SI_MAX)
+        y.chk = INT_MAX; /* the first meeting stays found */
+      if (i < 0 || i >= l->n)
+        return i;
+    }
     if (i >= e->hi && m->first < PLC_SI_MAX && plc_sim_ep_minl_at(e, i) >= m->x)
       break;
     e->trav[e->ntrav++] = i;
@@ -3104,7 +3299,7 @@ static int plc_sim_ep_walk(plc_sim_ep *e, plc_sim_ep_meet *m, plc_si tau, int *s
     if (e->dev[i] && plc_sim_ep_end(e, e->dprev[i]) > s)
       s = plc_sim_ep_end(e, e->dprev[i]);
     if (s < tau || s < plc_sim_ep_v(e, e->start, i))
-      return 0;
+      return -1;
     e->ep[i] = e->cur;
     e->start[i] = s;
     e->end[i] = s + (e->cur ? e->time[i] * e->fac[0] : e->time[i]);
@@ -3113,6 +3308,30 @@ static int plc_sim_ep_walk(plc_sim_ep *e, plc_sim_ep_meet *m, plc_si tau, int *s
       e->top = e->end[i];
     plc_sim_ep_note(e, m, i);
   }
+  return i;
+}
+
+/* Step 3: the walk from tau over the ops still to walk, in list order,
+ * each after its dependencies, its stream's op before it and (compute
+ * that takes time) the device's, until every op still to walk starts at
+ * or after the horizon of the first meeting found (1, *to the op it
+ * stopped before, m->first and m->x the meeting), or the list ends
+ * without one (2); 0 when an op would start earlier than tau or than a
+ * walk before.  Only the ops not ended are passed (the list e->next). */
+static int plc_sim_ep_walk(plc_sim_ep *e, plc_sim_ep_meet *m, plc_si tau, int *stamp,
+                           int round, int *to)
+{
+  for (int g = 0; g < m->ng; g++)
+    m->len[g] = 0;
+  m->first = PLC_SI_MAX;
+  for (int i = e->head; i < e->hi; i = e->next[i]) /* under way: each its stream's first */
+    if (e->state[i] == PLC_EP_UNDER_WAY)
+      plc_sim_ep_note(e, m, i);
+  e->ntrav = 0;
+  int i = e->per ? plc_sim_ep_walk_ops(e, m, tau, stamp, round, 1)
+                 : plc_sim_ep_walk_ops(e, m, tau, stamp, round, 0);
+  if (i < 0)
+    return 0;
   *to = i;
   if (plc_s64_bits((plc_su)e->top) >= PLC_SI_BITS - 2)
     return 0;
@@ -3145,12 +3364,15 @@ static int plc_sim_episodes(plc_sim_ep *e, const plc_ir_list *l, int nstreams, i
   if (left <= need)
     return 0; /* a few ops at the list's end: the whole flow costs less than the passes */
   int ok = plc_sim_ep_init(e, l, nstreams, with_once, net, h), rounds = 0, to = l->n;
+  const plc_s64_dur *md = plc_sim_no_steady ? NULL : plc_sim_memo_dur(l, with_once);
+  e->per = md && md->ok && md->per->n > 0 ? md->per : NULL; /* plc_sim_ep_steady */
   int *map = plc_xmalloc(2 * ((size_t)l->n + 1) * sizeof *map), *stamp = map + l->n + 1;
   for (int i = 0; i < l->n; i++)
     map[i] = -1, stamp[i] = 0;
   plc_sim_ep_meet m = {.ng = net->nlinks * nstreams, .ns = nstreams};
-  m.len = plc_xcalloc(2 * (size_t)m.ng + 2, sizeof *m.len);
+  m.len = plc_xcalloc(3 * (size_t)m.ng + 3, sizeof *m.len);
   m.cap = m.len + m.ng + 1;
+  m.blk = m.cap + m.ng + 1;
   m.se = plc_xcalloc((size_t)m.ng + 1, sizeof *m.se);
   plc_si f = h->first, x = f + 1; /* the head's horizon: from the ops under way at f */
   for (int i = 0; ok && i < l->n; i++)

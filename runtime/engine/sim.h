@@ -155,8 +155,9 @@ extern int plc_sim_no_episodes;
 /* Set (tests; PLC_SIM_NO_STEADY=1 in the environment sets it): runs
  * look for no repeated blocks in their lists (sim.c, plc_s64_per): every
  * duration is read from its time, the walk to a list's end walks every
- * op (plc_s64_steady), sums, flows and the test for shared links go
- * over every op, never taking anything from a block before. */
+ * op (plc_s64_steady), as does an episode's walk (plc_sim_ep_steady);
+ * sums, flows and the test for shared links go over every op, never
+ * taking anything from a block before. */
 extern int plc_sim_no_steady;
 /* Tests and measurements, this thread's: ops whose start and end the
  * walk to a list's end took from the block before them. */
@@ -170,9 +171,10 @@ extern _Thread_local plc_sim_walk_fn *plc_sim_walk_hook;
 extern _Thread_local void *plc_sim_walk_ctx;
 /* Tests and measurements, this thread's: flows run by episodes, their
  * ops, runs that took more than one episode, runs that fell back to the
- * whole flow. */
+ * whole flow, ops an episode's walk took from the block before them
+ * (its steady state). */
 typedef struct plc_sim_ep_stats {
-  long flows, ops, multi, fallbacks;
+  long flows, ops, multi, fallbacks, steady;
 } plc_sim_ep_stats;
 extern _Thread_local plc_sim_ep_stats plc_sim_ep_stat;
 /* Rounds of a run by episodes before the rest goes in one flow, and the

@@ -1218,6 +1218,126 @@ static void test_random_steady(void)
     mpq_clears(v[0][k], v[1][k], NULL);
 }
 
+/* A list for an episode's steady state: a prefix whose transfers of
+ * streams 1 and 2 meet at the start on link 0, then a chain of nc
+ * transfers of stream 2 on link 1 (dimension 2), then one more of stream
+ * 2 on link 0, which starts late: after the blocks have settled, meeting
+ * their transfers there; then k copies of a block of b ops: compute on
+ * stream 0 waiting for the op before it (now and then for one of the
+ * block before too) and transfers waiting so, on stream 1 or, with two,
+ * on stream 2 too (both on link 0: in some lists they meet again block
+ * after block, in others not).  The copies share their times by
+ * address. */
+static void ep_block_list(plc_ir_list *l, int b, int k, int nc, int two)
+{
+  memset(l, 0, sizeof *l);
+  int p0 = add(l, PLC_OPK_ALL_GATHER, 1, 1 + (long)rnd(6), 1, 0);
+  int p1 = add(l, PLC_OPK_ALL_GATHER, 2, 1 + (long)rnd(6), 1, 0);
+  l->ops[p1].dim = 1;
+  for (int c = 0; c < nc; c++)
+    l->ops[add(l, PLC_OPK_P2P, 2, 5 + (long)rnd(30), 1, 0)].dim = 2;
+  if (nc > 0)
+    l->ops[add(l, PLC_OPK_ALL_GATHER, 2, 1 + (long)rnd(4), 1, 0)].dim = 1;
+  int last = add(l, PLC_OPK_COMPUTE, 0, 1 + (long)rnd(5), 1, 2, p0, p1);
+  int kind[16], st[16], dep2[16];
+  long num[16];
+  for (int j = 0; j < b; j++) {
+    kind[j] = j == 0 || rnd(2) ? PLC_OPK_COMPUTE : PLC_OPK_REDUCE_SCATTER;
+    st[j] = kind[j] == PLC_OPK_COMPUTE ? 0 : two && rnd(2) ? 2 : 1;
+    num[j] = kind[j] == PLC_OPK_COMPUTE ? 1 + (long)rnd(8) : 1 + (long)rnd(st[j] == 2 ? 40 : 10);
+    dep2[j] = rnd(4) == 0 ? 1 + (int)rnd((unsigned long)b) : 0; /* j - dep2 - 1 too */
+  }
+  mpq_ptr shared[16];
+  for (int c = 0; c < k; c++) {
+    int base = l->n;
+    for (int j = 0; j < b; j++) {
+      int d1 = j > 0 ? base + j - 1 : last, d2 = base + j - dep2[j] - 1;
+      int two_deps = dep2[j] && d2 >= base - b && d2 >= 0 && d2 != d1;
+      int o = add(l, (plc_opk)kind[j], st[j], num[j], 1, 1 + two_deps, d1, d2);
+      l->ops[o].dim = st[j] == 2 ? 1 : 0;
+      if (c == 1)
+        shared[j] = l->ops[o].time;
+      else if (c > 1)
+        l->ops[o].time = shared[j];
+    }
+    last = base + b - 1;
+  }
+}
+
+/* An episode's walk taking settled blocks from the block before them
+ * (plc_sim_ep_skip) gives exactly what it gives without (plc_sim_no_steady)
+ * and what the whole flow gives (plc_sim_no_episodes): the ends of
+ * plc_sim_ends (with or without once ops, each counts) and
+ * plc_sim_ends_once, every op and figure of plc_sim_run, over lists of
+ * repeated blocks on shared links, in a memo, with or without latencies,
+ * from any start: half of them ep_block_list's (a late transfer that
+ * meets settled blocks), half block_list's (in a third of those the
+ * blocks' transfers of stream 2 moved to stream 1: quiet, only the
+ * prefix's and the once ops' meet; in the others transfers of two
+ * streams meet now and then).  Many walks skip blocks. */
+static void test_random_ep_steady(void)
+{
+  int bad = 0;
+  mpq_t t0, lat, v[3][5];
+  mpq_inits(t0, lat, NULL);
+  for (int k = 0; k < 5; k++)
+    mpq_inits(v[0][k], v[1][k], v[2][k], NULL);
+  plc_sim_counts_fn *counts[3] = {NULL, is_transfer, on_stream0};
+  int meets = plc_sim_ep_meets;
+  plc_sim_ep_meets = 1000; /* episodes however many meetings the lists have */
+  long steady0 = plc_sim_ep_stat.steady, flows0 = plc_sim_ep_stat.flows;
+  for (int trial = 0; trial < 1000; trial++) {
+    plc_ir_list l;
+    int b = 2 + (int)rnd(10), k = 4 + (int)rnd(12);
+    plc_sim_net net = one_link(1);
+    if (trial % 2) {
+      block_list(&l, 2 + (int)rnd(4), b, k, (int)rnd(4), trial % 4 == 1, trial % 7 == 6, 0);
+      for (int i = 0; trial % 3 == 0 && i < l.n; i++)
+        if (l.ops[i].stream == 2 && i >= 6) /* quiet blocks */
+          l.ops[i].stream = 1, l.ops[i].dim = 0;
+    } else {
+      ep_block_list(&l, b, k, (int)rnd(4), trial % 4 == 2);
+      net.nlinks = 2;
+      net.link[2] = 1;
+    }
+    mpq_set_ui(lat, 1, 1 + rnd(3));
+    for (int d = 0; d < PLC_PD_COUNT; d++)
+      net.latency[d] = trial % 4 == 1 ? lat : NULL;
+    mpq_set_si(t0, trial % 5 ? 0 : (long)rnd(5), 1 + rnd(3));
+    mpq_canonicalize(t0);
+    plc_sim_counts_fn *c = counts[trial % 3];
+    plc_sim s[3];
+    for (int w = 0; w < 3; w++) { /* 1: no steady state, 2: the whole flow */
+      plc_sim_no_steady = w == 1;
+      plc_sim_no_episodes = w == 2;
+      plc_ir_stage st = {.bwd = l};
+      plc_ir_run run = {.stages = &st, .nstreams = 4, .nstages = 1};
+      plc_sim_memo memo;
+      plc_sim_memo_push(&memo, &run);
+      plc_sim_ends(v[w][0], v[w][1], &st.bwd, 4, trial % 4 == 1, t0, c, &net);
+      plc_sim_ends_once(v[w][2], v[w][3], v[w][4], &st.bwd, 4, t0, c, &net);
+      plc_sim_run(&s[w], &st.bwd, 4, trial % 3 == 1, t0, &net);
+      plc_sim_times(&s[w]);
+      plc_sim_memo_pop(&memo);
+    }
+    plc_sim_no_steady = plc_sim_no_episodes = 0;
+    for (int w = 1; w < 3; w++) {
+      for (int x = 0; x < 5; x++)
+        bad += !mpq_equal(v[0][x], v[w][x]);
+      bad += !same_sim(&s[0], &s[w]) || s[0].shared != s[w].shared;
+    }
+    for (int w = 0; w < 3; w++)
+      plc_sim_free(&s[w]);
+  }
+  plc_sim_ep_meets = meets;
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(plc_sim_ep_stat.flows - flows0 > 500);    /* runs by episodes, ... */
+  CU_ASSERT(plc_sim_ep_stat.steady - steady0 > 40000); /* ... many taking blocks so */
+  mpq_clears(t0, lat, NULL);
+  for (int k = 0; k < 5; k++)
+    mpq_clears(v[0][k], v[1][k], v[2][k], NULL);
+}
+
 /* Times read by value (copies with rationals of their own, plc_s64_seen):
  * many distinct times, some the same but for a numerator's high limb or
  * a denominator (so that they meet in the table of times seen), each op
@@ -1284,6 +1404,8 @@ int main(void)
     {"the ends with and without once ops from one run (random lists)", test_random_ends_once},
     {"runs by episodes are the whole flow's (random stage-like lists)", test_random_episodes},
     {"repeated blocks change no run (random lists of blocks)", test_random_steady},
+    {"episodes take settled blocks as they walk (random lists of blocks)",
+     test_random_ep_steady},
     {"times read by value (many, meeting in the table)", test_times_by_value},
     {NULL, NULL},
   };
