@@ -507,22 +507,27 @@ static int plc_s64_ctz(plc_su v)
   return n + __builtin_ctzl((unsigned long)v);
 }
 
-/* Binary gcd of a and b that fit 64 bits, on 64-bit words (half the
- * instructions of the wide one, the same steps). */
+/* The binary gcd of nonzero a and b of unsigned type T, ctz counting a
+ * value's trailing zero bits: the body of both widths below. */
+#define PLC_S64_BGCD_BODY(T, ctz)                                                             \
+  int sh = ctz(a | b);                                                                        \
+  a >>= ctz(a);                                                                               \
+  do {                                                                                        \
+    b >>= ctz(b);                                                                             \
+    if (a > b) {                                                                              \
+      T t = a;                                                                                \
+      a = b;                                                                                  \
+      b = t;                                                                                  \
+    }                                                                                         \
+    b -= a;                                                                                   \
+  } while (b);                                                                                \
+  return a << sh
+
+/* Binary gcd of nonzero a and b that fit 64 bits, on 64-bit words (half
+ * the instructions of the wide one, the same steps). */
 static uint64_t plc_s64_bgcd64(uint64_t a, uint64_t b)
 {
-  int sh = __builtin_ctzll(a | b);
-  a >>= __builtin_ctzll(a);
-  do {
-    b >>= __builtin_ctzll(b);
-    if (a > b) {
-      uint64_t t = a;
-      a = b;
-      b = t;
-    }
-    b -= a;
-  } while (b);
-  return a << sh;
+  PLC_S64_BGCD_BODY(uint64_t, __builtin_ctzll);
 }
 
 /* Binary gcd (a, b not both 0). */
@@ -532,18 +537,7 @@ static plc_su plc_s64_bgcd(plc_su a, plc_su b)
     return a | b;
   if (!((a | b) >> 31 >> 31 >> 2)) /* both below 2^64 (either width) */
     return plc_s64_bgcd64((uint64_t)a, (uint64_t)b);
-  int sh = plc_s64_ctz(a | b);
-  a >>= plc_s64_ctz(a);
-  do {
-    b >>= plc_s64_ctz(b);
-    if (a > b) {
-      plc_su t = a;
-      a = b;
-      b = t;
-    }
-    b -= a;
-  } while (b);
-  return a << sh;
+  PLC_S64_BGCD_BODY(plc_su, plc_s64_ctz);
 }
 
 /* A small cache of times already read, by address: the copies of a
@@ -3047,6 +3041,19 @@ typedef struct plc_sim_ep_meet {
   plc_si first, x;      /* the first meeting (PLC_SI_MAX: none) and its horizon */
 } plc_sim_ep_meet;
 
+/* Transfer [s, t) into group g of m, last: the end of plc_sim_ep_add, and where
+ * plc_sim_ep_skip takes transfers without looking for meetings. */
+static void plc_sim_ep_put(plc_sim_ep_meet *m, int g, plc_si s, plc_si t)
+{
+  if (m->len[g] == m->cap[g]) {
+    m->cap[g] = m->cap[g] ? 2 * m->cap[g] : 16;
+    m->se[g] = plc_xrealloc(m->se[g], 2 * (size_t)m->cap[g] * sizeof *m->se[g]);
+  }
+  m->se[g][2 * m->len[g]] = s;
+  m->se[g][2 * m->len[g] + 1] = t;
+  m->len[g]++;
+}
+
 /* Transfer [s, t) on link k of stream a: a meeting with one of another
  * stream of the link at the later start, when they overlap.  Each
  * stream's transfers run one after another: scanning back, the first
@@ -3068,27 +3075,7 @@ static void plc_sim_ep_add(plc_sim_ep_meet *m, int k, int a, plc_si s, plc_si t)
       }
     }
   }
-  int g = k * m->ns + a;
-  if (m->len[g] == m->cap[g]) {
-    m->cap[g] = m->cap[g] ? 2 * m->cap[g] : 16;
-    m->se[g] = plc_xrealloc(m->se[g], 2 * (size_t)m->cap[g] * sizeof *m->se[g]);
-  }
-  m->se[g][2 * m->len[g]] = s;
-  m->se[g][2 * m->len[g] + 1] = t;
-  m->len[g]++;
-}
-
-/* Transfer [s, t) into group g of m, last: plc_sim_ep_add without
- * looking for meetings (plc_sim_ep_skip). */
-static void plc_sim_ep_put(plc_sim_ep_meet *m, int g, plc_si s, plc_si t)
-{
-  if (m->len[g] == m->cap[g]) {
-    m->cap[g] = m->cap[g] ? 2 * m->cap[g] : 16;
-    m->se[g] = plc_xrealloc(m->se[g], 2 * (size_t)m->cap[g] * sizeof *m->se[g]);
-  }
-  m->se[g][2 * m->len[g]] = s;
-  m->se[g][2 * m->len[g] + 1] = t;
-  m->len[g]++;
+  plc_sim_ep_put(m, k * m->ns + a, s, t);
 }
 
 /* Op i, walked or under way (current units), into m when a transfer that
@@ -3218,6 +3205,23 @@ static int plc_sim_ep_apart(const plc_sim_ep *e, plc_sim_ep_meet *m, int c, int 
   return ok;
 }
 
+/* The walk's op i starts at s and ends after its time (slowed within an
+ * episode): 1, or 0 when s is earlier than tau or than a walk before (the
+ * walk gives up). */
+static inline int plc_sim_ep_place(plc_sim_ep *e, int i, plc_si s, plc_si tau, int *stamp,
+                                   int round)
+{
+  if (s < tau || s < plc_sim_ep_v(e, e->start, i))
+    return 0;
+  e->ep[i] = e->cur;
+  e->start[i] = s;
+  e->end[i] = s + (e->cur ? e->time[i] * e->fac[0] : e->time[i]);
+  stamp[i] = round;
+  if (e->end[i] > e->top)
+    e->top = e->end[i];
+  return 1;
+}
+
 /* The ops from i (the walk's next) taken by the
  * steady state (plc_sim_ep_steady) when the walk is settled at i, as the
  * walk takes them (for tau, stamp and round, see plc_sim_ep_walk); returns
@@ -3245,16 +3249,9 @@ static __attribute__((noinline)) int plc_sim_ep_skip(plc_sim_ep *e, plc_sim_ep_m
       ok = !e->run[x];
     if (!ok)
       break;
-    plc_si s = e->start[i - b] + dt;
     e->trav[e->ntrav++] = i;
-    if (s < tau || s < plc_sim_ep_v(e, e->start, i))
+    if (!plc_sim_ep_place(e, i, e->start[i - b] + dt, tau, stamp, round))
       return -1;
-    e->ep[i] = e->cur;
-    e->start[i] = s;
-    e->end[i] = s + (e->cur ? e->time[i] * e->fac[0] : e->time[i]);
-    stamp[i] = round;
-    if (e->end[i] > e->top)
-      e->top = e->end[i];
     if (plc_sim_ep_noted(e, i))
       plc_sim_ep_put(m, e->net->link[e->l->ops[i].dim] * m->ns + e->l->ops[i].stream,
                      e->start[i], e->end[i]);
@@ -3298,14 +3295,8 @@ plc_sim_ep_walk_ops(plc_sim_ep *e, plc_sim_ep_meet *m, plc_si tau, int *stamp, i
         s = plc_sim_ep_v(e, e->end, op->deps[k]);
     if (e->dev[i] && plc_sim_ep_end(e, e->dprev[i]) > s)
       s = plc_sim_ep_end(e, e->dprev[i]);
-    if (s < tau || s < plc_sim_ep_v(e, e->start, i))
+    if (!plc_sim_ep_place(e, i, s, tau, stamp, round))
       return -1;
-    e->ep[i] = e->cur;
-    e->start[i] = s;
-    e->end[i] = s + (e->cur ? e->time[i] * e->fac[0] : e->time[i]);
-    stamp[i] = round;
-    if (e->end[i] > e->top)
-      e->top = e->end[i];
     plc_sim_ep_note(e, m, i);
   }
   return i;
