@@ -29,6 +29,17 @@ same() {
   return 1
 }
 
+# switch_same VAR REF WHAT DIR PLAN [PLC ARG]...: plc run in DIR on PLAN
+# with environment variable VAR=1 (a slow path's switch) gives file REF
+# again; else WHAT (the fast path's name) "changes the output".
+switch_same() {
+  var=$1 ref=$2 what=$3 dir=$4 plan=$5
+  shift 5
+  (cd "$dir" && export "$var=1" && plc "$@" "$plan") > "$outdir/switch-off.out" 2>&1
+  if same "$outdir/switch-off.out" "$ref"; then pass
+  else fail "$plan $*: $what changes the output"; fi
+}
+
 # Show what moved between expected file $1 and new output $2, line by line:
 # for each changed line its number in $2 and, side by side, the old and new
 # values of every number that differs ("step 35.2 -> 36.1" reads as

@@ -34,17 +34,12 @@ for f in $files; do
   esac
   for mode in $modes; do
     (cd "$d" && plc "$mode" "$b") > "$outdir/memo-on.out" 2>&1
-    (cd "$d" && PLC_LOWER_NO_MEMO=1 plc "$mode" "$b") > "$outdir/memo-off.out" 2>&1
-    if same "$outdir/memo-off.out" "$outdir/memo-on.out"; then pass
-    else fail "$b $mode: the memo changes the output"; fi
-    (cd "$d" && PLC_LOWER_NO_XCACHE=1 plc "$mode" "$b") > "$outdir/xc-off.out" 2>&1
-    if same "$outdir/xc-off.out" "$outdir/memo-on.out"; then pass
-    else fail "$b $mode: the trains' shared cache changes the output"; fi
+    switch_same PLC_LOWER_NO_MEMO "$outdir/memo-on.out" "the memo" "$d" "$b" "$mode"
+    switch_same PLC_LOWER_NO_XCACHE "$outdir/memo-on.out" "the trains' shared cache" "$d" "$b" \
+      "$mode"
   done
   (cd "$d" && plc "$b") > "$outdir/memo-on.out" 2>&1
-  (cd "$d" && PLC_LOWER_NO_XCACHE=1 plc "$b") > "$outdir/xc-off.out" 2>&1
-  if same "$outdir/xc-off.out" "$outdir/memo-on.out"; then pass
-  else fail "$b: the trains' shared cache changes the report"; fi
+  switch_same PLC_LOWER_NO_XCACHE "$outdir/memo-on.out" "the trains' shared cache" "$d" "$b"
 done
 g=$top_srcdir/tests/golden
 for f in "$top_srcdir/examples/llama3-405b-h100.plan" "$g/results-read.plan"; do

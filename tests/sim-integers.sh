@@ -29,16 +29,11 @@ for f in $files; do
   for mode in $modes; do
     [ "$mode" = --exact ] && set -- --exact --format=json || set -- "$mode"
     (cd "$d" && plc "$@" "$b") > "$outdir/int-on.out" 2>&1
-    (cd "$d" && PLC_SIM_NO_FAST=1 plc "$@" "$b") > "$outdir/int-off.out" 2>&1
-    if same "$outdir/int-off.out" "$outdir/int-on.out"; then pass
-    else fail "$b $*: the integer interpreter changes the output"; fi
+    on=$outdir/int-on.out
+    switch_same PLC_SIM_NO_FAST "$on" "the integer interpreter" "$d" "$b" "$@"
     [ "$mode" = --exact ] || continue
-    (cd "$d" && PLC_SIM_NO_EPISODES=1 plc "$@" "$b") > "$outdir/ep-off.out" 2>&1
-    if same "$outdir/ep-off.out" "$outdir/int-on.out"; then pass
-    else fail "$b $*: running shared links by episodes changes the output"; fi
-    (cd "$d" && PLC_SIM_NO_STEADY=1 plc "$@" "$b") > "$outdir/st-off.out" 2>&1
-    if same "$outdir/st-off.out" "$outdir/int-on.out"; then pass
-    else fail "$b $*: repeated layers' steady state changes the output"; fi
+    switch_same PLC_SIM_NO_EPISODES "$on" "running shared links by episodes" "$d" "$b" "$@"
+    switch_same PLC_SIM_NO_STEADY "$on" "repeated layers' steady state" "$d" "$b" "$@"
   done
 done
 finish
