@@ -588,12 +588,36 @@ void plc_eval_define_ops(plc_eval *ev, plc_env *env, const plc_ast_list *items)
   }
 }
 
+/* plc_eval_bind_args for the common call: as many arguments as
+ * parameters, none named.  The general way then gives parameter k argument
+ * k, finds no error and uses no default before it evaluates them in that
+ * order: so does this, without its tables.  0: not such a call (nothing
+ * done). */
+static inline int plc_eval_bind_positional(plc_eval *ev, const plc_ast_list *params,
+                                           const plc_ast_list *args, plc_env *args_env,
+                                           plc_env *into)
+{
+  if (!args || args->count != params->count)
+    return 0;
+  for (const plc_ast *a = args->head; a; a = a->next)
+    if (a->name)
+      return 0;
+  const plc_ast *p = params->head;
+  for (const plc_ast *a = args->head; a; a = a->next, p = p->next) {
+    plc_value *v = plc_eval_expr(ev, a->a, args_env);
+    plc_env_add(ev, into, p->name, plc_ast_name_hash(p))->val = v;
+  }
+  return 1;
+}
+
 /* Bind parameters to arguments: positional first, then by name, then the
  * parameters' defaults. */
 static int plc_eval_bind_args(plc_eval *ev, const plc_ast_list *params, const plc_ast_list *args,
                               plc_env *args_env, plc_env *into, const char *kind,
                               const char *name, const plc_loc *use)
 {
+  if (plc_eval_bind_positional(ev, params, args, args_env, into))
+    return 1;
   int ok = 1, pos = 0, i = 0;
   const plc_ast *p, *a;
   size_t np = (size_t)params->count;
