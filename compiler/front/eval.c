@@ -396,6 +396,8 @@ void plc_env_copy(plc_eval *ev, plc_env *into, const plc_env *from)
   }
   into->index_cap = from->index_cap;
   into->names = from->names;
+  into->firsts = 0; /* made again when needed */
+  into->nfirsts = 0;
   into->index = NULL;
   if (from->index) {
     into->index = plc_arena_alloc_raw(ev->arena, from->index_cap * sizeof *into->index);
@@ -424,11 +426,23 @@ static PLC_NOINLINE plc_binding *plc_env_find_indexed(plc_env *env, const char *
   return NULL;
 }
 
+/* plc_env.firsts for the names bound since it was last made (bindings
+ * are only ever added, and their names never change). */
+static PLC_NOINLINE void plc_env_firsts_update(plc_env *env)
+{
+  for (size_t i = env->nfirsts; i < env->n; i++)
+    env->firsts |= PLC_ENV_FIRSTS(env->b[i].name);
+  env->nfirsts = env->n;
+}
+
 /* name, of hash h, bound in env itself (the latest binding of it).  h 0:
  * not known (a name from C, not interned), computed only for an index: a
  * small env is scanned by the names' characters, as hashing the name would
- * cost more. */
-static inline plc_binding *plc_env_find(plc_env *env, const char *name, unsigned hash)
+ * cost more, unless the bit of its first characters says it is not there
+ * (most such names looked up, an op's optional fields, are not). */
+static inline __attribute__((always_inline)) plc_binding *plc_env_find(plc_env *env,
+                                                                       const char *name,
+                                                                       unsigned hash)
 {
   if (hash && !(env->names & PLC_ENV_BIT(hash))) /* most envs on a name's way lack it */
     return NULL;
@@ -440,6 +454,10 @@ static inline plc_binding *plc_env_find(plc_env *env, const char *name, unsigned
         return &env->b[i];
     return NULL;
   }
+  if (env->nfirsts != env->n)
+    plc_env_firsts_update(env);
+  if (!(env->firsts & PLC_ENV_FIRSTS(name)))
+    return NULL;
   for (size_t i = env->n; i-- > 0;) /* the first byte first: most names differ there */
     if (env->b[i].name[0] == name[0] && !strcmp(env->b[i].name, name))
       return &env->b[i];

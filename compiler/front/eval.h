@@ -84,6 +84,11 @@ struct plc_env {
   size_t index_cap;    /* slots in index (a power of two), 0: none yet */
   unsigned long long names; /* bit PLC_ENV_BIT(hash) of every name bound: a
                                name whose bit is clear is not here */
+  unsigned long long firsts; /* bit PLC_ENV_FIRSTS(name) of the names of
+                                bindings [0, nfirsts): the same for a name
+                                not hashed (from C); made when one is
+                                looked up (eval.c, plc_env_find) */
+  size_t nfirsts;
   plc_obj *self;       /* instance whose items these bindings are, if any */
   plc_obj *late;       /* a derived object on whose behalf a base's item is
                           evaluated: base items found beyond resolve via it */
@@ -93,6 +98,9 @@ struct plc_env {
 /* A name's bit in plc_env.names: from the top of its hash (the index
  * uses the bottom). */
 #define PLC_ENV_BIT(hash) (1ULL << ((hash) >> 26))
+/* A name's bit in plc_env.firsts: its first character's (every letter
+ * and '_' its own). */
+#define PLC_ENV_FIRSTS(name) (1ULL << ((unsigned char)(name)[0] & 63))
 
 typedef struct plc_eval {
   plc_arena *arena;
