@@ -218,6 +218,69 @@ static void test_names(void)
   plc_arena_free(ar);
 }
 
+/* The latest binding of name in env, by every binding's characters. */
+static plc_binding *scan_latest(plc_env *env, const char *name)
+{
+  for (size_t i = env->n; i-- > 0;)
+    if (!strcmp(env->b[i].name, name))
+      return &env->b[i];
+  return NULL;
+}
+
+/* Every word of the list, looked up as a copy (a name from C: not
+ * hashed), is found where a scan of env's bindings finds it. */
+static int c_names_found(plc_env *env, const char *const *words, int n)
+{
+  int ok = 1;
+  for (int i = 0; i < n; i++) {
+    char copy[16];
+    snprintf(copy, sizeof copy, "%s", words[i]);
+    ok &= plc_env_find_local(env, copy) == scan_latest(env, copy);
+  }
+  return ok;
+}
+
+/* Names from C in small envs, which the first letters of the names bound
+ * there rule out (plc_env.firsts, made as names are looked up): found
+ * as a scan by their characters finds them, with names (interned or not)
+ * bound between the lookups, shadowed, and bound after a copy. */
+static void test_c_names(void)
+{
+  static const char *const words[] = {"time", "flops", "bytes", "after", "once", "useful",
+                                      "wgrad", "chunk", "stream", "size", "a", "b", "tp",
+                                      "ab", "ba", "_x", "t", "fl", "", "A"};
+  const int nw = (int)(sizeof words / sizeof words[0]);
+  plc_arena *ar = plc_arena_new();
+  plc_diag d = {0};
+  plc_eval ev;
+  plc_eval_init(&ev, ar, &d);
+  unsigned seed = 12345;
+  int ok = 1, found = 0, absent = 0;
+  for (int round = 0; round < 300; round++) {
+    plc_env *env = plc_env_new(&ev, NULL);
+    int n = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 15;
+    for (int k = 0; k < n; k++) {
+      const char *w = words[((seed = seed * 1103515245u + 12345u) >> 16) % (unsigned)nw];
+      if ((seed >> 20) & 1)
+        w = plc_name_intern(ar, w, strlen(w));
+      plc_env_bind(&ev, env, w, plc_value_any(&ev));
+      if ((seed >> 21) & 1) /* looked up now and then, so the bits are made in steps */
+        ok &= c_names_found(env, words, nw);
+    }
+    ok &= c_names_found(env, words, nw);
+    for (int i = 0; i < nw; i++)
+      scan_latest(env, words[i]) ? found++ : absent++;
+    plc_env *copy = plc_env_new(&ev, NULL);
+    plc_env_copy(&ev, copy, env);
+    ok &= c_names_found(copy, words, nw);
+    plc_env_bind(&ev, copy, words[round % nw], plc_value_any(&ev));
+    ok &= c_names_found(copy, words, nw) && c_names_found(env, words, nw);
+  }
+  CU_ASSERT(ok);
+  CU_ASSERT(found > 1000 && absent > 1000); /* both kinds of lookup were made */
+  plc_arena_free(ar);
+}
+
 /* The arena the evaluator allocates from: a first allocation of 0 bytes
  * is a pointer of its own; zeroed memory is zero even right after raw
  * memory that was written, and after an allocation larger than a chunk. */
@@ -504,6 +567,7 @@ int main(void)
     {"located errors", test_errors},
     {"train results in lets", test_results},
     {"interned names and environments", test_names},
+    {"names from C in small environments", test_c_names},
     {"arena allocations", test_arena},
     {"schema fields and defaults", test_schema},
     {"call memo against plain evaluation", test_call_memo},
