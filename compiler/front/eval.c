@@ -310,8 +310,11 @@ static PLC_NOINLINE void plc_env_index_added(plc_eval *ev, plc_env *env)
     plc_env_index_put(env, env->n - 1);
     return;
   }
-  /* the first has room for a template context (its options and ops, about 50) */
-  env->index_cap = env->index_cap ? env->index_cap * 2 : 128;
+  /* the first has room for a template context (its options and ops, about 50);
+   * a small one grows fourfold, as an env that passes 64 names (a template
+   * context with its lets, a file's names) most often passes 128 too, and
+   * the index would be made twice */
+  env->index_cap = !env->index_cap ? 128 : env->index_cap * (env->index_cap < 1024 ? 4 : 2);
   env->index = plc_arena_alloc(ev->arena, env->index_cap * sizeof *env->index);
   for (size_t i = 0; i < env->n; i++)
     plc_env_index_put(env, i);
