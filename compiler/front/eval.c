@@ -252,6 +252,14 @@ static inline void plc_eval_watch_read(plc_eval *ev, const plc_env *env, size_t 
     ev->watch_reads |= 1u << i;
 }
 
+/* Is v one of the objects whose fields the cross-candidate cache is told
+ * (eval.h, xwatch)? */
+static inline int plc_eval_xwatched(const plc_eval *ev, const plc_value *v)
+{
+  return v->tag == PLC_V_OBJ && (v->obj == ev->xwatch[0] || v->obj == ev->xwatch[1] ||
+                                 v->obj == ev->xwatch[2] || v->obj == ev->xwatch[3]);
+}
+
 /* A field of o read: told to the cross-candidate cache (eval.h, xread). */
 static inline void plc_eval_xread(plc_eval *ev, const plc_obj *o, const char *name,
                                   const plc_value *v, const plc_loc *use)
@@ -1323,7 +1331,8 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
     }
     if (x == ev->xenv && ev->xread && !b->def) { /* bound by lowering: an option */
       plc_value *v = plc_eval_binding(ev, b, &e->loc);
-      ev->xread(ev->xread_ctx, 4, e->name, v, &e->loc);
+      if (!plc_eval_xwatched(ev, v)) /* `run`, `model`: their fields are told */
+        ev->xread(ev->xread_ctx, 4, e->name, v, &e->loc);
       if (ev->cmemo && ev->cmemo->open)
         ev->cmemo->named++;
       return v;

@@ -138,7 +138,9 @@ typedef struct plc_eval {
   /* Lowering's cross-candidate cache (lower.c): while xread is set, every
    * read of a field of xwatch[k] (run, model, layer, device) and of a name
    * bound in xenv (a template's context: its options) is reported with its
-   * value, so that a lowered instance can be keyed by all it read. */
+   * value, so that a lowered instance can be keyed by all it read; a name
+   * there whose value is one of xwatch's objects (`run`, `model`) is not:
+   * what is read of it is its fields. */
   const plc_obj *xwatch[4];
   const plc_env *xenv;
   void (*xread)(void *ctx, int slot, const char *name, const plc_value *v, const plc_loc *use);
