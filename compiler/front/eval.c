@@ -457,8 +457,14 @@ static inline __attribute__((always_inline)) plc_binding *plc_env_find(plc_env *
 {
   if (hash && !(env->names & PLC_ENV_BIT(hash))) /* most envs on a name's way lack it */
     return NULL;
-  if (env->index)
+  if (env->index) {
+    if (hash) { /* most names are found at once, by their pointer */
+      size_t i = env->index[hash & (env->index_cap - 1)];
+      if (i && env->b[i - 1].name == name)
+        return &env->b[i - 1];
+    }
     return plc_env_find_indexed(env, name, hash ? hash : plc_name_fnv(name));
+  }
   if (hash) {
     for (size_t i = env->n; i-- > 0;)
       if (plc_env_same(&env->b[i], name, hash))

@@ -281,6 +281,49 @@ static void test_c_names(void)
   plc_arena_free(ar);
 }
 
+/* Interned names in indexed envs (the index tried at its first slot
+ * inline, else probed): found where a scan finds them, with names
+ * shadowed, slots taken by other names, the index grown, and copies. */
+static void test_indexed_names(void)
+{
+  plc_arena *ar = plc_arena_new();
+  plc_diag d = {0};
+  plc_eval ev;
+  plc_eval_init(&ev, ar, &d);
+  enum { NW = 400 };
+  const char *w[NW];
+  for (int i = 0; i < NW; i++) {
+    char n[16];
+    snprintf(n, sizeof n, "v%d", i);
+    w[i] = plc_name_intern(ar, n, strlen(n));
+  }
+  unsigned seed = 777;
+  int ok = 1, found = 0;
+  for (int round = 0; round < 40; round++) {
+    plc_env *env = plc_env_new(&ev, NULL);
+    int n = 16 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 600;
+    for (int k = 0; k < n; k++) {
+      /* names drawn from a few hundred: many are bound twice */
+      plc_env_bind(&ev, env, w[((seed = seed * 1103515245u + 12345u) >> 16) % NW],
+                   plc_value_any(&ev));
+      if (k % 37 == 0)
+        for (int i = 0; i < NW; i++)
+          ok &= plc_env_find_local(env, w[i]) == scan_latest(env, w[i]);
+    }
+    plc_env *copy = plc_env_new(&ev, NULL);
+    plc_env_copy(&ev, copy, env);
+    plc_env_bind(&ev, copy, w[round], plc_value_any(&ev));
+    for (int i = 0; i < NW; i++) {
+      ok &= plc_env_find_local(env, w[i]) == scan_latest(env, w[i]);
+      ok &= plc_env_find_local(copy, w[i]) == scan_latest(copy, w[i]);
+      found += scan_latest(env, w[i]) != NULL;
+    }
+  }
+  CU_ASSERT(ok);
+  CU_ASSERT(found > 4000 && found < 40 * NW); /* present and absent names */
+  plc_arena_free(ar);
+}
+
 /* The arena the evaluator allocates from: a first allocation of 0 bytes
  * is a pointer of its own; zeroed memory is zero even right after raw
  * memory that was written, and after an allocation larger than a chunk. */
@@ -568,6 +611,7 @@ int main(void)
     {"train results in lets", test_results},
     {"interned names and environments", test_names},
     {"names from C in small environments", test_c_names},
+    {"interned names in indexed environments", test_indexed_names},
     {"arena allocations", test_arena},
     {"schema fields and defaults", test_schema},
     {"call memo against plain evaluation", test_call_memo},
