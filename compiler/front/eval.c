@@ -355,8 +355,15 @@ static inline plc_binding *plc_env_add(plc_eval *ev, plc_env *env, const char *n
   b->busy = 0;
   b->hash = hash;
   env->names |= PLC_ENV_BIT(hash);
-  if (env->n >= 16)
-    plc_env_index_added(ev, env);
+  if (env->n >= 16) {
+    /* the name's first slot free, and room: put there inline (as
+     * plc_env_index_put would), else out of line */
+    size_t h = hash & (env->index_cap - 1);
+    if (env->index && env->n * 2 < env->index_cap && !env->index[h])
+      env->index[h] = env->n;
+    else
+      plc_env_index_added(ev, env);
+  }
   return b;
 }
 
