@@ -951,12 +951,11 @@ static plc_value *plc_eval_definition(plc_eval *ev, plc_binding *b)
   }
 }
 
-plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
+/* plc_eval_binding of a binding with no value yet (out of line: most
+ * reads find one). */
+static PLC_NOINLINE plc_value *plc_eval_binding_new(plc_eval *ev, plc_binding *b,
+                                                    const plc_loc *use)
 {
-  if (b->val) {
-    ev->err_reads += b->val->tag == PLC_V_ERR; /* see plc_eval.err_reads */
-    return b->val;
-  }
   if (b->busy) {
     plc_error(ev->diag, use, "'%s' is defined in terms of itself", b->name);
     return b->val = plc_value_err(ev);
@@ -985,6 +984,15 @@ plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
   if (!b->val)
     b->val = v;
   return b->val;
+}
+
+plc_value *plc_eval_binding(plc_eval *ev, plc_binding *b, const plc_loc *use)
+{
+  if (b->val) {
+    ev->err_reads += b->val->tag == PLC_V_ERR; /* see plc_eval.err_reads */
+    return b->val;
+  }
+  return plc_eval_binding_new(ev, b, use);
 }
 
 /* ---- arithmetic -------------------------------------------------------- */
@@ -1343,7 +1351,7 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
         return v;
     }
     if (x == ev->xenv && ev->xread && !b->def) { /* bound by lowering: an option */
-      plc_value *v = plc_eval_binding(ev, b, &e->loc);
+      plc_value *v = plc_binding_value(ev, b, &e->loc);
       if (!plc_eval_xwatched(ev, v)) /* `run`, `model`: their fields are told */
         ev->xread(ev->xread_ctx, 4, e->name, v, &e->loc);
       if (ev->cmemo && ev->cmemo->open)
