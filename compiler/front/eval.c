@@ -467,7 +467,9 @@ static inline __attribute__((always_inline)) plc_binding *plc_env_find(plc_env *
   if (env->index) {
     if (hash) { /* most names are found at once, by their pointer */
       size_t i = env->index[hash & (env->index_cap - 1)];
-      if (i && env->b[i - 1].name == name)
+      if (!i) /* a name is put in its first free slot, and slots are never freed */
+        return NULL;
+      if (env->b[i - 1].name == name)
         return &env->b[i - 1];
     }
     return plc_env_find_indexed(env, name, hash ? hash : plc_name_fnv(name));
