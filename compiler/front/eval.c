@@ -27,7 +27,9 @@ int plc_eval_call_memo = 1;
 
 /* ---- values ------------------------------------------------------------ */
 
-plc_value *plc_value_new(plc_eval *ev, plc_vtag tag)
+/* plc_value_new, inline: the evaluator makes one for nearly every
+ * expression. */
+static inline plc_value *plc_value_make(plc_eval *ev, plc_vtag tag)
 {
   plc_value *v = plc_arena_alloc(ev->arena, sizeof *v);
   v->tag = tag;
@@ -36,18 +38,23 @@ plc_value *plc_value_new(plc_eval *ev, plc_vtag tag)
   return v;
 }
 
-plc_value *plc_value_err(plc_eval *ev) { return plc_value_new(ev, PLC_V_ERR); }
+plc_value *plc_value_new(plc_eval *ev, plc_vtag tag)
+{
+  return plc_value_make(ev, tag);
+}
+
+plc_value *plc_value_err(plc_eval *ev) { return plc_value_make(ev, PLC_V_ERR); }
 
 plc_value *plc_value_any(plc_eval *ev)
 {
-  plc_value *v = plc_value_new(ev, PLC_V_ANY);
+  plc_value *v = plc_value_make(ev, PLC_V_ANY);
   v->known = v->dim_known = 0;
   return v;
 }
 
 plc_value *plc_value_num(plc_eval *ev, const plc_quantity *q)
 {
-  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  plc_value *v = plc_value_make(ev, PLC_V_NUM);
   v->q = plc_arena_mpq(ev->arena);
   plc_q_rat_set(v->q, q->v);
   v->dim = q->dim;
@@ -56,7 +63,7 @@ plc_value *plc_value_num(plc_eval *ev, const plc_quantity *q)
 
 plc_value *plc_value_unknown_num(plc_eval *ev, const int e[PLC_NDIM])
 {
-  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  plc_value *v = plc_value_make(ev, PLC_V_NUM);
   v->known = 0;
   for (int i = 0; i < PLC_NDIM; i++)
     v->dim.e[i] = e[i];
@@ -65,7 +72,7 @@ plc_value *plc_value_unknown_num(plc_eval *ev, const int e[PLC_NDIM])
 
 static plc_value *plc_value_bool(plc_eval *ev, int known, int b)
 {
-  plc_value *v = plc_value_new(ev, PLC_V_BOOL);
+  plc_value *v = plc_value_make(ev, PLC_V_BOOL);
   v->known = known;
   v->b = b;
   return v;
@@ -539,7 +546,7 @@ static plc_obj *plc_obj_new(plc_eval *ev, int kind, const plc_ast *node, plc_env
 
 static plc_value *plc_value_obj(plc_eval *ev, plc_obj *o)
 {
-  plc_value *v = plc_value_new(ev, PLC_V_OBJ);
+  plc_value *v = plc_value_make(ev, PLC_V_OBJ);
   v->obj = o;
   return v;
 }
@@ -754,7 +761,7 @@ static PLC_NOINLINE plc_value *plc_eval_default(plc_eval *ev, plc_obj *o, const 
   mpq_srcptr num = plc_schema_default_num(o->kind, f);
   if (!num)
     return plc_eval_field(ev, o, f->dflt, use);
-  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  plc_value *v = plc_value_make(ev, PLC_V_NUM);
   v->q = plc_arena_mpq(ev->arena);
   plc_q_rat_set(v->q, num);
   memcpy(v->dim.e, f->e, sizeof v->dim.e);
@@ -917,7 +924,7 @@ static plc_value *plc_eval_definition(plc_eval *ev, plc_binding *b)
   switch (d->kind) {
   case PLC_AST_LET:
     if (d->params.count > 0 || d->params.head) {
-      plc_value *f = plc_value_new(ev, PLC_V_FUNC);
+      plc_value *f = plc_value_make(ev, PLC_V_FUNC);
       f->def = d;
       f->env = b->def_env;
       return f;
@@ -933,7 +940,7 @@ static plc_value *plc_eval_definition(plc_eval *ev, plc_binding *b)
   case PLC_AST_DECL:
     for (const plc_ast *p = d->params.head; p; p = p->next)
       if (!p->a) { /* needs arguments: a constructor */
-        plc_value *f = plc_value_new(ev, PLC_V_FUNC);
+        plc_value *f = plc_value_make(ev, PLC_V_FUNC);
         f->def = d;
         f->env = b->def_env;
         return f;
@@ -943,7 +950,7 @@ static plc_value *plc_eval_definition(plc_eval *ev, plc_binding *b)
       return plc_eval_instance(ev, d, b->def_env, &no_args, b->def_env, &d->loc);
     }
   case PLC_AST_OP: {
-    plc_value *v = plc_value_new(ev, PLC_V_OP);
+    plc_value *v = plc_value_make(ev, PLC_V_OP);
     v->def = d;
     v->s = d->name;
     return v;
@@ -1032,7 +1039,7 @@ static void plc_eval_to_q(plc_quantity *q, const plc_value *v)
 static plc_value *plc_eval_arith_unknown(plc_eval *ev, const plc_ast *e, const plc_value *l,
                                          const plc_value *r)
 {
-  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  plc_value *v = plc_value_make(ev, PLC_V_NUM);
   v->known = 0;
   v->dim_known = l->dim_known && r->dim_known;
   if (!v->dim_known)
@@ -1078,13 +1085,13 @@ static PLC_NOINLINE plc_value *plc_eval_pow(plc_eval *ev, const plc_ast *e, cons
       plc_error(ev->diag, &e->loc, "the exponent of a quantity with a dimension must be known");
       return plc_value_err(ev);
     }
-    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    plc_value *v = plc_value_make(ev, PLC_V_NUM);
     v->known = 0;
     v->dim_known = l->dim_known && plc_dim_is_none(l->dim);
     return v;
   }
   if (!l->known) {
-    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    plc_value *v = plc_value_make(ev, PLC_V_NUM);
     v->known = 0;
     v->dim_known = l->dim_known;
     plc_q_status st = l->dim_known ? plc_dim_pow(&v->dim, l->dim, n) : PLC_Q_OK;
@@ -1124,7 +1131,7 @@ static PLC_NOINLINE plc_value *plc_eval_arith(plc_eval *ev, const plc_ast *e, co
   }
   if (st != PLC_Q_OK)
     return plc_eval_q_error(ev, st, e, l, r);
-  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  plc_value *v = plc_value_make(ev, PLC_V_NUM);
   v->q = plc_arena_mpq(ev->arena);
   v->dim = d;
   switch (e->op) {
@@ -1257,7 +1264,7 @@ static plc_value *plc_eval_unary(plc_eval *ev, const plc_ast *e, plc_env *env)
     return plc_value_err(ev);
   if (!a->known)
     return a;
-  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  plc_value *v = plc_value_make(ev, PLC_V_NUM);
   v->q = plc_arena_mpq(ev->arena);
   mpq_neg(v->q, a->q);
   v->dim = a->dim;
@@ -1291,7 +1298,7 @@ static plc_value *plc_eval_cond(plc_eval *ev, const plc_ast *e, plc_env *env)
   if (pick)
     return pick == 1 ? t : f;
   if (t->tag == PLC_V_NUM && f->tag == PLC_V_NUM) {
-    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    plc_value *v = plc_value_make(ev, PLC_V_NUM);
     v->known = 0;
     v->dim_known = t->dim_known && f->dim_known;
     v->dim = t->dim;
@@ -1367,7 +1374,7 @@ static plc_value *plc_eval_name(plc_eval *ev, const plc_ast *e, plc_env *env)
   }
   for (size_t i = 0; i < PLC_NBUILTINS; i++)
     if (!strcmp(plc_builtins[i], e->name)) {
-      plc_value *f = plc_value_new(ev, PLC_V_FUNC);
+      plc_value *f = plc_value_make(ev, PLC_V_FUNC);
       f->builtin = (int)i + 1;
       f->s = plc_builtins[i];
       return f;
@@ -1441,7 +1448,7 @@ static int plc_eval_is_layers(const plc_obj *o)
 /* The dimensionless number 0. */
 static plc_value *plc_value_zero(plc_eval *ev)
 {
-  plc_value *v = plc_value_new(ev, PLC_V_NUM);
+  plc_value *v = plc_value_make(ev, PLC_V_NUM);
   v->q = plc_arena_mpq(ev->arena);
   mpq_set_ui(v->q, 0, 1);
   for (int i = 0; i < PLC_NDIM; i++)
@@ -1455,7 +1462,7 @@ static plc_value *plc_eval_member(plc_eval *ev, const plc_ast *e, plc_env *env)
   if (o->tag == PLC_V_ERR || o->tag == PLC_V_ANY)
     return o;
   if (o->tag == PLC_V_OP && o->prev) { /* prev.name: an op of the previous layer */
-    plc_value *v = plc_value_new(ev, PLC_V_OP);
+    plc_value *v = plc_value_make(ev, PLC_V_OP);
     v->s = e->name;
     v->prev = 1;
     return v;
@@ -2121,7 +2128,7 @@ static PLC_NOINLINE plc_value *plc_eval_builtin_fold(plc_eval *ev, const plc_val
       if ((f->builtin == PLC_BI_MIN && c < 0) || (f->builtin == PLC_BI_MAX && c > 0))
         best = i;
     }
-    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    plc_value *v = plc_value_make(ev, PLC_V_NUM);
     v->q = args[best]->q;
     v->dim = args[0]->dim;
     return v;
@@ -2174,7 +2181,7 @@ static PLC_NOINLINE plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f
     return bad;
   if (known)
     return plc_eval_builtin_fold(ev, f, e, args, n);
-  plc_value *v = plc_value_new(ev, PLC_V_NUM); /* unknown, of the arguments' dimension */
+  plc_value *v = plc_value_make(ev, PLC_V_NUM); /* unknown, of the arguments' dimension */
   v->known = 0;
   v->dim_known = args[0]->dim_known;
   v->dim = args[0]->dim;
@@ -2183,7 +2190,7 @@ static PLC_NOINLINE plc_value *plc_eval_builtin(plc_eval *ev, const plc_value *f
 
 static plc_value *plc_eval_list(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
-  plc_value *v = plc_value_new(ev, PLC_V_LIST);
+  plc_value *v = plc_value_make(ev, PLC_V_LIST);
   v->n = (size_t)e->list.count;
   v->items = plc_arena_alloc(ev->arena, (v->n ? v->n : 1) * sizeof *v->items);
   size_t i = 0;
@@ -2212,7 +2219,7 @@ static plc_value *plc_eval_index(plc_eval *ev, const plc_ast *e, plc_env *env)
     plc_q_clear(&q);
     if (!ok)
       return o;
-    plc_value *v = plc_value_new(ev, PLC_V_OP);
+    plc_value *v = plc_value_make(ev, PLC_V_OP);
     *v = *o;
     size_t n = strlen(o->s) + 24;
     char *s = plc_arena_alloc(ev->arena, n);
@@ -2287,7 +2294,7 @@ plc_value *plc_eval_expr(plc_eval *ev, const plc_ast *e, plc_env *env)
   ev->nest--;
   if (!ev->dry || !v->known || (v->tag != PLC_V_NUM && v->tag != PLC_V_BOOL))
     return v;
-  plc_value *u = plc_value_new(ev, v->tag); /* keep the type, forget the value */
+  plc_value *u = plc_value_make(ev, v->tag); /* keep the type, forget the value */
   u->known = 0;
   u->dim = v->dim;
   u->dim_known = v->dim_known;
@@ -2298,13 +2305,13 @@ static plc_value *plc_eval_node(plc_eval *ev, const plc_ast *e, plc_env *env)
 {
   switch (e->kind) {
   case PLC_AST_NUM: {
-    plc_value *v = plc_value_new(ev, PLC_V_NUM);
+    plc_value *v = plc_value_make(ev, PLC_V_NUM);
     v->q = e->value;
     v->dim = e->dim;
     return v;
   }
   case PLC_AST_STR: {
-    plc_value *v = plc_value_new(ev, PLC_V_STR);
+    plc_value *v = plc_value_make(ev, PLC_V_STR);
     v->s = e->name;
     return v;
   }
