@@ -110,6 +110,30 @@ static void test_functions(void)
   plc_fx_free(&f);
 }
 
+/* A call whose arguments are all positional, one per parameter, is bound
+ * without the general way's tables (eval.c, plc_eval_bind_positional):
+ * it gives what the same call with named arguments, a default, or both
+ * gives the general way. */
+static void test_positional(void)
+{
+  plc_fx f;
+  CU_ASSERT_EQUAL(plc_fx_load(&f, "let f(a, b, c) = a * 100 + b * 10 + c\n"
+                                  "let g(a, b = 7) = a * 10 + b\n"
+                                  "let p = f(1, 2, 3)\nlet q = f(c = 3, a = 1, b = 2)\n"
+                                  "let r = f(1, c = 3, b = 2)\nlet s = g(4)\n"
+                                  "let t = g(4, 5)\nlet u = g(b = 5, a = 4)\n"
+                                  "let w = f(g(1, 2), f(0, 0, 2), 3 s / 1 s)\n"), 0);
+  CU_ASSERT_STRING_EQUAL_FATAL(plc_fx_diags(&f), "");
+  CU_ASSERT(let_is(&f, "p", 123, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "q", 123, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "r", 123, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "s", 47, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "t", 45, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "u", 45, 1, 0, 0, 0));
+  CU_ASSERT(let_is(&f, "w", 1223, 1, 0, 0, 0));
+  plc_fx_free(&f);
+}
+
 /* A derived declaration overrides a field and the base's field that reads
  * it sees the new value (late binding, one level): D.e = 10 * 2 = 20 while
  * C.e stays 1 * 2 = 2. */
@@ -606,6 +630,7 @@ int main(void)
     {"small rationals on machine integers", test_small_rationals},
     {"units to base units", test_units},
     {"functions, builtins, ?: and lists", test_functions},
+    {"calls bound by position and by name", test_positional},
     {"derived declarations", test_derived},
     {"located errors", test_errors},
     {"train results in lets", test_results},
