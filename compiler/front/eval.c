@@ -329,7 +329,7 @@ static PLC_NOINLINE void plc_env_index_added(plc_eval *ev, plc_env *env)
    * a small one grows fourfold, as an env that passes 64 names (a template
    * context with its lets, a file's names) most often passes 128 too, and
    * the index would be made twice */
-  env->index_cap = !env->index_cap ? 128 : env->index_cap * (env->index_cap < 1024 ? 4 : 2);
+  env->index_cap = !env->index_cap ? 128u : env->index_cap * (env->index_cap < 1024 ? 4u : 2u);
   env->index = plc_arena_alloc(ev->arena, env->index_cap * sizeof *env->index);
   for (size_t i = 0; i < env->n; i++)
     plc_env_index_put(env, i);
@@ -341,7 +341,7 @@ static PLC_NOINLINE void plc_env_index_added(plc_eval *ev, plc_env *env)
  * read. */
 static PLC_NOINLINE void plc_env_grow(plc_eval *ev, plc_env *env)
 {
-  size_t cap = env->cap ? env->cap * (env->cap < 8 ? 2 : 4) : 4;
+  unsigned cap = env->cap ? env->cap * (env->cap < 8 ? 2u : 4u) : 4u;
   plc_binding *b = plc_arena_alloc_raw(ev->arena, cap * sizeof *b);
   if (env->n)
     memcpy(b, env->b, env->n * sizeof *b);
@@ -380,7 +380,7 @@ static inline void plc_env_reserve(plc_eval *ev, plc_env *env, size_t cap)
 {
   if (cap) {
     env->b = plc_arena_alloc_raw(ev->arena, cap * sizeof *env->b);
-    env->cap = cap;
+    env->cap = (unsigned)cap;
   }
 }
 
@@ -409,7 +409,7 @@ plc_binding *plc_env_bind(plc_eval *ev, plc_env *env, const char *name, plc_valu
 void plc_env_copy(plc_eval *ev, plc_env *into, const plc_env *from)
 {
   into->n = from->n;
-  into->cap = from->n + 8; /* room for the names added after */
+  into->cap = (unsigned)from->n + 8; /* room for the names added after */
   into->b = plc_arena_alloc_raw(ev->arena, into->cap * sizeof *into->b); /* [0, n) only */
   if (from->n)
     memcpy(into->b, from->b, from->n * sizeof *into->b);
@@ -457,7 +457,7 @@ static PLC_NOINLINE void plc_env_firsts_update(plc_env *env)
 {
   for (size_t i = env->nfirsts; i < env->n; i++)
     env->firsts |= PLC_ENV_FIRSTS(env->b[i].name);
-  env->nfirsts = env->n;
+  env->nfirsts = (unsigned)env->n;
 }
 
 /* name, of hash h, bound in env itself (the latest binding of it).  h 0:

@@ -76,22 +76,25 @@ struct plc_binding {
   unsigned hash;       /* plc_name_hash(name): compared before the names */
 };
 
+/* 80 bytes: an env is made for every call (the counts below 2^32: an env
+ * of that many bindings would be 160 GB). */
 struct plc_env {
   plc_env *parent;
   plc_binding *b;
-  size_t n, cap;
+  size_t n;
   size_t *index;       /* hash of names to binding number + 1 (large envs) */
-  size_t index_cap;    /* slots in index (a power of two), 0: none yet */
   unsigned long long names; /* bit PLC_ENV_BIT(hash) of every name bound: a
                                name whose bit is clear is not here */
   unsigned long long firsts; /* bit PLC_ENV_FIRSTS(name) of the names of
                                 bindings [0, nfirsts): the same for a name
                                 not hashed (from C); made when one is
                                 looked up (eval.c, plc_env_find) */
-  size_t nfirsts;
   plc_obj *self;       /* instance whose items these bindings are, if any */
   plc_obj *late;       /* a derived object on whose behalf a base's item is
                           evaluated: base items found beyond resolve via it */
+  unsigned cap;        /* room in b */
+  unsigned index_cap;  /* slots in index (a power of two), 0: none yet */
+  unsigned nfirsts;
   int call;            /* a call's parameters (eval.c, plc_cshare) */
 };
 
