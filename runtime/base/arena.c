@@ -1,4 +1,5 @@
-/* arena.c - bump allocator in chunks, plus a list of rationals to clear. */
+/* arena.c - bump allocator in chunks (zeroed blocks from the bottom, raw ones
+ * from the top), plus a list of rationals to clear. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -128,15 +129,17 @@ void *plc_arena_alloc_slow(plc_arena *a, size_t n, int zero)
 {
   if ((size_t)(a->end - a->cur) < n)
     plc_arena_grow(a, n);
+  a->bytes += n;
+  if (!zero) {
+    a->end -= n;
+    if (a->zeroed > a->end)
+      a->zeroed = a->end;
+    return a->end;
+  }
+  if ((size_t)(a->zeroed - a->cur) < n)
+    plc_arena_zero_ahead(a, a->cur + n);
   unsigned char *p = a->cur;
   a->cur += n;
-  a->bytes += n;
-  if (a->cur > a->zeroed) {
-    if (zero)
-      plc_arena_zero_ahead(a, a->cur);
-    else /* handed out: the zeroing ahead starts after it */
-      a->zeroed = a->cur;
-  }
   return p;
 }
 

@@ -16,10 +16,14 @@ plc_arena *plc_arena_new(void);
 void plc_arena_free(plc_arena *a);
 
 /* The arena's current chunk: its free part is [cur, end), of which
- * [cur, zeroed) is already zero.  Here for the inline allocation below (a
- * search makes hundreds of thousands a second); the rest is arena.c's. */
+ * [cur, zeroed) is already zero.  Zeroed allocations are taken from the
+ * bottom (cur up), memory the caller writes first from the top (end
+ * down): mixed in one direction, each raw allocation skipped memory that
+ * had been cleared ahead for the zeroed ones (a third of what the 8b
+ * search cleared).  Here for the inline allocation below (a search makes
+ * hundreds of thousands a second); the rest is arena.c's. */
 struct plc_arena {
-  unsigned char *cur, *end, *zeroed;
+  unsigned char *cur, *end, *zeroed; /* cur <= zeroed <= end */
   struct plc_chunk *chunks;
   struct plc_mpq_node *rationals;
   size_t bytes;
@@ -42,7 +46,7 @@ static inline void *plc_arena_alloc(plc_arena *a, size_t n)
 {
   n = plc_arena_round(n);
   unsigned char *p = a->cur;
-  if ((size_t)(a->end - p) < n || (size_t)(a->zeroed - p) < n)
+  if ((size_t)(a->zeroed - p) < n) /* zeroed <= end: it fits too */
     return plc_arena_alloc_slow(a, n, 1);
   a->cur = p + n;
   a->bytes += n;
@@ -50,18 +54,18 @@ static inline void *plc_arena_alloc(plc_arena *a, size_t n)
 }
 
 /* The same, not zeroed: for memory the caller writes before reading it
- * (zeroing it was most of the cost of growing a search's op lists). */
+ * (zeroing it was most of the cost of growing a search's op lists).  From
+ * the top of the free part, which stays aligned (chunk sizes are rounded). */
 static inline void *plc_arena_alloc_raw(plc_arena *a, size_t n)
 {
   n = plc_arena_round(n);
-  unsigned char *p = a->cur;
-  if ((size_t)(a->end - p) < n)
+  if ((size_t)(a->end - a->cur) < n)
     return plc_arena_alloc_slow(a, n, 0);
-  a->cur = p + n;
+  a->end -= n;
   a->bytes += n;
-  if (a->cur > a->zeroed) /* handed out: the zeroing ahead starts after it */
-    a->zeroed = a->cur;
-  return p;
+  if (a->zeroed > a->end)
+    a->zeroed = a->end;
+  return a->end;
 }
 char *plc_arena_strndup(plc_arena *a, const char *s, size_t n);
 char *plc_arena_strdup(plc_arena *a, const char *s);
