@@ -651,7 +651,7 @@ typedef struct plc_s64_reg {
                   blocks are [a + k b, a + (k + 1) b), (e - a) / b of them whole */
 } plc_s64_reg;
 
-#define PLC_S64_REGS 8
+#define PLC_S64_REGS PLC_SIM_BLOCKS
 typedef struct plc_s64_per {
   int n;        /* regions, in list order; no two overlap */
   plc_s64_reg r[PLC_S64_REGS];
@@ -680,7 +680,7 @@ _Thread_local void *plc_sim_walk_ctx;
 #define PLC_S64_IN2(f) PLC_S64_IN(f, offsetof(plc_ir_op, ndeps), offsetof(plc_ir_op, replica))
 _Static_assert(PLC_S64_IN1(phase) && PLC_S64_IN1(kind) && PLC_S64_IN1(dim) &&
                PLC_S64_IN1(group) && PLC_S64_IN1(stream) && PLC_S64_IN2(ndeps) &&
-               PLC_S64_IN2(useful) && PLC_S64_IN2(once) && PLC_S64_IN2(wgrad) &&
+               PLC_S64_IN2(useful) && PLC_S64_IN2(once) && PLC_S64_IN2(wgrad) && PLC_S64_IN2(pinned) &&
                PLC_S64_IN2(chunk) && PLC_S64_IN2(after_layers) &&
                sizeof(plc_phase) == sizeof(int) && sizeof(plc_opk) == sizeof(int) &&
                sizeof(plc_pdim) == sizeof(int),
@@ -1282,6 +1282,16 @@ int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
     return 0;
   plc_s64_set(out, counts ? plc_s64_sum_counted(l, u, counts) : (plc_si)u->sum, u->d);
   return 1;
+}
+
+int plc_sim_memo_blocks(const plc_ir_list *l, plc_sim_block *out)
+{
+  const plc_s64_dur *u = plc_sim_no_steady ? NULL : plc_sim_memo_slot(l, 0);
+  if (!u || !u->t || !u->ok)
+    return 0;
+  for (int r = 0; r < u->per->n; r++)
+    out[r] = (plc_sim_block){u->per->r[r].a, u->per->r[r].b, u->per->r[r].e};
+  return u->per->n;
 }
 
 /* Converted values by value (open addressing, a power of two slots): the
