@@ -868,8 +868,16 @@ static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
 }
 
 /* u, l's durations with its `once` ops, from w, those without: the
- * gradient sync adds a few distinct times over many ops; a once op alike
- * the op a block before it (w->per) has its duration. */
+ * gradient sync adds a few distinct times over many ops.  Each region of
+ * w->per has its once ops past its first block alike those a block
+ * before them: once too, the same duration; so only the ops outside the
+ * regions' later blocks are looked at one by one, and in a region each
+ * once op of its first block gives its copies, block after block.  The
+ * sum then takes the copies in another order than the list's, but
+ * between the same two reads of a time (no time is read in a region past
+ * its first block): the sum only grows and each step is tested (it
+ * cannot wrap), so it fails or not as in list order, and each time is
+ * read with the same sum. */
 static int plc_s64_dur_add_once(const plc_ir_list *l, const plc_s64_dur *w, plc_s64_dur *u,
                                 plc_s64_seen *seen)
 {
@@ -877,20 +885,21 @@ static int plc_s64_dur_add_once(const plc_ir_list *l, const plc_s64_dur *w, plc_
   u->d = w->d;
   u->sum = w->sum;
   *u->per = *w->per;
-  int r = 0, prev;
-  for (int i = 0; i < l->n; i++) {
-    if (!l->ops[i].once)
-      continue;
-    while (r < u->per->n && i >= u->per->r[r].e)
-      r++;
+  int i = 0, prev;
+  for (int r = 0; r <= u->per->n; r++) {
     const plc_s64_reg *g = r < u->per->n ? &u->per->r[r] : NULL;
-    if (g && i >= g->a + g->b) { /* alike op i - g->b, read already */
-      u->t[i] = u->t[i - g->b];
-      if (!plc_s64_dur_again(u, u->t[i]))
+    for (int to = g ? g->a + g->b : l->n; i < to; i++)
+      if (l->ops[i].once && !plc_s64_dur_take(u, l->n, l->ops[i].time, &u->t[i], seen, i, &prev))
         return 0;
-    } else if (!plc_s64_dur_take(u, l->n, l->ops[i].time, &u->t[i], seen, i, &prev)) {
-      return 0;
-    }
+    if (!g)
+      break;
+    for (int j = g->a; j < g->a + g->b; j++) /* its first block's once ops: their copies */
+      for (int x = j + g->b; l->ops[j].once && x < g->e; x += g->b) {
+        u->t[x] = u->t[x - g->b];
+        if (!plc_s64_dur_again(u, u->t[x]))
+          return 0;
+      }
+    i = g->e;
   }
   return 1;
 }
