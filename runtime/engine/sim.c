@@ -1392,6 +1392,81 @@ static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
   free(key);
 }
 
+/* What plc_s64_overlap finds over some transfers of a list: whether two
+ * met (hit), when first, how many met (up to one past limit), and, per
+ * link as the merge goes, the latest end so far (of a transfer seen). */
+typedef struct plc_s64_meet {
+  int hit, count, limit, seen, stop;
+  plc_si first, latest;
+} plc_s64_meet;
+
+/* Transfer i (starting at s, ending at e) comes next on its link in the
+ * merge: into m as plc_s64_overlap takes it. */
+static inline __attribute__((always_inline)) void plc_s64_meet_next(plc_s64_meet *m, plc_si s,
+                                                                      plc_si e)
+{
+  if (m->stop)
+    return;
+  if (m->seen && s < m->latest) {
+    if (!m->hit || s < m->first)
+      m->first = s;
+    m->hit = 1;
+    if (++m->count > m->limit) {
+      m->stop = 1;
+      return;
+    }
+  }
+  if (!m->seen || e > m->latest)
+    m->latest = e;
+  m->seen = 1;
+}
+
+/* plc_s64_overlap into all and, when given, over the transfers that are
+ * not `once` alone into own, from one grouping and one merge.  The merge
+ * takes a link's transfers by start, streams in order on a tie (within a
+ * stream starts only grow: a transfer takes time): an order of them all,
+ * which left with those not `once` is the merge of those alone; so own
+ * sees what a run over them alone would, in the same order. */
+static void plc_s64_overlaps(const plc_ir_list *l, int nstreams, const plc_si *start,
+                             const plc_si *end, const unsigned char *ran,
+                             const plc_sim_net *net, const int *cand, int nc,
+                             plc_s64_meet *all, plc_s64_meet *own)
+{
+  plc_s64_groups g;
+  plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
+  int *head = plc_xmalloc(2 * ((size_t)g.ns + 1) * sizeof *head);
+  int *last = head + g.ns + 1; /* per stream with transfers, its group's end */
+  plc_s64_meet a = *all, b = own ? *own : *all; /* in locals: registers */
+  for (int k = 0; k < net->nlinks; k++) {
+    const int *at = g.at + (size_t)k * (size_t)g.ns;
+    int na = 0; /* the streams with transfers on the link, in stream order */
+    for (int t = 0; t < g.ns; t++)
+      if (at[t] < at[t + 1])
+        head[na] = at[t], last[na++] = at[t + 1];
+    if (na < 2) /* one stream's transfers never meet (above): nothing to merge */
+      continue;
+    a.seen = a.stop = b.seen = b.stop = 0;
+    while (!a.stop || (own && !b.stop)) {
+      int s = -1; /* the stream whose next transfer starts first */
+      for (int t = 0; t < na; t++)
+        if (head[t] < last[t] && (s < 0 || start[g.idx[head[t]]] < start[g.idx[head[s]]]))
+          s = t;
+      if (s < 0)
+        break;
+      int i = g.idx[head[s]++];
+      plc_s64_meet_next(&a, start[i], end[i]);
+      if (own && !l->ops[i].once)
+        plc_s64_meet_next(&b, start[i], end[i]);
+    }
+  }
+  *all = a;
+  if (own)
+    *own = b;
+  free(head);
+  free(g.at);
+  free(g.idx);
+}
+
 /* Did two transfers that took time run at once on one link of net, in a
  * run with links dedicated (start, end; ran[i] for the ops that ran)?  If
  * not, sharing the links would change nothing: every transfer would have
@@ -1412,45 +1487,13 @@ static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *sta
                            const plc_si *end, const unsigned char *ran, const plc_sim_net *net,
                            const int *cand, int nc, plc_si *first, int *meets)
 {
-  plc_s64_groups g;
-  plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
-  int *head = plc_xmalloc(2 * ((size_t)g.ns + 1) * sizeof *head), hit = 0, count = 0;
-  int limit = meets ? plc_sim_ep_meets : 0;
-  int *last = head + g.ns + 1; /* per stream with transfers, its group's end */
-  for (int k = 0; k < net->nlinks; k++) {
-    const int *at = g.at + (size_t)k * (size_t)g.ns;
-    int na = 0; /* the streams with transfers on the link, in stream order */
-    for (int t = 0; t < g.ns; t++)
-      if (at[t] < at[t + 1])
-        head[na] = at[t], last[na++] = at[t + 1];
-    if (na < 2) /* one stream's transfers never meet (above): nothing to merge */
-      continue;
-    plc_si latest = 0; /* the latest end so far on the link */
-    for (int seen = 0;; seen = 1) {
-      int s = -1; /* the stream whose next transfer starts first */
-      for (int t = 0; t < na; t++)
-        if (head[t] < last[t] && (s < 0 || start[g.idx[head[t]]] < start[g.idx[head[s]]]))
-          s = t;
-      if (s < 0)
-        break;
-      int i = g.idx[head[s]++];
-      if (seen && start[i] < latest) {
-        if (!hit || start[i] < *first)
-          *first = start[i];
-        hit = 1;
-        if (++count > limit)
-          break;
-      }
-      if (!seen || end[i] > latest)
-        latest = end[i];
-    }
-  }
-  free(head);
-  free(g.at);
-  free(g.idx);
+  plc_s64_meet m = {.limit = meets ? plc_sim_ep_meets : 0};
+  plc_s64_overlaps(l, nstreams, start, end, ran, net, cand, nc, &m, NULL);
+  if (m.hit)
+    *first = m.first;
   if (meets)
-    *meets = count;
-  return hit;
+    *meets = m.count;
+  return m.hit;
 }
 
 /* A run with links dedicated on integers (units of 1/d) whose transfers
@@ -1809,9 +1852,16 @@ typedef struct plc_s64_once {
 static void plc_s64_once_out(plc_s64_once *o, const plc_ir_list *l, int nstreams,
                              const plc_si *starts, const plc_si *end, const unsigned char *ran,
                              const int *cand, int nc, plc_si end_all0, plc_si end_cnt0,
-                             plc_su d)
+                             plc_su d, const plc_s64_meet *mine)
 {
-  if (o->net) {
+  if (mine) { /* found with the run's own (plc_s64_overlaps) */
+    o->met = mine->hit;
+    if (mine->hit)
+      o->head.first = mine->first;
+    o->head.meets = mine->count;
+    if (o->met)
+      return;
+  } else if (o->net) {
     int *own = plc_xmalloc(((size_t)nc + 1) * sizeof *own), m = 0;
     for (int c = 0; c < nc; c++)
       if (!l->ops[cand[c]].once)
@@ -2094,12 +2144,20 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     plc_s64_walk_out(&w, d);
   int nc = w.nc, indep = w.indep;
   plc_si end_all = w.end_all, end_cnt = w.end_cnt;
+  /* links shared: did the transfers meet, and (o) those not `once`? */
+  plc_s64_meet met = {.limit = plc_sim_ep_meets}, mine = met;
+  int both = held && indep && o->net == net && net;
+  if (net) {
+    plc_s64_overlaps(l, nstreams, starts, end, ran, net, cand, nc, &met, both ? &mine : NULL);
+    if (met.hit)
+      h->first = met.first;
+    h->meets = met.count;
+  }
   if (held && indep)
-    plc_s64_once_out(o, l, nstreams, starts, end, ran, cand, nc, w.end_all0, w.end_cnt0, d);
+    plc_s64_once_out(o, l, nstreams, starts, end, ran, cand, nc, w.end_all0, w.end_cnt0, d,
+                     both ? &mine : NULL);
   free(held);
-  /* else: links shared */
-  int ok = !net ||
-           !plc_s64_overlap(l, nstreams, starts, end, ran, net, cand, nc, &h->first, &h->meets);
+  int ok = !net || !met.hit;
   free(ran);
   free(cand);
   if (o && o->met) /* its own run's head: the same times */
