@@ -18,10 +18,12 @@
  * integers never need them, and three rationals per op were much of the
  * cost of making and freeing a run. */
 /* A compute op's exposure and window stay 0 in every run (only
- * collectives are charged and have windows), so rather than two
- * rationals of its own each (two allocations, made and freed per op and
- * run: much of a run's cost) they are the read-only 0 of GMP's
- * MPZ_ROINIT_N, which any function may read and none writes. */
+ * collectives are charged and have windows), as do many collectives'
+ * (hidden, or a window of no work), so rather than two rationals of its
+ * own each (two allocations, made and freed per op and run: much of a
+ * run's cost) they are the read-only 0 of GMP's MPZ_ROINIT_N, which any
+ * function may read and none writes, until a run is about to write one
+ * (plc_sim_own). */
 static mp_limb_t plc_sim_limb_one[1] = {1};
 static const mpz_t plc_sim_ro_num = MPZ_ROINIT_N(plc_sim_limb_one, 0);
 static const mpz_t plc_sim_ro_den = MPZ_ROINIT_N(plc_sim_limb_one, 1);
@@ -39,13 +41,9 @@ static void plc_sim_init(plc_sim *s, const plc_ir_list *l)
   s->ops = plc_xmalloc(((size_t)n + 1) * sizeof *s->ops);
   for (int i = 0; i < n; i++) {
     plc_sim_op *o = &s->ops[i];
-    o->own_figs = l->ops[i].kind != PLC_OPK_COMPUTE;
-    if (o->own_figs) {
-      mpq_inits(o->exposed, o->window, NULL);
-    } else {
-      plc_sim_ro_zero(o->exposed);
-      plc_sim_ro_zero(o->window);
-    }
+    o->own_figs = 0;
+    plc_sim_ro_zero(o->exposed);
+    plc_sim_ro_zero(o->window);
     o->consumer = o->queued_behind = -1;
     o->why = PLC_WHY_HIDDEN;
     o->ran = 0;
@@ -55,6 +53,16 @@ static void plc_sim_init(plc_sim *s, const plc_ir_list *l)
   s->lazy = NULL;
   s->shared = 0;
   s->timed = 0;
+}
+
+/* Op o's exposure and window made its own rationals (0), before a run
+ * writes either (a collective's). */
+static void plc_sim_own(plc_sim_op *o)
+{
+  if (o->own_figs)
+    return;
+  mpq_inits(o->exposed, o->window, NULL);
+  o->own_figs = 1;
 }
 
 /* The ops' ready, start and end times, all 0 (once). */
@@ -103,6 +111,7 @@ static int plc_sim_blocker(const plc_sim *s, const plc_ir_list *l, int x)
 static void plc_sim_add_charge(plc_sim *s, const plc_ir_list *l, int x, mpq_srcptr t)
 {
   if (x >= 0 && l->ops[x].kind != PLC_OPK_COMPUTE) {
+    plc_sim_own(&s->ops[x]);
     mpq_add(s->ops[x].exposed, s->ops[x].exposed, t);
     mpq_add(s->exposed, s->exposed, t);
   } else {
@@ -230,6 +239,7 @@ static void plc_sim_account(plc_sim *s, const plc_ir_list *l, int i)
     mpq_add(s->busy, s->busy, op->time);
     mpq_add(s->compute, s->compute, op->time);
   } else { /* a collective on the compute stream blocks it all along */
+    plc_sim_own(so);
     plc_sim_took(s, l, i, so->exposed);
     mpq_add(s->busy, s->busy, so->exposed);
     mpq_add(s->exposed, s->exposed, so->exposed);
@@ -368,6 +378,7 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
       continue;
     }
     mpq_srcptr until = so->consumer >= 0 ? s->ops[so->consumer].start : s->makespan;
+    plc_sim_own(so);
     plc_sim_busy_between(so->window, s, order, cum, n, so->start, until);
     if (mpq_sgn(so->exposed) == 0)
       so->why = so->consumer < 0 ? PLC_WHY_NO_CONSUMER : PLC_WHY_HIDDEN;
@@ -1656,6 +1667,8 @@ static void plc_s64_figs_out(const plc_s64 *x, plc_su d)
   plc_s64_memo_init(&m, d, nz);
   for (int i = 0; i < x->l->n; i++) {
     plc_sim_op *o = &x->s->ops[i];
+    if (o->ran && (x->exposed[i] || x->window[i]))
+      plc_sim_own(o);
     if (o->ran && x->exposed[i])
       plc_s64_out(&m, o->exposed, x->exposed[i]);
     if (o->ran && x->window[i])

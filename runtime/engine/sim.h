@@ -46,8 +46,9 @@ typedef struct plc_sim_op {
   int queued_behind;    /* the op that held its stream when it was ready, or -1 */
   plc_why why;
   int ran;              /* 0 for `once` ops left out of this run */
-  int own_figs;         /* exposed and window are its own rationals: a
-                           collective's (a compute op's are a read-only 0) */
+  int own_figs;         /* exposed and window are its own rationals, made
+                           when a run writes one (a collective's); else
+                           both are a read-only 0 */
 } plc_sim_op;
 
 typedef struct plc_sim {
