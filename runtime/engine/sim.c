@@ -541,13 +541,19 @@ static uint64_t plc_s64_bgcd64(uint64_t a, uint64_t b)
   PLC_S64_BGCD_BODY(uint64_t, __builtin_ctzll);
 }
 
-/* Binary gcd (a, b not both 0). */
+/* Binary gcd (a, b not both 0).  With one of them below 2^64 (a
+ * common denominator, mostly) the other is first taken modulo it:
+ * gcd(a, b) = gcd(a, b mod a), then both narrow. */
 static plc_su plc_s64_bgcd(plc_su a, plc_su b)
 {
   if (!a || !b)
     return a | b;
   if (!((a | b) >> 31 >> 31 >> 2)) /* both below 2^64 (either width) */
     return plc_s64_bgcd64((uint64_t)a, (uint64_t)b);
+  if (!(a >> 31 >> 31 >> 2) || !(b >> 31 >> 31 >> 2)) {
+    plc_su n = a >> 31 >> 31 >> 2 ? b : a, r = (a >> 31 >> 31 >> 2 ? a : b) % n;
+    return r ? plc_s64_bgcd64((uint64_t)n, (uint64_t)r) : n;
+  }
   PLC_S64_BGCD_BODY(plc_su, plc_s64_ctz);
 }
 
