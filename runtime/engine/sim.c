@@ -967,13 +967,17 @@ void plc_sim_memo_pop(plc_sim_memo *m)
 static plc_s64_dur *plc_sim_memo_slot(const plc_ir_list *l, int with_once)
 {
   plc_sim_memo *m = plc_sim_memo_top;
-  for (int s = 0; m && s < m->run->nstages; s++) {
-    const plc_ir_stage *st = &m->run->stages[s];
-    int k = l == &st->fwd ? 0 : l == &st->bwd ? 1 : l == &st->step ? 2 : -1;
-    if (k >= 0)
-      return &m->dur[(s * 3 + k) * 2 + (with_once != 0)];
-  }
-  return NULL;
+  if (!m || m->run->nstages <= 0)
+    return NULL;
+  /* the stage whose struct would hold l, by address (a run has many
+   * stages: not a search through them) */
+  uintptr_t at = (uintptr_t)l, base = (uintptr_t)m->run->stages;
+  if (at < base || at - base >= (uintptr_t)m->run->nstages * sizeof *m->run->stages)
+    return NULL;
+  int s = (int)((at - base) / sizeof *m->run->stages);
+  const plc_ir_stage *st = &m->run->stages[s];
+  int k = l == &st->fwd ? 0 : l == &st->bwd ? 1 : l == &st->step ? 2 : -1;
+  return k >= 0 ? &m->dur[(s * 3 + k) * 2 + (with_once != 0)] : NULL;
 }
 
 /* The innermost memo's part entry of l, or NULL. */
