@@ -550,8 +550,9 @@ static plc_su plc_s64_bgcd(plc_su a, plc_su b)
     return a | b;
   if (!((a | b) >> 31 >> 31 >> 2)) /* both below 2^64 (either width) */
     return plc_s64_bgcd64((uint64_t)a, (uint64_t)b);
-  if (!(a >> 31 >> 31 >> 2) || !(b >> 31 >> 31 >> 2)) {
-    plc_su n = a >> 31 >> 31 >> 2 ? b : a, r = (a >> 31 >> 31 >> 2 ? a : b) % n;
+  int a_wide = (a >> 31 >> 31 >> 2) != 0, b_wide = (b >> 31 >> 31 >> 2) != 0;
+  if (!a_wide || !b_wide) {
+    plc_su n = a_wide ? b : a, r = (a_wide ? a : b) % n; /* n below 2^64, r below n */
     return r ? plc_s64_bgcd64((uint64_t)n, (uint64_t)r) : n;
   }
   PLC_S64_BGCD_BODY(plc_su, plc_s64_ctz);
@@ -683,7 +684,8 @@ _Thread_local void *plc_sim_walk_ctx;
  * whose block 0 starts at a: the same time (the same rational at the
  * same address; with value, an equal one elsewhere) and the same fields
  * that a run reads or a counts function may (sim.h): kind, stream, once,
- * dim, group, phase, wgrad, chunk, after_layers, useful; its dependencies
+ * dim, group, phase, wgrad, chunk, after_layers, useful (and pinned,
+ * which the useful FLOPs read: plc_sim_memo_blocks); its dependencies
  * y's shifted by b, none before a (so an op waits for ops of its own
  * block or the block before it, never further back: plc_s64_steady rests
  * on it).  The fields are compared as
@@ -697,8 +699,8 @@ _Thread_local void *plc_sim_walk_ctx;
 #define PLC_S64_IN2(f) PLC_S64_IN(f, offsetof(plc_ir_op, ndeps), offsetof(plc_ir_op, replica))
 _Static_assert(PLC_S64_IN1(phase) && PLC_S64_IN1(kind) && PLC_S64_IN1(dim) &&
                PLC_S64_IN1(group) && PLC_S64_IN1(stream) && PLC_S64_IN2(ndeps) &&
-               PLC_S64_IN2(useful) && PLC_S64_IN2(once) && PLC_S64_IN2(wgrad) && PLC_S64_IN2(pinned) &&
-               PLC_S64_IN2(chunk) && PLC_S64_IN2(after_layers) &&
+               PLC_S64_IN2(useful) && PLC_S64_IN2(once) && PLC_S64_IN2(wgrad) &&
+               PLC_S64_IN2(pinned) && PLC_S64_IN2(chunk) && PLC_S64_IN2(after_layers) &&
                sizeof(plc_phase) == sizeof(int) && sizeof(plc_opk) == sizeof(int) &&
                sizeof(plc_pdim) == sizeof(int),
                "plc_s64_alike compares these fields as runs of ints");
