@@ -1156,19 +1156,54 @@ static void plc_tail(plc_result *r, const plc_result *base, unsigned changed)
 
 /* ---- efficiency ---------------------------------------------------------------- */
 
+/* Op op's useful FLOPs, count times (plc_flops_useful). */
+static void plc_flops_op(const plc_ir_op *op, plc_tally *t, int *all_known, long count)
+{
+  if (!op->useful || op->once)
+    return;
+  if (op->pinned && mpq_sgn(op->flops) == 0)
+    *all_known = 0;
+  plc_tally_add(t, op->flops, count);
+}
+
+/* Where the blocks of region g begin to share their FLOPs: the first
+ * start a + m b (m >= 0, at most e) from which every op past the first
+ * block has the FLOPs (the same rational, by address) of the op a block
+ * before it.  A region's first copy of a layer may have rationals of its
+ * own (sim.c takes it in when its times are equal by value). */
+static int plc_flops_repeat(const plc_ir_list *l, const plc_sim_block *g)
+{
+  for (int i = g->e - 1; i >= g->a + g->b; i--)
+    if (l->ops[i].flops != l->ops[i - g->b].flops)
+      return g->a + (i - g->a) / g->b * g->b;
+  return g->a;
+}
+
 /* The useful FLOPs of a list.  An op costed from bytes alone does no model
  * FLOPs (a memory-bound op); only an op whose time was pinned without flops
- * leaves them unknown. */
+ * leaves them unknown.  A region of repeated blocks the analysis's memo
+ * found (plc_sim_memo_blocks) whose copies share their FLOPs by address
+ * is tallied from its first block: op i of [a + b, e) is alike op i - b
+ * (the same useful, once and pinned) and, from where their FLOPs repeat
+ * (plc_flops_repeat, a block start a'), has the same flops, so it adds
+ * what that op adds, and by induction what op a' + (i - a') mod b adds;
+ * op j of [a', a' + b) stands for j, j + b, ... below e, (e - 1 - j) / b
+ * + 1 ops.  The tally sums count x flops per address: the same sum, and
+ * all_known the same. */
 static void plc_flops_useful(const plc_ir_list *l, plc_tally *t, int *all_known)
 {
-  for (int i = 0; i < l->n; i++) {
-    const plc_ir_op *op = &l->ops[i];
-    if (!op->useful || op->once)
-      continue;
-    if (op->pinned && mpq_sgn(op->flops) == 0)
-      *all_known = 0;
-    plc_tally_add(t, op->flops, 1);
+  plc_sim_block g[PLC_SIM_BLOCKS];
+  int ng = plc_sim_memo_blocks(l, g), i = 0;
+  for (int k = 0; k < ng; k++) {
+    int a = plc_flops_repeat(l, &g[k]), b = g[k].b, e = g[k].e;
+    for (; i < a; i++)
+      plc_flops_op(&l->ops[i], t, all_known, 1);
+    for (; i < a + b && i < e; i++)
+      plc_flops_op(&l->ops[i], t, all_known, (e - 1 - i) / b + 1);
+    i = e;
   }
+  for (; i < l->n; i++)
+    plc_flops_op(&l->ops[i], t, all_known, 1);
 }
 
 /* MFU = model FLOPs per step / (world x peak x step).  The useful FLOPs of

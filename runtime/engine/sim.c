@@ -18,10 +18,12 @@
  * integers never need them, and three rationals per op were much of the
  * cost of making and freeing a run. */
 /* A compute op's exposure and window stay 0 in every run (only
- * collectives are charged and have windows), so rather than two
- * rationals of its own each (two allocations, made and freed per op and
- * run: much of a run's cost) they are the read-only 0 of GMP's
- * MPZ_ROINIT_N, which any function may read and none writes. */
+ * collectives are charged and have windows), as do many collectives'
+ * (hidden, or a window of no work), so rather than two rationals of its
+ * own each (two allocations, made and freed per op and run: much of a
+ * run's cost) they are the read-only 0 of GMP's MPZ_ROINIT_N, which any
+ * function may read and none writes, until a run is about to write one
+ * (plc_sim_own). */
 static mp_limb_t plc_sim_limb_one[1] = {1};
 static const mpz_t plc_sim_ro_num = MPZ_ROINIT_N(plc_sim_limb_one, 0);
 static const mpz_t plc_sim_ro_den = MPZ_ROINIT_N(plc_sim_limb_one, 1);
@@ -39,13 +41,9 @@ static void plc_sim_init(plc_sim *s, const plc_ir_list *l)
   s->ops = plc_xmalloc(((size_t)n + 1) * sizeof *s->ops);
   for (int i = 0; i < n; i++) {
     plc_sim_op *o = &s->ops[i];
-    o->own_figs = l->ops[i].kind != PLC_OPK_COMPUTE;
-    if (o->own_figs) {
-      mpq_inits(o->exposed, o->window, NULL);
-    } else {
-      plc_sim_ro_zero(o->exposed);
-      plc_sim_ro_zero(o->window);
-    }
+    o->own_figs = 0;
+    plc_sim_ro_zero(o->exposed);
+    plc_sim_ro_zero(o->window);
     o->consumer = o->queued_behind = -1;
     o->why = PLC_WHY_HIDDEN;
     o->ran = 0;
@@ -55,6 +53,16 @@ static void plc_sim_init(plc_sim *s, const plc_ir_list *l)
   s->lazy = NULL;
   s->shared = 0;
   s->timed = 0;
+}
+
+/* Op o's exposure and window made its own rationals (0), before a run
+ * writes either (a collective's). */
+static void plc_sim_own(plc_sim_op *o)
+{
+  if (o->own_figs)
+    return;
+  mpq_inits(o->exposed, o->window, NULL);
+  o->own_figs = 1;
 }
 
 /* The ops' ready, start and end times, all 0 (once). */
@@ -103,6 +111,7 @@ static int plc_sim_blocker(const plc_sim *s, const plc_ir_list *l, int x)
 static void plc_sim_add_charge(plc_sim *s, const plc_ir_list *l, int x, mpq_srcptr t)
 {
   if (x >= 0 && l->ops[x].kind != PLC_OPK_COMPUTE) {
+    plc_sim_own(&s->ops[x]);
     mpq_add(s->ops[x].exposed, s->ops[x].exposed, t);
     mpq_add(s->exposed, s->exposed, t);
   } else {
@@ -230,6 +239,7 @@ static void plc_sim_account(plc_sim *s, const plc_ir_list *l, int i)
     mpq_add(s->busy, s->busy, op->time);
     mpq_add(s->compute, s->compute, op->time);
   } else { /* a collective on the compute stream blocks it all along */
+    plc_sim_own(so);
     plc_sim_took(s, l, i, so->exposed);
     mpq_add(s->busy, s->busy, so->exposed);
     mpq_add(s->exposed, s->exposed, so->exposed);
@@ -368,6 +378,7 @@ static void plc_sim_windows(plc_sim *s, const plc_ir_list *l)
       continue;
     }
     mpq_srcptr until = so->consumer >= 0 ? s->ops[so->consumer].start : s->makespan;
+    plc_sim_own(so);
     plc_sim_busy_between(so->window, s, order, cum, n, so->start, until);
     if (mpq_sgn(so->exposed) == 0)
       so->why = so->consumer < 0 ? PLC_WHY_NO_CONSUMER : PLC_WHY_HIDDEN;
@@ -530,13 +541,20 @@ static uint64_t plc_s64_bgcd64(uint64_t a, uint64_t b)
   PLC_S64_BGCD_BODY(uint64_t, __builtin_ctzll);
 }
 
-/* Binary gcd (a, b not both 0). */
+/* Binary gcd (a, b not both 0).  With one of them below 2^64 (a
+ * common denominator, mostly) the other is first taken modulo it:
+ * gcd(a, b) = gcd(a, b mod a), then both narrow. */
 static plc_su plc_s64_bgcd(plc_su a, plc_su b)
 {
   if (!a || !b)
     return a | b;
   if (!((a | b) >> 31 >> 31 >> 2)) /* both below 2^64 (either width) */
     return plc_s64_bgcd64((uint64_t)a, (uint64_t)b);
+  int a_wide = (a >> 31 >> 31 >> 2) != 0, b_wide = (b >> 31 >> 31 >> 2) != 0;
+  if (!a_wide || !b_wide) {
+    plc_su n = a_wide ? b : a, r = (a_wide ? a : b) % n; /* n below 2^64, r below n */
+    return r ? plc_s64_bgcd64((uint64_t)n, (uint64_t)r) : n;
+  }
   PLC_S64_BGCD_BODY(plc_su, plc_s64_ctz);
 }
 
@@ -651,7 +669,7 @@ typedef struct plc_s64_reg {
                   blocks are [a + k b, a + (k + 1) b), (e - a) / b of them whole */
 } plc_s64_reg;
 
-#define PLC_S64_REGS 8
+#define PLC_S64_REGS PLC_SIM_BLOCKS
 typedef struct plc_s64_per {
   int n;        /* regions, in list order; no two overlap */
   plc_s64_reg r[PLC_S64_REGS];
@@ -666,7 +684,8 @@ _Thread_local void *plc_sim_walk_ctx;
  * whose block 0 starts at a: the same time (the same rational at the
  * same address; with value, an equal one elsewhere) and the same fields
  * that a run reads or a counts function may (sim.h): kind, stream, once,
- * dim, group, phase, wgrad, chunk, after_layers, useful; its dependencies
+ * dim, group, phase, wgrad, chunk, after_layers, useful (and pinned,
+ * which the useful FLOPs read: plc_sim_memo_blocks); its dependencies
  * y's shifted by b, none before a (so an op waits for ops of its own
  * block or the block before it, never further back: plc_s64_steady rests
  * on it).  The fields are compared as
@@ -681,7 +700,7 @@ _Thread_local void *plc_sim_walk_ctx;
 _Static_assert(PLC_S64_IN1(phase) && PLC_S64_IN1(kind) && PLC_S64_IN1(dim) &&
                PLC_S64_IN1(group) && PLC_S64_IN1(stream) && PLC_S64_IN2(ndeps) &&
                PLC_S64_IN2(useful) && PLC_S64_IN2(once) && PLC_S64_IN2(wgrad) &&
-               PLC_S64_IN2(chunk) && PLC_S64_IN2(after_layers) &&
+               PLC_S64_IN2(pinned) && PLC_S64_IN2(chunk) && PLC_S64_IN2(after_layers) &&
                sizeof(plc_phase) == sizeof(int) && sizeof(plc_opk) == sizeof(int) &&
                sizeof(plc_pdim) == sizeof(int),
                "plc_s64_alike compares these fields as runs of ints");
@@ -868,8 +887,16 @@ static int plc_s64_dur_fill(const plc_ir_list *l, int with_once, plc_s64_dur *u)
 }
 
 /* u, l's durations with its `once` ops, from w, those without: the
- * gradient sync adds a few distinct times over many ops; a once op alike
- * the op a block before it (w->per) has its duration. */
+ * gradient sync adds a few distinct times over many ops.  Each region of
+ * w->per has its once ops past its first block alike those a block
+ * before them: once too, the same duration; so only the ops outside the
+ * regions' later blocks are looked at one by one, and in a region each
+ * once op of its first block gives its copies, block after block.  The
+ * sum then takes the copies in another order than the list's, but
+ * between the same two reads of a time (no time is read in a region past
+ * its first block): the sum only grows and each step is tested (it
+ * cannot wrap), so it fails or not as in list order, and each time is
+ * read with the same sum. */
 static int plc_s64_dur_add_once(const plc_ir_list *l, const plc_s64_dur *w, plc_s64_dur *u,
                                 plc_s64_seen *seen)
 {
@@ -877,20 +904,21 @@ static int plc_s64_dur_add_once(const plc_ir_list *l, const plc_s64_dur *w, plc_
   u->d = w->d;
   u->sum = w->sum;
   *u->per = *w->per;
-  int r = 0, prev;
-  for (int i = 0; i < l->n; i++) {
-    if (!l->ops[i].once)
-      continue;
-    while (r < u->per->n && i >= u->per->r[r].e)
-      r++;
+  int i = 0, prev;
+  for (int r = 0; r <= u->per->n; r++) {
     const plc_s64_reg *g = r < u->per->n ? &u->per->r[r] : NULL;
-    if (g && i >= g->a + g->b) { /* alike op i - g->b, read already */
-      u->t[i] = u->t[i - g->b];
-      if (!plc_s64_dur_again(u, u->t[i]))
+    for (int to = g ? g->a + g->b : l->n; i < to; i++)
+      if (l->ops[i].once && !plc_s64_dur_take(u, l->n, l->ops[i].time, &u->t[i], seen, i, &prev))
         return 0;
-    } else if (!plc_s64_dur_take(u, l->n, l->ops[i].time, &u->t[i], seen, i, &prev)) {
-      return 0;
-    }
+    if (!g)
+      break;
+    for (int j = g->a; j < g->a + g->b; j++) /* its first block's once ops: their copies */
+      for (int x = j + g->b; l->ops[j].once && x < g->e; x += g->b) {
+        u->t[x] = u->t[x - g->b];
+        if (!plc_s64_dur_again(u, u->t[x]))
+          return 0;
+      }
+    i = g->e;
   }
   return 1;
 }
@@ -941,13 +969,17 @@ void plc_sim_memo_pop(plc_sim_memo *m)
 static plc_s64_dur *plc_sim_memo_slot(const plc_ir_list *l, int with_once)
 {
   plc_sim_memo *m = plc_sim_memo_top;
-  for (int s = 0; m && s < m->run->nstages; s++) {
-    const plc_ir_stage *st = &m->run->stages[s];
-    int k = l == &st->fwd ? 0 : l == &st->bwd ? 1 : l == &st->step ? 2 : -1;
-    if (k >= 0)
-      return &m->dur[(s * 3 + k) * 2 + (with_once != 0)];
-  }
-  return NULL;
+  if (!m || m->run->nstages <= 0)
+    return NULL;
+  /* the stage whose struct would hold l, by address (a run has many
+   * stages: not a search through them) */
+  uintptr_t at = (uintptr_t)l, base = (uintptr_t)m->run->stages;
+  if (at < base || at - base >= (uintptr_t)m->run->nstages * sizeof *m->run->stages)
+    return NULL;
+  int s = (int)((at - base) / sizeof *m->run->stages);
+  const plc_ir_stage *st = &m->run->stages[s];
+  int k = l == &st->fwd ? 0 : l == &st->bwd ? 1 : l == &st->step ? 2 : -1;
+  return k >= 0 ? &m->dur[(s * 3 + k) * 2 + (with_once != 0)] : NULL;
 }
 
 /* The innermost memo's part entry of l, or NULL. */
@@ -1284,6 +1316,16 @@ int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts)
   return 1;
 }
 
+int plc_sim_memo_blocks(const plc_ir_list *l, plc_sim_block *out)
+{
+  const plc_s64_dur *u = plc_sim_no_steady ? NULL : plc_sim_memo_slot(l, 0);
+  if (!u || !u->t || !u->ok)
+    return 0;
+  for (int r = 0; r < u->per->n; r++)
+    out[r] = (plc_sim_block){u->per->r[r].a, u->per->r[r].b, u->per->r[r].e};
+  return u->per->n;
+}
+
 /* Converted values by value (open addressing, a power of two slots): the
  * same time recurs (an op's start is its ready time or another's end),
  * and copying a rational costs less than reducing one. */
@@ -1373,6 +1415,81 @@ static void plc_s64_group(plc_s64_groups *g, const plc_ir_list *l, int nstreams,
   free(key);
 }
 
+/* What plc_s64_overlap finds over some transfers of a list: whether two
+ * met (hit), when first, how many met (up to one past limit), and, per
+ * link as the merge goes, the latest end so far (of a transfer seen). */
+typedef struct plc_s64_meet {
+  int hit, count, limit, seen, stop;
+  plc_si first, latest;
+} plc_s64_meet;
+
+/* Transfer i (starting at s, ending at e) comes next on its link in the
+ * merge: into m as plc_s64_overlap takes it. */
+static inline __attribute__((always_inline)) void plc_s64_meet_next(plc_s64_meet *m, plc_si s,
+                                                                      plc_si e)
+{
+  if (m->stop)
+    return;
+  if (m->seen && s < m->latest) {
+    if (!m->hit || s < m->first)
+      m->first = s;
+    m->hit = 1;
+    if (++m->count > m->limit) {
+      m->stop = 1;
+      return;
+    }
+  }
+  if (!m->seen || e > m->latest)
+    m->latest = e;
+  m->seen = 1;
+}
+
+/* plc_s64_overlap into all and, when given, over the transfers that are
+ * not `once` alone into own, from one grouping and one merge.  The merge
+ * takes a link's transfers by start, streams in order on a tie (within a
+ * stream starts only grow: a transfer takes time): an order of them all,
+ * which left with those not `once` is the merge of those alone; so own
+ * sees what a run over them alone would, in the same order. */
+static void plc_s64_overlaps(const plc_ir_list *l, int nstreams, const plc_si *start,
+                             const plc_si *end, const unsigned char *ran,
+                             const plc_sim_net *net, const int *cand, int nc,
+                             plc_s64_meet *all, plc_s64_meet *own)
+{
+  plc_s64_groups g;
+  plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
+  int *head = plc_xmalloc(2 * ((size_t)g.ns + 1) * sizeof *head);
+  int *last = head + g.ns + 1; /* per stream with transfers, its group's end */
+  plc_s64_meet a = *all, b = own ? *own : *all; /* in locals: registers */
+  for (int k = 0; k < net->nlinks; k++) {
+    const int *at = g.at + (size_t)k * (size_t)g.ns;
+    int na = 0; /* the streams with transfers on the link, in stream order */
+    for (int t = 0; t < g.ns; t++)
+      if (at[t] < at[t + 1])
+        head[na] = at[t], last[na++] = at[t + 1];
+    if (na < 2) /* one stream's transfers never meet (above): nothing to merge */
+      continue;
+    a.seen = a.stop = b.seen = b.stop = 0;
+    while (!a.stop || (own && !b.stop)) {
+      int s = -1; /* the stream whose next transfer starts first */
+      for (int t = 0; t < na; t++)
+        if (head[t] < last[t] && (s < 0 || start[g.idx[head[t]]] < start[g.idx[head[s]]]))
+          s = t;
+      if (s < 0)
+        break;
+      int i = g.idx[head[s]++];
+      plc_s64_meet_next(&a, start[i], end[i]);
+      if (own && !l->ops[i].once)
+        plc_s64_meet_next(&b, start[i], end[i]);
+    }
+  }
+  *all = a;
+  if (own)
+    *own = b;
+  free(head);
+  free(g.at);
+  free(g.idx);
+}
+
 /* Did two transfers that took time run at once on one link of net, in a
  * run with links dedicated (start, end; ran[i] for the ops that ran)?  If
  * not, sharing the links would change nothing: every transfer would have
@@ -1393,45 +1510,13 @@ static int plc_s64_overlap(const plc_ir_list *l, int nstreams, const plc_si *sta
                            const plc_si *end, const unsigned char *ran, const plc_sim_net *net,
                            const int *cand, int nc, plc_si *first, int *meets)
 {
-  plc_s64_groups g;
-  plc_s64_group(&g, l, nstreams, start, end, ran, net, cand, nc);
-  int *head = plc_xmalloc(2 * ((size_t)g.ns + 1) * sizeof *head), hit = 0, count = 0;
-  int limit = meets ? plc_sim_ep_meets : 0;
-  int *last = head + g.ns + 1; /* per stream with transfers, its group's end */
-  for (int k = 0; k < net->nlinks; k++) {
-    const int *at = g.at + (size_t)k * (size_t)g.ns;
-    int na = 0; /* the streams with transfers on the link, in stream order */
-    for (int t = 0; t < g.ns; t++)
-      if (at[t] < at[t + 1])
-        head[na] = at[t], last[na++] = at[t + 1];
-    if (na < 2) /* one stream's transfers never meet (above): nothing to merge */
-      continue;
-    plc_si latest = 0; /* the latest end so far on the link */
-    for (int seen = 0;; seen = 1) {
-      int s = -1; /* the stream whose next transfer starts first */
-      for (int t = 0; t < na; t++)
-        if (head[t] < last[t] && (s < 0 || start[g.idx[head[t]]] < start[g.idx[head[s]]]))
-          s = t;
-      if (s < 0)
-        break;
-      int i = g.idx[head[s]++];
-      if (seen && start[i] < latest) {
-        if (!hit || start[i] < *first)
-          *first = start[i];
-        hit = 1;
-        if (++count > limit)
-          break;
-      }
-      if (!seen || end[i] > latest)
-        latest = end[i];
-    }
-  }
-  free(head);
-  free(g.at);
-  free(g.idx);
+  plc_s64_meet m = {.limit = meets ? plc_sim_ep_meets : 0};
+  plc_s64_overlaps(l, nstreams, start, end, ran, net, cand, nc, &m, NULL);
+  if (m.hit)
+    *first = m.first;
   if (meets)
-    *meets = count;
-  return hit;
+    *meets = m.count;
+  return m.hit;
 }
 
 /* A run with links dedicated on integers (units of 1/d) whose transfers
@@ -1594,6 +1679,8 @@ static void plc_s64_figs_out(const plc_s64 *x, plc_su d)
   plc_s64_memo_init(&m, d, nz);
   for (int i = 0; i < x->l->n; i++) {
     plc_sim_op *o = &x->s->ops[i];
+    if (o->ran && (x->exposed[i] || x->window[i]))
+      plc_sim_own(o);
     if (o->ran && x->exposed[i])
       plc_s64_out(&m, o->exposed, x->exposed[i]);
     if (o->ran && x->window[i])
@@ -1790,9 +1877,16 @@ typedef struct plc_s64_once {
 static void plc_s64_once_out(plc_s64_once *o, const plc_ir_list *l, int nstreams,
                              const plc_si *starts, const plc_si *end, const unsigned char *ran,
                              const int *cand, int nc, plc_si end_all0, plc_si end_cnt0,
-                             plc_su d)
+                             plc_su d, const plc_s64_meet *mine)
 {
-  if (o->net) {
+  if (mine) { /* found with the run's own (plc_s64_overlaps) */
+    o->met = mine->hit;
+    if (mine->hit)
+      o->head.first = mine->first;
+    o->head.meets = mine->count;
+    if (o->met)
+      return;
+  } else if (o->net) {
     int *own = plc_xmalloc(((size_t)nc + 1) * sizeof *own), m = 0;
     for (int c = 0; c < nc; c++)
       if (!l->ops[cand[c]].once)
@@ -2075,12 +2169,20 @@ static int plc_s64_end(mpq_t all, mpq_t out, const plc_ir_list *l, int nstreams,
     plc_s64_walk_out(&w, d);
   int nc = w.nc, indep = w.indep;
   plc_si end_all = w.end_all, end_cnt = w.end_cnt;
+  /* links shared: did the transfers meet, and (o) those not `once`? */
+  plc_s64_meet met = {.limit = plc_sim_ep_meets}, mine = met;
+  int both = held && indep && o->net == net && net;
+  if (net) {
+    plc_s64_overlaps(l, nstreams, starts, end, ran, net, cand, nc, &met, both ? &mine : NULL);
+    if (met.hit)
+      h->first = met.first;
+    h->meets = met.count;
+  }
   if (held && indep)
-    plc_s64_once_out(o, l, nstreams, starts, end, ran, cand, nc, w.end_all0, w.end_cnt0, d);
+    plc_s64_once_out(o, l, nstreams, starts, end, ran, cand, nc, w.end_all0, w.end_cnt0, d,
+                     both ? &mine : NULL);
   free(held);
-  /* else: links shared */
-  int ok = !net ||
-           !plc_s64_overlap(l, nstreams, starts, end, ran, net, cand, nc, &h->first, &h->meets);
+  int ok = !net || !met.hit;
   free(ran);
   free(cand);
   if (o && o->met) /* its own run's head: the same times */

@@ -46,8 +46,9 @@ typedef struct plc_sim_op {
   int queued_behind;    /* the op that held its stream when it was ready, or -1 */
   plc_why why;
   int ran;              /* 0 for `once` ops left out of this run */
-  int own_figs;         /* exposed and window are its own rationals: a
-                           collective's (a compute op's are a read-only 0) */
+  int own_figs;         /* exposed and window are its own rationals, made
+                           when a run writes one (a collective's); else
+                           both are a read-only 0 */
 } plc_sim_op;
 
 typedef struct plc_sim {
@@ -229,6 +230,19 @@ void plc_sim_memo_drop(const plc_ir_list *l);
  * counts is true (all when NULL), into out, on integers from the innermost memo: 0, out
  * untouched, when it does not keep l or l's times do not fit. */
 int plc_sim_memo_sum(mpq_t out, const plc_ir_list *l, plc_sim_counts_fn *counts);
+/* A region of repeated blocks of a list: each op of [a + b, e) alike the
+ * op b before it (b > 0): the same kind, stream, once, dim, group, phase,
+ * wgrad, chunk, after_layers, useful, pinned and number of dependencies,
+ * those shifted by b, and an equal time (sim.c, plc_s64_alike_op). */
+typedef struct plc_sim_block {
+  int a, b, e;
+} plc_sim_block;
+#define PLC_SIM_BLOCKS 8
+/* The regions the innermost memo found in l (in list order, none
+ * overlapping; at most PLC_SIM_BLOCKS) into out, and how many: 0 unless
+ * it keeps l's durations without `once`, read already (it reads
+ * nothing), or when plc_sim_no_steady is set. */
+int plc_sim_memo_blocks(const plc_ir_list *l, plc_sim_block *out);
 /* The sum of the times of l's `once` ops, from the innermost memo's
  * durations of l with them: 0, out untouched, unless a run made them
  * already (and they fit). */

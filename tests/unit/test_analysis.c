@@ -790,6 +790,90 @@ static void test_first_then_rest(void)
   CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* ---- repeated blocks -------------------------------------------------------- */
+
+/* A list of a prefix compute op then k copies of a block of b ops on
+ * stream 0 (compute, useful or not, now and then pinned with no flops;
+ * now and then a TP all-reduce), each after the op before it.  The copies
+ * share their times and FLOPs by address but now and then: the first
+ * copy's times equal ones of its own (as lowering's first copy), a copy's
+ * op FLOPs of its own (equal or not). */
+static void block_ops(plc_ir_list *l, plc_phase ph, int b, int k)
+{
+  mpq_ptr t[8], fl[8];
+  int useful[8], pinned[8], coll[8];
+  for (int j = 0; j < b; j++) {
+    t[j] = q(prop_rand(1, 9), 1000);
+    pinned[j] = prop_rand(0, 9) == 0;
+    fl[j] = q(pinned[j] && prop_rand(0, 1) ? 0 : prop_rand(1, 99) * 1000000000L, 1);
+    useful[j] = prop_rand(0, 3) > 0;
+    coll[j] = j > 0 && prop_rand(0, 3) == 0;
+  }
+  int last = compute(l, ph, prop_rand(1, 9), prop_rand(1, 50), 0, -1);
+  int own_first = prop_rand(0, 1);
+  for (int c = 0; c < k; c++)
+    for (int j = 0; j < b; j++) {
+      plc_ir_op op = coll[j] ? comm_op("ar", PLC_OPK_ALL_REDUCE, PLC_PD_TP, 0, 1, last)
+                             : (plc_ir_op){0};
+      if (!coll[j]) {
+        op.name = "c";
+        op.kind = PLC_OPK_COMPUTE;
+        op.useful = useful[j];
+        op.pinned = pinned[j];
+        op.size = q(0, 1);
+        op.deps = plc_arena_alloc(ar, sizeof(int));
+        op.deps[0] = last;
+        op.ndeps = 1;
+      }
+      op.phase = ph;
+      op.time = c == 0 && own_first ? q(1, 1) : t[j];
+      if (c == 0 && own_first)
+        mpq_set(op.time, t[j]);
+      op.flops = fl[j];
+      if (prop_rand(0, 30) == 0) { /* FLOPs of its own: equal, or not */
+        op.flops = q(0, 1);
+        mpq_set(op.flops, fl[j]);
+        if (prop_rand(0, 1))
+          mpq_set_si(op.flops, prop_rand(1, 99), 1);
+      }
+      last = plc_ir_push(ar, l, &op);
+    }
+}
+
+/* Random runs of one stage whose lists repeat a block of ops (block_ops)
+ * give the same MFU whether the FLOPs are tallied block by block (the
+ * analysis's memo's regions, plc_sim_memo_blocks) or op by op
+ * (plc_sim_no_steady: the memo finds none). */
+static void test_blocks_mfu(void)
+{
+  int bad = 0, known = 0;
+  unsigned long seed = prop_seed;
+  for (int iter = 0; iter < 300; iter++) {
+    plc_ir_run *r = hand_run(1, 1, "1f1b", 0);
+    plc_ir_stage *st = &r->stages[0];
+    memset(&st->fwd, 0, sizeof st->fwd);
+    memset(&st->bwd, 0, sizeof st->bwd);
+    block_ops(&st->fwd, PLC_PH_FWD, (int)prop_rand(1, 8), (int)prop_rand(1, 12));
+    block_ops(&st->bwd, PLC_PH_BWD, (int)prop_rand(1, 8), (int)prop_rand(1, 12));
+    if (prop_rand(0, 1))
+      grad_sync(&st->bwd, prop_rand(1, 9), st->bwd.n - 1);
+    plc_result res[2];
+    for (int w = 0; w < 2; w++) {
+      plc_sim_no_steady = w;
+      plc_analyse(&res[w], r);
+    }
+    plc_sim_no_steady = 0;
+    bad += res[0].mfu_known != res[1].mfu_known || !mpq_equal(res[0].mfu, res[1].mfu) ||
+           !mpq_equal(res[0].step, res[1].step);
+    known += res[0].mfu_known;
+    plc_result_free(&res[0]);
+    plc_result_free(&res[1]);
+  }
+  prop_seed = seed;
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(known > 100);
+}
+
 int main(void)
 {
   ar = plc_arena_new();
@@ -809,6 +893,7 @@ int main(void)
     {"free leaving sends never lengthen the step or the tail (random runs)",
      test_leaving_sends_properties},
     {"a small plan end to end", test_end_to_end},
+    {"repeated blocks: the MFU block by block is op by op's (random runs)", test_blocks_mfu},
     {NULL, NULL},
   };
   int status = plc_cu_run("analysis", tests);
