@@ -34,31 +34,35 @@ typedef enum plc_phase { PLC_PH_FWD, PLC_PH_RECOMP, PLC_PH_BWD, PLC_PH_STEP } pl
 
 typedef struct plc_ir_op {
   const char *name;     /* as written, with the index of a for loop: "rs[2]" */
-  int layer;            /* model layer index; -1 for pipeline and step ops */
-  plc_phase phase;
-  plc_opk kind;
-  plc_pdim dim;         /* collectives: the group */
-  int group;            /* collectives: the group size n (>= 2) */
-  int stream;           /* index into plc_ir_run.streams; 0 is "compute" */
   int *deps;            /* indices of earlier ops of the same list */
-  int ndeps;
-  int useful;           /* compute that counts toward eta */
-  int once;             /* only in the last microbatch of the step */
-  int wgrad;            /* a weight-gradient op: part of t_w */
-  int pinned;           /* its time was given (`time =`), not derived from its work */
-  int chunk;            /* the virtual chunk (0 .. vpp-1) of its stage it belongs to: a
-                           layer op its layer's, a pipeline op its `chunk` field (0);
-                           the whole-step simulation runs each chunk's ops as its blocks */
-  int after_layers;     /* a pipeline op that names no dependency: its one dep is the
-                           list's last layer op on the compute stream (what the layers
-                           produced); per chunk, that chunk's last one */
-  int replica;          /* lowering's own: n > 0 when its time and those of the n - 1
-                           ops after it are (the same rationals as) those of ops before
-                           them in the run's lists, whose size check covers them */
   mpq_ptr time;         /* duration, s */
   mpq_ptr flops;        /* compute work, FLOP (0 when pinned by time) */
   mpq_ptr size;         /* collective buffer, B */
   const plc_ast *node;  /* the op in its template, for locations */
+  int layer;            /* model layer index; -1 for pipeline and step ops */
+  int replica;          /* lowering's own: n > 0 when its time and those of the n - 1
+                           ops after it are (the same rationals as) those of ops before
+                           them in the run's lists, whose size check covers them */
+  /* From here to the end, the fields the simulator compares between the
+   * blocks of repeated layers as one run of bytes (plc_s64_alike_op).  The
+   * small ones are 8-bit fields: a search copies and reads ops by the
+   * hundred thousand, and an op of 104 bytes became one of 80. */
+  int group;            /* collectives: the group size n (>= 2) */
+  int stream;           /* index into plc_ir_run.streams; 0 is "compute" */
+  int ndeps;
+  int chunk;            /* the virtual chunk (0 .. vpp-1) of its stage it belongs to: a
+                           layer op its layer's, a pipeline op its `chunk` field (0);
+                           the whole-step simulation runs each chunk's ops as its blocks */
+  plc_phase phase : 8;
+  plc_opk kind : 8;
+  plc_pdim dim : 8;     /* collectives: the group */
+  unsigned useful : 8;  /* compute that counts toward eta */
+  unsigned once : 8;    /* only in the last microbatch of the step */
+  unsigned wgrad : 8;   /* a weight-gradient op: part of t_w */
+  unsigned pinned : 8;  /* its time was given (`time =`), not derived from its work */
+  unsigned after_layers : 8; /* a pipeline op that names no dependency: its one dep is
+                           the list's last layer op on the compute stream (what the
+                           layers produced); per chunk, that chunk's last one */
 } plc_ir_op;
 
 typedef struct plc_ir_list {

@@ -689,29 +689,26 @@ _Thread_local void *plc_sim_walk_ctx;
  * y's shifted by b, none before a (so an op waits for ops of its own
  * block or the block before it, never further back: plc_s64_steady rests
  * on it).  The fields are compared as
- * two runs of the struct, phase to deps and ndeps to replica (a few
- * loads, not a branch a field; the assertion below keeps them in), which
- * hold pinned too (copies share it): padding or a field more could only
- * make ops that are alike look different, never the other way. */
-#define PLC_S64_IN(f, lo, hi) (offsetof(plc_ir_op, f) >= (lo) && \
-                               offsetof(plc_ir_op, f) + sizeof(int) <= (hi))
-#define PLC_S64_IN1(f) PLC_S64_IN(f, offsetof(plc_ir_op, phase), offsetof(plc_ir_op, deps))
-#define PLC_S64_IN2(f) PLC_S64_IN(f, offsetof(plc_ir_op, ndeps), offsetof(plc_ir_op, replica))
-_Static_assert(PLC_S64_IN1(phase) && PLC_S64_IN1(kind) && PLC_S64_IN1(dim) &&
-               PLC_S64_IN1(group) && PLC_S64_IN1(stream) && PLC_S64_IN2(ndeps) &&
-               PLC_S64_IN2(useful) && PLC_S64_IN2(once) && PLC_S64_IN2(wgrad) &&
-               PLC_S64_IN2(pinned) && PLC_S64_IN2(chunk) && PLC_S64_IN2(after_layers) &&
-               sizeof(plc_phase) == sizeof(int) && sizeof(plc_opk) == sizeof(int) &&
-               sizeof(plc_pdim) == sizeof(int),
-               "plc_s64_alike compares these fields as runs of ints");
+ * one run of the struct, group to its end (ir.h puts them there, pinned
+ * too: copies share it), a few loads rather than a branch a field; the
+ * assertion below keeps the run's fields in and padding out (padding
+ * could only make ops that are alike look different, never the other
+ * way). */
+_Static_assert(offsetof(plc_ir_op, group) < offsetof(plc_ir_op, stream) &&
+               offsetof(plc_ir_op, stream) < offsetof(plc_ir_op, ndeps) &&
+               offsetof(plc_ir_op, ndeps) < offsetof(plc_ir_op, chunk) &&
+               offsetof(plc_ir_op, chunk) + sizeof(int) + 8 == sizeof(plc_ir_op) &&
+               offsetof(plc_ir_op, replica) < offsetof(plc_ir_op, group) &&
+               offsetof(plc_ir_op, layer) < offsetof(plc_ir_op, group) &&
+               offsetof(plc_ir_op, deps) < offsetof(plc_ir_op, group),
+               "plc_s64_alike compares group to the end of an op as one run");
 
 static inline __attribute__((always_inline)) int
 plc_s64_alike_op(const plc_ir_op *x, const plc_ir_op *y, int b, int a, const int value)
 {
   const char *xc = (const char *)x, *yc = (const char *)y;
-  const size_t o1 = offsetof(plc_ir_op, phase), n1 = offsetof(plc_ir_op, deps) - o1;
-  const size_t o2 = offsetof(plc_ir_op, ndeps), n2 = offsetof(plc_ir_op, replica) - o2;
-  if (memcmp(xc + o1, yc + o1, n1) || memcmp(xc + o2, yc + o2, n2))
+  const size_t o = offsetof(plc_ir_op, group), n = sizeof(plc_ir_op) - o;
+  if (memcmp(xc + o, yc + o, n))
     return 0;
   for (int k = 0; k < x->ndeps; k++)
     if (x->deps[k] != y->deps[k] + b || x->deps[k] < a)
