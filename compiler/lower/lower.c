@@ -175,6 +175,75 @@ static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, 
   }
 }
 
+/* The names lowering binds (in `layer`, `run` and every instance's context)
+ * and the fields of an op it looks up (plc_lower_opfields), interned once
+ * per run (ast.h): environments then find them by their kept hash, and a
+ * template's reads of them compare as pointers. */
+static const char *const plc_lower_bound[] = {
+  "index", "kind", "stage", "first", "last", "model_first", "model_last", "model", "run",
+  "layer", "device", "prev", "vpp", "tokens", "mu", "world", "recompute", "schedule",
+  "after", "time", "flops", "bytes", "efficiency", "precision", "size", "chunk", "once",
+  "useful", "wgrad", "stream",
+};
+
+enum { PLC_LN_INDEX, PLC_LN_KIND, PLC_LN_STAGE, PLC_LN_FIRST, PLC_LN_LAST, PLC_LN_MODEL_FIRST,
+       PLC_LN_MODEL_LAST, PLC_LN_MODEL, PLC_LN_RUN, PLC_LN_LAYER, PLC_LN_DEVICE, PLC_LN_PREV,
+       PLC_LN_VPP, PLC_LN_TOKENS, PLC_LN_MU, PLC_LN_WORLD, PLC_LN_RECOMPUTE, PLC_LN_SCHEDULE,
+       PLC_LN_AFTER, PLC_LN_TIME, PLC_LN_FLOPS, PLC_LN_BYTES, PLC_LN_EFFICIENCY, PLC_LN_PRECISION,
+       PLC_LN_SIZE, PLC_LN_CHUNK, PLC_LN_ONCE, PLC_LN_USEFUL, PLC_LN_WGRAD, PLC_LN_STREAM,
+       PLC_NOPFIELDS = PLC_LN_STREAM - PLC_LN_AFTER + 1 };
+
+_Static_assert(sizeof plc_lower_bound / sizeof *plc_lower_bound ==
+                   sizeof ((plc_lower *)0)->names / sizeof (const char *),
+               "plc_lower.names holds every bound name");
+_Static_assert(PLC_NOPFIELDS == sizeof ((plc_lower *)0)->op_field / sizeof (plc_binding *),
+               "plc_lower.op_field holds every op field");
+
+static const char **plc_lcache_names(plc_lcache *X, plc_arena **ar);
+
+/* Name k, interned once per cache of lowered instances (a search
+ * thread's), else once per run. */
+static const char *plc_lower_name(plc_lower *L, int k)
+{
+  plc_arena *ar = L->ar;
+  const char **names = L->ev->lower_cache ? plc_lcache_names(L->ev->lower_cache, &ar) : L->names;
+  if (!names[k])
+    names[k] = plc_name_intern(ar, plc_lower_bound[k], strlen(plc_lower_bound[k]));
+  return names[k];
+}
+
+/* The op fields' bindings in an op's environment env (which holds its
+ * `set` items alone), found in one pass over them: by name, the latest
+ * binding of each, what plc_env_find_local finds (its names are compared
+ * by their hashes first, as there).  A dozen lookups of each op, most of
+ * fields it does not set, each hashing the name, cost more than the pass.
+ * The names and their hashes are found once per run. */
+static void plc_lower_opfields(plc_lower *L, plc_env *env)
+{
+  if (!L->fhash[0])
+    for (int f = 0; f < PLC_NOPFIELDS; f++) {
+      L->fname[f] = plc_lower_name(L, PLC_LN_AFTER + f);
+      L->fhash[f] = plc_name_hash(L->fname[f]);
+    }
+  L->op_env = env;
+  memset(L->op_field, 0, sizeof L->op_field);
+  for (size_t i = 0; i < env->n; i++) {
+    plc_binding *b = &env->b[i];
+    for (int f = 0; f < PLC_NOPFIELDS; f++)
+      if (b->hash == L->fhash[f] && (b->name == L->fname[f] || !strcmp(b->name, L->fname[f])))
+        L->op_field[f] = b;
+  }
+}
+
+/* The binding of op field k (PLC_LN_AFTER on) in env, an op's environment
+ * (plc_lower_opfields), or NULL. */
+static plc_binding *plc_lower_opbinding(plc_lower *L, plc_env *env, int k)
+{
+  if (env != L->op_env)
+    plc_lower_opfields(L, env);
+  return L->op_field[k - PLC_LN_AFTER];
+}
+
 /* ---- dependencies --------------------------------------------------------- */
 
 /* A dependency list being built; duplicates are dropped in constant time
@@ -297,7 +366,7 @@ static void plc_lower_check_missing(plc_lctx *c)
  * the cache's log keeps of them (plc_xscript_end), or -1. */
 static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op, int *rec)
 {
-  plc_binding *b = plc_env_find_local(env, "after");
+  plc_binding *b = plc_lower_opbinding(c->L, env, PLC_LN_AFTER);
   plc_deps d = plc_deps_new(c->L);
   int ok = 1;
   plc_xscript_begin(c->L);
@@ -320,19 +389,21 @@ static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op, int *rec)
 
 /* ---- costs ------------------------------------------------------------------ */
 
-static plc_value *plc_lower_opfield(plc_lctx *c, plc_env *env, const char *name)
+/* Field k (plc_lower_name) of an op, evaluated; NULL when not set. */
+static plc_value *plc_lower_opfield(plc_lctx *c, plc_env *env, int k)
 {
-  plc_binding *b = plc_env_find_local(env, name);
+  plc_binding *b = plc_lower_opbinding(c->L, env, k);
   return b ? plc_eval_binding(c->L->ev, b, &b->def->loc) : NULL;
 }
 
-static const plc_ast *plc_lower_opnode(plc_env *env, const char *name, const plc_ast *op)
+/* Where field k of an op is set, or the op. */
+static const plc_ast *plc_lower_opnode(plc_lower *L, plc_env *env, int k, const plc_ast *op)
 {
-  plc_binding *b = plc_env_find_local(env, name);
+  plc_binding *b = plc_lower_opbinding(L, env, k);
   return b ? b->def->a : op;
 }
 
-static int plc_lower_word_field(plc_lower *L, plc_env *env, const char *name, const char **out);
+static int plc_lower_word_field(plc_lower *L, plc_env *env, int k, const char **out);
 
 /* The peak an op's FLOPs run at: the device's peak (bf16, fp16: the
  * default), or its peak_fp8 for `precision = fp8`. */
@@ -340,8 +411,8 @@ static mpq_ptr plc_lower_op_peak(plc_lctx *c, plc_env *env, const plc_ast *node,
 {
   plc_lower *L = c->L;
   const char *prec = "bf16";
-  plc_lower_word_field(L, env, "precision", &prec);
-  const plc_ast *at = plc_lower_opnode(env, "precision", node);
+  plc_lower_word_field(L, env, PLC_LN_PRECISION, &prec);
+  const plc_ast *at = plc_lower_opnode(L, env, PLC_LN_PRECISION, node);
   if (!strcmp(prec, "bf16") || !strcmp(prec, "fp16")) {
     if (L->xlog)
       plc_xlog_add(L, PLC_XR_PEAK, NULL, -1, 0, L->run->peak, NULL);
@@ -368,11 +439,12 @@ static mpq_ptr plc_lower_op_peak(plc_lctx *c, plc_env *env, const plc_ast *node,
 static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
 {
   plc_lower *L = c->L;
-  plc_value *f = plc_lower_opfield(c, env, "flops"), *by = plc_lower_opfield(c, env, "bytes");
-  plc_value *ef = plc_lower_opfield(c, env, "efficiency");
+  plc_value *f = plc_lower_opfield(c, env, PLC_LN_FLOPS);
+  plc_value *by = plc_lower_opfield(c, env, PLC_LN_BYTES);
+  plc_value *ef = plc_lower_opfield(c, env, PLC_LN_EFFICIENCY);
   if (!ef)
     ef = plc_lower_field(L, L->device, "efficiency");
-  mpq_ptr eff = plc_lower_num(L, ef, PLC_NONE, plc_lower_opnode(env, "efficiency", node),
+  mpq_ptr eff = plc_lower_num(L, ef, PLC_NONE, plc_lower_opnode(L, env, PLC_LN_EFFICIENCY, node),
                               "efficiency");
   if (!eff)
     return 0;
@@ -381,7 +453,8 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
     return 0;
   }
   if (f) {
-    mpq_ptr fl = plc_lower_num(L, f, PLC_FLOPS, plc_lower_opnode(env, "flops", node), "flops");
+    mpq_ptr fl = plc_lower_num(L, f, PLC_FLOPS, plc_lower_opnode(L, env, PLC_LN_FLOPS, node),
+                               "flops");
     if (!fl)
       return 0;
     mpq_set(op->flops, fl);
@@ -397,7 +470,8 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
     plc_q_rat_div(op->time, fl, op->time);
   }
   if (by) {
-    mpq_ptr b = plc_lower_num(L, by, PLC_BYTES, plc_lower_opnode(env, "bytes", node), "bytes");
+    mpq_ptr b = plc_lower_num(L, by, PLC_BYTES, plc_lower_opnode(L, env, PLC_LN_BYTES, node),
+                              "bytes");
     plc_value *mbw = plc_lower_field(L, L->device, "mem_bw");
     static const int bps[PLC_NDIM] = {1, -1, 0};
     mpq_ptr bw = mbw ? plc_lower_num(L, mbw, bps, node, "the device's mem_bw") : NULL;
@@ -509,15 +583,15 @@ static int plc_lower_coll_time(plc_lctx *c, const plc_ast *node, plc_ir_op *op)
 
 static int plc_lower_coll_cost(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
 {
-  plc_value *sv = plc_lower_opfield(c, env, "size");
+  plc_value *sv = plc_lower_opfield(c, env, PLC_LN_SIZE);
   if (!sv) {
     plc_error(c->L->diag, &node->loc, "collective '%s' needs a size (or a time)", op->name);
     return 0;
   }
-  mpq_ptr size = plc_lower_num(c->L, sv, PLC_BYTES, plc_lower_opnode(env, "size", node), "size");
+  const plc_ast *at = plc_lower_opnode(c->L, env, PLC_LN_SIZE, node);
+  mpq_ptr size = plc_lower_num(c->L, sv, PLC_BYTES, at, "size");
   if (size && mpq_sgn(size) < 0) {
-    plc_error(c->L->diag, &plc_lower_opnode(env, "size", node)->loc, "a size must not be "
-              "negative");
+    plc_error(c->L->diag, &at->loc, "a size must not be negative");
     return 0;
   }
   if (!size)
@@ -556,9 +630,9 @@ static const char *plc_lower_op_name(plc_lctx *c, const plc_ast *node, plc_env *
 
 /* A word field (the stream): a bare name as written, or an expression that
  * gives a string (`stream = run.overlap ? "comm" : "compute"`). */
-static int plc_lower_word_field(plc_lower *L, plc_env *env, const char *name, const char **out)
+static int plc_lower_word_field(plc_lower *L, plc_env *env, int k, const char **out)
 {
-  plc_binding *b = plc_env_find_local(env, name);
+  plc_binding *b = plc_lower_opbinding(L, env, k);
   if (!b)
     return 0;
   const plc_ast *e = b->def->a;
@@ -569,16 +643,16 @@ static int plc_lower_word_field(plc_lower *L, plc_env *env, const char *name, co
   plc_value *v = plc_eval_binding(L->ev, b, &e->loc);
   if (v->tag != PLC_V_STR || !v->s) {
     if (v->tag != PLC_V_ERR)
-      plc_error(L->diag, &e->loc, "'%s' must give a string", name);
+      plc_error(L->diag, &e->loc, "'%s' must give a string", plc_lower_bound[k]);
     return 0;
   }
   *out = v->s;
   return 1;
 }
 
-static int plc_lower_bool_field(plc_lctx *c, plc_env *env, const char *name, int dflt)
+static int plc_lower_bool_field(plc_lctx *c, plc_env *env, int k, int dflt)
 {
-  plc_value *v = plc_lower_opfield(c, env, name);
+  plc_value *v = plc_lower_opfield(c, env, k);
   return v && v->tag == PLC_V_BOOL && v->known ? v->b : dflt;
 }
 
@@ -595,7 +669,7 @@ static int plc_lower_op_shape(plc_lctx *c, const plc_ast *node, plc_env *env, pl
 {
   op->kind = (plc_opk)plc_opk_lookup(node->opkind);
   const char *stream = "compute";
-  plc_lower_word_field(c->L, env, "stream", &stream);
+  plc_lower_word_field(c->L, env, PLC_LN_STREAM, &stream);
   op->stream = plc_ir_stream(c->L->ar, c->L->run, stream);
   if (c->L->xlog)
     plc_xlog_stream(c->L, stream);
@@ -635,10 +709,10 @@ static void plc_lower_pipeline_dep(plc_lctx *c, plc_ir_op *op)
  * error. */
 static int plc_lower_op_chunk(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
 {
-  plc_value *v = plc_lower_opfield(c, env, "chunk");
+  plc_value *v = plc_lower_opfield(c, env, PLC_LN_CHUNK);
   if (!v)
     return 1;
-  const plc_ast *at = plc_lower_opnode(env, "chunk", node);
+  const plc_ast *at = plc_lower_opnode(c->L, env, PLC_LN_CHUNK, node);
   if (c->layer != -1 || c->phase == PLC_PH_STEP) {
     plc_error(c->L->diag, &at->loc, "'chunk' is for the ops of the pipeline template's forward "
               "and backward: a layer's ops belong to their layer's chunk, step ops to none");
@@ -667,6 +741,7 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
   for (const plc_ast *it = node->list.head; it; it = it->next)
     if (it->kind == PLC_AST_SET)
       plc_env_define(L->ev, env, it->name, it, outer);
+  plc_lower_opfields(L, env);
   plc_ir_op op = {0};
   plc_lower_op_init(L, &op);
   op.name = plc_lower_op_name(c, node, env);
@@ -683,26 +758,26 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
     plc_xscript_place(L, rec, c->cur->n - 1, 1);
     return;
   }
-  plc_value *t = plc_lower_opfield(c, env, "time");
+  plc_value *t = plc_lower_opfield(c, env, PLC_LN_TIME);
   if (t) {
-    mpq_ptr q = plc_lower_num(L, t, PLC_SECS, plc_lower_opnode(env, "time", node), "time");
+    mpq_ptr q = plc_lower_num(L, t, PLC_SECS, plc_lower_opnode(L, env, PLC_LN_TIME, node), "time");
     if (!q)
       return;
     if (mpq_sgn(q) < 0) {
-      plc_error(L->diag, &plc_lower_opnode(env, "time", node)->loc, "a time must not be "
+      plc_error(L->diag, &plc_lower_opnode(L, env, PLC_LN_TIME, node)->loc, "a time must not be "
                 "negative");
       return;
     }
     mpq_set(op.time, q);
     op.pinned = 1;
-    plc_value *f = plc_lower_opfield(c, env, "flops");
+    plc_value *f = plc_lower_opfield(c, env, PLC_LN_FLOPS);
     if (f && f->tag == PLC_V_NUM && f->known)
       mpq_set(op.flops, f->q);
   } else if (!(op.kind == PLC_OPK_COMPUTE ? plc_lower_compute_cost(c, env, node, &op)
                                           : plc_lower_coll_cost(c, env, node, &op))) {
     return;
   }
-  if (plc_lower_bool_field(c, env, "once", 0) && c->phase != PLC_PH_BWD) {
+  if (plc_lower_bool_field(c, env, PLC_LN_ONCE, 0) && c->phase != PLC_PH_BWD) {
     plc_warning(L->diag, &node->loc, "op '%s' is marked once but is not a backward op; once "
                 "ops (gradient buckets) run in the last microbatch's backward, so it is left "
                 "out", op.name);
@@ -710,9 +785,10 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
     return;
   }
   op.useful = op.kind == PLC_OPK_COMPUTE &&
-              plc_lower_bool_field(c, env, "useful", c->phase == PLC_PH_FWD || c->phase == PLC_PH_BWD);
-  op.once = plc_lower_bool_field(c, env, "once", 0);
-  op.wgrad = op.kind == PLC_OPK_COMPUTE && plc_lower_bool_field(c, env, "wgrad", 0);
+              plc_lower_bool_field(c, env, PLC_LN_USEFUL,
+                                   c->phase == PLC_PH_FWD || c->phase == PLC_PH_BWD);
+  op.once = plc_lower_bool_field(c, env, PLC_LN_ONCE, 0);
+  op.wgrad = op.kind == PLC_OPK_COMPUTE && plc_lower_bool_field(c, env, PLC_LN_WGRAD, 0);
   if (!plc_lower_op_chunk(c, env, node, &op))
     return;
   plc_lower_pipeline_dep(c, &op);
@@ -1001,33 +1077,10 @@ static plc_lfields plc_lower_lfields(const plc_lower *L, int index, const char *
                         index >= 0 && index == L->nlayers - 1}, kind};
 }
 
-/* The names lowering binds (in `layer`, `run` and every instance's context),
- * interned once per run (ast.h): environments then find them by their kept
- * hash, and a template's reads of them compare as pointers. */
-static const char *const plc_lower_bound[] = {
-  "index", "kind", "stage", "first", "last", "model_first", "model_last", "model", "run",
-  "layer", "device", "prev", "vpp", "tokens", "mu", "world", "recompute", "schedule",
-};
-
-enum { PLC_LN_INDEX, PLC_LN_KIND, PLC_LN_STAGE, PLC_LN_FIRST, PLC_LN_LAST, PLC_LN_MODEL_FIRST,
-       PLC_LN_MODEL_LAST, PLC_LN_MODEL, PLC_LN_RUN, PLC_LN_LAYER, PLC_LN_DEVICE, PLC_LN_PREV,
-       PLC_LN_VPP, PLC_LN_TOKENS, PLC_LN_MU, PLC_LN_WORLD, PLC_LN_RECOMPUTE, PLC_LN_SCHEDULE };
-
-_Static_assert(sizeof plc_lower_bound / sizeof *plc_lower_bound ==
-                   sizeof ((plc_lower *)0)->names / sizeof (const char *),
-               "plc_lower.names holds every bound name");
-
-static const char **plc_lcache_names(plc_lcache *X, plc_arena **ar);
-
-/* Bind name k: interned once per cache of lowered instances (a search
- * thread's), else once per run. */
+/* Bind name k (plc_lower_name). */
 static void plc_lower_bind(plc_lower *L, plc_env *env, int k, plc_value *v)
 {
-  plc_arena *ar = L->ar;
-  const char **names = L->ev->lower_cache ? plc_lcache_names(L->ev->lower_cache, &ar) : L->names;
-  if (!names[k])
-    names[k] = plc_name_intern(ar, plc_lower_bound[k], strlen(plc_lower_bound[k]));
-  plc_env_bind(L->ev, env, names[k], v);
+  plc_env_bind(L->ev, env, plc_lower_name(L, k), v);
 }
 
 /* Do the fields of `reads` (bit k: binding k) have the same values in a
@@ -1242,6 +1295,15 @@ static void plc_lower_users_free(plc_users *u, int n)
   free(u->v);
 }
 
+/* The users of a stage's forward ops, made when a mirror first needs
+ * them (most templates have a backward section: no mirror). */
+static const plc_users *plc_lower_users_of(plc_users *u, const plc_ir_list *fwd)
+{
+  if (!u->at)
+    *u = plc_lower_users(fwd);
+  return u;
+}
+
 /* A copy of op f with rationals of its own (the sensitivity analysis
  * changes op times in place). */
 static plc_ir_op plc_lower_dup(plc_lower *L, const plc_ir_op *f)
@@ -1368,6 +1430,7 @@ typedef struct plc_memo {
   plc_lfields layer;       /* the recorded instance's layer */
   const plc_ir_list *list; /* its ops are list->ops[lo, hi) */
   int lo, hi, plo, phi;    /* and its previous instance's [plo, phi) */
+  long nd;                 /* its ops' dependencies, in all */
   plc_inst inst;           /* its names */
   int copies;              /* recompute copies at its start (unit 1), or 0 */
   mpq_ptr mem[5];          /* its memory section's figures (unit 0) */
@@ -1437,8 +1500,9 @@ static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int
   plc_lower *L = c->L;
   const plc_inst *prev = c->prev;
   int plo = prev && prev->shape ? prev->lo : -1, phi = prev && prev->shape ? prev->hi : -1;
+  long nd = 0;
   for (int i = cur->lo; i < cur->hi; i++)
-    for (int k = 0; k < c->list->ops[i].ndeps; k++) {
+    for (int k = 0; k < c->list->ops[i].ndeps; k++, nd++) {
       int d = c->list->ops[i].deps[k];
       if (!(d >= cur->lo && d < cur->hi) && !(d >= plo && d < phi))
         return;
@@ -1452,7 +1516,7 @@ static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int
   *m = (plc_memo){.tmpl = tmpl, .unit = unit, .prev_shape = prev ? prev->shape : -1,
                   .cls = same >= 0 ? L->memo[same].cls : L->nmemo - 1,
                   .fwd_shape = fwd_shape, .reads = reads, .layer = *layer, .list = c->list,
-                  .lo = cur->lo, .hi = cur->hi, .plo = plo, .phi = phi, .inst = *cur,
+                  .lo = cur->lo, .hi = cur->hi, .plo = plo, .phi = phi, .nd = nd, .inst = *cur,
                   .copies = copies};
   for (int k = 0; k < 5; k++)
     m->mem[k] = mem ? mem[k] : NULL;
@@ -1476,10 +1540,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   plc_ir_reserve(L->ar, c->list, n);
   const plc_ir_op *from = m->list->ops + m->lo;
   plc_ir_op *to = c->list->ops + nlo;
-  long nd = 0;
-  for (int i = 0; i < n; i++)
-    nd += from[i].ndeps;
-  int *deps = plc_arena_alloc_raw(L->ar, (size_t)(nd ? nd : 1) * sizeof *deps);
+  int *deps = plc_arena_alloc_raw(L->ar, (size_t)(m->nd ? m->nd : 1) * sizeof *deps);
   memcpy(to, from, (size_t)n * sizeof *to);
   c->list->n += n;
   int share = L->ev->lower_share_times;
@@ -1636,7 +1697,7 @@ struct plc_lcache {
   long prev_free;     /* hits of prev-free entries (plc_lcache_counts) */
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
   const char *whose;  /* ... on a line saying whose cache it is */
-  const char *names[18]; /* lowering's bound names, interned (plc_lower_bind) */
+  const char *names[30]; /* lowering's bound names, interned (plc_lower_name) */
   int no_memo, no_xcache; /* PLC_LOWER_NO_MEMO, PLC_LOWER_NO_XCACHE, read once */
   mpq_ptr zero;          /* the work or size 0 of the entries' ops */
 };
@@ -3058,7 +3119,7 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
 
 /* A layer's recompute and backward, lowered (mirror or not). */
 static void plc_lower_bwd_unit(plc_lctx *c, plc_ir_stage *st, plc_layer_info *li,
-                               plc_value *layer, const plc_users *users, int *map)
+                               plc_value *layer, plc_users *users, int *map)
 {
   plc_lower *L = c->L;
   if (li->tmpl.recomp && L->run->recompute > 0) {
@@ -3072,7 +3133,7 @@ static void plc_lower_bwd_unit(plc_lctx *c, plc_ir_stage *st, plc_layer_info *li
   if (li->tmpl.bwd)
     plc_lower_instance(c, &li->tmpl, layer);
   else
-    plc_lower_mirror(c, &st->fwd, li->lo, li->hi, users, map);
+    plc_lower_mirror(c, &st->fwd, li->lo, li->hi, plc_lower_users_of(users, &st->fwd), map);
 }
 
 /* Forward ops of [lo, hi) that a full recompute copies (once ops are not). */
@@ -3089,7 +3150,7 @@ static int plc_lower_copies(const plc_ir_list *fwd, int lo, int hi)
  * (a mirror reads the map of later layers); a copied full recompute sets
  * the map of the layer's forward ops as plc_lower_recompute_copy does. */
 static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_layer_info *li,
-                                      const plc_users *users, int *map)
+                                      plc_users *users, int *map)
 {
   plc_lower *L = c->L;
   const plc_ast *tmpl = li->tmpl.decl;
@@ -3148,7 +3209,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
 static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, plc_layer_info *info)
 {
   plc_lctx c = {.L = L, .list = &st->bwd, .phase = PLC_PH_BWD};
-  plc_users users = plc_lower_users(&st->fwd);
+  plc_users users = {NULL, NULL}; /* made when first needed */
   int *map = plc_xmalloc(((size_t)st->fwd.n + 1) * sizeof *map);
   for (int i = 0; i < st->fwd.n; i++)
     map[i] = -1;

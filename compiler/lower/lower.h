@@ -85,7 +85,14 @@ typedef struct plc_lower {
    * (lower.c, plc_lower_bind_options) */
   struct plc_opt { struct plc_binding *b; plc_value *v; } *opts;
   int nopts;
-  const char *names[18]; /* lower.c's bound names, interned when first bound */
+  const char *names[30]; /* lower.c's bound and op field names, interned when first used */
+  /* the op fields (lower.c, plc_lower_opfields): their names and hashes,
+   * found once per run; the op environment of the op being lowered and
+   * their bindings there */
+  const char *fname[12];
+  unsigned fhash[12];
+  plc_env *op_env;
+  plc_binding *op_field[12];
   plc_env *layer_env;    /* the names of `layer`, bound in order (each layer's a copy) */
   plc_env *ctx_env;      /* a template instance's context as first made (lower.c,
                             plc_lower_context_keep), the later ones' copies; */
