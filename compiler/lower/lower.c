@@ -2944,6 +2944,9 @@ static void plc_lower_memory_cached(plc_lctx *c, const plc_tmpl *t, plc_value *l
     plc_q_rat_add(xm.own[4], xm.own[4], xm.buffers);
 }
 
+static void plc_lower_memory_again(plc_lctx *c, const plc_tmpl *t, plc_value *layer,
+                                   const plc_lfields *lf, int unit);
+
 /* ---- stages ------------------------------------------------------------------------- */
 
 typedef struct plc_layer_info {
@@ -3034,7 +3037,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li)
       return;
     c->mem_rec = rec;
     was = plc_memo_watch(L, layer, &outer);
-    plc_lower_memory_cached(c, &li->tmpl, layer, 0);
+    plc_lower_memory_again(c, &li->tmpl, layer, &li->lf, 0);
     reads = plc_memo_unwatch(L, was, outer) | L->xcache->e[x].layer_reads;
     L->stage_reads |= reads;
     c->mem_rec = NULL;
@@ -3058,7 +3061,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li)
   if (split && !PLC_LOWER_FAILED(L)) {
     struct plc_xlog *ops = L->xlog; /* not the ops' reads */
     plc_xlog_stop(L);
-    plc_lower_memory_cached(c, &li->tmpl, layer, 0);
+    plc_lower_memory_again(c, &li->tmpl, layer, &li->lf, 0);
     L->xlog = ops;
   }
   reads = plc_memo_unwatch(L, was, outer);
@@ -3232,7 +3235,8 @@ static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, plc_layer_info *
  * forward and backward, the step template): from the cross-candidate
  * cache, or lowered (and kept there).  Its memory section is evaluated
  * apart, as a layer's is. */
-static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, int unit)
+static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer,
+                            const plc_lfields *lf, int unit)
 {
   plc_lower *L = c->L;
   if (!L->xcache || L->no_memo) {
@@ -3243,7 +3247,7 @@ static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, in
   int x = plc_xcache_find(c, t, unit, 0, layer);
   if (x >= 0) {
     if (plc_xcache_replay(c, c->cur, x, NULL) && !PLC_LOWER_FAILED(L))
-      plc_lower_memory_cached(c, t, layer, unit);
+      plc_lower_memory_again(c, t, layer, lf, unit);
     return;
   }
   struct plc_xlog g;
@@ -3255,7 +3259,7 @@ static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, in
   c->cur->hi = c->list->n;
   plc_xlog_stop(L); /* the memory sections' reads are not the ops' */
   if (!PLC_LOWER_FAILED(L))
-    plc_lower_memory_cached(c, t, layer, unit);
+    plc_lower_memory_again(c, t, layer, lf, unit);
   L->xlog = &g;
   if (!PLC_LOWER_FAILED(L))
     plc_xcache_store(c, c->cur, t->decl, unit, 0, &g, 0, NULL, 0);
@@ -3282,6 +3286,7 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
   plc_tmpl t;
   int last = plc_lower_last_stage(L->run, s);
   plc_value *layer = plc_lower_layer_value(L, -1, "pipeline", s, s == 0, last);
+  plc_lfields lf = plc_lower_lfields(L, -1, "pipeline", s, s == 0, last);
   if (plc_lower_find_template(L, "pipeline", &t)) {
     plc_inst fi = {0}, bi = {0};
     /* the embedding and loss count with the stage's first chunk, but on the
@@ -3290,18 +3295,19 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
     int chunk = last ? L->run->vpp - 1 : 0;
     plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD, .layer = -1, .cur = &fi,
                   .mem = &st->mem[chunk]};
-    plc_lower_extra(&c, &t, layer, 2);
+    plc_lower_extra(&c, &t, layer, &lf, 2);
     c = (plc_lctx){.L = L, .list = &st->bwd, .phase = PLC_PH_BWD, .layer = -1, .cur = &bi,
                    .fwd = &fi};
     if (t.bwd)
-      plc_lower_extra(&c, &t, layer, 3);
+      plc_lower_extra(&c, &t, layer, &lf, 3);
   }
   if (plc_lower_find_template(L, "step", &t)) {
     plc_inst si = {0};
     layer = plc_lower_layer_value(L, -1, "step", s, s == 0, last);
+    lf = plc_lower_lfields(L, -1, "step", s, s == 0, last);
     plc_lctx c = {.L = L, .list = &st->step, .phase = PLC_PH_STEP, .layer = -1, .cur = &si,
                   .mem = &st->mem[0]};
-    plc_lower_extra(&c, &t, layer, 4);
+    plc_lower_extra(&c, &t, layer, &lf, 4);
   }
 }
 
@@ -3771,6 +3777,7 @@ typedef struct plc_mfirst {
   const char *kind;       /* binds them: index, kind (f[1] unused), stage, first, last,
                              model_first, model_last */
   unsigned reads;         /* those its memory sections read: bit k, binding k (the watch) */
+  int declared;           /* it has a memory section */
   mpq_ptr rec[5];
   long *count;            /* per chunk: instances since added (copies of it) */
 } plc_mfirst;
@@ -3837,17 +3844,21 @@ static void plc_lower_mem_instance(plc_lctx *c, plc_mfirsts *seen, const plc_tmp
   c->mem_rec = rec;
   unsigned outer;
   const plc_obj *was = plc_memo_watch(L, layer, &outer);
+  int declared = L->run->memory_declared;
+  L->run->memory_declared = 0;
   if (L->xcache)
     plc_lower_memory_cached(c, t, layer, unit);
   else
     plc_lower_memory_only(c, t, layer);
   unsigned reads = plc_memo_unwatch(L, was, outer);
+  int own = L->run->memory_declared;
+  L->run->memory_declared |= declared;
   c->mem_rec = NULL;
   if (seen->n == seen->cap)
     seen->v = plc_xrealloc(seen->v, (size_t)(seen->cap = seen->cap ? 2 * seen->cap : 8) *
                            sizeof *seen->v);
   plc_mfirst *f = &seen->v[seen->n++];
-  *f = (plc_mfirst){.tmpl = t->decl, .unit = unit, .kind = kind, .reads = reads,
+  *f = (plc_mfirst){.tmpl = t->decl, .unit = unit, .kind = kind, .reads = reads, .declared = own,
                     .count = plc_arena_alloc(L->ar, (size_t)seen->nchunks * sizeof(long))};
   memcpy(f->f, v, sizeof f->f);
   memcpy(f->rec, rec, sizeof rec);
@@ -3915,10 +3926,11 @@ static int plc_lower_memory_first(plc_lower *L, const char **kinds)
     return 1;
   /* summed in the stages' own figures (all zero yet), zero again after */
   int declared = r->memory_declared, quiet = L->diag->no_warnings, ok = 1;
-  plc_mfirsts seen = {.nchunks = r->vpp, .last = -1};
+  plc_mfirsts *seen = plc_xcalloc(1, sizeof *seen);
+  *seen = (plc_mfirsts){.nchunks = r->vpp, .last = -1};
   L->diag->no_warnings = 1;
   for (int s = 0; s < r->nstages && ok && !PLC_LOWER_FAILED(L); s++)
-    ok = plc_lower_stage_memory(L, s, kinds, &seen);
+    ok = plc_lower_stage_memory(L, s, kinds, seen);
   L->diag->no_warnings = quiet;
   int stop = ok && !PLC_LOWER_FAILED(L) ? L->ev->lower_unfit(L->ev->lower_unfit_ctx, r) : 0;
   for (int s = 0; s < r->nstages; s++)
@@ -3926,10 +3938,49 @@ static int plc_lower_memory_first(plc_lower *L, const char **kinds)
       for (int k = 0; k < 5; k++)
         mpq_set_ui(plc_lower_mem_field(&r->stages[s].mem[c], k), 0, 1);
   r->memory_declared = declared;
-  free(seen.v);
+  L->mfirst = seen; /* for lowering (plc_lower_memory_again) */
   if (stop == 1 && L->ev->lower_cache)
     L->ev->lower_cache->unfit++;
   return !stop && !PLC_LOWER_FAILED(L);
+}
+
+/* A template instance's memory sections, as lowering sums them (in a run
+ * with the cross-candidate cache, apart from its ops): the figures memory
+ * first found for an instance of the same template and unit whose memory
+ * sections read the same layer fields with the same values, or evaluated
+ * (plc_lower_memory_cached).  Exactly what evaluating them gives:
+ * - memory first evaluated them in this run (the same run, model, device,
+ *   options), with plc_lower_memory_cached, for such a layer (the
+ *   instance memo's and memory first's own argument: the fields read
+ *   decide what is read and so the values), and stopped the run on any
+ *   error (no section warns: only lowering's op checks do);
+ * - its record is the instance's own figures: weights to activations
+ *   summed, buffers the largest entry (0 when none, as all are >= 0), so
+ *   adding them to the chunk's totals and the instance's figures
+ *   (c->mem_rec) gives the sums and the largest that adding entry by
+ *   entry gives (exact rationals: the grouping makes no difference);
+ * - the layer fields it read (the memo's watch) and memory_declared (set
+ *   by a memory section, when c->mem is) are those of that evaluation.
+ * Not with PLC_LOWER_NO_MEMO (the slow path: tests compare). */
+static void plc_lower_memory_again(plc_lctx *c, const plc_tmpl *t, plc_value *layer,
+                                   const plc_lfields *lf, int unit)
+{
+  plc_lower *L = c->L;
+  const plc_mfirsts *seen = L->no_memo ? NULL : L->mfirst;
+  for (int i = 0; c->mem && seen && i < seen->n; i++) {
+    const plc_mfirst *f = &seen->v[i];
+    if (f->tmpl != t->decl || f->unit != unit || !plc_mfirst_same(f, lf->f, lf->kind))
+      continue;
+    for (int k = 0; k < 5; k++) {
+      plc_lower_mem_add(c->mem, k, f->rec[k]);
+      if (c->mem_rec)
+        plc_q_rat_add(c->mem_rec[k], c->mem_rec[k], f->rec[k]);
+    }
+    L->ev->watch_reads |= f->reads;
+    L->run->memory_declared |= f->declared;
+    return;
+  }
+  plc_lower_memory_cached(c, t, layer, unit);
 }
 
 /* Layers, their split, the size check, then every stage's lists. */
@@ -3987,6 +4038,9 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   free(L.xheld);
   free(L.memo);
   free(L.layer_map);
+  if (L.mfirst)
+    free(L.mfirst->v);
+  free(L.mfirst);
   return ok ? L.run : NULL;
 }
 

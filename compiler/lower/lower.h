@@ -57,6 +57,8 @@ typedef struct plc_lower {
   /* the cross-candidate cache (lower.c, "cross-candidate cache"): the
    * search worker's, when this run may use it; the reads of the instance
    * being lowered into it */
+  /* memory first's instances and their figures (lower.c, plc_lower_memory_again) */
+  struct plc_mfirsts *mfirst;
   struct plc_lcache *xcache;
   struct plc_xlog *xlog;
   const struct plc_inst *xprev; /* the previous instance of the one looked up in it */
