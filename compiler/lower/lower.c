@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PLC_LOWER_NOINLINE __attribute__((noinline))
+
 /* The ops of one template instance in one list, by name: `after` and
  * `prev.` look names up here.  idx < 0 marks an op that vanished (a group
  * of size 1); its dependents wait for its dependencies instead. */
@@ -71,6 +73,7 @@ typedef struct plc_lctx {
   plc_ir_list *list;
   plc_phase phase;
   int layer;
+  int chunk;                  /* the layer's virtual chunk (a memo copy's ops are set to it) */
   plc_inst *cur, *prev, *fwd; /* this instance, the previous one, this layer's forward */
   plc_inst *missing;          /* `after` names not found (yet) in this instance */
   int sent;                   /* the layers' last compute-stream op, for pipeline ops; 0 unknown */
@@ -230,8 +233,10 @@ static void plc_lower_opfields(plc_lower *L, plc_env *env)
   for (size_t i = 0; i < env->n; i++) {
     plc_binding *b = &env->b[i];
     for (int f = 0; f < PLC_NOPFIELDS; f++)
-      if (b->hash == L->fhash[f] && (b->name == L->fname[f] || !strcmp(b->name, L->fname[f])))
+      if (b->hash == L->fhash[f] && (b->name == L->fname[f] || !strcmp(b->name, L->fname[f]))) {
         L->op_field[f] = b;
+        break; /* the fields' names differ */
+      }
   }
 }
 
@@ -1548,6 +1553,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
     plc_ir_op *op = &to[i];
     op->replica = share ? n - i : 0; /* from[i], before it, has its time (so on to the end) */
     op->layer = layer;
+    op->chunk = c->chunk; /* as plc_lower_set_chunk would set it */
     op->deps = deps;
     for (int k = 0; k < op->ndeps; k++)
       *deps++ = plc_memo_move(m, from[i].deps[k], nlo, nplo);
@@ -1930,6 +1936,43 @@ static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
   return g->n - 1;
 }
 
+/* A read of the evaluator's not found among the recent ones
+ * (plc_xlog_eval): logged unless it is not one or read before.  Apart,
+ * so that the recent reads (most) cost a call that saves few registers. */
+static PLC_LOWER_NOINLINE void plc_xlog_eval_new(plc_lower *L, int slot, const char *name,
+                                                 const plc_value *v, const plc_loc *use,
+                                                 int dry, int *seen)
+{
+  struct plc_xlog *g = L->xlog;
+  if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OP)
+    return; /* an op of the template */
+  if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OBJ)
+    for (int k = 0; k < 4; k++)
+      if (v->obj == L->ev->xwatch[k])
+        return; /* run, model, layer, device: their fields are logged */
+  /* a section of a top-level model (model.layers) is the same in every
+   * candidate that has that model (the entry's key) */
+  int section = slot == PLC_XR_MODEL && v && v->tag == PLC_V_OBJ && L->model_node;
+  if (!section && !plc_xval_ok(v)) {
+    g->bad = 1;
+    return;
+  }
+  int n0 = g->n;
+  int i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
+  if (i < 0)
+    return;
+  *seen = i + 1;
+  if (i < n0) { /* read before: its value counts once read outside such a branch */
+    g->r[i].dry &= dry;
+    return;
+  }
+  g->r[i].v = v;
+  g->r[i].dry = dry;
+  g->r[i].at_train = !use || use == &L->train->node->loc;
+  if (use)
+    g->r[i].at = *use;
+}
+
 /* The evaluator's report of a read (eval.h, xread). */
 static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value *v,
                           const plc_loc *use)
@@ -1951,33 +1994,7 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
     g->r[i].dry &= dry; /* its value counts once read outside such a branch */
     return;
   }
-  if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OP)
-    return; /* an op of the template */
-  if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OBJ)
-    for (int k = 0; k < 4; k++)
-      if (v->obj == L->ev->xwatch[k])
-        return; /* run, model, layer, device: their fields are logged */
-  /* a section of a top-level model (model.layers) is the same in every
-   * candidate that has that model (the entry's key) */
-  int section = slot == PLC_XR_MODEL && v && v->tag == PLC_V_OBJ && L->model_node;
-  if (!section && !plc_xval_ok(v)) {
-    g->bad = 1;
-    return;
-  }
-  int n0 = g->n;
-  i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
-  if (i < 0)
-    return;
-  *seen = i + 1;
-  if (i < n0) { /* read before: its value counts once read outside such a branch */
-    g->r[i].dry &= dry;
-    return;
-  }
-  g->r[i].v = v;
-  g->r[i].dry = dry;
-  g->r[i].at_train = !use || use == &L->train->node->loc;
-  if (use)
-    g->r[i].at = *use;
+  plc_xlog_eval_new(L, slot, name, v, use, dry, seen);
 }
 
 static void plc_xlog_stream(plc_lower *L, const char *stream)
@@ -3106,12 +3123,14 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
       chunk++;
     c.mem = &st->mem[chunk];
     c.layer = st->layers[k];
+    c.chunk = chunk;
     c.cur = &li->fwd;
     c.prev = prev;
     int n0 = st->fwd.n;
     li->lf = plc_lower_lfields(L, c.layer, li->kind, s, k == 0, k == st->nlayers - 1);
     plc_lower_layer_fwd(&c, li);
-    plc_lower_set_chunk(&st->fwd, n0, chunk);
+    if (!li->fwd.lazy) /* a memo copy's ops are in their chunk */
+      plc_lower_set_chunk(&st->fwd, n0, chunk);
     li->lo = li->fwd.lo;
     li->hi = li->fwd.hi;
     prev = &li->fwd;
@@ -3221,9 +3240,11 @@ static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, plc_layer_info *
   for (int k = st->nlayers - 1; k >= 0 && !PLC_LOWER_FAILED(L); k--) {
     c.cur = &insts[k];
     c.prev = prev;
+    c.chunk = plc_lower_chunk_of(st, k);
     int n0 = st->bwd.n;
     plc_lower_stage_bwd_layer(&c, st, k, &info[k], &users, map);
-    plc_lower_set_chunk(&st->bwd, n0, plc_lower_chunk_of(st, k));
+    if (!insts[k].lazy) /* a memo copy's ops are in their chunk */
+      plc_lower_set_chunk(&st->bwd, n0, c.chunk);
     prev = &insts[k];
   }
   free(insts);
@@ -3695,6 +3716,12 @@ typedef struct plc_lcm {
   /* times found to pass (they pass again: the multiple only grows), by
    * address: a memo's copies share their times (plc_lower_replica) */
   mpq_srcptr seen[64];
+  /* one-limb denominators found to divide the multiple, by value (0:
+   * none), most ops' times sharing a few: the multiple only changes to a
+   * multiple of itself (mpz_lcm), so such a denominator divides it from
+   * then on, and dividing again would find that and change nothing
+   * (tests/unit/test_lower.c compares with mpz_lcm over every op) */
+  unsigned long dens[64];
 } plc_lcm;
 
 static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *at, const char *name)
@@ -3713,9 +3740,14 @@ static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *a
     m->ok = 0;
     return;
   }
-  int divides = small && mpz_size(m->l) <= 1
-                    ? mpz_get_ui(m->l) % mpz_get_ui(mpq_denref(q)) == 0
-                    : mpz_divisible_p(m->l, mpq_denref(q));
+  unsigned long d = small ? mpz_get_ui(mpq_denref(q)) : 0; /* >= 1 when small */
+  unsigned long *known = &m->dens[(d * 0x9E3779B97F4A7C15ull) >> 58];
+  if (small && *known == d) { /* divides: so nothing changes */
+    *seen = q;
+    return;
+  }
+  int divides = small && mpz_size(m->l) <= 1 ? mpz_get_ui(m->l) % d == 0
+                                             : mpz_divisible_p(m->l, mpq_denref(q));
   if (!divides) {
     mpz_lcm(m->l, m->l, mpq_denref(q));
     if (mpz_sizeinbase(m->l, 2) > PLC_Q_MAX_BITS) {
@@ -3726,6 +3758,8 @@ static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *a
       return;
     }
   }
+  if (small)
+    *known = d;
   *seen = q;
 }
 
