@@ -1642,6 +1642,7 @@ typedef struct plc_xread {
   int d;                   /* SIZE, BW: the dimension */
   long n;                  /* SIZE: the group size; BW: the primitive */
   const char *name;        /* a field or option name (in the cache: plc_xcache_str) */
+  unsigned nh;             /* its hash (plc_xread_name_hash: the same for a copy) */
   const plc_value *v;      /* while logging: its value */
   mpq_srcptr q;            /* while logging: PEAK, BW */
   const plc_ast *node;     /* BW: where a missing bandwidth is reported */
@@ -1881,13 +1882,18 @@ static int plc_xval_same(const plc_xval *x, const plc_value *v, int dry)
   }
 }
 
-/* Hash of a read's identity as plc_xlog_add compares it (a size read's
- * group is not part of it). */
-static unsigned plc_xread_hash(int slot, const char *name, int d, long n)
+/* A read's name's hash: most are interned, their hash kept with them
+ * (ast.h); found once per read logged, kept in it (plc_xread.nh). */
+static unsigned plc_xread_name_hash(const char *name)
 {
-  /* a name's: most are interned, their hash kept with them (ast.h) */
-  unsigned h = name ? plc_name_hash(name) : 2166136261u;
-  h = (h ^ (unsigned)slot) * 16777619u;
+  return name ? plc_name_hash(name) : 2166136261u;
+}
+
+/* Hash of a read's identity as plc_xlog_add compares it (a size read's
+ * group is not part of it), from its name's hash nh. */
+static unsigned plc_xread_hash(int slot, unsigned nh, int d, long n)
+{
+  unsigned h = (nh ^ (unsigned)slot) * 16777619u;
   h = (h ^ (unsigned)d) * 16777619u;
   if (slot != PLC_XR_SIZE)
     h = (h ^ (unsigned)n) * 16777619u;
@@ -1896,9 +1902,10 @@ static unsigned plc_xread_hash(int slot, const char *name, int d, long n)
 
 /* The slot of g->index for the read (slot, name, d, n): its entry, or
  * the empty slot where it goes. */
-static int *plc_xlog_slot(struct plc_xlog *g, int slot, const char *name, int d, long n)
+static int *plc_xlog_slot(struct plc_xlog *g, int slot, const char *name, unsigned nh, int d,
+                          long n)
 {
-  unsigned m = (unsigned)g->nindex - 1, i = plc_xread_hash(slot, name, d, n) & m;
+  unsigned m = (unsigned)g->nindex - 1, i = plc_xread_hash(slot, nh, d, n) & m;
   for (; g->index[i]; i = (i + 1) & m) {
     const plc_xread *r = &g->r[g->index[i] - 1];
     if (r->slot == slot && r->d == d && (slot == PLC_XR_SIZE || r->n == n) &&
@@ -1923,14 +1930,15 @@ static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
     g->nindex = g->nindex ? 2 * g->nindex : 128;
     g->index = plc_xcalloc((size_t)g->nindex, sizeof *g->index);
     for (int i = 0; i < g->n; i++)
-      *plc_xlog_slot(g, g->r[i].slot, g->r[i].name, g->r[i].d, g->r[i].n) = i + 1;
+      *plc_xlog_slot(g, g->r[i].slot, g->r[i].name, g->r[i].nh, g->r[i].d, g->r[i].n) = i + 1;
   }
-  int *at = plc_xlog_slot(g, slot, name, d, n);
+  unsigned nh = plc_xread_name_hash(name);
+  int *at = plc_xlog_slot(g, slot, name, nh, d, n);
   if (*at)
     return *at - 1;
   if (g->n == g->cap)
     g->r = plc_xrealloc(g->r, (size_t)(g->cap = g->cap ? 2 * g->cap : 32) * sizeof *g->r);
-  g->r[g->n++] = (plc_xread){.slot = slot, .d = d, .n = n, .name = name, .q = q,
+  g->r[g->n++] = (plc_xread){.slot = slot, .d = d, .n = n, .name = name, .nh = nh, .q = q,
                              .node = node, .at_train = 1};
   *at = g->n;
   return g->n - 1;
@@ -2353,7 +2361,7 @@ static int plc_xrid_slot_kind(int slot)
 
 static unsigned plc_xrid_hash(const plc_xread *r)
 {
-  unsigned h = plc_xread_hash(r->slot, r->name, r->dry, r->x.tag);
+  unsigned h = plc_xread_hash(r->slot, r->nh, r->dry, r->x.tag);
   if (r->x.tag == PLC_V_NUM && !r->dry)
     h = (h ^ (unsigned)mpz_get_ui(mpq_numref(r->x.q)) ^
          ((unsigned)mpz_get_ui(mpq_denref(r->x.q)) << 7)) * 16777619u;
@@ -2706,6 +2714,8 @@ static void plc_xheld_room(plc_lower *L, const plc_lcache *X)
 static int plc_xread_held(plc_lower *L, const plc_xread *r, const plc_value *layer,
                           const plc_tmpl *t, plc_env **ctx)
 {
+  if (r->rid < 0 && r->slot == PLC_XR_LAYER) /* most (plc_xread_holds's case, inline) */
+    return plc_xread_layer_holds(L, r, layer, r->at_train ? &L->train->node->loc : &r->at);
   if (r->rid < 0)
     return plc_xread_holds(L, r, layer, t, ctx);
   if (!L->xheld[r->rid])
@@ -3475,7 +3485,7 @@ static int plc_lower_stage_alike(const plc_lower *L, const plc_ir_stage *p,
     return 0;
   for (int k = 0; k < st->nlayers; k++) {
     int a = p->layers[k], b = st->layers[k];
-    if (strcmp(kinds[a], kinds[b]) ||
+    if ((kinds[a] != kinds[b] && strcmp(kinds[a], kinds[b])) ||
         ((L->like_reads & PLC_LF_MODEL_FIRST) && (a == 0) != (b == 0)) ||
         ((L->like_reads & PLC_LF_MODEL_LAST) && (a == L->nlayers - 1) != (b == L->nlayers - 1)))
       return 0;
@@ -3653,14 +3663,14 @@ static int plc_lower_estimate(plc_lower *L, const char **kinds, int nlayers)
   long total = 0, ops, p = L->run->nstages;
   for (int i = 0; i < nlayers; i++) {
     int first = 1;
-    for (int j = 0; j < i && first; j++)
-      first = strcmp(kinds[j], kinds[i]) != 0;
+    for (int j = 0; j < i && first; j++) /* most are the same name (a layers entry's) */
+      first = kinds[j] != kinds[i] && strcmp(kinds[j], kinds[i]) != 0;
     plc_tmpl t;
     if (!first || !plc_lower_find_template(L, kinds[i], &t))
       continue;
     long n = 0;
     for (int j = i; j < nlayers; j++)
-      n += !strcmp(kinds[j], kinds[i]);
+      n += kinds[j] == kinds[i] || !strcmp(kinds[j], kinds[i]);
     long cap = (PLC_LOWER_MAX_OPS - total) / (3 * n) + 1;
     if (!plc_lower_count(L, &t, i, plc_lower_layer_value(L, i, kinds[i], 0, 1, 1), cap, &ops))
       return 0;
