@@ -1643,6 +1643,7 @@ typedef struct plc_xread {
   long n;                  /* SIZE: the group size; BW: the primitive */
   const char *name;        /* a field or option name (in the cache: plc_xcache_str) */
   unsigned nh;             /* its hash (plc_xread_name_hash: the same for a copy) */
+  int interned;            /* the name is interned (ast.h): the cache keeps it as it is */
   const plc_value *v;      /* while logging: its value */
   mpq_srcptr q;            /* while logging: PEAK, BW */
   const plc_ast *node;     /* BW: where a missing bandwidth is reported */
@@ -1883,10 +1884,13 @@ static int plc_xval_same(const plc_xval *x, const plc_value *v, int dry)
 }
 
 /* A read's name's hash: most are interned, their hash kept with them
- * (ast.h); found once per read logged, kept in it (plc_xread.nh). */
-static unsigned plc_xread_name_hash(const char *name)
+ * (ast.h); found once per read logged, kept in it (plc_xread.nh), and
+ * whether the name is interned (*interned). */
+static unsigned plc_xread_name_hash(const char *name, int *interned)
 {
-  return name ? plc_name_hash(name) : 2166136261u;
+  unsigned h = name ? plc_name_interned_hash(name) : 0;
+  *interned = h != 0;
+  return h ? h : name ? plc_name_fnv(name) : 2166136261u;
 }
 
 /* Hash of a read's identity as plc_xlog_add compares it (a size read's
@@ -1932,14 +1936,15 @@ static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
     for (int i = 0; i < g->n; i++)
       *plc_xlog_slot(g, g->r[i].slot, g->r[i].name, g->r[i].nh, g->r[i].d, g->r[i].n) = i + 1;
   }
-  unsigned nh = plc_xread_name_hash(name);
+  int interned;
+  unsigned nh = plc_xread_name_hash(name, &interned);
   int *at = plc_xlog_slot(g, slot, name, nh, d, n);
   if (*at)
     return *at - 1;
   if (g->n == g->cap)
     g->r = plc_xrealloc(g->r, (size_t)(g->cap = g->cap ? 2 * g->cap : 32) * sizeof *g->r);
-  g->r[g->n++] = (plc_xread){.slot = slot, .d = d, .n = n, .name = name, .nh = nh, .q = q,
-                             .node = node, .at_train = 1};
+  g->r[g->n++] = (plc_xread){.slot = slot, .d = d, .n = n, .name = name, .nh = nh,
+                             .interned = interned, .q = q, .node = node, .at_train = 1};
   *at = g->n;
   return g->n - 1;
 }
@@ -2424,7 +2429,8 @@ static int plc_xcache_keep_reads(plc_arena *ar, plc_xentry *e, const struct plc_
     *x = *r;
     x->v = NULL;
     x->q = NULL;
-    x->name = r->name ? plc_xcache_str(ar, r->name) : NULL;
+    /* plc_xcache_str, its test made when the read was logged */
+    x->name = !r->name || r->interned ? r->name : plc_arena_strdup(ar, r->name);
     if (r->slot == PLC_XR_PEAK || r->slot == PLC_XR_BW) {
       mpq_init(x->x.q);
       mpq_set(x->x.q, r->q);
