@@ -3664,31 +3664,50 @@ static int plc_lower_too_many(plc_lower *L, const plc_tmpl *t, long total, long 
  * side, and count forward, recompute and backward as three copies; the
  * pipeline and step templates likewise once per stage.  The side lowering
  * stops as soon as its count is enough to refuse, so refusing costs little. */
+/* Is kind one of the n kinds of seen (the latest, most likely, first;
+ * most layers' kinds are one pointer, a layers entry's name)? */
+static int plc_lower_kind_seen(const char *const *seen, int n, const char *kind)
+{
+  for (int j = n - 1; j >= 0; j--)
+    if (seen[j] == kind || !strcmp(seen[j], kind))
+      return 1;
+  return 0;
+}
+
 static int plc_lower_estimate(plc_lower *L, const char **kinds, int nlayers)
 {
   long total = 0, ops, p = L->run->nstages;
-  for (int i = 0; i < nlayers; i++) {
-    int first = 1;
-    for (int j = 0; j < i && first; j++) /* most are the same name (a layers entry's) */
-      first = kinds[j] != kinds[i] && strcmp(kinds[j], kinds[i]) != 0;
+  /* the kinds met so far, each once: a layer is its kind's first when its
+   * kind is none of them (as none of the layers before it) */
+  const char **seen = plc_xmalloc(((size_t)nlayers + 1) * sizeof *seen);
+  int nseen = 0, ok = 1;
+  for (int i = 0; i < nlayers && ok; i++) {
+    if (plc_lower_kind_seen(seen, nseen, kinds[i]))
+      continue;
+    seen[nseen++] = kinds[i];
     plc_tmpl t;
-    if (!first || !plc_lower_find_template(L, kinds[i], &t))
+    if (!plc_lower_find_template(L, kinds[i], &t))
       continue;
     long n = 0;
     for (int j = i; j < nlayers; j++)
       n += kinds[j] == kinds[i] || !strcmp(kinds[j], kinds[i]);
     long cap = (PLC_LOWER_MAX_OPS - total) / (3 * n) + 1;
-    if (!plc_lower_count(L, &t, i, plc_lower_layer_value(L, i, kinds[i], 0, 1, 1), cap, &ops))
-      return 0;
+    if (!plc_lower_count(L, &t, i, plc_lower_layer_value(L, i, kinds[i], 0, 1, 1), cap, &ops)) {
+      ok = 0;
+      break;
+    }
     total += 3 * n * ops;
     if (ops > L->each)
       L->each = ops;
     if (total > PLC_LOWER_MAX_OPS) {
       char what[96];
       snprintf(what, sizeof what, "layers of kind '%.60s'", kinds[i]);
-      return plc_lower_too_many(L, &t, total, n, what, ops);
+      ok = plc_lower_too_many(L, &t, total, n, what, ops);
     }
   }
+  free(seen);
+  if (!ok)
+    return 0;
   static const char *const extra[] = {"pipeline", "step"};
   for (int k = 0; k < 2; k++) {
     plc_tmpl t;
