@@ -185,16 +185,17 @@ static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, 
 static const char *const plc_lower_bound[] = {
   "index", "kind", "stage", "first", "last", "model_first", "model_last", "model", "run",
   "layer", "device", "prev", "vpp", "tokens", "mu", "world", "recompute", "schedule",
-  "after", "time", "flops", "bytes", "efficiency", "precision", "size", "chunk", "once",
-  "useful", "wgrad", "stream",
+  /* an op's fields, the ones most ops set first (plc_lower_opfields) */
+  "after", "stream", "size", "flops", "efficiency", "useful", "bytes", "precision", "once",
+  "wgrad", "time", "chunk",
 };
 
 enum { PLC_LN_INDEX, PLC_LN_KIND, PLC_LN_STAGE, PLC_LN_FIRST, PLC_LN_LAST, PLC_LN_MODEL_FIRST,
        PLC_LN_MODEL_LAST, PLC_LN_MODEL, PLC_LN_RUN, PLC_LN_LAYER, PLC_LN_DEVICE, PLC_LN_PREV,
        PLC_LN_VPP, PLC_LN_TOKENS, PLC_LN_MU, PLC_LN_WORLD, PLC_LN_RECOMPUTE, PLC_LN_SCHEDULE,
-       PLC_LN_AFTER, PLC_LN_TIME, PLC_LN_FLOPS, PLC_LN_BYTES, PLC_LN_EFFICIENCY, PLC_LN_PRECISION,
-       PLC_LN_SIZE, PLC_LN_CHUNK, PLC_LN_ONCE, PLC_LN_USEFUL, PLC_LN_WGRAD, PLC_LN_STREAM,
-       PLC_NOPFIELDS = PLC_LN_STREAM - PLC_LN_AFTER + 1 };
+       PLC_LN_AFTER, PLC_LN_STREAM, PLC_LN_SIZE, PLC_LN_FLOPS, PLC_LN_EFFICIENCY, PLC_LN_USEFUL,
+       PLC_LN_BYTES, PLC_LN_PRECISION, PLC_LN_ONCE, PLC_LN_WGRAD, PLC_LN_TIME, PLC_LN_CHUNK,
+       PLC_NOPFIELDS = PLC_LN_CHUNK - PLC_LN_AFTER + 1 };
 
 _Static_assert(sizeof plc_lower_bound / sizeof *plc_lower_bound ==
                    sizeof ((plc_lower *)0)->names / sizeof (const char *),
