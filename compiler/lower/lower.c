@@ -450,8 +450,9 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
   plc_value *ef = plc_lower_opfield(c, env, PLC_LN_EFFICIENCY);
   if (!ef)
     ef = plc_lower_field(L, L->device, "efficiency");
-  mpq_ptr eff = plc_lower_num(L, ef, PLC_NONE, plc_lower_opnode(L, env, PLC_LN_EFFICIENCY, node),
-                              "efficiency");
+  mpq_srcptr eff = plc_lower_num_read(L, ef, PLC_NONE,
+                                      plc_lower_opnode(L, env, PLC_LN_EFFICIENCY, node),
+                                      "efficiency");
   if (!eff)
     return 0;
   if (!f && !by) {
@@ -459,8 +460,8 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
     return 0;
   }
   if (f) {
-    mpq_ptr fl = plc_lower_num(L, f, PLC_FLOPS, plc_lower_opnode(L, env, PLC_LN_FLOPS, node),
-                               "flops");
+    mpq_srcptr fl = plc_lower_num_read(L, f, PLC_FLOPS,
+                                       plc_lower_opnode(L, env, PLC_LN_FLOPS, node), "flops");
     if (!fl)
       return 0;
     mpq_set(op->flops, fl);
@@ -476,11 +477,11 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
     plc_q_rat_div(op->time, fl, op->time);
   }
   if (by) {
-    mpq_ptr b = plc_lower_num(L, by, PLC_BYTES, plc_lower_opnode(L, env, PLC_LN_BYTES, node),
-                              "bytes");
+    mpq_srcptr b = plc_lower_num_read(L, by, PLC_BYTES,
+                                      plc_lower_opnode(L, env, PLC_LN_BYTES, node), "bytes");
     plc_value *mbw = plc_lower_field(L, L->device, "mem_bw");
     static const int bps[PLC_NDIM] = {1, -1, 0};
-    mpq_ptr bw = mbw ? plc_lower_num(L, mbw, bps, node, "the device's mem_bw") : NULL;
+    mpq_srcptr bw = mbw ? plc_lower_num_read(L, mbw, bps, node, "the device's mem_bw") : NULL;
     if (!b || !mbw) {
       if (!mbw)
         plc_error(L->diag, &node->loc, "op '%s' gives bytes, but device '%s' has no mem_bw",
@@ -595,7 +596,7 @@ static int plc_lower_coll_cost(plc_lctx *c, plc_env *env, const plc_ast *node, p
     return 0;
   }
   const plc_ast *at = plc_lower_opnode(c->L, env, PLC_LN_SIZE, node);
-  mpq_ptr size = plc_lower_num(c->L, sv, PLC_BYTES, at, "size");
+  mpq_srcptr size = plc_lower_num_read(c->L, sv, PLC_BYTES, at, "size");
   if (size && mpq_sgn(size) < 0) {
     plc_error(c->L->diag, &at->loc, "a size must not be negative");
     return 0;
@@ -766,7 +767,8 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
   }
   plc_value *t = plc_lower_opfield(c, env, PLC_LN_TIME);
   if (t) {
-    mpq_ptr q = plc_lower_num(L, t, PLC_SECS, plc_lower_opnode(L, env, PLC_LN_TIME, node), "time");
+    mpq_srcptr q = plc_lower_num_read(L, t, PLC_SECS, plc_lower_opnode(L, env, PLC_LN_TIME, node),
+                                      "time");
     if (!q)
       return;
     if (mpq_sgn(q) < 0) {
@@ -919,7 +921,7 @@ static int plc_lower_mem_item(plc_lctx *c, const plc_ast *x, plc_env *env)
   if (w < sizeof what - 1)
     what[w++] = '\'';
   what[w] = '\0';
-  mpq_ptr q = plc_lower_num(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
+  mpq_srcptr q = plc_lower_num_read(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
   if (!q)
     return 0;
   if (mpq_sgn(q) < 0) {

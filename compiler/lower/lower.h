@@ -128,6 +128,10 @@ int plc_lower_int(plc_lower *L, plc_value *v, long lo, long hi, const plc_ast *a
                   const char *what, long *out);
 mpq_ptr plc_lower_num(plc_lower *L, plc_value *v, const int e[PLC_NDIM], const plc_ast *at,
                       const char *what);
+/* plc_lower_num's checks, and the value itself (the evaluator's: to be
+ * read at once, not kept or changed) instead of a copy. */
+mpq_srcptr plc_lower_num_read(plc_lower *L, plc_value *v, const int e[PLC_NDIM],
+                              const plc_ast *at, const char *what);
 #define PLC_LOWER_FAILED(L) ((L)->stop || (L)->diag->errors > (L)->errors)
 
 #endif
