@@ -269,13 +269,17 @@ static void plc_search_span(const plc_ast *e, plc_loc *lo, plc_loc *hi)
     plc_search_span(x, lo, hi);
 }
 
-/* Byte offset of a display column of a line (the text's end past it). */
-static size_t plc_search_offset(const plc_source *src, int line, int col)
+/* Byte offset of a display column of a line (the text's end past it),
+ * scanning from *at, the start of line *l (*l <= line), which are left at
+ * the start of line: an expression's end is found from its start's line,
+ * not from the text's start again. */
+static size_t plc_search_offset(const plc_source *src, size_t *at, int *l, int line, int col)
 {
-  size_t i = 0;
-  for (int l = 1; l < line && i < src->len; i++)
+  size_t i = *at;
+  for (; *l < line && i < src->len; i++)
     if (src->text[i] == '\n')
-      l++;
+      ++*l;
+  *at = i;
   for (int c = 1; i < src->len && src->text[i] != '\n' && c < col; i++)
     c = plc_loc_advance(c, (unsigned char)src->text[i]);
   return i;
@@ -290,8 +294,12 @@ static char *plc_search_expr_text(const plc_ast *e)
     return plc_xstrdup("?");
   plc_search_span(e, &lo, &hi);
   const plc_source *src = e->loc.src;
-  size_t a = plc_search_offset(src, lo.first_line, lo.first_column);
-  size_t b = plc_search_offset(src, hi.last_line, hi.last_column);
+  size_t at = 0;
+  int l = 1;
+  size_t a = plc_search_offset(src, &at, &l, lo.first_line, lo.first_column);
+  if (hi.last_line < l) /* not after the start (the span's end is): from the top */
+    at = 0, l = 1;
+  size_t b = plc_search_offset(src, &at, &l, hi.last_line, hi.last_column);
   int depth = 0, low = 0;
   for (size_t i = a; i < b; i++) {
     depth += src->text[i] == '(' || src->text[i] == '[';

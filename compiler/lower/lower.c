@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PLC_LOWER_NOINLINE __attribute__((noinline))
+
 /* The ops of one template instance in one list, by name: `after` and
  * `prev.` look names up here.  idx < 0 marks an op that vanished (a group
  * of size 1); its dependents wait for its dependencies instead. */
@@ -71,6 +73,7 @@ typedef struct plc_lctx {
   plc_ir_list *list;
   plc_phase phase;
   int layer;
+  int chunk;                  /* the layer's virtual chunk (a memo copy's ops are set to it) */
   plc_inst *cur, *prev, *fwd; /* this instance, the previous one, this layer's forward */
   plc_inst *missing;          /* `after` names not found (yet) in this instance */
   int sent;                   /* the layers' last compute-stream op, for pipeline ops; 0 unknown */
@@ -173,6 +176,78 @@ static void plc_inst_add(plc_lower *L, plc_inst *in, const char *name, int idx, 
       f->fam_first = at;
     f->fam_last = at;
   }
+}
+
+/* The names lowering binds (in `layer`, `run` and every instance's context)
+ * and the fields of an op it looks up (plc_lower_opfields), interned once
+ * per run (ast.h): environments then find them by their kept hash, and a
+ * template's reads of them compare as pointers. */
+static const char *const plc_lower_bound[] = {
+  "index", "kind", "stage", "first", "last", "model_first", "model_last", "model", "run",
+  "layer", "device", "prev", "vpp", "tokens", "mu", "world", "recompute", "schedule",
+  /* an op's fields, the ones most ops set first (plc_lower_opfields) */
+  "after", "stream", "size", "flops", "efficiency", "useful", "bytes", "precision", "once",
+  "wgrad", "time", "chunk",
+};
+
+enum { PLC_LN_INDEX, PLC_LN_KIND, PLC_LN_STAGE, PLC_LN_FIRST, PLC_LN_LAST, PLC_LN_MODEL_FIRST,
+       PLC_LN_MODEL_LAST, PLC_LN_MODEL, PLC_LN_RUN, PLC_LN_LAYER, PLC_LN_DEVICE, PLC_LN_PREV,
+       PLC_LN_VPP, PLC_LN_TOKENS, PLC_LN_MU, PLC_LN_WORLD, PLC_LN_RECOMPUTE, PLC_LN_SCHEDULE,
+       PLC_LN_AFTER, PLC_LN_STREAM, PLC_LN_SIZE, PLC_LN_FLOPS, PLC_LN_EFFICIENCY, PLC_LN_USEFUL,
+       PLC_LN_BYTES, PLC_LN_PRECISION, PLC_LN_ONCE, PLC_LN_WGRAD, PLC_LN_TIME, PLC_LN_CHUNK,
+       PLC_NOPFIELDS = PLC_LN_CHUNK - PLC_LN_AFTER + 1 };
+
+_Static_assert(sizeof plc_lower_bound / sizeof *plc_lower_bound ==
+                   sizeof ((plc_lower *)0)->names / sizeof (const char *),
+               "plc_lower.names holds every bound name");
+_Static_assert(PLC_NOPFIELDS == sizeof ((plc_lower *)0)->op_field / sizeof (plc_binding *),
+               "plc_lower.op_field holds every op field");
+
+static const char **plc_lcache_names(plc_lcache *X, plc_arena **ar);
+
+/* Name k, interned once per cache of lowered instances (a search
+ * thread's), else once per run. */
+static const char *plc_lower_name(plc_lower *L, int k)
+{
+  plc_arena *ar = L->ar;
+  const char **names = L->ev->lower_cache ? plc_lcache_names(L->ev->lower_cache, &ar) : L->names;
+  if (!names[k])
+    names[k] = plc_name_intern(ar, plc_lower_bound[k], strlen(plc_lower_bound[k]));
+  return names[k];
+}
+
+/* The op fields' bindings in an op's environment env (which holds its
+ * `set` items alone), found in one pass over them: by name, the latest
+ * binding of each, what plc_env_find_local finds (its names are compared
+ * by their hashes first, as there).  A dozen lookups of each op, most of
+ * fields it does not set, each hashing the name, cost more than the pass.
+ * The names and their hashes are found once per run. */
+static void plc_lower_opfields(plc_lower *L, plc_env *env)
+{
+  if (!L->fhash[0])
+    for (int f = 0; f < PLC_NOPFIELDS; f++) {
+      L->fname[f] = plc_lower_name(L, PLC_LN_AFTER + f);
+      L->fhash[f] = plc_name_hash(L->fname[f]);
+    }
+  L->op_env = env;
+  memset(L->op_field, 0, sizeof L->op_field);
+  for (size_t i = 0; i < env->n; i++) {
+    plc_binding *b = &env->b[i];
+    for (int f = 0; f < PLC_NOPFIELDS; f++)
+      if (b->hash == L->fhash[f] && (b->name == L->fname[f] || !strcmp(b->name, L->fname[f]))) {
+        L->op_field[f] = b;
+        break; /* the fields' names differ */
+      }
+  }
+}
+
+/* The binding of op field k (PLC_LN_AFTER on) in env, an op's environment
+ * (plc_lower_opfields), or NULL. */
+static plc_binding *plc_lower_opbinding(plc_lower *L, plc_env *env, int k)
+{
+  if (env != L->op_env)
+    plc_lower_opfields(L, env);
+  return L->op_field[k - PLC_LN_AFTER];
 }
 
 /* ---- dependencies --------------------------------------------------------- */
@@ -297,7 +372,7 @@ static void plc_lower_check_missing(plc_lctx *c)
  * the cache's log keeps of them (plc_xscript_end), or -1. */
 static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op, int *rec)
 {
-  plc_binding *b = plc_env_find_local(env, "after");
+  plc_binding *b = plc_lower_opbinding(c->L, env, PLC_LN_AFTER);
   plc_deps d = plc_deps_new(c->L);
   int ok = 1;
   plc_xscript_begin(c->L);
@@ -320,19 +395,21 @@ static int plc_lower_deps(plc_lctx *c, plc_env *env, plc_ir_op *op, int *rec)
 
 /* ---- costs ------------------------------------------------------------------ */
 
-static plc_value *plc_lower_opfield(plc_lctx *c, plc_env *env, const char *name)
+/* Field k (plc_lower_name) of an op, evaluated; NULL when not set. */
+static plc_value *plc_lower_opfield(plc_lctx *c, plc_env *env, int k)
 {
-  plc_binding *b = plc_env_find_local(env, name);
+  plc_binding *b = plc_lower_opbinding(c->L, env, k);
   return b ? plc_eval_binding(c->L->ev, b, &b->def->loc) : NULL;
 }
 
-static const plc_ast *plc_lower_opnode(plc_env *env, const char *name, const plc_ast *op)
+/* Where field k of an op is set, or the op. */
+static const plc_ast *plc_lower_opnode(plc_lower *L, plc_env *env, int k, const plc_ast *op)
 {
-  plc_binding *b = plc_env_find_local(env, name);
+  plc_binding *b = plc_lower_opbinding(L, env, k);
   return b ? b->def->a : op;
 }
 
-static int plc_lower_word_field(plc_lower *L, plc_env *env, const char *name, const char **out);
+static int plc_lower_word_field(plc_lower *L, plc_env *env, int k, const char **out);
 
 /* The peak an op's FLOPs run at: the device's peak (bf16, fp16: the
  * default), or its peak_fp8 for `precision = fp8`. */
@@ -340,8 +417,8 @@ static mpq_ptr plc_lower_op_peak(plc_lctx *c, plc_env *env, const plc_ast *node,
 {
   plc_lower *L = c->L;
   const char *prec = "bf16";
-  plc_lower_word_field(L, env, "precision", &prec);
-  const plc_ast *at = plc_lower_opnode(env, "precision", node);
+  plc_lower_word_field(L, env, PLC_LN_PRECISION, &prec);
+  const plc_ast *at = plc_lower_opnode(L, env, PLC_LN_PRECISION, node);
   if (!strcmp(prec, "bf16") || !strcmp(prec, "fp16")) {
     if (L->xlog)
       plc_xlog_add(L, PLC_XR_PEAK, NULL, -1, 0, L->run->peak, NULL);
@@ -368,12 +445,14 @@ static mpq_ptr plc_lower_op_peak(plc_lctx *c, plc_env *env, const plc_ast *node,
 static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
 {
   plc_lower *L = c->L;
-  plc_value *f = plc_lower_opfield(c, env, "flops"), *by = plc_lower_opfield(c, env, "bytes");
-  plc_value *ef = plc_lower_opfield(c, env, "efficiency");
+  plc_value *f = plc_lower_opfield(c, env, PLC_LN_FLOPS);
+  plc_value *by = plc_lower_opfield(c, env, PLC_LN_BYTES);
+  plc_value *ef = plc_lower_opfield(c, env, PLC_LN_EFFICIENCY);
   if (!ef)
     ef = plc_lower_field(L, L->device, "efficiency");
-  mpq_ptr eff = plc_lower_num(L, ef, PLC_NONE, plc_lower_opnode(env, "efficiency", node),
-                              "efficiency");
+  mpq_srcptr eff = plc_lower_num_read(L, ef, PLC_NONE,
+                                      plc_lower_opnode(L, env, PLC_LN_EFFICIENCY, node),
+                                      "efficiency");
   if (!eff)
     return 0;
   if (!f && !by) {
@@ -381,7 +460,8 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
     return 0;
   }
   if (f) {
-    mpq_ptr fl = plc_lower_num(L, f, PLC_FLOPS, plc_lower_opnode(env, "flops", node), "flops");
+    mpq_srcptr fl = plc_lower_num_read(L, f, PLC_FLOPS,
+                                       plc_lower_opnode(L, env, PLC_LN_FLOPS, node), "flops");
     if (!fl)
       return 0;
     mpq_set(op->flops, fl);
@@ -397,10 +477,11 @@ static int plc_lower_compute_cost(plc_lctx *c, plc_env *env, const plc_ast *node
     plc_q_rat_div(op->time, fl, op->time);
   }
   if (by) {
-    mpq_ptr b = plc_lower_num(L, by, PLC_BYTES, plc_lower_opnode(env, "bytes", node), "bytes");
+    mpq_srcptr b = plc_lower_num_read(L, by, PLC_BYTES,
+                                      plc_lower_opnode(L, env, PLC_LN_BYTES, node), "bytes");
     plc_value *mbw = plc_lower_field(L, L->device, "mem_bw");
     static const int bps[PLC_NDIM] = {1, -1, 0};
-    mpq_ptr bw = mbw ? plc_lower_num(L, mbw, bps, node, "the device's mem_bw") : NULL;
+    mpq_srcptr bw = mbw ? plc_lower_num_read(L, mbw, bps, node, "the device's mem_bw") : NULL;
     if (!b || !mbw) {
       if (!mbw)
         plc_error(L->diag, &node->loc, "op '%s' gives bytes, but device '%s' has no mem_bw",
@@ -509,15 +590,15 @@ static int plc_lower_coll_time(plc_lctx *c, const plc_ast *node, plc_ir_op *op)
 
 static int plc_lower_coll_cost(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
 {
-  plc_value *sv = plc_lower_opfield(c, env, "size");
+  plc_value *sv = plc_lower_opfield(c, env, PLC_LN_SIZE);
   if (!sv) {
     plc_error(c->L->diag, &node->loc, "collective '%s' needs a size (or a time)", op->name);
     return 0;
   }
-  mpq_ptr size = plc_lower_num(c->L, sv, PLC_BYTES, plc_lower_opnode(env, "size", node), "size");
+  const plc_ast *at = plc_lower_opnode(c->L, env, PLC_LN_SIZE, node);
+  mpq_srcptr size = plc_lower_num_read(c->L, sv, PLC_BYTES, at, "size");
   if (size && mpq_sgn(size) < 0) {
-    plc_error(c->L->diag, &plc_lower_opnode(env, "size", node)->loc, "a size must not be "
-              "negative");
+    plc_error(c->L->diag, &at->loc, "a size must not be negative");
     return 0;
   }
   if (!size)
@@ -556,9 +637,9 @@ static const char *plc_lower_op_name(plc_lctx *c, const plc_ast *node, plc_env *
 
 /* A word field (the stream): a bare name as written, or an expression that
  * gives a string (`stream = run.overlap ? "comm" : "compute"`). */
-static int plc_lower_word_field(plc_lower *L, plc_env *env, const char *name, const char **out)
+static int plc_lower_word_field(plc_lower *L, plc_env *env, int k, const char **out)
 {
-  plc_binding *b = plc_env_find_local(env, name);
+  plc_binding *b = plc_lower_opbinding(L, env, k);
   if (!b)
     return 0;
   const plc_ast *e = b->def->a;
@@ -569,16 +650,16 @@ static int plc_lower_word_field(plc_lower *L, plc_env *env, const char *name, co
   plc_value *v = plc_eval_binding(L->ev, b, &e->loc);
   if (v->tag != PLC_V_STR || !v->s) {
     if (v->tag != PLC_V_ERR)
-      plc_error(L->diag, &e->loc, "'%s' must give a string", name);
+      plc_error(L->diag, &e->loc, "'%s' must give a string", plc_lower_bound[k]);
     return 0;
   }
   *out = v->s;
   return 1;
 }
 
-static int plc_lower_bool_field(plc_lctx *c, plc_env *env, const char *name, int dflt)
+static int plc_lower_bool_field(plc_lctx *c, plc_env *env, int k, int dflt)
 {
-  plc_value *v = plc_lower_opfield(c, env, name);
+  plc_value *v = plc_lower_opfield(c, env, k);
   return v && v->tag == PLC_V_BOOL && v->known ? v->b : dflt;
 }
 
@@ -595,7 +676,7 @@ static int plc_lower_op_shape(plc_lctx *c, const plc_ast *node, plc_env *env, pl
 {
   op->kind = (plc_opk)plc_opk_lookup(node->opkind);
   const char *stream = "compute";
-  plc_lower_word_field(c->L, env, "stream", &stream);
+  plc_lower_word_field(c->L, env, PLC_LN_STREAM, &stream);
   op->stream = plc_ir_stream(c->L->ar, c->L->run, stream);
   if (c->L->xlog)
     plc_xlog_stream(c->L, stream);
@@ -635,10 +716,10 @@ static void plc_lower_pipeline_dep(plc_lctx *c, plc_ir_op *op)
  * error. */
 static int plc_lower_op_chunk(plc_lctx *c, plc_env *env, const plc_ast *node, plc_ir_op *op)
 {
-  plc_value *v = plc_lower_opfield(c, env, "chunk");
+  plc_value *v = plc_lower_opfield(c, env, PLC_LN_CHUNK);
   if (!v)
     return 1;
-  const plc_ast *at = plc_lower_opnode(env, "chunk", node);
+  const plc_ast *at = plc_lower_opnode(c->L, env, PLC_LN_CHUNK, node);
   if (c->layer != -1 || c->phase == PLC_PH_STEP) {
     plc_error(c->L->diag, &at->loc, "'chunk' is for the ops of the pipeline template's forward "
               "and backward: a layer's ops belong to their layer's chunk, step ops to none");
@@ -667,6 +748,7 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
   for (const plc_ast *it = node->list.head; it; it = it->next)
     if (it->kind == PLC_AST_SET)
       plc_env_define(L->ev, env, it->name, it, outer);
+  plc_lower_opfields(L, env);
   plc_ir_op op = {0};
   plc_lower_op_init(L, &op);
   op.name = plc_lower_op_name(c, node, env);
@@ -683,26 +765,27 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
     plc_xscript_place(L, rec, c->cur->n - 1, 1);
     return;
   }
-  plc_value *t = plc_lower_opfield(c, env, "time");
+  plc_value *t = plc_lower_opfield(c, env, PLC_LN_TIME);
   if (t) {
-    mpq_ptr q = plc_lower_num(L, t, PLC_SECS, plc_lower_opnode(env, "time", node), "time");
+    mpq_srcptr q = plc_lower_num_read(L, t, PLC_SECS, plc_lower_opnode(L, env, PLC_LN_TIME, node),
+                                      "time");
     if (!q)
       return;
     if (mpq_sgn(q) < 0) {
-      plc_error(L->diag, &plc_lower_opnode(env, "time", node)->loc, "a time must not be "
+      plc_error(L->diag, &plc_lower_opnode(L, env, PLC_LN_TIME, node)->loc, "a time must not be "
                 "negative");
       return;
     }
     mpq_set(op.time, q);
     op.pinned = 1;
-    plc_value *f = plc_lower_opfield(c, env, "flops");
+    plc_value *f = plc_lower_opfield(c, env, PLC_LN_FLOPS);
     if (f && f->tag == PLC_V_NUM && f->known)
       mpq_set(op.flops, f->q);
   } else if (!(op.kind == PLC_OPK_COMPUTE ? plc_lower_compute_cost(c, env, node, &op)
                                           : plc_lower_coll_cost(c, env, node, &op))) {
     return;
   }
-  if (plc_lower_bool_field(c, env, "once", 0) && c->phase != PLC_PH_BWD) {
+  if (plc_lower_bool_field(c, env, PLC_LN_ONCE, 0) && c->phase != PLC_PH_BWD) {
     plc_warning(L->diag, &node->loc, "op '%s' is marked once but is not a backward op; once "
                 "ops (gradient buckets) run in the last microbatch's backward, so it is left "
                 "out", op.name);
@@ -710,9 +793,10 @@ static void plc_lower_op(plc_lctx *c, const plc_ast *node, plc_env *outer)
     return;
   }
   op.useful = op.kind == PLC_OPK_COMPUTE &&
-              plc_lower_bool_field(c, env, "useful", c->phase == PLC_PH_FWD || c->phase == PLC_PH_BWD);
-  op.once = plc_lower_bool_field(c, env, "once", 0);
-  op.wgrad = op.kind == PLC_OPK_COMPUTE && plc_lower_bool_field(c, env, "wgrad", 0);
+              plc_lower_bool_field(c, env, PLC_LN_USEFUL,
+                                   c->phase == PLC_PH_FWD || c->phase == PLC_PH_BWD);
+  op.once = plc_lower_bool_field(c, env, PLC_LN_ONCE, 0);
+  op.wgrad = op.kind == PLC_OPK_COMPUTE && plc_lower_bool_field(c, env, PLC_LN_WGRAD, 0);
   if (!plc_lower_op_chunk(c, env, node, &op))
     return;
   plc_lower_pipeline_dep(c, &op);
@@ -837,7 +921,7 @@ static int plc_lower_mem_item(plc_lctx *c, const plc_ast *x, plc_env *env)
   if (w < sizeof what - 1)
     what[w++] = '\'';
   what[w] = '\0';
-  mpq_ptr q = plc_lower_num(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
+  mpq_srcptr q = plc_lower_num_read(L, plc_eval_expr(L->ev, x->a, env), PLC_BYTES, x->a, what);
   if (!q)
     return 0;
   if (mpq_sgn(q) < 0) {
@@ -1001,33 +1085,10 @@ static plc_lfields plc_lower_lfields(const plc_lower *L, int index, const char *
                         index >= 0 && index == L->nlayers - 1}, kind};
 }
 
-/* The names lowering binds (in `layer`, `run` and every instance's context),
- * interned once per run (ast.h): environments then find them by their kept
- * hash, and a template's reads of them compare as pointers. */
-static const char *const plc_lower_bound[] = {
-  "index", "kind", "stage", "first", "last", "model_first", "model_last", "model", "run",
-  "layer", "device", "prev", "vpp", "tokens", "mu", "world", "recompute", "schedule",
-};
-
-enum { PLC_LN_INDEX, PLC_LN_KIND, PLC_LN_STAGE, PLC_LN_FIRST, PLC_LN_LAST, PLC_LN_MODEL_FIRST,
-       PLC_LN_MODEL_LAST, PLC_LN_MODEL, PLC_LN_RUN, PLC_LN_LAYER, PLC_LN_DEVICE, PLC_LN_PREV,
-       PLC_LN_VPP, PLC_LN_TOKENS, PLC_LN_MU, PLC_LN_WORLD, PLC_LN_RECOMPUTE, PLC_LN_SCHEDULE };
-
-_Static_assert(sizeof plc_lower_bound / sizeof *plc_lower_bound ==
-                   sizeof ((plc_lower *)0)->names / sizeof (const char *),
-               "plc_lower.names holds every bound name");
-
-static const char **plc_lcache_names(plc_lcache *X, plc_arena **ar);
-
-/* Bind name k: interned once per cache of lowered instances (a search
- * thread's), else once per run. */
+/* Bind name k (plc_lower_name). */
 static void plc_lower_bind(plc_lower *L, plc_env *env, int k, plc_value *v)
 {
-  plc_arena *ar = L->ar;
-  const char **names = L->ev->lower_cache ? plc_lcache_names(L->ev->lower_cache, &ar) : L->names;
-  if (!names[k])
-    names[k] = plc_name_intern(ar, plc_lower_bound[k], strlen(plc_lower_bound[k]));
-  plc_env_bind(L->ev, env, names[k], v);
+  plc_env_bind(L->ev, env, plc_lower_name(L, k), v);
 }
 
 /* Do the fields of `reads` (bit k: binding k) have the same values in a
@@ -1242,6 +1303,15 @@ static void plc_lower_users_free(plc_users *u, int n)
   free(u->v);
 }
 
+/* The users of a stage's forward ops, made when a mirror first needs
+ * them (most templates have a backward section: no mirror). */
+static const plc_users *plc_lower_users_of(plc_users *u, const plc_ir_list *fwd)
+{
+  if (!u->at)
+    *u = plc_lower_users(fwd);
+  return u;
+}
+
 /* A copy of op f with rationals of its own (the sensitivity analysis
  * changes op times in place). */
 static plc_ir_op plc_lower_dup(plc_lower *L, const plc_ir_op *f)
@@ -1368,6 +1438,7 @@ typedef struct plc_memo {
   plc_lfields layer;       /* the recorded instance's layer */
   const plc_ir_list *list; /* its ops are list->ops[lo, hi) */
   int lo, hi, plo, phi;    /* and its previous instance's [plo, phi) */
+  long nd;                 /* its ops' dependencies, in all */
   plc_inst inst;           /* its names */
   int copies;              /* recompute copies at its start (unit 1), or 0 */
   mpq_ptr mem[5];          /* its memory section's figures (unit 0) */
@@ -1437,8 +1508,9 @@ static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int
   plc_lower *L = c->L;
   const plc_inst *prev = c->prev;
   int plo = prev && prev->shape ? prev->lo : -1, phi = prev && prev->shape ? prev->hi : -1;
+  long nd = 0;
   for (int i = cur->lo; i < cur->hi; i++)
-    for (int k = 0; k < c->list->ops[i].ndeps; k++) {
+    for (int k = 0; k < c->list->ops[i].ndeps; k++, nd++) {
       int d = c->list->ops[i].deps[k];
       if (!(d >= cur->lo && d < cur->hi) && !(d >= plo && d < phi))
         return;
@@ -1452,7 +1524,7 @@ static void plc_memo_record(plc_lctx *c, plc_inst *cur, const plc_ast *tmpl, int
   *m = (plc_memo){.tmpl = tmpl, .unit = unit, .prev_shape = prev ? prev->shape : -1,
                   .cls = same >= 0 ? L->memo[same].cls : L->nmemo - 1,
                   .fwd_shape = fwd_shape, .reads = reads, .layer = *layer, .list = c->list,
-                  .lo = cur->lo, .hi = cur->hi, .plo = plo, .phi = phi, .inst = *cur,
+                  .lo = cur->lo, .hi = cur->hi, .plo = plo, .phi = phi, .nd = nd, .inst = *cur,
                   .copies = copies};
   for (int k = 0; k < 5; k++)
     m->mem[k] = mem ? mem[k] : NULL;
@@ -1476,10 +1548,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
   plc_ir_reserve(L->ar, c->list, n);
   const plc_ir_op *from = m->list->ops + m->lo;
   plc_ir_op *to = c->list->ops + nlo;
-  long nd = 0;
-  for (int i = 0; i < n; i++)
-    nd += from[i].ndeps;
-  int *deps = plc_arena_alloc_raw(L->ar, (size_t)(nd ? nd : 1) * sizeof *deps);
+  int *deps = plc_arena_alloc_raw(L->ar, (size_t)(m->nd ? m->nd : 1) * sizeof *deps);
   memcpy(to, from, (size_t)n * sizeof *to);
   c->list->n += n;
   int share = L->ev->lower_share_times;
@@ -1487,6 +1556,7 @@ static int plc_memo_replay(plc_lctx *c, plc_inst *cur, int e, int layer)
     plc_ir_op *op = &to[i];
     op->replica = share ? n - i : 0; /* from[i], before it, has its time (so on to the end) */
     op->layer = layer;
+    op->chunk = c->chunk; /* as plc_lower_set_chunk would set it */
     op->deps = deps;
     for (int k = 0; k < op->ndeps; k++)
       *deps++ = plc_memo_move(m, from[i].deps[k], nlo, nplo);
@@ -1575,6 +1645,8 @@ typedef struct plc_xread {
   int d;                   /* SIZE, BW: the dimension */
   long n;                  /* SIZE: the group size; BW: the primitive */
   const char *name;        /* a field or option name (in the cache: plc_xcache_str) */
+  unsigned nh;             /* its hash (plc_xread_name_hash: the same for a copy) */
+  int interned;            /* the name is interned (ast.h): the cache keeps it as it is */
   const plc_value *v;      /* while logging: its value */
   mpq_srcptr q;            /* while logging: PEAK, BW */
   const plc_ast *node;     /* BW: where a missing bandwidth is reported */
@@ -1636,7 +1708,7 @@ struct plc_lcache {
   long prev_free;     /* hits of prev-free entries (plc_lcache_counts) */
   long unfit;         /* ... and the runs stopped before their ops (memory first) */
   const char *whose;  /* ... on a line saying whose cache it is */
-  const char *names[18]; /* lowering's bound names, interned (plc_lower_bind) */
+  const char *names[30]; /* lowering's bound names, interned (plc_lower_name) */
   int no_memo, no_xcache; /* PLC_LOWER_NO_MEMO, PLC_LOWER_NO_XCACHE, read once */
   mpq_ptr zero;          /* the work or size 0 of the entries' ops */
 };
@@ -1814,13 +1886,21 @@ static int plc_xval_same(const plc_xval *x, const plc_value *v, int dry)
   }
 }
 
-/* Hash of a read's identity as plc_xlog_add compares it (a size read's
- * group is not part of it). */
-static unsigned plc_xread_hash(int slot, const char *name, int d, long n)
+/* A read's name's hash: most are interned, their hash kept with them
+ * (ast.h); found once per read logged, kept in it (plc_xread.nh), and
+ * whether the name is interned (*interned). */
+static unsigned plc_xread_name_hash(const char *name, int *interned)
 {
-  /* a name's: most are interned, their hash kept with them (ast.h) */
-  unsigned h = name ? plc_name_hash(name) : 2166136261u;
-  h = (h ^ (unsigned)slot) * 16777619u;
+  unsigned h = name ? plc_name_interned_hash(name) : 0;
+  *interned = h != 0;
+  return h ? h : name ? plc_name_fnv(name) : 2166136261u;
+}
+
+/* Hash of a read's identity as plc_xlog_add compares it (a size read's
+ * group is not part of it), from its name's hash nh. */
+static unsigned plc_xread_hash(int slot, unsigned nh, int d, long n)
+{
+  unsigned h = (nh ^ (unsigned)slot) * 16777619u;
   h = (h ^ (unsigned)d) * 16777619u;
   if (slot != PLC_XR_SIZE)
     h = (h ^ (unsigned)n) * 16777619u;
@@ -1829,9 +1909,10 @@ static unsigned plc_xread_hash(int slot, const char *name, int d, long n)
 
 /* The slot of g->index for the read (slot, name, d, n): its entry, or
  * the empty slot where it goes. */
-static int *plc_xlog_slot(struct plc_xlog *g, int slot, const char *name, int d, long n)
+static int *plc_xlog_slot(struct plc_xlog *g, int slot, const char *name, unsigned nh, int d,
+                          long n)
 {
-  unsigned m = (unsigned)g->nindex - 1, i = plc_xread_hash(slot, name, d, n) & m;
+  unsigned m = (unsigned)g->nindex - 1, i = plc_xread_hash(slot, nh, d, n) & m;
   for (; g->index[i]; i = (i + 1) & m) {
     const plc_xread *r = &g->r[g->index[i] - 1];
     if (r->slot == slot && r->d == d && (slot == PLC_XR_SIZE || r->n == n) &&
@@ -1856,17 +1937,56 @@ static int plc_xlog_add(plc_lower *L, int slot, const char *name, int d, long n,
     g->nindex = g->nindex ? 2 * g->nindex : 128;
     g->index = plc_xcalloc((size_t)g->nindex, sizeof *g->index);
     for (int i = 0; i < g->n; i++)
-      *plc_xlog_slot(g, g->r[i].slot, g->r[i].name, g->r[i].d, g->r[i].n) = i + 1;
+      *plc_xlog_slot(g, g->r[i].slot, g->r[i].name, g->r[i].nh, g->r[i].d, g->r[i].n) = i + 1;
   }
-  int *at = plc_xlog_slot(g, slot, name, d, n);
+  int interned;
+  unsigned nh = plc_xread_name_hash(name, &interned);
+  int *at = plc_xlog_slot(g, slot, name, nh, d, n);
   if (*at)
     return *at - 1;
   if (g->n == g->cap)
     g->r = plc_xrealloc(g->r, (size_t)(g->cap = g->cap ? 2 * g->cap : 32) * sizeof *g->r);
-  g->r[g->n++] = (plc_xread){.slot = slot, .d = d, .n = n, .name = name, .q = q,
-                             .node = node, .at_train = 1};
+  g->r[g->n++] = (plc_xread){.slot = slot, .d = d, .n = n, .name = name, .nh = nh,
+                             .interned = interned, .q = q, .node = node, .at_train = 1};
   *at = g->n;
   return g->n - 1;
+}
+
+/* A read of the evaluator's not found among the recent ones
+ * (plc_xlog_eval): logged unless it is not one or read before.  Apart,
+ * so that the recent reads (most) cost a call that saves few registers. */
+static PLC_LOWER_NOINLINE void plc_xlog_eval_new(plc_lower *L, int slot, const char *name,
+                                                 const plc_value *v, const plc_loc *use,
+                                                 int dry, int *seen)
+{
+  struct plc_xlog *g = L->xlog;
+  if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OP)
+    return; /* an op of the template */
+  if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OBJ)
+    for (int k = 0; k < 4; k++)
+      if (v->obj == L->ev->xwatch[k])
+        return; /* run, model, layer, device: their fields are logged */
+  /* a section of a top-level model (model.layers) is the same in every
+   * candidate that has that model (the entry's key) */
+  int section = slot == PLC_XR_MODEL && v && v->tag == PLC_V_OBJ && L->model_node;
+  if (!section && !plc_xval_ok(v)) {
+    g->bad = 1;
+    return;
+  }
+  int n0 = g->n;
+  int i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
+  if (i < 0)
+    return;
+  *seen = i + 1;
+  if (i < n0) { /* read before: its value counts once read outside such a branch */
+    g->r[i].dry &= dry;
+    return;
+  }
+  g->r[i].v = v;
+  g->r[i].dry = dry;
+  g->r[i].at_train = !use || use == &L->train->node->loc;
+  if (use)
+    g->r[i].at = *use;
 }
 
 /* The evaluator's report of a read (eval.h, xread). */
@@ -1890,33 +2010,7 @@ static void plc_xlog_eval(void *ctx, int slot, const char *name, const plc_value
     g->r[i].dry &= dry; /* its value counts once read outside such a branch */
     return;
   }
-  if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OP)
-    return; /* an op of the template */
-  if (slot == PLC_XR_OPT && v && v->tag == PLC_V_OBJ)
-    for (int k = 0; k < 4; k++)
-      if (v->obj == L->ev->xwatch[k])
-        return; /* run, model, layer, device: their fields are logged */
-  /* a section of a top-level model (model.layers) is the same in every
-   * candidate that has that model (the entry's key) */
-  int section = slot == PLC_XR_MODEL && v && v->tag == PLC_V_OBJ && L->model_node;
-  if (!section && !plc_xval_ok(v)) {
-    g->bad = 1;
-    return;
-  }
-  int n0 = g->n;
-  i = plc_xlog_add(L, slot, name, -1, 0, NULL, NULL);
-  if (i < 0)
-    return;
-  *seen = i + 1;
-  if (i < n0) { /* read before: its value counts once read outside such a branch */
-    g->r[i].dry &= dry;
-    return;
-  }
-  g->r[i].v = v;
-  g->r[i].dry = dry;
-  g->r[i].at_train = !use || use == &L->train->node->loc;
-  if (use)
-    g->r[i].at = *use;
+  plc_xlog_eval_new(L, slot, name, v, use, dry, seen);
 }
 
 static void plc_xlog_stream(plc_lower *L, const char *stream)
@@ -2275,7 +2369,7 @@ static int plc_xrid_slot_kind(int slot)
 
 static unsigned plc_xrid_hash(const plc_xread *r)
 {
-  unsigned h = plc_xread_hash(r->slot, r->name, r->dry, r->x.tag);
+  unsigned h = plc_xread_hash(r->slot, r->nh, r->dry, r->x.tag);
   if (r->x.tag == PLC_V_NUM && !r->dry)
     h = (h ^ (unsigned)mpz_get_ui(mpq_numref(r->x.q)) ^
          ((unsigned)mpz_get_ui(mpq_denref(r->x.q)) << 7)) * 16777619u;
@@ -2338,7 +2432,8 @@ static int plc_xcache_keep_reads(plc_arena *ar, plc_xentry *e, const struct plc_
     *x = *r;
     x->v = NULL;
     x->q = NULL;
-    x->name = r->name ? plc_xcache_str(ar, r->name) : NULL;
+    /* plc_xcache_str, its test made when the read was logged */
+    x->name = !r->name || r->interned ? r->name : plc_arena_strdup(ar, r->name);
     if (r->slot == PLC_XR_PEAK || r->slot == PLC_XR_BW) {
       mpq_init(x->x.q);
       mpq_set(x->x.q, r->q);
@@ -2628,6 +2723,8 @@ static void plc_xheld_room(plc_lower *L, const plc_lcache *X)
 static int plc_xread_held(plc_lower *L, const plc_xread *r, const plc_value *layer,
                           const plc_tmpl *t, plc_env **ctx)
 {
+  if (r->rid < 0 && r->slot == PLC_XR_LAYER) /* most (plc_xread_holds's case, inline) */
+    return plc_xread_layer_holds(L, r, layer, r->at_train ? &L->train->node->loc : &r->at);
   if (r->rid < 0)
     return plc_xread_holds(L, r, layer, t, ctx);
   if (!L->xheld[r->rid])
@@ -2883,6 +2980,9 @@ static void plc_lower_memory_cached(plc_lctx *c, const plc_tmpl *t, plc_value *l
     plc_q_rat_add(xm.own[4], xm.own[4], xm.buffers);
 }
 
+static void plc_lower_memory_again(plc_lctx *c, const plc_tmpl *t, plc_value *layer,
+                                   const plc_lfields *lf, int unit);
+
 /* ---- stages ------------------------------------------------------------------------- */
 
 typedef struct plc_layer_info {
@@ -2973,7 +3073,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li)
       return;
     c->mem_rec = rec;
     was = plc_memo_watch(L, layer, &outer);
-    plc_lower_memory_cached(c, &li->tmpl, layer, 0);
+    plc_lower_memory_again(c, &li->tmpl, layer, &li->lf, 0);
     reads = plc_memo_unwatch(L, was, outer) | L->xcache->e[x].layer_reads;
     L->stage_reads |= reads;
     c->mem_rec = NULL;
@@ -2997,7 +3097,7 @@ static void plc_lower_layer_fwd(plc_lctx *c, plc_layer_info *li)
   if (split && !PLC_LOWER_FAILED(L)) {
     struct plc_xlog *ops = L->xlog; /* not the ops' reads */
     plc_xlog_stop(L);
-    plc_lower_memory_cached(c, &li->tmpl, layer, 0);
+    plc_lower_memory_again(c, &li->tmpl, layer, &li->lf, 0);
     L->xlog = ops;
   }
   reads = plc_memo_unwatch(L, was, outer);
@@ -3042,12 +3142,14 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
       chunk++;
     c.mem = &st->mem[chunk];
     c.layer = st->layers[k];
+    c.chunk = chunk;
     c.cur = &li->fwd;
     c.prev = prev;
     int n0 = st->fwd.n;
     li->lf = plc_lower_lfields(L, c.layer, li->kind, s, k == 0, k == st->nlayers - 1);
     plc_lower_layer_fwd(&c, li);
-    plc_lower_set_chunk(&st->fwd, n0, chunk);
+    if (!li->fwd.lazy) /* a memo copy's ops are in their chunk */
+      plc_lower_set_chunk(&st->fwd, n0, chunk);
     li->lo = li->fwd.lo;
     li->hi = li->fwd.hi;
     prev = &li->fwd;
@@ -3058,7 +3160,7 @@ static void plc_lower_stage_fwd(plc_lower *L, plc_ir_stage *st, int s, plc_layer
 
 /* A layer's recompute and backward, lowered (mirror or not). */
 static void plc_lower_bwd_unit(plc_lctx *c, plc_ir_stage *st, plc_layer_info *li,
-                               plc_value *layer, const plc_users *users, int *map)
+                               plc_value *layer, plc_users *users, int *map)
 {
   plc_lower *L = c->L;
   if (li->tmpl.recomp && L->run->recompute > 0) {
@@ -3072,7 +3174,7 @@ static void plc_lower_bwd_unit(plc_lctx *c, plc_ir_stage *st, plc_layer_info *li
   if (li->tmpl.bwd)
     plc_lower_instance(c, &li->tmpl, layer);
   else
-    plc_lower_mirror(c, &st->fwd, li->lo, li->hi, users, map);
+    plc_lower_mirror(c, &st->fwd, li->lo, li->hi, plc_lower_users_of(users, &st->fwd), map);
 }
 
 /* Forward ops of [lo, hi) that a full recompute copies (once ops are not). */
@@ -3089,7 +3191,7 @@ static int plc_lower_copies(const plc_ir_list *fwd, int lo, int hi)
  * (a mirror reads the map of later layers); a copied full recompute sets
  * the map of the layer's forward ops as plc_lower_recompute_copy does. */
 static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_layer_info *li,
-                                      const plc_users *users, int *map)
+                                      plc_users *users, int *map)
 {
   plc_lower *L = c->L;
   const plc_ast *tmpl = li->tmpl.decl;
@@ -3148,7 +3250,7 @@ static void plc_lower_stage_bwd_layer(plc_lctx *c, plc_ir_stage *st, int k, plc_
 static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, plc_layer_info *info)
 {
   plc_lctx c = {.L = L, .list = &st->bwd, .phase = PLC_PH_BWD};
-  plc_users users = plc_lower_users(&st->fwd);
+  plc_users users = {NULL, NULL}; /* made when first needed */
   int *map = plc_xmalloc(((size_t)st->fwd.n + 1) * sizeof *map);
   for (int i = 0; i < st->fwd.n; i++)
     map[i] = -1;
@@ -3157,9 +3259,11 @@ static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, plc_layer_info *
   for (int k = st->nlayers - 1; k >= 0 && !PLC_LOWER_FAILED(L); k--) {
     c.cur = &insts[k];
     c.prev = prev;
+    c.chunk = plc_lower_chunk_of(st, k);
     int n0 = st->bwd.n;
     plc_lower_stage_bwd_layer(&c, st, k, &info[k], &users, map);
-    plc_lower_set_chunk(&st->bwd, n0, plc_lower_chunk_of(st, k));
+    if (!insts[k].lazy) /* a memo copy's ops are in their chunk */
+      plc_lower_set_chunk(&st->bwd, n0, c.chunk);
     prev = &insts[k];
   }
   free(insts);
@@ -3171,7 +3275,8 @@ static void plc_lower_stage_bwd(plc_lower *L, plc_ir_stage *st, plc_layer_info *
  * forward and backward, the step template): from the cross-candidate
  * cache, or lowered (and kept there).  Its memory section is evaluated
  * apart, as a layer's is. */
-static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, int unit)
+static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer,
+                            const plc_lfields *lf, int unit)
 {
   plc_lower *L = c->L;
   if (!L->xcache || L->no_memo) {
@@ -3182,7 +3287,7 @@ static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, in
   int x = plc_xcache_find(c, t, unit, 0, layer);
   if (x >= 0) {
     if (plc_xcache_replay(c, c->cur, x, NULL) && !PLC_LOWER_FAILED(L))
-      plc_lower_memory_cached(c, t, layer, unit);
+      plc_lower_memory_again(c, t, layer, lf, unit);
     return;
   }
   struct plc_xlog g;
@@ -3194,7 +3299,7 @@ static void plc_lower_extra(plc_lctx *c, const plc_tmpl *t, plc_value *layer, in
   c->cur->hi = c->list->n;
   plc_xlog_stop(L); /* the memory sections' reads are not the ops' */
   if (!PLC_LOWER_FAILED(L))
-    plc_lower_memory_cached(c, t, layer, unit);
+    plc_lower_memory_again(c, t, layer, lf, unit);
   L->xlog = &g;
   if (!PLC_LOWER_FAILED(L))
     plc_xcache_store(c, c->cur, t->decl, unit, 0, &g, 0, NULL, 0);
@@ -3221,6 +3326,7 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
   plc_tmpl t;
   int last = plc_lower_last_stage(L->run, s);
   plc_value *layer = plc_lower_layer_value(L, -1, "pipeline", s, s == 0, last);
+  plc_lfields lf = plc_lower_lfields(L, -1, "pipeline", s, s == 0, last);
   if (plc_lower_find_template(L, "pipeline", &t)) {
     plc_inst fi = {0}, bi = {0};
     /* the embedding and loss count with the stage's first chunk, but on the
@@ -3229,18 +3335,19 @@ static void plc_lower_stage_extra(plc_lower *L, plc_ir_stage *st, int s)
     int chunk = last ? L->run->vpp - 1 : 0;
     plc_lctx c = {.L = L, .list = &st->fwd, .phase = PLC_PH_FWD, .layer = -1, .cur = &fi,
                   .mem = &st->mem[chunk]};
-    plc_lower_extra(&c, &t, layer, 2);
+    plc_lower_extra(&c, &t, layer, &lf, 2);
     c = (plc_lctx){.L = L, .list = &st->bwd, .phase = PLC_PH_BWD, .layer = -1, .cur = &bi,
                    .fwd = &fi};
     if (t.bwd)
-      plc_lower_extra(&c, &t, layer, 3);
+      plc_lower_extra(&c, &t, layer, &lf, 3);
   }
   if (plc_lower_find_template(L, "step", &t)) {
     plc_inst si = {0};
     layer = plc_lower_layer_value(L, -1, "step", s, s == 0, last);
+    lf = plc_lower_lfields(L, -1, "step", s, s == 0, last);
     plc_lctx c = {.L = L, .list = &st->step, .phase = PLC_PH_STEP, .layer = -1, .cur = &si,
                   .mem = &st->mem[0]};
-    plc_lower_extra(&c, &t, layer, 4);
+    plc_lower_extra(&c, &t, layer, &lf, 4);
   }
 }
 
@@ -3387,7 +3494,7 @@ static int plc_lower_stage_alike(const plc_lower *L, const plc_ir_stage *p,
     return 0;
   for (int k = 0; k < st->nlayers; k++) {
     int a = p->layers[k], b = st->layers[k];
-    if (strcmp(kinds[a], kinds[b]) ||
+    if ((kinds[a] != kinds[b] && strcmp(kinds[a], kinds[b])) ||
         ((L->like_reads & PLC_LF_MODEL_FIRST) && (a == 0) != (b == 0)) ||
         ((L->like_reads & PLC_LF_MODEL_LAST) && (a == L->nlayers - 1) != (b == L->nlayers - 1)))
       return 0;
@@ -3560,31 +3667,50 @@ static int plc_lower_too_many(plc_lower *L, const plc_tmpl *t, long total, long 
  * side, and count forward, recompute and backward as three copies; the
  * pipeline and step templates likewise once per stage.  The side lowering
  * stops as soon as its count is enough to refuse, so refusing costs little. */
+/* Is kind one of the n kinds of seen (the latest, most likely, first;
+ * most layers' kinds are one pointer, a layers entry's name)? */
+static int plc_lower_kind_seen(const char *const *seen, int n, const char *kind)
+{
+  for (int j = n - 1; j >= 0; j--)
+    if (seen[j] == kind || !strcmp(seen[j], kind))
+      return 1;
+  return 0;
+}
+
 static int plc_lower_estimate(plc_lower *L, const char **kinds, int nlayers)
 {
   long total = 0, ops, p = L->run->nstages;
-  for (int i = 0; i < nlayers; i++) {
-    int first = 1;
-    for (int j = 0; j < i && first; j++)
-      first = strcmp(kinds[j], kinds[i]) != 0;
+  /* the kinds met so far, each once: a layer is its kind's first when its
+   * kind is none of them (as none of the layers before it) */
+  const char **seen = plc_xmalloc(((size_t)nlayers + 1) * sizeof *seen);
+  int nseen = 0, ok = 1;
+  for (int i = 0; i < nlayers && ok; i++) {
+    if (plc_lower_kind_seen(seen, nseen, kinds[i]))
+      continue;
+    seen[nseen++] = kinds[i];
     plc_tmpl t;
-    if (!first || !plc_lower_find_template(L, kinds[i], &t))
+    if (!plc_lower_find_template(L, kinds[i], &t))
       continue;
     long n = 0;
     for (int j = i; j < nlayers; j++)
-      n += !strcmp(kinds[j], kinds[i]);
+      n += kinds[j] == kinds[i] || !strcmp(kinds[j], kinds[i]);
     long cap = (PLC_LOWER_MAX_OPS - total) / (3 * n) + 1;
-    if (!plc_lower_count(L, &t, i, plc_lower_layer_value(L, i, kinds[i], 0, 1, 1), cap, &ops))
-      return 0;
+    if (!plc_lower_count(L, &t, i, plc_lower_layer_value(L, i, kinds[i], 0, 1, 1), cap, &ops)) {
+      ok = 0;
+      break;
+    }
     total += 3 * n * ops;
     if (ops > L->each)
       L->each = ops;
     if (total > PLC_LOWER_MAX_OPS) {
       char what[96];
       snprintf(what, sizeof what, "layers of kind '%.60s'", kinds[i]);
-      return plc_lower_too_many(L, &t, total, n, what, ops);
+      ok = plc_lower_too_many(L, &t, total, n, what, ops);
     }
   }
+  free(seen);
+  if (!ok)
+    return 0;
   static const char *const extra[] = {"pipeline", "step"};
   for (int k = 0; k < 2; k++) {
     plc_tmpl t;
@@ -3628,6 +3754,12 @@ typedef struct plc_lcm {
   /* times found to pass (they pass again: the multiple only grows), by
    * address: a memo's copies share their times (plc_lower_replica) */
   mpq_srcptr seen[64];
+  /* one-limb denominators found to divide the multiple, by value (0:
+   * none), most ops' times sharing a few: the multiple only changes to a
+   * multiple of itself (mpz_lcm), so such a denominator divides it from
+   * then on, and dividing again would find that and change nothing
+   * (tests/unit/test_lower.c compares with mpz_lcm over every op) */
+  unsigned long dens[64];
 } plc_lcm;
 
 static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *at, const char *name)
@@ -3646,9 +3778,14 @@ static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *a
     m->ok = 0;
     return;
   }
-  int divides = small && mpz_size(m->l) <= 1
-                    ? mpz_get_ui(m->l) % mpz_get_ui(mpq_denref(q)) == 0
-                    : mpz_divisible_p(m->l, mpq_denref(q));
+  unsigned long d = small ? mpz_get_ui(mpq_denref(q)) : 0; /* >= 1 when small */
+  unsigned long *known = &m->dens[(d * 0x9E3779B97F4A7C15ull) >> 58];
+  if (small && *known == d) { /* divides: so nothing changes */
+    *seen = q;
+    return;
+  }
+  int divides = small && mpz_size(m->l) <= 1 ? mpz_get_ui(m->l) % d == 0
+                                             : mpz_divisible_p(m->l, mpq_denref(q));
   if (!divides) {
     mpz_lcm(m->l, m->l, mpq_denref(q));
     if (mpz_sizeinbase(m->l, 2) > PLC_Q_MAX_BITS) {
@@ -3659,6 +3796,8 @@ static void plc_lcm_add(plc_lower *L, plc_lcm *m, mpq_srcptr q, const plc_ast *a
       return;
     }
   }
+  if (small)
+    *known = d;
   *seen = q;
 }
 
@@ -3710,6 +3849,7 @@ typedef struct plc_mfirst {
   const char *kind;       /* binds them: index, kind (f[1] unused), stage, first, last,
                              model_first, model_last */
   unsigned reads;         /* those its memory sections read: bit k, binding k (the watch) */
+  int declared;           /* it has a memory section */
   mpq_ptr rec[5];
   long *count;            /* per chunk: instances since added (copies of it) */
 } plc_mfirst;
@@ -3776,17 +3916,21 @@ static void plc_lower_mem_instance(plc_lctx *c, plc_mfirsts *seen, const plc_tmp
   c->mem_rec = rec;
   unsigned outer;
   const plc_obj *was = plc_memo_watch(L, layer, &outer);
+  int declared = L->run->memory_declared;
+  L->run->memory_declared = 0;
   if (L->xcache)
     plc_lower_memory_cached(c, t, layer, unit);
   else
     plc_lower_memory_only(c, t, layer);
   unsigned reads = plc_memo_unwatch(L, was, outer);
+  int own = L->run->memory_declared;
+  L->run->memory_declared |= declared;
   c->mem_rec = NULL;
   if (seen->n == seen->cap)
     seen->v = plc_xrealloc(seen->v, (size_t)(seen->cap = seen->cap ? 2 * seen->cap : 8) *
                            sizeof *seen->v);
   plc_mfirst *f = &seen->v[seen->n++];
-  *f = (plc_mfirst){.tmpl = t->decl, .unit = unit, .kind = kind, .reads = reads,
+  *f = (plc_mfirst){.tmpl = t->decl, .unit = unit, .kind = kind, .reads = reads, .declared = own,
                     .count = plc_arena_alloc(L->ar, (size_t)seen->nchunks * sizeof(long))};
   memcpy(f->f, v, sizeof f->f);
   memcpy(f->rec, rec, sizeof rec);
@@ -3854,10 +3998,11 @@ static int plc_lower_memory_first(plc_lower *L, const char **kinds)
     return 1;
   /* summed in the stages' own figures (all zero yet), zero again after */
   int declared = r->memory_declared, quiet = L->diag->no_warnings, ok = 1;
-  plc_mfirsts seen = {.nchunks = r->vpp, .last = -1};
+  plc_mfirsts *seen = plc_xcalloc(1, sizeof *seen);
+  *seen = (plc_mfirsts){.nchunks = r->vpp, .last = -1};
   L->diag->no_warnings = 1;
   for (int s = 0; s < r->nstages && ok && !PLC_LOWER_FAILED(L); s++)
-    ok = plc_lower_stage_memory(L, s, kinds, &seen);
+    ok = plc_lower_stage_memory(L, s, kinds, seen);
   L->diag->no_warnings = quiet;
   int stop = ok && !PLC_LOWER_FAILED(L) ? L->ev->lower_unfit(L->ev->lower_unfit_ctx, r) : 0;
   for (int s = 0; s < r->nstages; s++)
@@ -3865,10 +4010,49 @@ static int plc_lower_memory_first(plc_lower *L, const char **kinds)
       for (int k = 0; k < 5; k++)
         mpq_set_ui(plc_lower_mem_field(&r->stages[s].mem[c], k), 0, 1);
   r->memory_declared = declared;
-  free(seen.v);
+  L->mfirst = seen; /* for lowering (plc_lower_memory_again) */
   if (stop == 1 && L->ev->lower_cache)
     L->ev->lower_cache->unfit++;
   return !stop && !PLC_LOWER_FAILED(L);
+}
+
+/* A template instance's memory sections, as lowering sums them (in a run
+ * with the cross-candidate cache, apart from its ops): the figures memory
+ * first found for an instance of the same template and unit whose memory
+ * sections read the same layer fields with the same values, or evaluated
+ * (plc_lower_memory_cached).  Exactly what evaluating them gives:
+ * - memory first evaluated them in this run (the same run, model, device,
+ *   options), with plc_lower_memory_cached, for such a layer (the
+ *   instance memo's and memory first's own argument: the fields read
+ *   decide what is read and so the values), and stopped the run on any
+ *   error (no section warns: only lowering's op checks do);
+ * - its record is the instance's own figures: weights to activations
+ *   summed, buffers the largest entry (0 when none, as all are >= 0), so
+ *   adding them to the chunk's totals and the instance's figures
+ *   (c->mem_rec) gives the sums and the largest that adding entry by
+ *   entry gives (exact rationals: the grouping makes no difference);
+ * - the layer fields it read (the memo's watch) and memory_declared (set
+ *   by a memory section, when c->mem is) are those of that evaluation.
+ * Not with PLC_LOWER_NO_MEMO (the slow path: tests compare). */
+static void plc_lower_memory_again(plc_lctx *c, const plc_tmpl *t, plc_value *layer,
+                                   const plc_lfields *lf, int unit)
+{
+  plc_lower *L = c->L;
+  const plc_mfirsts *seen = L->no_memo ? NULL : L->mfirst;
+  for (int i = 0; c->mem && seen && i < seen->n; i++) {
+    const plc_mfirst *f = &seen->v[i];
+    if (f->tmpl != t->decl || f->unit != unit || !plc_mfirst_same(f, lf->f, lf->kind))
+      continue;
+    for (int k = 0; k < 5; k++) {
+      plc_lower_mem_add(c->mem, k, f->rec[k]);
+      if (c->mem_rec)
+        plc_q_rat_add(c->mem_rec[k], c->mem_rec[k], f->rec[k]);
+    }
+    L->ev->watch_reads |= f->reads;
+    L->run->memory_declared |= f->declared;
+    return;
+  }
+  plc_lower_memory_cached(c, t, layer, unit);
 }
 
 /* Layers, their split, the size check, then every stage's lists. */
@@ -3926,6 +4110,9 @@ plc_ir_run *plc_lower_train(plc_eval *ev, const plc_ast *decl, plc_obj *train)
   free(L.xheld);
   free(L.memo);
   free(L.layer_map);
+  if (L.mfirst)
+    free(L.mfirst->v);
+  free(L.mfirst);
   return ok ? L.run : NULL;
 }
 

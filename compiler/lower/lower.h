@@ -57,6 +57,8 @@ typedef struct plc_lower {
   /* the cross-candidate cache (lower.c, "cross-candidate cache"): the
    * search worker's, when this run may use it; the reads of the instance
    * being lowered into it */
+  /* memory first's instances and their figures (lower.c, plc_lower_memory_again) */
+  struct plc_mfirsts *mfirst;
   struct plc_lcache *xcache;
   struct plc_xlog *xlog;
   const struct plc_inst *xprev; /* the previous instance of the one looked up in it */
@@ -85,7 +87,14 @@ typedef struct plc_lower {
    * (lower.c, plc_lower_bind_options) */
   struct plc_opt { struct plc_binding *b; plc_value *v; } *opts;
   int nopts;
-  const char *names[18]; /* lower.c's bound names, interned when first bound */
+  const char *names[30]; /* lower.c's bound and op field names, interned when first used */
+  /* the op fields (lower.c, plc_lower_opfields): their names and hashes,
+   * found once per run; the op environment of the op being lowered and
+   * their bindings there */
+  const char *fname[12];
+  unsigned fhash[12];
+  plc_env *op_env;
+  plc_binding *op_field[12];
   plc_env *layer_env;    /* the names of `layer`, bound in order (each layer's a copy) */
   plc_env *ctx_env;      /* a template instance's context as first made (lower.c,
                             plc_lower_context_keep), the later ones' copies; */
@@ -119,6 +128,10 @@ int plc_lower_int(plc_lower *L, plc_value *v, long lo, long hi, const plc_ast *a
                   const char *what, long *out);
 mpq_ptr plc_lower_num(plc_lower *L, plc_value *v, const int e[PLC_NDIM], const plc_ast *at,
                       const char *what);
+/* plc_lower_num's checks, and the value itself (the evaluator's: to be
+ * read at once, not kept or changed) instead of a copy. */
+mpq_srcptr plc_lower_num_read(plc_lower *L, plc_value *v, const int e[PLC_NDIM],
+                              const plc_ast *at, const char *what);
 #define PLC_LOWER_FAILED(L) ((L)->stop || (L)->diag->errors > (L)->errors)
 
 #endif

@@ -37,28 +37,36 @@ const plc_ast *plc_lower_field_node(plc_obj *o, const char *name)
   return o->node;
 }
 
-int plc_lower_int(plc_lower *L, plc_value *v, long lo, long hi, const plc_ast *at,
-                  const char *what, long *out)
+/* Is v a known whole number from lo to hi (*out)?  Reports nothing. */
+static int plc_lower_int_ok(const plc_value *v, long lo, long hi, long *out)
 {
-  if (v->tag == PLC_V_ERR)
+  if (v->tag != PLC_V_NUM || !v->known || !plc_dim_is_none(v->dim))
     return 0;
-  if (v->tag != PLC_V_NUM || !v->known || !plc_dim_is_none(v->dim)) {
-    plc_error(L->diag, &at->loc, "%s must be a known dimensionless number", what);
-    return 0;
-  }
   /* plc_q_get_long, read in place */
   long n = 0;
   int ok = mpz_cmp_ui(mpq_denref(v->q), 1) == 0 && mpz_fits_slong_p(mpq_numref(v->q)) &&
            (n = mpz_get_si(mpq_numref(v->q))) >= lo && n <= hi;
   if (ok)
     *out = n;
-  else
-    plc_error(L->diag, &at->loc, "%s must be a whole number from %ld to %ld", what, lo, hi);
   return ok;
 }
 
-mpq_ptr plc_lower_num(plc_lower *L, plc_value *v, const int e[PLC_NDIM], const plc_ast *at,
-                      const char *what)
+int plc_lower_int(plc_lower *L, plc_value *v, long lo, long hi, const plc_ast *at,
+                  const char *what, long *out)
+{
+  if (v->tag == PLC_V_ERR)
+    return 0;
+  if (plc_lower_int_ok(v, lo, hi, out))
+    return 1;
+  if (v->tag != PLC_V_NUM || !v->known || !plc_dim_is_none(v->dim))
+    plc_error(L->diag, &at->loc, "%s must be a known dimensionless number", what);
+  else
+    plc_error(L->diag, &at->loc, "%s must be a whole number from %ld to %ld", what, lo, hi);
+  return 0;
+}
+
+mpq_srcptr plc_lower_num_read(plc_lower *L, plc_value *v, const int e[PLC_NDIM],
+                              const plc_ast *at, const char *what)
 {
   if (v->tag == PLC_V_ERR)
     return NULL;
@@ -70,8 +78,17 @@ mpq_ptr plc_lower_num(plc_lower *L, plc_value *v, const int e[PLC_NDIM], const p
     free(want);
     return NULL;
   }
+  return v->q;
+}
+
+mpq_ptr plc_lower_num(plc_lower *L, plc_value *v, const int e[PLC_NDIM], const plc_ast *at,
+                      const char *what)
+{
+  mpq_srcptr r = plc_lower_num_read(L, v, e, at, what);
+  if (!r)
+    return NULL;
   mpq_ptr q = plc_arena_mpq(L->ar);
-  mpq_set(q, v->q);
+  mpq_set(q, r);
   return q;
 }
 
@@ -98,6 +115,8 @@ static int plc_place_size(plc_lower *L, const char *name, long *out)
     plc_error(L->diag, &L->train->node->loc, "train '%s' needs a field '%s'", L->run->name, name);
     return 0;
   }
+  if (plc_lower_int_ok(v, 1, PLC_PLACE_MAX_SIZE, out)) /* where it is set: for an error */
+    return 1;
   char what[64];
   return plc_lower_int(L, v, 1, PLC_PLACE_MAX_SIZE, plc_lower_field_node(L->train, name),
                        plc_place_quoted(what, name), out);

@@ -731,6 +731,52 @@ static void test_cache_memory_items(void)
   plc_fx_free(&f);
 }
 
+/* The size check of op times (lower.c, plc_lower_check_sizes): their
+ * common denominator must stay within PLC_Q_MAX_BITS, and the op that
+ * passes it is named.  One-limb denominators found to divide the multiple
+ * are remembered by value (plc_lcm.dens) and not divided again.  Times 1 s
+ * / p for distinct primes p just above 2^61, each but the first followed
+ * by the one before again (a denominator seen before, as most are): the
+ * op named is the one where the multiple, computed here by mpz_lcm over
+ * every op in order (the slow path), first has more than PLC_Q_MAX_BITS
+ * bits. */
+static void test_lcm_small_denominators(void)
+{
+  enum { NPRIMES = 1100 };
+  size_t cap = (size_t)NPRIMES * 2 * 64 + 4096, len = 0;
+  char *text = malloc(cap);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  len += (size_t)snprintf(text + len, cap - len, "%smodel m { layers { dense = 1 } }\n"
+                          "framework fw {\n template dense {\n", PLC_FX_MACHINE);
+  mpz_t p, prev, l;
+  mpz_inits(p, prev, l, NULL);
+  mpz_set_ui(l, 1);
+  mpz_ui_pow_ui(p, 2, 61);
+  char want[64] = "";
+  for (int i = 0, op = 0; i < NPRIMES; i++) {
+    mpz_set(prev, p);
+    mpz_nextprime(p, p);
+    for (int k = 0; k < (i ? 2 : 1); k++, op++) {
+      mpz_srcptr d = k ? prev : p;
+      len += (size_t)gmp_snprintf(text + len, cap - len,
+                                  "  op c%d: compute { time = 1 s / %Zd }\n", op, d);
+      mpz_lcm(l, l, d);
+      if (!*want && mpz_sizeinbase(l, 2) > PLC_Q_MAX_BITS)
+        snprintf(want, sizeof want, "error: the time of 'c%d' and the times before it", op);
+    }
+  }
+  snprintf(text + len, cap - len, " }\n}\ntrain t { model = m; cluster = box; framework = fw\n"
+           "  micro_batch = 1; global_batch = 8; seq = 1024 }\n");
+  CU_ASSERT(*want != '\0');
+  plc_fx f;
+  CU_ASSERT_EQUAL_FATAL(plc_fx_load(&f, text), 0);
+  CU_ASSERT_PTR_NULL(lower_direct(&f, "t"));
+  CU_ASSERT(plc_fx_reported(&f, want));
+  plc_fx_free(&f);
+  mpz_clears(p, prev, l, NULL);
+  free(text);
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
@@ -747,6 +793,7 @@ int main(void)
     {"cache replays' names, moved", test_cache_names},
     {"cache replays after any previous instance", test_cache_prev_free},
     {"memory sections cached entry by entry", test_cache_memory_items},
+    {"op times' common denominator, one-limb ones remembered", test_lcm_small_denominators},
     {NULL, NULL},
   };
   return plc_cu_run("lower", tests);
