@@ -19,6 +19,25 @@ static int let_is(plc_fx *f, const char *name, long num, unsigned long den, int 
          v->dim.e[2] == fl;
 }
 
+/* Lets of f that must be dimensionless integers, with their values: each
+ * failure names its let. */
+typedef struct int_let {
+  const char *name;
+  long v;
+} int_let;
+
+static void check_int_lets(plc_fx *f, const int_let *lets, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    PLC_CU_ASSERT_MSG(let_is(f, lets[i].name, lets[i].v, 1, 0, 0, 0), lets[i].name);
+}
+
+#define CHECK_INT_LETS(f, ...)                                          \
+  do {                                                                  \
+    static const int_let lets_[] = {__VA_ARGS__};                       \
+    check_int_lets((f), lets_, sizeof lets_ / sizeof lets_[0]);         \
+  } while (0)
+
 /* Rationals stay exact: 1/3 * 3 is 1, not 0.999...; -7/2 is -7/2. */
 static void test_exact(void)
 {
@@ -99,14 +118,8 @@ static void test_functions(void)
                                   "let l = [1, 2, 3]\nlet second = l[1]\n"
                                   "let total = sum(l)\nlet n = len(l)\n"
                                   "let fl = floor(7 / 2)\nlet ce = ceil(7 / 2)\n"), 0);
-  CU_ASSERT(let_is(&f, "y", 10, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "m", 7, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "c", 10, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "second", 2, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "total", 6, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "n", 3, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "fl", 3, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "ce", 4, 1, 0, 0, 0));
+  CHECK_INT_LETS(&f, {"y", 10}, {"m", 7}, {"c", 10}, {"second", 2}, {"total", 6},
+                 {"n", 3}, {"fl", 3}, {"ce", 4});
   plc_fx_free(&f);
 }
 
@@ -124,13 +137,8 @@ static void test_positional(void)
                                   "let t = g(4, 5)\nlet u = g(b = 5, a = 4)\n"
                                   "let w = f(g(1, 2), f(0, 0, 2), 3 s / 1 s)\n"), 0);
   CU_ASSERT_STRING_EQUAL_FATAL(plc_fx_diags(&f), "");
-  CU_ASSERT(let_is(&f, "p", 123, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "q", 123, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "r", 123, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "s", 47, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "t", 45, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "u", 45, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "w", 1223, 1, 0, 0, 0));
+  CHECK_INT_LETS(&f, {"p", 123}, {"q", 123}, {"r", 123}, {"s", 47}, {"t", 45}, {"u", 45},
+                 {"w", 1223});
   plc_fx_free(&f);
 }
 
@@ -142,9 +150,7 @@ static void test_derived(void)
   plc_fx f;
   CU_ASSERT_EQUAL(plc_fx_load(&f, "model C { v = 1; e = v * 2 }\nmodel D = C { v = 10 }\n"
                                   "let ce = C.e\nlet de = D.e\nlet dv = D.v\n"), 0);
-  CU_ASSERT(let_is(&f, "ce", 2, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "de", 20, 1, 0, 0, 0));
-  CU_ASSERT(let_is(&f, "dv", 10, 1, 0, 0, 0));
+  CHECK_INT_LETS(&f, {"ce", 2}, {"de", 20}, {"dv", 10});
   plc_fx_free(&f);
 }
 
