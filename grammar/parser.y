@@ -170,7 +170,7 @@ decl:
 name:
   IDENT
 | DECLKW                    { const char *k = plc_decl_kind_name($1);
-                              $$ = plc_name_intern(ctx->arena, k, strlen(k)); }
+                              $$ = plc_name_intern_held(ctx->arena, k, strlen(k)); }
 ;
 
 opt_params:

@@ -74,8 +74,9 @@ atomic_int plc_name_nchunks;
  * addressing on their hashes) finds the copy of a name.  Process-wide and
  * never freed, as names outlive every compilation's arena; plans are
  * parsed before a search starts its threads, and the lock keeps a second
- * parse from racing one anyway. */
-static pthread_mutex_t plc_name_lock = PTHREAD_MUTEX_INITIALIZER;
+ * parse from racing one anyway (a parse holds it throughout, rather than
+ * taking it for each of its thousands of names: see parser.y). */
+static pthread_mutex_t plc_name_mutex = PTHREAD_MUTEX_INITIALIZER;
 static size_t plc_name_used;      /* bytes used in the last chunk */
 static const char **plc_name_set; /* interned names, by hash */
 static size_t plc_name_count, plc_name_cap;
@@ -107,9 +108,20 @@ static int plc_name_room(size_t need)
   return 1;
 }
 
+void plc_name_lock(void) { pthread_mutex_lock(&plc_name_mutex); }
+
+void plc_name_unlock(void) { pthread_mutex_unlock(&plc_name_mutex); }
+
 const char *plc_name_intern(plc_arena *ar, const char *s, size_t n)
 {
-  pthread_mutex_lock(&plc_name_lock);
+  plc_name_lock();
+  const char *x = plc_name_intern_held(ar, s, n);
+  plc_name_unlock();
+  return x;
+}
+
+const char *plc_name_intern_held(plc_arena *ar, const char *s, size_t n)
+{
   if ((plc_name_count + 1) * 2 > plc_name_cap) {
     const char **old = plc_name_set;
     size_t old_cap = plc_name_cap;
@@ -127,10 +139,8 @@ const char *plc_name_intern(plc_arena *ar, const char *s, size_t n)
   size_t mask = plc_name_cap - 1, i = h & mask;
   for (; plc_name_set[i]; i = (i + 1) & mask) {
     const char *x = plc_name_set[i];
-    if (((const unsigned *)(const void *)x)[-2] == h && !strncmp(x, s, n) && !x[n]) {
-      pthread_mutex_unlock(&plc_name_lock);
+    if (((const unsigned *)(const void *)x)[-2] == h && !strncmp(x, s, n) && !x[n])
       return x;
-    }
   }
   size_t need = (8 + n + 1 + 7) / 8 * 8; /* hash, ~hash, the name and its NUL */
   char *rec = NULL;
@@ -139,17 +149,14 @@ const char *plc_name_intern(plc_arena *ar, const char *s, size_t n)
     rec = (char *)plc_name_chunks[last].lo + plc_name_used;
     plc_name_used += need;
   }
-  if (!rec) { /* the pool is full: a copy in the arena, hashed when used */
-    pthread_mutex_unlock(&plc_name_lock);
+  if (!rec) /* the pool is full: a copy in the arena, hashed when used */
     return plc_arena_strndup(ar, s, n);
-  }
   unsigned w[2] = {h, ~h};
   memcpy(rec, w, sizeof w);
   memcpy(rec + 8, s, n);
   rec[8 + n] = '\0';
   plc_name_set[i] = rec + 8;
   plc_name_count++;
-  pthread_mutex_unlock(&plc_name_lock);
   return rec + 8;
 }
 

@@ -128,6 +128,13 @@ extern atomic_int plc_name_nchunks;
  * only when the pool is full (4 GB of names). */
 const char *plc_name_intern(plc_arena *ar, const char *s, size_t n);
 
+/* The same for a caller that holds the pool's lock (plc_name_lock) over
+ * many names in a row, as the parser does over a whole file: a lock and an
+ * unlock cost more than most lookups. */
+void plc_name_lock(void);
+void plc_name_unlock(void);
+const char *plc_name_intern_held(plc_arena *ar, const char *s, size_t n);
+
 /* FNV-1a, never 0 (0 marks a node's hash as not computed). */
 static inline unsigned plc_name_fnv(const char *s)
 {
