@@ -73,8 +73,14 @@ static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc);
 #define BIN(op, x, y, loc) plc_parse_check_depth(ctx, plc_ast_binary(ctx->arena, &(loc), (op), (x), (y)))
 /* A node whose name the evaluator looks up or binds: its hash, once. */
 #define HASH(n) ((n)->hash = plc_name_hash((n)->name))
-#define NAME_NODE(name, loc) plc_parse_name(ctx, (name), &(loc))
-static plc_ast *plc_parse_name(plc_parse_ctx *ctx, const char *name, const plc_loc *loc);
+/* Names are spelt IDENT or DECLKW: the rules that take either have two
+ * alternatives rather than a nonterminal `name`, a reduction less. */
+#define NAME_NODE(name, loc) plc_parse_named(ctx, PLC_AST_NAME, (name), NULL, &(loc))
+#define SET_NODE(name, value, loc) plc_parse_named(ctx, PLC_AST_SET, (name), (value), &(loc))
+#define FIELD_NODE(obj, name, loc) \
+  plc_parse_check_depth(ctx, plc_parse_named(ctx, PLC_AST_FIELD, (name), (obj), &(loc)))
+static plc_ast *plc_parse_named(plc_parse_ctx *ctx, plc_ast_kind kind, const char *name,
+                                plc_ast *a, const plc_loc *loc);
 static const char *plc_parse_decl_name(plc_parse_ctx *ctx, int kind);
 }
 
@@ -145,7 +151,8 @@ item:
 | LET IDENT '(' params ')' '=' expr
                             { $$ = NODE(PLC_AST_LET, @2); $$->name = $2; $$->params = $4; $$->a = $7; }
 | OPTION IDENT '=' expr     { $$ = NODE(PLC_AST_OPTION, @2); $$->name = $2; $$->a = $4; HASH($$); }
-| name '=' expr             { $$ = NODE(PLC_AST_SET, @1); $$->name = $1; $$->a = $3; HASH($$); }
+| IDENT '=' expr            { $$ = SET_NODE($1, $3, @1); }
+| DECLKW '=' expr           { $$ = SET_NODE(plc_parse_decl_name(ctx, $1), $3, @1); }
 | IDENT block               { $$ = NODE(PLC_AST_SECTION, @1); $$->name = $1; $$->list = $2;
                               HASH($$); }
 | decl
@@ -249,8 +256,8 @@ expr:
 | '(' expr ')'              { $$ = $2; }
 | '[' opt_exprs ']'         { $$ = NODE(PLC_AST_LIST, @1); $$->list = $2;
                               $$ = plc_parse_check_depth(ctx, $$); }
-| expr '.' name             { $$ = NODE(PLC_AST_FIELD, @3); $$->a = $1; $$->name = $3; HASH($$);
-                              $$ = plc_parse_check_depth(ctx, $$); }
+| expr '.' IDENT            { $$ = FIELD_NODE($1, $3, @3); }
+| expr '.' DECLKW           { $$ = FIELD_NODE($1, plc_parse_decl_name(ctx, $3), @3); }
 | expr '(' opt_args ')'     { $$ = NODE(PLC_AST_CALL, @2); $$->a = $1; $$->list = $3;
                               $$ = plc_parse_check_depth(ctx, $$); }
 | expr '[' expr ']'         { $$ = NODE(PLC_AST_INDEX, @2); $$->a = $1; $$->b = $3;
@@ -309,11 +316,13 @@ static plc_ast *plc_parse_node(plc_parse_ctx *ctx, plc_ast_kind kind, const plc_
   return plc_ast_new(ctx->arena, kind, loc);
 }
 
-/* A NAME node (an identifier in an expression). */
-static plc_ast *plc_parse_name(plc_parse_ctx *ctx, const char *name, const plc_loc *loc)
+/* A node of a kind whose name is hashed (NAME, SET, FIELD), with child a. */
+static plc_ast *plc_parse_named(plc_parse_ctx *ctx, plc_ast_kind kind, const char *name,
+                                plc_ast *a, const plc_loc *loc)
 {
-  plc_ast *n = plc_parse_node(ctx, PLC_AST_NAME, loc);
+  plc_ast *n = plc_parse_node(ctx, kind, loc);
   n->name = name;
+  n->a = a;
   HASH(n);
   return n;
 }
