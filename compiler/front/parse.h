@@ -44,6 +44,11 @@ plc_ast *plc_parse_source(plc_arena *ar, plc_diag *d, const plc_source *src);
  * diagnostics point into what the user typed.  NULL after an error. */
 plc_ast *plc_parse_expr(plc_arena *ar, plc_diag *d, const plc_source *src, size_t offset);
 
+/* Nonzero: the scanner takes every token through flex's tables, none by
+ * its fast path (tests compare the two); -1 until the first scan reads
+ * PLC_LEX_NO_FAST.  Set it before scanning, not during. */
+extern int plc_lex_no_fast;
+
 /* Print the token stream of src for --emit=tokens, one token per line:
  * "line:col KIND text". */
 void plc_parse_dump_tokens(FILE *out, plc_arena *ar, plc_diag *d, const plc_source *src);
