@@ -122,6 +122,14 @@ const char *plc_name_intern(plc_arena *ar, const char *s, size_t n)
 
 const char *plc_name_intern_held(plc_arena *ar, const char *s, size_t n)
 {
+  unsigned h = 2166136261u;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return plc_name_intern_hashed(ar, s, n, h);
+}
+
+const char *plc_name_intern_hashed(plc_arena *ar, const char *s, size_t n, unsigned h)
+{
   if ((plc_name_count + 1) * 2 > plc_name_cap) {
     const char **old = plc_name_set;
     size_t old_cap = plc_name_cap;
@@ -132,9 +140,6 @@ const char *plc_name_intern_held(plc_arena *ar, const char *s, size_t n)
         plc_name_set_put(old[i]);
     free(old);
   }
-  unsigned h = 2166136261u;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ (unsigned char)s[i]) * 16777619u;
   h = h ? h : 1;
   size_t mask = plc_name_cap - 1, i = h & mask;
   for (; plc_name_set[i]; i = (i + 1) & mask) {

@@ -134,6 +134,9 @@ const char *plc_name_intern(plc_arena *ar, const char *s, size_t n);
 void plc_name_lock(void);
 void plc_name_unlock(void);
 const char *plc_name_intern_held(plc_arena *ar, const char *s, size_t n);
+/* The same, given h: FNV-1a of the n characters (plc_name_fnv's loop, before
+ * it maps 0 to 1), which the scanner computes as it reads them. */
+const char *plc_name_intern_hashed(plc_arena *ar, const char *s, size_t n, unsigned h);
 
 /* FNV-1a, never 0 (0 marks a node's hash as not computed). */
 static inline unsigned plc_name_fnv(const char *s)

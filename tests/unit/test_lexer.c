@@ -364,7 +364,10 @@ static char *scan_full(const char *text, size_t len, int no_fast)
   while ((tok = plc_yylex(&val, &loc, scanner, &ctx)) != 0) {
     fprintf(o, "%d %d:%d-%d:%d", tok, loc.first_line, loc.first_column, loc.last_line,
             loc.last_column);
-    if (tok == TOK_IDENT || tok == TOK_STRING)
+    if (tok == TOK_IDENT) /* interned, under the hash of its characters */
+      fprintf(o, " %s%s", val.str,
+              plc_name_interned_hash(val.str) == plc_name_fnv(val.str) ? "" : " (bad hash)");
+    else if (tok == TOK_STRING)
       fprintf(o, " %s", val.str);
     else if (tok == TOK_DECLKW)
       fprintf(o, " %d", val.kind);
@@ -413,6 +416,7 @@ static void test_fast_path_same(void)
     char *fast = scan_full(text, n, 0), *slow = scan_full(text, n, 1);
     PLC_CU_ASSERT_MSG(strlen(fast) > 1000, "tokens were scanned");
     PLC_CU_ASSERT_MSG(strcmp(fast, slow) == 0, "the fast path gives flex's tokens");
+    PLC_CU_ASSERT_MSG(!strstr(fast, "(bad hash)"), "names are interned under their hashes");
     free(fast);
     free(slow);
     free(text);
