@@ -214,6 +214,9 @@ static struct {
   unsigned hash;
   unsigned short field; /* its index + 1; 0: an empty slot */
 } plc_schema_index[PLC_SCHEMA_NTABLES][PLC_SCHEMA_SLOTS];
+/* Each row's table (plc_schema_table_n's), kept with its index: a field
+ * lookup then takes no switch on the schema. */
+static const plc_field *plc_schema_rows[PLC_SCHEMA_NTABLES];
 
 /* The row of plc_schema_index of a schema, or -1. */
 static int plc_schema_row(int schema)
@@ -236,6 +239,7 @@ __attribute__((constructor)) static void plc_schema_index_build(void)
     int row = plc_schema_row(schemas[k]);
     if (2 * n >= PLC_SCHEMA_SLOTS)
       abort(); /* a table outgrew its index: raise PLC_SCHEMA_SLOTS */
+    plc_schema_rows[row] = t;
     for (size_t i = 0; i < n; i++) {
       unsigned h = plc_name_fnv(t[i].name);
       size_t j = h % PLC_SCHEMA_SLOTS;
@@ -250,9 +254,8 @@ __attribute__((constructor)) static void plc_schema_index_build(void)
 const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash)
 {
   int row = plc_schema_row(schema);
-  size_t n;
-  const plc_field *t = plc_schema_table_n(schema, &n);
-  if (row < 0 || !t)
+  const plc_field *t = row < 0 ? NULL : plc_schema_rows[row];
+  if (!t)
     return NULL;
   if (!hash)
     hash = plc_name_hash(name);
