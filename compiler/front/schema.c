@@ -251,14 +251,13 @@ __attribute__((constructor)) static void plc_schema_index_build(void)
   }
 }
 
-const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash)
+/* The field of table t (row row) named name, of hash hash; a function of
+ * its own, not inlined, so that plc_schema_field_h's answer for the many
+ * lookups in schemas without a table needs no stack frame. */
+__attribute__((noinline)) static const plc_field *plc_schema_probe(const plc_field *t, int row,
+                                                                  const char *name,
+                                                                  unsigned hash)
 {
-  int row = plc_schema_row(schema);
-  const plc_field *t = row < 0 ? NULL : plc_schema_rows[row];
-  if (!t)
-    return NULL;
-  if (!hash)
-    hash = plc_name_hash(name);
   for (size_t j = hash % PLC_SCHEMA_SLOTS; plc_schema_index[row][j].field;
        j = (j + 1) % PLC_SCHEMA_SLOTS) {
     const plc_field *f = &t[plc_schema_index[row][j].field - 1];
@@ -266,6 +265,15 @@ const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash)
       return f;
   }
   return NULL;
+}
+
+const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash)
+{
+  int row = plc_schema_row(schema);
+  const plc_field *t = row < 0 ? NULL : plc_schema_rows[row];
+  if (!t)
+    return NULL;
+  return plc_schema_probe(t, row, name, hash ? hash : plc_name_hash(name));
 }
 
 const plc_field *plc_schema_field(int schema, const char *name)
