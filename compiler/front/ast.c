@@ -128,25 +128,34 @@ const char *plc_name_intern_held(plc_arena *ar, const char *s, size_t n)
   return plc_name_intern_hashed(ar, s, n, h);
 }
 
-const char *plc_name_intern_hashed(plc_arena *ar, const char *s, size_t n, unsigned h)
+/* Double the set of names (not inlined: the lookup in plc_name_intern_hashed
+ * then makes no call, and needs no stack frame, for a name it finds). */
+__attribute__((noinline)) static void plc_name_set_grow(void)
 {
-  if ((plc_name_count + 1) * 2 > plc_name_cap) {
-    const char **old = plc_name_set;
-    size_t old_cap = plc_name_cap;
-    plc_name_cap = old_cap ? old_cap * 2 : 1024;
-    plc_name_set = plc_xcalloc(plc_name_cap, sizeof *plc_name_set);
-    for (size_t i = 0; i < old_cap; i++)
-      if (old[i])
-        plc_name_set_put(old[i]);
-    free(old);
-  }
-  h = h ? h : 1;
-  size_t mask = plc_name_cap - 1, i = h & mask;
-  for (; plc_name_set[i]; i = (i + 1) & mask) {
-    const char *x = plc_name_set[i];
-    if (((const unsigned *)(const void *)x)[-2] == h && !strncmp(x, s, n) && !x[n])
-      return x;
-  }
+  const char **old = plc_name_set;
+  size_t old_cap = plc_name_cap;
+  plc_name_cap = old_cap ? old_cap * 2 : 1024;
+  plc_name_set = plc_xcalloc(plc_name_cap, sizeof *plc_name_set);
+  for (size_t i = 0; i < old_cap; i++)
+    if (old[i])
+      plc_name_set_put(old[i]);
+  free(old);
+}
+
+/* Is interned name x the n characters at s?  s holds no NUL, so the loop
+ * stops at x's NUL, if not before: it reads no byte past x, as strncmp. */
+static inline int plc_name_same(const char *x, const char *s, size_t n)
+{
+  size_t i = 0;
+  while (i < n && x[i] == s[i])
+    i++;
+  return i == n && !x[n];
+}
+
+/* Copy a name not in the set into the pool, at slot i of the set (empty). */
+__attribute__((noinline)) static const char *plc_name_add(plc_arena *ar, const char *s, size_t n,
+                                                         unsigned h, size_t i)
+{
   size_t need = (8 + n + 1 + 7) / 8 * 8; /* hash, ~hash, the name and its NUL */
   char *rec = NULL;
   if (plc_name_room(need)) {
@@ -163,6 +172,18 @@ const char *plc_name_intern_hashed(plc_arena *ar, const char *s, size_t n, unsig
   plc_name_set[i] = rec + 8;
   plc_name_count++;
   return rec + 8;
+}
+
+const char *plc_name_intern_hashed(plc_arena *ar, const char *s, size_t n, unsigned h)
+{
+  if ((plc_name_count + 1) * 2 > plc_name_cap)
+    plc_name_set_grow();
+  h = h ? h : 1;
+  size_t mask = plc_name_cap - 1, i = h & mask;
+  for (const char *x; (x = plc_name_set[i]); i = (i + 1) & mask)
+    if (((const unsigned *)(const void *)x)[-2] == h && plc_name_same(x, s, n))
+      return x;
+  return plc_name_add(ar, s, n, h, i);
 }
 
 static const char *const plc_ast_kind_names[PLC_AST_KIND_COUNT] = {
