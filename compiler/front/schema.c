@@ -197,13 +197,6 @@ static const plc_field *plc_schema_table(int schema)
 
 int plc_schema_closed(int schema) { return plc_schema_table(schema) != NULL; }
 
-const plc_field *plc_schema_at(int schema, size_t i)
-{
-  size_t n;
-  const plc_field *t = plc_schema_table_n(schema, &n);
-  return t && i < n ? &t[i] : NULL;
-}
-
 /* Each schema's fields by the hash of their names (ast.h), built before
  * main(): the evaluator asks a schema for every field it does not find
  * set (a default, a train's result), and scanning dozens of fields by
@@ -217,6 +210,7 @@ static struct {
 /* Each row's table (plc_schema_table_n's), kept with its index: a field
  * lookup then takes no switch on the schema. */
 static const plc_field *plc_schema_rows[PLC_SCHEMA_NTABLES];
+static size_t plc_schema_nfields[PLC_SCHEMA_NTABLES];
 
 /* The row of plc_schema_index of a schema, or -1. */
 static int plc_schema_row(int schema)
@@ -240,6 +234,7 @@ __attribute__((constructor)) static void plc_schema_index_build(void)
     if (2 * n >= PLC_SCHEMA_SLOTS)
       abort(); /* a table outgrew its index: raise PLC_SCHEMA_SLOTS */
     plc_schema_rows[row] = t;
+    plc_schema_nfields[row] = n;
     for (size_t i = 0; i < n; i++) {
       unsigned h = plc_name_fnv(t[i].name);
       size_t j = h % PLC_SCHEMA_SLOTS;
@@ -249,6 +244,13 @@ __attribute__((constructor)) static void plc_schema_index_build(void)
       plc_schema_index[row][j].field = (unsigned short)(i + 1);
     }
   }
+}
+
+const plc_field *plc_schema_at(int schema, size_t i)
+{
+  int row = plc_schema_row(schema);
+  const plc_field *t = row < 0 ? NULL : plc_schema_rows[row];
+  return t && i < plc_schema_nfields[row] ? &t[i] : NULL;
 }
 
 /* The field of table t (row row) named name, of hash hash; a function of
