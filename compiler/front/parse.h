@@ -31,7 +31,8 @@ typedef struct plc_parse_ctx {
   char open_ch[PLC_PARSE_MAX_NEST + 1];
   plc_loc last;    /* the previous token, for the location of end of file */
   int prev_tok;    /* the token before it, and where it was: a syntax error */
-  plc_loc prev;    /*   at a name right after a number gets a hint */
+  plc_loc prev;    /*   at a name right after a number gets a hint (prev is
+                        kept only when prev_tok is a number) */
   const char *last_ident; /* the text of the last identifier read */
   int expr_mode;   /* parse one expression (-D, -e), not a file */
 } plc_parse_ctx;
