@@ -73,6 +73,15 @@ static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc);
 #define BIN(op, x, y, loc) plc_parse_check_depth(ctx, plc_ast_binary(ctx->arena, &(loc), (op), (x), (y)))
 /* A node whose name the evaluator looks up or binds: its hash, once. */
 #define HASH(n) ((n)->hash = plc_name_hash((n)->name))
+/* Names are spelt IDENT or DECLKW: the rules that take either have two
+ * alternatives rather than a nonterminal `name`, a reduction less. */
+#define NAME_NODE(name, loc) plc_parse_named(ctx, PLC_AST_NAME, (name), NULL, &(loc))
+#define SET_NODE(name, value, loc) plc_parse_named(ctx, PLC_AST_SET, (name), (value), &(loc))
+#define FIELD_NODE(obj, name, loc) \
+  plc_parse_check_depth(ctx, plc_parse_named(ctx, PLC_AST_FIELD, (name), (obj), &(loc)))
+static plc_ast *plc_parse_named(plc_parse_ctx *ctx, plc_ast_kind kind, const char *name,
+                                plc_ast *a, const plc_loc *loc);
+static const char *plc_parse_decl_name(plc_parse_ctx *ctx, int kind);
 }
 
 %param {yyscan_t scanner} {plc_parse_ctx *ctx}
@@ -100,7 +109,7 @@ static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc);
 %token EQ "'=='" NE "'!='" LE "'<='" GE "'>='" ANDAND "'&&'" OROR "'||'" DOTDOT "'..'"
 
 %type <str> name
-%type <node> item decl op_item if_item else_part expr postfix primary arg param opt_msg
+%type <node> item decl op_item if_item else_part expr arg param opt_msg
 %type <list> items block opt_params params args opt_args exprs opt_exprs names
 
 %right '?' ':'
@@ -111,6 +120,11 @@ static void plc_parse_stray_else(plc_parse_ctx *ctx, const plc_loc *loc);
 %left '*' '/'
 %precedence UMINUS '!'
 %right '^'
+/* The postfix operators bind tightest: `-a.b(c)[i]` is -(((a.b)(c))[i]).
+ * The %token line keeps these tokens' numbers what their first use in the
+ * rules gave them, the order of the "expected ..." lists of syntax errors. */
+%token ';' '{' '}' '=' '(' ')' ',' '[' ']' '.'
+%precedence '.' '(' '['
 
 %%
 
@@ -137,7 +151,8 @@ item:
 | LET IDENT '(' params ')' '=' expr
                             { $$ = NODE(PLC_AST_LET, @2); $$->name = $2; $$->params = $4; $$->a = $7; }
 | OPTION IDENT '=' expr     { $$ = NODE(PLC_AST_OPTION, @2); $$->name = $2; $$->a = $4; HASH($$); }
-| name '=' expr             { $$ = NODE(PLC_AST_SET, @1); $$->name = $1; $$->a = $3; HASH($$); }
+| IDENT '=' expr            { $$ = SET_NODE($1, $3, @1); }
+| DECLKW '=' expr           { $$ = SET_NODE(plc_parse_decl_name(ctx, $1), $3, @1); }
 | IDENT block               { $$ = NODE(PLC_AST_SECTION, @1); $$->name = $1; $$->list = $2;
                               HASH($$); }
 | decl
@@ -169,8 +184,7 @@ decl:
    `model = m`, `cluster.device` and `run.model` read naturally. */
 name:
   IDENT
-| DECLKW                    { const char *k = plc_decl_kind_name($1);
-                              $$ = plc_name_intern(ctx->arena, k, strlen(k)); }
+| DECLKW                    { $$ = plc_parse_decl_name(ctx, $1); }
 ;
 
 opt_params:
@@ -228,8 +242,26 @@ names:
                               HASH(n); plc_ast_list_push(&$$, n); }
 ;
 
+/* One nonterminal for every expression, the names and literals and the
+ * postfix forms too (precedence orders them): a name in an expression is
+ * one reduction, where a chain of unit rules (expr: postfix: primary: name)
+ * took four, most of the parser's work on a plan. */
 expr:
-  postfix
+  NUMBER
+| STRING                    { $$ = NODE(PLC_AST_STR, @1); $$->name = $1; }
+| TRUE                      { $$ = NODE(PLC_AST_BOOL, @1); $$->op = 1; }
+| FALSE                     { $$ = NODE(PLC_AST_BOOL, @1); $$->op = 0; }
+| IDENT                     { $$ = NAME_NODE($1, @1); }
+| DECLKW                    { $$ = NAME_NODE(plc_parse_decl_name(ctx, $1), @1); }
+| '(' expr ')'              { $$ = $2; }
+| '[' opt_exprs ']'         { $$ = NODE(PLC_AST_LIST, @1); $$->list = $2;
+                              $$ = plc_parse_check_depth(ctx, $$); }
+| expr '.' IDENT            { $$ = FIELD_NODE($1, $3, @3); }
+| expr '.' DECLKW           { $$ = FIELD_NODE($1, plc_parse_decl_name(ctx, $3), @3); }
+| expr '(' opt_args ')'     { $$ = NODE(PLC_AST_CALL, @2); $$->a = $1; $$->list = $3;
+                              $$ = plc_parse_check_depth(ctx, $$); }
+| expr '[' expr ']'         { $$ = NODE(PLC_AST_INDEX, @2); $$->a = $1; $$->b = $3;
+                              $$ = plc_parse_check_depth(ctx, $$); }
 | '-' expr %prec UMINUS     { $$ = plc_parse_check_depth(ctx, plc_ast_unary(ctx->arena, &@$, PLC_OP_NEG, $2)); }
 | '!' expr                  { $$ = plc_parse_check_depth(ctx, plc_ast_unary(ctx->arena, &@$, PLC_OP_NOT, $2)); }
 | expr '+' expr             { $$ = BIN(PLC_OP_ADD, $1, $3, @2); }
@@ -246,27 +278,6 @@ expr:
 | expr ANDAND expr          { $$ = BIN(PLC_OP_AND, $1, $3, @2); }
 | expr OROR expr            { $$ = BIN(PLC_OP_OR, $1, $3, @2); }
 | expr '?' expr ':' expr    { $$ = NODE(PLC_AST_COND, @2); $$->a = $1; $$->b = $3; $$->c = $5;
-                              $$ = plc_parse_check_depth(ctx, $$); }
-;
-
-postfix:
-  primary
-| postfix '.' name          { $$ = NODE(PLC_AST_FIELD, @3); $$->a = $1; $$->name = $3; HASH($$);
-                              $$ = plc_parse_check_depth(ctx, $$); }
-| postfix '(' opt_args ')'  { $$ = NODE(PLC_AST_CALL, @2); $$->a = $1; $$->list = $3;
-                              $$ = plc_parse_check_depth(ctx, $$); }
-| postfix '[' expr ']'      { $$ = NODE(PLC_AST_INDEX, @2); $$->a = $1; $$->b = $3;
-                              $$ = plc_parse_check_depth(ctx, $$); }
-;
-
-primary:
-  NUMBER
-| STRING                    { $$ = NODE(PLC_AST_STR, @1); $$->name = $1; }
-| TRUE                      { $$ = NODE(PLC_AST_BOOL, @1); $$->op = 1; }
-| FALSE                     { $$ = NODE(PLC_AST_BOOL, @1); $$->op = 0; }
-| name                      { $$ = NODE(PLC_AST_NAME, @1); $$->name = $1; HASH($$); }
-| '(' expr ')'              { $$ = $2; }
-| '[' opt_exprs ']'         { $$ = NODE(PLC_AST_LIST, @1); $$->list = $2;
                               $$ = plc_parse_check_depth(ctx, $$); }
 ;
 
@@ -303,6 +314,24 @@ exprs:
 static plc_ast *plc_parse_node(plc_parse_ctx *ctx, plc_ast_kind kind, const plc_loc *loc)
 {
   return plc_ast_new(ctx->arena, kind, loc);
+}
+
+/* A node of a kind whose name is hashed (NAME, SET, FIELD), with child a. */
+static plc_ast *plc_parse_named(plc_parse_ctx *ctx, plc_ast_kind kind, const char *name,
+                                plc_ast *a, const plc_loc *loc)
+{
+  plc_ast *n = plc_parse_node(ctx, kind, loc);
+  n->name = name;
+  n->a = a;
+  HASH(n);
+  return n;
+}
+
+/* A declaration keyword where a name is expected: the name it spells. */
+static const char *plc_parse_decl_name(plc_parse_ctx *ctx, int kind)
+{
+  const char *k = plc_decl_kind_name(kind);
+  return plc_name_intern_held(ctx->arena, k, strlen(k)); /* plc_lex_begin locked */
 }
 
 /* Refuse expression trees deep enough to overflow a recursive pass later. */

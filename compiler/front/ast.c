@@ -74,8 +74,9 @@ atomic_int plc_name_nchunks;
  * addressing on their hashes) finds the copy of a name.  Process-wide and
  * never freed, as names outlive every compilation's arena; plans are
  * parsed before a search starts its threads, and the lock keeps a second
- * parse from racing one anyway. */
-static pthread_mutex_t plc_name_lock = PTHREAD_MUTEX_INITIALIZER;
+ * parse from racing one anyway (a parse holds it throughout, rather than
+ * taking it for each of its thousands of names: see parser.y). */
+static pthread_mutex_t plc_name_mutex = PTHREAD_MUTEX_INITIALIZER;
 static size_t plc_name_used;      /* bytes used in the last chunk */
 static const char **plc_name_set; /* interned names, by hash */
 static size_t plc_name_count, plc_name_cap;
@@ -107,31 +108,54 @@ static int plc_name_room(size_t need)
   return 1;
 }
 
+void plc_name_lock(void) { pthread_mutex_lock(&plc_name_mutex); }
+
+void plc_name_unlock(void) { pthread_mutex_unlock(&plc_name_mutex); }
+
 const char *plc_name_intern(plc_arena *ar, const char *s, size_t n)
 {
-  pthread_mutex_lock(&plc_name_lock);
-  if ((plc_name_count + 1) * 2 > plc_name_cap) {
-    const char **old = plc_name_set;
-    size_t old_cap = plc_name_cap;
-    plc_name_cap = old_cap ? old_cap * 2 : 1024;
-    plc_name_set = plc_xcalloc(plc_name_cap, sizeof *plc_name_set);
-    for (size_t i = 0; i < old_cap; i++)
-      if (old[i])
-        plc_name_set_put(old[i]);
-    free(old);
-  }
+  plc_name_lock();
+  const char *x = plc_name_intern_held(ar, s, n);
+  plc_name_unlock();
+  return x;
+}
+
+const char *plc_name_intern_held(plc_arena *ar, const char *s, size_t n)
+{
   unsigned h = 2166136261u;
   for (size_t i = 0; i < n; i++)
     h = (h ^ (unsigned char)s[i]) * 16777619u;
-  h = h ? h : 1;
-  size_t mask = plc_name_cap - 1, i = h & mask;
-  for (; plc_name_set[i]; i = (i + 1) & mask) {
-    const char *x = plc_name_set[i];
-    if (((const unsigned *)(const void *)x)[-2] == h && !strncmp(x, s, n) && !x[n]) {
-      pthread_mutex_unlock(&plc_name_lock);
-      return x;
-    }
-  }
+  return plc_name_intern_hashed(ar, s, n, h);
+}
+
+/* Double the set of names (not inlined: the lookup in plc_name_intern_hashed
+ * then makes no call, and needs no stack frame, for a name it finds). */
+__attribute__((noinline)) static void plc_name_set_grow(void)
+{
+  const char **old = plc_name_set;
+  size_t old_cap = plc_name_cap;
+  plc_name_cap = old_cap ? old_cap * 2 : 1024;
+  plc_name_set = plc_xcalloc(plc_name_cap, sizeof *plc_name_set);
+  for (size_t i = 0; i < old_cap; i++)
+    if (old[i])
+      plc_name_set_put(old[i]);
+  free(old);
+}
+
+/* Is interned name x the n characters at s?  s holds no NUL, so the loop
+ * stops at x's NUL, if not before: it reads no byte past x, as strncmp. */
+static inline int plc_name_same(const char *x, const char *s, size_t n)
+{
+  size_t i = 0;
+  while (i < n && x[i] == s[i])
+    i++;
+  return i == n && !x[n];
+}
+
+/* Copy a name not in the set into the pool, at slot i of the set (empty). */
+__attribute__((noinline)) static const char *plc_name_add(plc_arena *ar, const char *s, size_t n,
+                                                         unsigned h, size_t i)
+{
   size_t need = (8 + n + 1 + 7) / 8 * 8; /* hash, ~hash, the name and its NUL */
   char *rec = NULL;
   if (plc_name_room(need)) {
@@ -139,18 +163,27 @@ const char *plc_name_intern(plc_arena *ar, const char *s, size_t n)
     rec = (char *)plc_name_chunks[last].lo + plc_name_used;
     plc_name_used += need;
   }
-  if (!rec) { /* the pool is full: a copy in the arena, hashed when used */
-    pthread_mutex_unlock(&plc_name_lock);
+  if (!rec) /* the pool is full: a copy in the arena, hashed when used */
     return plc_arena_strndup(ar, s, n);
-  }
   unsigned w[2] = {h, ~h};
   memcpy(rec, w, sizeof w);
   memcpy(rec + 8, s, n);
   rec[8 + n] = '\0';
   plc_name_set[i] = rec + 8;
   plc_name_count++;
-  pthread_mutex_unlock(&plc_name_lock);
   return rec + 8;
+}
+
+const char *plc_name_intern_hashed(plc_arena *ar, const char *s, size_t n, unsigned h)
+{
+  if ((plc_name_count + 1) * 2 > plc_name_cap)
+    plc_name_set_grow();
+  h = h ? h : 1;
+  size_t mask = plc_name_cap - 1, i = h & mask;
+  for (const char *x; (x = plc_name_set[i]); i = (i + 1) & mask)
+    if (((const unsigned *)(const void *)x)[-2] == h && plc_name_same(x, s, n))
+      return x;
+  return plc_name_add(ar, s, n, h, i);
 }
 
 static const char *const plc_ast_kind_names[PLC_AST_KIND_COUNT] = {

@@ -128,6 +128,16 @@ extern atomic_int plc_name_nchunks;
  * only when the pool is full (4 GB of names). */
 const char *plc_name_intern(plc_arena *ar, const char *s, size_t n);
 
+/* The same for a caller that holds the pool's lock (plc_name_lock) over
+ * many names in a row, as the parser does over a whole file: a lock and an
+ * unlock cost more than most lookups. */
+void plc_name_lock(void);
+void plc_name_unlock(void);
+const char *plc_name_intern_held(plc_arena *ar, const char *s, size_t n);
+/* The same, given h: FNV-1a of the n characters (plc_name_fnv's loop, before
+ * it maps 0 to 1), which the scanner computes as it reads them. */
+const char *plc_name_intern_hashed(plc_arena *ar, const char *s, size_t n, unsigned h);
+
 /* FNV-1a, never 0 (0 marks a node's hash as not computed). */
 static inline unsigned plc_name_fnv(const char *s)
 {

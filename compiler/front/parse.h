@@ -31,7 +31,8 @@ typedef struct plc_parse_ctx {
   char open_ch[PLC_PARSE_MAX_NEST + 1];
   plc_loc last;    /* the previous token, for the location of end of file */
   int prev_tok;    /* the token before it, and where it was: a syntax error */
-  plc_loc prev;    /*   at a name right after a number gets a hint */
+  plc_loc prev;    /*   at a name right after a number gets a hint (prev is
+                        kept only when prev_tok is a number) */
   const char *last_ident; /* the text of the last identifier read */
   int expr_mode;   /* parse one expression (-D, -e), not a file */
 } plc_parse_ctx;
@@ -43,6 +44,11 @@ plc_ast *plc_parse_source(plc_arena *ar, plc_diag *d, const plc_source *src);
  * or -e EXPR), with columns counted from the start of the text so that
  * diagnostics point into what the user typed.  NULL after an error. */
 plc_ast *plc_parse_expr(plc_arena *ar, plc_diag *d, const plc_source *src, size_t offset);
+
+/* Nonzero: the scanner takes every token through flex's tables, none by
+ * its fast path (tests compare the two); -1 until the first scan reads
+ * PLC_LEX_NO_FAST.  Set it before scanning, not during. */
+extern int plc_lex_no_fast;
 
 /* Print the token stream of src for --emit=tokens, one token per line:
  * "line:col KIND text". */

@@ -197,13 +197,6 @@ static const plc_field *plc_schema_table(int schema)
 
 int plc_schema_closed(int schema) { return plc_schema_table(schema) != NULL; }
 
-const plc_field *plc_schema_at(int schema, size_t i)
-{
-  size_t n;
-  const plc_field *t = plc_schema_table_n(schema, &n);
-  return t && i < n ? &t[i] : NULL;
-}
-
 /* Each schema's fields by the hash of their names (ast.h), built before
  * main(): the evaluator asks a schema for every field it does not find
  * set (a default, a train's result), and scanning dozens of fields by
@@ -214,6 +207,10 @@ static struct {
   unsigned hash;
   unsigned short field; /* its index + 1; 0: an empty slot */
 } plc_schema_index[PLC_SCHEMA_NTABLES][PLC_SCHEMA_SLOTS];
+/* Each row's table (plc_schema_table_n's), kept with its index: a field
+ * lookup then takes no switch on the schema. */
+static const plc_field *plc_schema_rows[PLC_SCHEMA_NTABLES];
+static size_t plc_schema_nfields[PLC_SCHEMA_NTABLES];
 
 /* The row of plc_schema_index of a schema, or -1. */
 static int plc_schema_row(int schema)
@@ -236,6 +233,8 @@ __attribute__((constructor)) static void plc_schema_index_build(void)
     int row = plc_schema_row(schemas[k]);
     if (2 * n >= PLC_SCHEMA_SLOTS)
       abort(); /* a table outgrew its index: raise PLC_SCHEMA_SLOTS */
+    plc_schema_rows[row] = t;
+    plc_schema_nfields[row] = n;
     for (size_t i = 0; i < n; i++) {
       unsigned h = plc_name_fnv(t[i].name);
       size_t j = h % PLC_SCHEMA_SLOTS;
@@ -247,15 +246,20 @@ __attribute__((constructor)) static void plc_schema_index_build(void)
   }
 }
 
-const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash)
+const plc_field *plc_schema_at(int schema, size_t i)
 {
   int row = plc_schema_row(schema);
-  size_t n;
-  const plc_field *t = plc_schema_table_n(schema, &n);
-  if (row < 0 || !t)
-    return NULL;
-  if (!hash)
-    hash = plc_name_hash(name);
+  const plc_field *t = row < 0 ? NULL : plc_schema_rows[row];
+  return t && i < plc_schema_nfields[row] ? &t[i] : NULL;
+}
+
+/* The field of table t (row row) named name, of hash hash; a function of
+ * its own, not inlined, so that plc_schema_field_h's answer for the many
+ * lookups in schemas without a table needs no stack frame. */
+__attribute__((noinline)) static const plc_field *plc_schema_probe(const plc_field *t, int row,
+                                                                  const char *name,
+                                                                  unsigned hash)
+{
   for (size_t j = hash % PLC_SCHEMA_SLOTS; plc_schema_index[row][j].field;
        j = (j + 1) % PLC_SCHEMA_SLOTS) {
     const plc_field *f = &t[plc_schema_index[row][j].field - 1];
@@ -263,6 +267,15 @@ const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash)
       return f;
   }
   return NULL;
+}
+
+const plc_field *plc_schema_field_h(int schema, const char *name, unsigned hash)
+{
+  int row = plc_schema_row(schema);
+  const plc_field *t = row < 0 ? NULL : plc_schema_rows[row];
+  if (!t)
+    return NULL;
+  return plc_schema_probe(t, row, name, hash ? hash : plc_name_hash(name));
 }
 
 const plc_field *plc_schema_field(int schema, const char *name)

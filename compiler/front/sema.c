@@ -328,9 +328,11 @@ static void plc_sema_set(plc_sema *s, const plc_ast *set, plc_env *env, int kind
 /* Required fields must be given here or by the declaration it derives from. */
 static void plc_sema_required(plc_sema *s, const plc_ast *decl, plc_obj *o)
 {
-  for (size_t i = 0; plc_schema_at(decl->op, i); i++) {
-    const plc_field *f = plc_schema_at(decl->op, i);
-    if (!f->required || o->abstract) /* only a required field is looked for */
+  if (o->abstract) /* an abstract object is not looked in */
+    return;
+  const plc_field *f;
+  for (size_t i = 0; (f = plc_schema_at(decl->op, i)); i++) {
+    if (!f->required) /* only a required field is looked for */
       continue;
     int found = 0;
     for (plc_obj *cur = o; cur && !found; cur = cur->base)

@@ -15,6 +15,7 @@
 #include "cu_main.h"
 #include "diag.h"
 #include "parse.h"
+#include "parser.h"
 
 /* Scan text; return the token dump, and the diagnostics in *errs. */
 static char *scan(const char *text, size_t len, char **errs, int *nerr)
@@ -341,9 +342,91 @@ static void test_comment_across_buffer(void)
   }
 }
 
+/* Every token of text, with its whole location and value, and the
+ * diagnostics, by plc_yylex (the parser's view) with the fast path on or
+ * off (lexer.l, plc_lex_fast). */
+static char *scan_full(const char *text, size_t len, int no_fast)
+{
+  char *out = NULL;
+  size_t outn = 0;
+  FILE *o = open_memstream(&out, &outn);
+  plc_diag d;
+  plc_diag_init(&d, o);
+  plc_arena *ar = plc_arena_new();
+  plc_source *src = plc_source_new("t.plan", NULL, text, len);
+  plc_parse_ctx ctx = {.arena = ar, .diag = &d, .src = src};
+  yyscan_t scanner;
+  PLC_YYSTYPE val;
+  PLC_YYLTYPE loc;
+  int saved = plc_lex_no_fast, tok;
+  plc_lex_no_fast = no_fast;
+  plc_lex_begin(&ctx, &scanner, 0);
+  while ((tok = plc_yylex(&val, &loc, scanner, &ctx)) != 0) {
+    fprintf(o, "%d %d:%d-%d:%d", tok, loc.first_line, loc.first_column, loc.last_line,
+            loc.last_column);
+    if (tok == TOK_IDENT) /* interned, under the hash of its characters */
+      fprintf(o, " %s%s", val.str,
+              plc_name_interned_hash(val.str) == plc_name_fnv(val.str) ? "" : " (bad hash)");
+    else if (tok == TOK_STRING)
+      fprintf(o, " %s", val.str);
+    else if (tok == TOK_DECLKW)
+      fprintf(o, " %d", val.kind);
+    else if (tok == TOK_NUMBER)
+      gmp_fprintf(o, " %Qd", val.node->value);
+    fputc('\n', o);
+  }
+  fprintf(o, "end %d:%d-%d:%d\n", loc.first_line, loc.first_column, loc.last_line,
+          loc.last_column);
+  plc_lex_end(scanner);
+  plc_lex_no_fast = saved;
+  fclose(o);
+  plc_source_free(src);
+  plc_arena_free(ar);
+  return out;
+}
+
+/* Random text of the pieces the fast path decides on (names, operators
+ * and their two-byte forms, '.' before digits, blanks, tabs, CR, line
+ * breaks) among those it leaves to flex (numbers, strings, comments,
+ * UTF-8, bad bytes), some 40 KB of it so that tokens cross the scanner's
+ * reads at many places: the tokens and errors are the same either way. */
+static void test_fast_path_same(void)
+{
+  static const char *const pieces[] = {
+    "x", "abc_9", "let", "in", "int", "model", "_", " ", "  ", "\t", "\r", "\n", "\n  ", "\n\t",
+    "=", "==", "<", "<=", ">", ">=", "!", "!=", "&&", "||", "&", "|", ".", "..", "...", ".5",
+    "1", "2.5", "3 GB", "4 ms", "5%", "-", "+", "*", "/", "^", "(", ")", "{", "}", "[", "]",
+    ",", ";", ":", "?", "\"s\"", "\"a\\tb\"", "\"open", "# note\n", "#\n", "\xc3\xa9", "\xff",
+    "\xe2\x80", "\x01", "1e5", "7..9", "4.e5", "1f1b",
+  };
+  const size_t npieces = sizeof pieces / sizeof *pieces;
+  unsigned seed = 12345;
+  for (int round = 0; round < 12; round++) {
+    size_t cap = 48000, n = 0;
+    char *text = malloc(cap);
+    while (n + 16 < cap - 8000 || (n < cap - 16 && round % 3)) {
+      seed = seed * 1103515245u + 12345u;
+      const char *piece = pieces[(seed >> 16) % npieces];
+      size_t k = strlen(piece);
+      memcpy(text + n, piece, k);
+      n += k;
+      if (n > 40000 + (size_t)round * 97)
+        break;
+    }
+    char *fast = scan_full(text, n, 0), *slow = scan_full(text, n, 1);
+    PLC_CU_ASSERT_MSG(strlen(fast) > 1000, "tokens were scanned");
+    PLC_CU_ASSERT_MSG(strcmp(fast, slow) == 0, "the fast path gives flex's tokens");
+    PLC_CU_ASSERT_MSG(!strstr(fast, "(bad hash)"), "names are interned under their hashes");
+    free(fast);
+    free(slow);
+    free(text);
+  }
+}
+
 int main(void)
 {
   static const plc_cu_test tests[] = {
+    {"the fast path gives flex's tokens", test_fast_path_same}, /* first: a fresh scanner */
     {"keywords and names", test_keywords_and_names},
     {"exact numbers with units", test_numbers_exact},
     {"unit boundaries", test_unit_boundaries},
