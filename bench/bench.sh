@@ -2,7 +2,8 @@
 # bench.sh - `make bench`: time plc evaluating every example and a large
 # synthetic plan, as whole processes, over several runs; prints the best and
 # the median wall time of each (from spawning each process to reaping it:
-# bench/spawn.c, which make bench builds; run by hand without $SPAWN, a
+# bench/spawn.c, which make bench builds, and which also gives the fewest
+# page faults a run took; run by hand without $SPAWN, a
 # time includes a `date` process).  Speed is measured here, never in tests.
 set -eu
 : "${PLC:=./plc}"
@@ -18,7 +19,7 @@ bench() {
   [ $# -ge 3 ] && shift 3 || set --
   if [ -n "${SPAWN:-}" ]; then # the timer of whole processes (bench/spawn.c)
     set -- $("$SPAWN" "$runs" "$PLC" "$@" "$file")
-    best=$1 median=$2
+    best=$1 median=$2 faults=$3
   else # by hand, without it: each time includes a `date` process
     times=""
     for _ in $(seq "$runs"); do
@@ -28,18 +29,18 @@ bench() {
       times="$times $(( (t1 - t0) / 1000 ))"
     done
     sorted=$(printf '%s\n' $times | sort -n)
-    best=$(printf '%s\n' "$sorted" | head -n 1)
+    best=$(printf '%s\n' "$sorted" | head -n 1) faults=-
     median=$(printf '%s\n' "$sorted" | sed -n "$(( (runs + 1) / 2 ))p")
   fi
-  awk -v f="$label" -v b="$best" -v m="$median" \
-    'BEGIN { printf "%-45s best %8.1f ms   median %8.1f ms\n", f, b / 1000, m / 1000 }'
+  awk -v f="$label" -v b="$best" -v m="$median" -v p="$faults" \
+    'BEGIN { printf "%-45s best %8.1f ms   median %8.1f ms   faults %s\n", f, b / 1000, m / 1000, p }'
   echo "$best $label" >> "$names.best"
 }
 echo "plc bench: $RUNS runs each, wall time of the whole process"
 if [ -n "${SPAWN:-}" ]; then # what spawning any process costs here
   set -- $("$SPAWN" "$RUNS" /bin/true)
-  awk -v b="$1" -v m="$2" \
-    'BEGIN { printf "%-45s best %8.1f ms   median %8.1f ms\n", "(/bin/true, for scale)", b / 1000, m / 1000 }'
+  awk -v b="$1" -v m="$2" -v p="$3" \
+    'BEGIN { printf "%-45s best %8.1f ms   median %8.1f ms   faults %s\n", "(/bin/true, for scale)", b / 1000, m / 1000, p }'
 fi
 # 40,000 top-level names, each read by the next (name lookup must stay
 # linear; issue 9 item 16), generated here.
